@@ -1,0 +1,40 @@
+# The README's commands. Everything runs from the project's own virtual environment (.venv).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8080
+SECRET_FILE ?=
+
+.PHONY: setup build check test lint serve bench clean
+
+$(BIN)/corpus: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+setup: $(BIN)/corpus  ## virtual environment with the dependencies, and nginx when missing
+	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { \
+	  echo "nginx is missing: installing it from the Debian packages"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; \
+	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; fi; }
+
+check: $(BIN)/corpus  ## validate corpus_src/ (all errors at once)
+	$(BIN)/corpus check
+
+build: $(BIN)/corpus  ## compile corpus_src/ into build/ and manifest/
+	$(BIN)/corpus build
+
+lint: $(BIN)/corpus
+	$(BIN)/ruff check generator tests bench
+
+test: setup  ## lint, then the whole suite (a real nginx included)
+	$(BIN)/ruff check generator tests bench
+	$(BIN)/pytest -q
+
+serve: setup  ## build if needed, then run nginx on 127.0.0.1:$(PORT) (SECRET_FILE=... or a printed dev secret)
+	$(BIN)/corpus serve --port $(PORT) $(if $(SECRET_FILE),--secret-file $(SECRET_FILE))
+
+clean:
+	rm -rf $(VENV) run .pytest_cache .ruff_cache

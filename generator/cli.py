@@ -1,0 +1,142 @@
+"""The ``corpus`` command: one sub-command per job of authors, operators and freeze scripts.
+
+Each tool module that adds sub-commands exposes ``register(subparsers)``; they are listed in
+``_TOOL_MODULES`` so that this file stays a table of contents.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from generator.collections import DEFAULT_BASE_URL, file_for
+from generator.errors import CorpusError, Severity
+from generator.output import MANIFEST_FILE, MANIFEST_HASH_FILE
+from generator.pipeline import build, check
+
+_TOOL_MODULES: tuple[str, ...] = ()
+
+
+def add_root_options(parser: argparse.ArgumentParser) -> None:
+    """``--root``: the checkout holding corpus_src/, build/ and manifest/ (default: current directory)."""
+    parser.add_argument("--root", type=Path, default=Path.cwd(),
+                        help="project folder holding corpus_src/, build/ and manifest/ (default: .)")
+
+
+def base_url_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--base-url", default=os.environ.get("CORPUS_BASE_URL", DEFAULT_BASE_URL),
+                        help="base URL the canonical URLs and request hashes are built on "
+                             f"(default: $CORPUS_BASE_URL or {DEFAULT_BASE_URL})")
+
+
+def _print_problems(problems: list, stream=sys.stderr) -> None:
+    for problem in problems:
+        print(problem, file=stream)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    problems = check(args.root / "corpus_src")
+    _print_problems(problems)
+    errors = sum(p.severity is Severity.ERROR for p in problems)
+    warnings = len(problems) - errors
+    print(f"corpus check: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    try:
+        result = build(args.root / "corpus_src", args.root, args.base_url.rstrip("/"))
+    except CorpusError as exc:
+        _print_problems(exc.problems)
+        print(f"corpus build: {len(exc.problems)} error(s); build/ and manifest/ left unchanged",
+              file=sys.stderr)
+        return 1
+    _print_problems(result.warnings)
+    kinds: dict[str, int] = {}
+    for item in result.built:
+        kinds[item.document.kind] = kinds.get(item.document.kind, 0) + 1
+    summary = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
+    print(f"corpus build: {len(result.built)} files ({summary}); manifest hash {result.manifest_hash}",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_manifest_hash(args: argparse.Namespace) -> int:
+    path = args.root / "manifest" / MANIFEST_HASH_FILE
+    try:
+        print(path.read_text("ascii").strip())
+    except FileNotFoundError:
+        print(f"corpus manifest-hash: {path} not found; run 'corpus build' first", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    manifest = json.loads((args.root / "manifest" / MANIFEST_FILE).read_text("utf-8"))
+    path = args.path if args.path.startswith("/") else "/" + args.path
+    entry = next((e for e in manifest["resources"] if e["path"] == path), None)
+    if entry is None:
+        print(f"corpus show: {path} is not in the manifest (canonical paths are exact: no trailing slash, "
+              "no '?', no '.json')", file=sys.stderr)
+        return 1
+    body = (args.root / "build" / file_for(path)).read_text("utf-8")
+    sys.stdout.write(body)
+    print("--- manifest entry ---")
+    print(json.dumps(entry, indent=2, ensure_ascii=False))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="corpus",
+        description="Compile, check and serve the frozen PROVE IT conformité corpus. Authors edit "
+                    "corpus_src/, run 'corpus check', then 'corpus build', and commit build/ and manifest/ "
+                    "with their sources.")
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("check", help="validate corpus_src/ and list every error at once",
+                       description="Load corpus_src/ strictly and run every validation rule (schemas, IDs, "
+                                   "dates, references, pagination). Prints each problem as "
+                                   "file:line:column: field: message. Exit 1 if any error (warnings alone "
+                                   "exit 0). Writes nothing.")
+    add_root_options(p)
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("build", help="compile corpus_src/ into build/ and manifest/",
+                       description="Validate, then compile corpus_src/ into one JSON file per served "
+                                   "resource under build/ and the SHA-256 manifest under manifest/. The "
+                                   "previous build stays untouched unless the whole new build succeeds. "
+                                   "Same sources give the same bytes, on any machine.")
+    add_root_options(p)
+    base_url_option(p)
+    p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("manifest-hash", help="print the manifest hash (SHA-256 of manifest/manifest.json)",
+                       description="Print the manifest hash that the freeze anchors, as read from "
+                                   "manifest/manifest.sha256.")
+    add_root_options(p)
+    p.set_defaults(func=cmd_manifest_hash)
+
+    p = sub.add_parser("show", help="pretty-print a built resource and its manifest entry",
+                       description="Print the frozen bytes of a served path (e.g. /agrements/AGR-4417) and "
+                                   "its manifest entry: length, sha256, request_hash, response_hash.")
+    p.add_argument("path", help="canonical path, e.g. /entites/ENT-1001")
+    add_root_options(p)
+    p.set_defaults(func=cmd_show)
+
+    for module in _TOOL_MODULES:
+        importlib.import_module(module).register(sub)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

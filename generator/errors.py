@@ -1,0 +1,52 @@
+"""Typed problems, so every error names file, line, column and field, and all are reported at once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Severity(Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """Where a value was written: a path relative to the source root, 1-based line and column."""
+
+    file: str
+    line: int = 0
+    column: int = 0
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"{self.file}:{self.line}:{self.column}"
+        return self.file
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One finding of the loader or the validator."""
+
+    location: Location
+    field: str
+    message: str
+    severity: Severity = field(default=Severity.ERROR, compare=False)
+
+    def __str__(self) -> str:
+        prefix = "" if self.severity is Severity.ERROR else "warning: "
+        where = f" {self.field}:" if self.field else ""
+        return f"{prefix}{self.location}:{where} {self.message}"
+
+
+class CorpusError(Exception):
+    """Raised when the sources cannot be compiled; carries every problem found, sorted by place."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = sorted(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class FrozenMismatch(Exception):
+    """Raised when a build would change a byte of a frozen season."""

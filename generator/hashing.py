@@ -1,0 +1,37 @@
+"""The hashes exactly as the Trust Layer proxy computes them (CONTRACT §2, spec §2.4)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def canonical_json(data: Any) -> str:
+    """``json.dumps`` with sorted keys and compact separators; ``ensure_ascii`` keeps its default True."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def request_hash(url: str) -> str:
+    """Hash of the proxy's request data for ``GET url`` with an empty payload; amount is the float 0.0."""
+    request = {"target": url, "method": "GET", "payload": {}, "amount": 0.0, "currency": "eur"}
+    return sha256_hex(canonical_json(request).encode("utf-8"))
+
+
+def parsed_body(body: bytes) -> Any:
+    """What the proxy hashes for a body: the parsed JSON, a raw-text wrapper, or the falsy substitute."""
+    text = body.decode("utf-8", errors="replace")
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return {"_raw_text": text}
+    return parsed or {"error": None}
+
+
+def response_hash(body: bytes) -> str:
+    """Hash of a served body as the proxy computes it: parse, canonicalise, SHA-256."""
+    return sha256_hex(canonical_json(parsed_body(body)).encode("utf-8"))

@@ -1,0 +1,71 @@
+"""The whole path from sources to files: load, validate, compile, serialise, write."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.collections import file_for
+from generator.compile import compile_documents
+from generator.errors import CorpusError, Problem, Severity
+from generator.hashing import sha256_hex
+from generator.output import (
+    MANIFEST_FILE,
+    MANIFEST_HASH_FILE,
+    Built,
+    body_bytes,
+    check_bodies,
+    manifest_bytes,
+    write_atomically,
+)
+from generator.sources import load_sources
+from generator.validate import validate
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    built: list[Built]
+    manifest: bytes
+    warnings: list[Problem]
+
+    @property
+    def manifest_hash(self) -> str:
+        return sha256_hex(self.manifest)
+
+    def trees(self) -> dict[str, dict[str, bytes]]:
+        """The two committed folders, as ``{folder: {relative file: bytes}}``."""
+        files = {file_for(b.document.path): b.data for b in self.built}
+        return {"build": files,
+                "manifest": {MANIFEST_FILE: self.manifest,
+                             MANIFEST_HASH_FILE: (self.manifest_hash + "\n").encode("ascii")}}
+
+
+def check(src: Path) -> list[Problem]:
+    """Every problem of the sources, errors and warnings, sorted by place."""
+    sources = load_sources(src)
+    problems, _ = validate(sources)
+    return problems
+
+
+def compile_build(src: Path, base_url: str) -> BuildResult:
+    """Compile in memory; raise :class:`CorpusError` with every error when the sources are not valid."""
+    sources = load_sources(src)
+    problems, index = validate(sources)
+    errors = [p for p in problems if p.severity is Severity.ERROR]
+    if errors:
+        raise CorpusError(errors)
+    documents = compile_documents(sources, index, base_url)
+    body_errors = check_bodies(documents)
+    if body_errors:
+        raise CorpusError(body_errors)
+    built = [Built(doc, body_bytes(doc.body)) for doc in documents]
+    assert sources.corpus is not None
+    manifest = manifest_bytes(sources.corpus.data["corpus"], base_url, built)
+    return BuildResult(built, manifest, [p for p in problems if p.severity is Severity.WARNING])
+
+
+def build(src: Path, out: Path, base_url: str) -> BuildResult:
+    """Compile and write ``out/build`` and ``out/manifest`` atomically."""
+    result = compile_build(src, base_url)
+    write_atomically(out, result.trees())
+    return result

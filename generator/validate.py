@@ -1,0 +1,392 @@
+"""Validation of the sources: schemas, ID patterns, calendar dates, referential integrity, pagination.
+
+Every rule appends :class:`Problem` objects instead of raising, so ``corpus check`` lists every error of
+a run at once, each with ``file:line:column`` and the field it concerns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from generator import collections as col
+from generator.errors import Problem, Severity
+from generator.schemas import validator
+from generator.sources import Record, Sources
+from generator.yamlstrict import location_of
+
+REQUIRED_SYSTEME = ("400", "403", "404", "405", "408", "412", "413", "414", "431", "500", "501", "502",
+                    "503", "504", "505")
+_DATE_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_ID_COLLECTION = {"entites": col.ENTITES, "agrements": col.AGREMENTS, "attestations": col.ATTESTATIONS,
+                  "avenants": col.AVENANTS}
+
+
+@dataclass
+class Index:
+    """What the sources define, by canonical path: the basis of every cross-reference check."""
+
+    records: dict[str, Record] = field(default_factory=dict)  # resource path -> record
+    pages: dict[str, tuple[Record, int]] = field(default_factory=dict)  # page path -> (record, page index)
+    absents: dict[str, Record] = field(default_factory=dict)
+    absent_index: dict[str, int] = field(default_factory=dict)
+    cited: set[str] = field(default_factory=set)
+
+    def defines(self, path: str) -> bool:
+        return path in self.records or path in self.pages
+
+
+def record_path(record: Record) -> str | None:
+    """Canonical path of an entity, agrément, attestation or avenant record (None if its id is unusable)."""
+    rid = record.data.get("id") if isinstance(record.data, dict) else None
+    if not isinstance(rid, str):
+        return None
+    return _ID_COLLECTION[record.kind].prefix + rid
+
+
+def page_paths(record: Record) -> list[str]:
+    """Canonical paths of the pages of a paginated record, in written order."""
+    pages = record.data.get("pages") if isinstance(record.data, dict) else None
+    if not isinstance(pages, list):
+        return []
+    numbers = [p.get("page") for p in pages if isinstance(p, dict)]
+    if record.kind == "beneficiaires":
+        return [col.beneficiaires_page_path(record.owner or "?", str(n)) for n in numbers]
+    if record.kind == "listes-agrees":
+        return [col.liste_agrees_page_path(str(record.data.get("activite")), str(n)) for n in numbers]
+    return [col.mesures_page_path(str(n)) for n in numbers]
+
+
+def _error(record: Record, key: str | int | None, fieldname: str, message: str,
+           container: Any = None, severity: Severity = Severity.ERROR) -> Problem:
+    location = location_of(record.data if container is None else container, key, record.file)
+    return Problem(location, record.field_name(fieldname), message, severity)
+
+
+def _json_path(parts: Iterable[str | int]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def check_schema(record: Record) -> list[Problem]:
+    """Draft 2020-12 validation; each error located at the deepest value the sources know."""
+    problems = []
+    for err in validator(record.kind).iter_errors(record.data):
+        parts = list(err.absolute_path)
+        container, key = record.data, None
+        for part in parts:
+            try:
+                inner = container[part]
+            except (KeyError, IndexError, TypeError):
+                break
+            if isinstance(inner, dict | list):
+                container, key = inner, None
+            else:
+                key = part
+                break
+        if err.validator == "additionalProperties" and isinstance(container, dict):
+            extra = sorted(set(container) - set(err.schema.get("properties", {})))
+            for name in extra:
+                problems.append(_error(record, name, _json_path([*parts, name]),
+                                       "unknown field (not in the schema of "
+                                       f"{record.kind}; check its spelling)", container))
+            continue
+        message = err.message
+        if err.validator == "required":
+            message = f"missing required field: {message.split(' ')[0]}"
+        elif err.validator == "oneOf" and isinstance(err.instance, str | type(None)):
+            message = f"{err.instance!r} is not valid here ({err.schema.get('description') or 'see schema'})"
+        problems.append(_error(record, key, _json_path(parts), message, container))
+    return problems
+
+
+def _walk(value: Any, parts: tuple[str | int, ...] = ()) -> Iterator[tuple[Any, str | int, Any, tuple]]:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield value, key, inner, (*parts, key)
+            yield from _walk(inner, (*parts, key))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield value, index, inner, (*parts, index)
+            yield from _walk(inner, (*parts, index))
+
+
+def check_dates(record: Record) -> list[Problem]:
+    """A value shaped like a date in a date field must be a day that exists."""
+    problems = []
+    for container, key, value, parts in _walk(record.data):
+        if not (isinstance(key, str) and (key.startswith("date_") or key == "nouvelle_date_fin")):
+            continue
+        if isinstance(value, str) and _DATE_SHAPE.fullmatch(value):
+            try:
+                date.fromisoformat(value)
+            except ValueError:
+                problems.append(_error(record, key, _json_path(parts),
+                                       f"{value!r} is not a real calendar date", container))
+    return problems
+
+
+class Validator:
+    """Runs every rule over loaded sources; ``problems`` holds errors and warnings in place order."""
+
+    def __init__(self, sources: Sources) -> None:
+        self.sources = sources
+        self.index = Index()
+        self.problems: list[Problem] = list(sources.problems)
+        self.activites: set[str] = set()
+
+    # -- entry point -------------------------------------------------------------------------------
+    def run(self) -> list[Problem]:
+        src = self.sources
+        singles = [r for r in (src.corpus, src.referentiel, src.systeme, src.absents) if r is not None]
+        for record in singles + [r for records in src.records.values() for r in records]:
+            self.problems += check_schema(record)
+            self.problems += check_dates(record)
+        if src.corpus is not None and isinstance(src.corpus.data.get("activites"), dict):
+            self.activites = set(src.corpus.data["activites"])
+        self._index_records()
+        self._index_pages()
+        self._index_absents()
+        self._check_references()
+        self._check_links()
+        self._check_activities()
+        self._check_systeme()
+        self._check_absents_cited()
+        return sorted(self.problems)
+
+    # -- indexing ----------------------------------------------------------------------------------
+    def _index_records(self) -> None:
+        for kind, collection in _ID_COLLECTION.items():
+            for record in self.sources.of(kind):
+                path = record_path(record)
+                if path is None:
+                    continue
+                if not collection.matches(path):
+                    self.problems.append(_error(record, "id", "id", f"{record.data['id']!r} does not match "
+                                                f"the pattern of {collection.prefix} "
+                                                f"({collection.path_pattern.removeprefix(collection.prefix)})"))
+                    continue
+                first = self.index.records.get(path)
+                if first is not None:
+                    self.problems.append(_error(record, "id", "id", f"duplicate id {record.data['id']!r} "
+                                                f"(first defined at {first.location('id')})"))
+                    continue
+                self.index.records[path] = record
+
+    def _index_pages(self) -> None:
+        for kind in ("beneficiaires", "listes-agrees", "mesures-restrictives"):
+            for record in self.sources.of(kind):
+                self._check_page_chain(record)
+                for index, path in enumerate(page_paths(record)):
+                    if path in self.index.pages:
+                        other = self.index.pages[path][0]
+                        self.problems.append(_error(record, None, "pages", f"{path} is already defined in "
+                                                    f"{other.file}"))
+                        continue
+                    self.index.pages[path] = (record, index)
+
+    def _check_page_chain(self, record: Record) -> None:
+        """Pages are written in order, numbered 1..n; page_suivante is derived from that order."""
+        pages = record.data.get("pages")
+        if not isinstance(pages, list):
+            return
+        seen: dict[str, int] = {}
+        for index, page in enumerate(pages):
+            number = page.get("page") if isinstance(page, dict) else None
+            if not isinstance(number, str):
+                continue
+            expected = str(index + 1)
+            if number in seen:
+                self.problems.append(_error(record, "page", f"pages[{index}].page", f"page {number} is written "
+                                            f"twice (first as pages[{seen[number]}]): the page_suivante "
+                                            "chain would loop", page))
+            elif number != expected:
+                self.problems.append(_error(record, "page", f"pages[{index}].page", f"expected page "
+                                            f"{expected} here, found page {number}: the page_suivante "
+                                            "chain must run 1, 2, 3... without a gap", page))
+            seen.setdefault(number, index)
+
+    def _index_absents(self) -> None:
+        record = self.sources.absents
+        if record is None or not isinstance(record.data.get("absents"), list):
+            return
+        for index, item in enumerate(record.data["absents"]):
+            path = item.get("chemin") if isinstance(item, dict) else None
+            if not isinstance(path, str):
+                continue
+            where = f"absents[{index}].chemin"
+            if col.collection_of(path) is None:
+                self.problems.append(_error(record, "chemin", where, f"{path} is not a canonical path of any "
+                                            "collection, so it cannot be served as existe: false", item))
+            elif self.index.defines(path):
+                defined = self.index.records.get(path) or self.index.pages[path][0]
+                self.problems.append(_error(record, "chemin", where, f"{path} is declared absent but is "
+                                            f"defined in {defined.file}: existe would be both true and "
+                                            "false", item))
+            elif path in self.index.absents:
+                self.problems.append(_error(record, "chemin", where, f"{path} is declared absent twice",
+                                            item))
+            else:
+                self.index.absents[path] = record
+                self.index.absent_index[path] = index
+
+    # -- references --------------------------------------------------------------------------------
+    def _cite(self, record: Record, container: Any, key: str | int, fieldname: str,
+              target: col.Collection) -> str | None:
+        """Check one reference; return the path when it names a defined resource."""
+        path = container[key] if isinstance(container, dict | list) else None
+        if not isinstance(path, str):
+            return None
+        self.index.cited.add(path)
+        if not target.matches(path):
+            self.problems.append(_error(record, key, fieldname, f"{path!r} is not a canonical path of "
+                                        f"{target.prefix} (expected {target.path_pattern})", container))
+            return None
+        if self.index.defines(path):
+            return path
+        if path not in self.index.absents:
+            self.problems.append(_error(record, key, fieldname, f"{path} does not exist and is not "
+                                        "declared absent (add it to corpus_src/absents.yaml if the "
+                                        "reference is deliberate)", container))
+        return None
+
+    def _cite_list(self, record: Record, key: str, target: col.Collection) -> list[str]:
+        items = record.data.get(key)
+        if not isinstance(items, list):
+            return []
+        found = (self._cite(record, items, i, f"{key}[{i}]", target) for i in range(len(items)))
+        return [path for path in found if path]
+
+    def _check_references(self) -> None:
+        for record in self.sources.of("entites"):
+            self._cite_list(record, "agrements", col.AGREMENTS)
+            self._cite_list(record, "attestations", col.ATTESTATIONS)
+            if record.data.get("beneficiaires") is not None:
+                self._cite(record, record.data, "beneficiaires", "beneficiaires", col.BENEFICIAIRES)
+        for kind in ("agrements", "attestations"):
+            for record in self.sources.of(kind):
+                self._cite(record, record.data, "entite", "entite", col.ENTITES)
+        for record in self.sources.of("attestations"):
+            self._cite_list(record, "avenants", col.AVENANTS)
+        for record in self.sources.of("avenants"):
+            self._cite(record, record.data, "attestation", "attestation", col.ATTESTATIONS)
+        for record in self.sources.of("listes-agrees"):
+            for p, page in enumerate(record.data.get("pages") or []):
+                for e, entry in enumerate(page.get("entrees") or [] if isinstance(page, dict) else []):
+                    if isinstance(entry, dict):
+                        self._cite(record, entry, "agrement", f"pages[{p}].entrees[{e}].agrement",
+                                   col.AGREMENTS)
+                        self._cite(record, entry, "entite", f"pages[{p}].entrees[{e}].entite", col.ENTITES)
+
+    def _listed_by(self, owner_kind: str, key: str) -> dict[str, list[str]]:
+        """For each resource path, the owners (entity or attestation paths) whose ``key`` list cites it."""
+        listed: dict[str, list[str]] = {}
+        for record in self.sources.of(owner_kind):
+            owner = record_path(record)
+            items = record.data.get(key)
+            if owner is None or not isinstance(items, list):
+                continue
+            for item in items:
+                if isinstance(item, str):
+                    listed.setdefault(item, []).append(owner)
+        return listed
+
+    def _check_backlink(self, kind: str, link: str, owner_kind: str, owner_list: str) -> None:
+        """``record[link]`` must name the owner that lists the record, and that owner must list it."""
+        listed = self._listed_by(owner_kind, owner_list)
+        for record in self.sources.of(kind):
+            path, owner = record_path(record), record.data.get(link)
+            if path is None or not isinstance(owner, str) or not self.index.defines(owner):
+                continue
+            owners = listed.get(path, [])
+            intended = record.data.get("incoherence_voulue") is True
+            if owners and owner not in owners:
+                self.problems.append(_error(record, link, link, f"{link} is {owner} but {path} is listed by "
+                                            f"{', '.join(owners)}"))
+            elif not owners and not intended:
+                self.problems.append(_error(record, link, link, f"{owner} does not list {path} in its "
+                                            f"{owner_list} (mark the record 'incoherence_voulue: true' "
+                                            "if this is intended)" if kind == "avenants" else
+                                            f"{owner} does not list {path} in its {owner_list}"))
+            elif owners and intended:
+                self.problems.append(_error(record, "incoherence_voulue", "incoherence_voulue",
+                                            f"marked as an intended mismatch, but {owner} does list {path}"))
+
+    def _check_links(self) -> None:
+        self._check_backlink("agrements", "entite", "entites", "agrements")
+        self._check_backlink("attestations", "entite", "entites", "attestations")
+        self._check_backlink("avenants", "attestation", "attestations", "avenants")
+        for record in self.sources.of("entites"):
+            cited = record.data.get("beneficiaires")
+            first = col.beneficiaires_page_path(record.owner or "?", "1")
+            has_pages = any(r.owner == record.owner for r in self._beneficiaires_by_owner().get(
+                record.owner, []))
+            if has_pages and cited != first:
+                self.problems.append(_error(record, "beneficiaires", "beneficiaires", f"must be {first}, the "
+                                            "first page of the bénéficiaires written in this file"))
+        for record in self.sources.of("agrements") + self.sources.of("attestations"):
+            entite = record.data.get("entite")
+            if record.owner and isinstance(entite, str) and entite != col.entity_path(record.owner) \
+                    and self.index.defines(entite):
+                self.problems.append(_error(record, "entite", "entite", f"{entite} is not the entity of this "
+                                            f"file ({col.entity_path(record.owner)}): move the record to "
+                                            "that entity's file"))
+
+    def _beneficiaires_by_owner(self) -> dict[str | None, list[Record]]:
+        if not hasattr(self, "_benef_cache"):
+            cache: dict[str | None, list[Record]] = {}
+            for record in self.sources.of("beneficiaires"):
+                cache.setdefault(record.owner, []).append(record)
+            self._benef_cache = cache
+        return self._benef_cache
+
+    def _check_activities(self) -> None:
+        def check(record: Record, container: Any, key: str | int, fieldname: str) -> None:
+            value = container.get(key) if isinstance(container, dict) else container[key]
+            if isinstance(value, str) and self.activites and value not in self.activites:
+                self.problems.append(_error(record, key, fieldname, f"unknown activité {value!r} (declare it "
+                                            "under activites in corpus_src/corpus.yaml)", container))
+
+        for record in self.sources.of("agrements"):
+            check(record, record.data, "activite", "activite")
+        for record in self.sources.of("avenants"):
+            check(record, record.data, "activite_exclue", "activite_exclue")
+        for record in self.sources.of("attestations"):
+            for i, _ in enumerate(record.data.get("activites_couvertes") or []):
+                check(record, record.data["activites_couvertes"], i, f"activites_couvertes[{i}]")
+        for record in self.sources.of("listes-agrees"):
+            check(record, record.data, "activite", "activite")
+            stem = record.file.rsplit("/", 1)[-1].removesuffix(".yaml")
+            if isinstance(record.data.get("activite"), str) and record.data["activite"] != stem:
+                self.problems.append(_error(record, "activite", "activite", f"the file must be named "
+                                            f"{record.data['activite']}.yaml, after its activité"))
+
+    def _check_systeme(self) -> None:
+        record = self.sources.systeme
+        if record is None or not isinstance(record.data, dict):
+            return
+        missing = [status for status in REQUIRED_SYSTEME if status not in record.data]
+        if missing:
+            self.problems.append(_error(record, None, "", "missing bodies for statuses the vhost can send: "
+                                        + ", ".join(missing)))
+
+    def _check_absents_cited(self) -> None:
+        record = self.sources.absents
+        for path, index in self.index.absent_index.items():
+            if path not in self.index.cited:
+                item = record.data["absents"][index]
+                self.problems.append(_error(record, "chemin", f"absents[{index}].chemin", f"{path} is declared "
+                                            "absent but nothing in the corpus cites it", item,
+                                            Severity.WARNING))
+
+
+def validate(sources: Sources) -> tuple[list[Problem], Index]:
+    """Run every rule; return all problems (errors and warnings) and the index the compiler reuses."""
+    checker = Validator(sources)
+    problems = checker.run()
+    return problems, checker.index
