@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PORT ?= 8080
 SECRET_FILE ?=
 
-.PHONY: setup build check test lint serve bench clean
+.PHONY: setup build check check-season evaluate test lint serve clean
 
 $(BIN)/corpus: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,14 +23,22 @@ setup: $(BIN)/corpus  ## virtual environment with the dependencies, and nginx wh
 check: $(BIN)/corpus  ## validate corpus_src/ (all errors at once)
 	$(BIN)/corpus check
 
-build: $(BIN)/corpus  ## compile corpus_src/ into build/ and manifest/
+build: $(BIN)/corpus  ## compile corpus_src/ into build/ and manifest/, season_src/ into season/
 	$(BIN)/corpus build
+	$(BIN)/corpus build-season
+
+check-season: $(BIN)/corpus  ## prove the season against build/ (task table, shortcuts, problems)
+	$(BIN)/corpus check-season
+
+evaluate: $(BIN)/corpus  ## the reference evaluator on every task (TASK=conf-03 for one)
+	$(BIN)/corpus evaluate $(TASK)
 
 lint: $(BIN)/corpus
 	$(BIN)/ruff check generator tests bench
 
-test: setup  ## lint, then the whole suite (a real nginx included)
+test: setup  ## lint, the season check, then the whole suite (a real nginx included)
 	$(BIN)/ruff check generator tests bench
+	$(BIN)/corpus check-season >/dev/null
 	$(BIN)/pytest -q
 
 serve: setup  ## build if needed, then run nginx on 127.0.0.1:$(PORT) (SECRET_FILE=... or a printed dev secret)

@@ -18,7 +18,7 @@ from generator.errors import CorpusError, Severity
 from generator.output import MANIFEST_FILE, MANIFEST_HASH_FILE
 from generator.pipeline import build, check
 
-_TOOL_MODULES: tuple[str, ...] = ()
+_TOOL_MODULES: tuple[str, ...] = ("generator.nginx_render", "generator.season.cli")
 
 
 def add_root_options(parser: argparse.ArgumentParser) -> None:

@@ -116,8 +116,12 @@ def _entity_file(sources: Sources, path: Path) -> None:
                                                 "must be a mapping"))
                 continue
             sources.add(record)
-    if data.get("beneficiaires") is not None:
-        sources.add(Record("beneficiaires", data["beneficiaires"], name, "beneficiaires", owner))
+    beneficiaires = data.get("beneficiaires")
+    if isinstance(beneficiaires, dict):
+        sources.add(Record("beneficiaires", beneficiaires, name, "beneficiaires", owner))
+    elif beneficiaires is not None:  # the validator reads pages from a mapping: stop here, not crash there
+        sources.problems.append(Problem(location_of(data, "beneficiaires", name), "beneficiaires",
+                                        "must be a mapping (statut_declaration, pages)"))
 
 
 def load_sources(root: Path) -> Sources:

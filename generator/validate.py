@@ -96,6 +96,11 @@ def check_schema(record: Record) -> list[Problem]:
                                        "unknown field (not in the schema of "
                                        f"{record.kind}; check its spelling)", container))
             continue
+        if "propertyNames" in err.schema_path and key is None and isinstance(container, dict) \
+                and err.instance in container:  # a badly named key: point at the key, not its mapping
+            problems.append(_error(record, err.instance, _json_path([*parts, err.instance]),
+                                   f"key {err.message}", container))
+            continue
         message = err.message
         if err.validator == "required":
             message = f"missing required field: {message.split(' ')[0]}"
@@ -185,8 +190,9 @@ class Validator:
                 for index, path in enumerate(page_paths(record)):
                     if path in self.index.pages:
                         other = self.index.pages[path][0]
-                        self.problems.append(_error(record, None, "pages", f"{path} is already defined in "
-                                                    f"{other.file}"))
+                        if other is not record:  # a page repeated inside one record: the chain check says so
+                            self.problems.append(_error(record, None, "pages", f"{path} is already defined "
+                                                        f"in {other.file}"))
                         continue
                     self.index.pages[path] = (record, index)
 
@@ -301,13 +307,15 @@ class Validator:
         listed = self._listed_by(owner_kind, owner_list)
         for record in self.sources.of(kind):
             path, owner = record_path(record), record.data.get(link)
-            if path is None or not isinstance(owner, str) or not self.index.defines(owner):
+            if path is None or not isinstance(owner, str) or not self.index.defines(owner) \
+                    or not _ID_COLLECTION[owner_kind].matches(owner):  # a wrong-collection link: _cite said so
                 continue
             owners = listed.get(path, [])
             intended = record.data.get("incoherence_voulue") is True
-            if owners and owner not in owners:
+            strangers = [other for other in owners if other != owner]  # owners that the record does not name
+            if strangers:
                 self.problems.append(_error(record, link, link, f"{link} is {owner} but {path} is listed by "
-                                            f"{', '.join(owners)}"))
+                                            f"{', '.join(strangers)}"))
             elif not owners and not intended:
                 self.problems.append(_error(record, link, link, f"{owner} does not list {path} in its "
                                             f"{owner_list} (mark the record 'incoherence_voulue: true' "
@@ -318,6 +326,11 @@ class Validator:
                                             f"marked as an intended mismatch, but {owner} does list {path}"))
 
     def _check_links(self) -> None:
+        for record in self.sources.of("entites"):
+            stem = record.file.rsplit("/", 1)[-1].removesuffix(".yaml")
+            if record.owner is not None and record.owner != stem:
+                self.problems.append(_error(record, "id", "id", f"the file must be named {record.owner}.yaml, "
+                                            "after its entity id"))
         self._check_backlink("agrements", "entite", "entites", "agrements")
         self._check_backlink("attestations", "entite", "entites", "attestations")
         self._check_backlink("avenants", "attestation", "attestations", "avenants")
@@ -356,9 +369,6 @@ class Validator:
             check(record, record.data, "activite", "activite")
         for record in self.sources.of("avenants"):
             check(record, record.data, "activite_exclue", "activite_exclue")
-        for record in self.sources.of("attestations"):
-            for i, _ in enumerate(record.data.get("activites_couvertes") or []):
-                check(record, record.data["activites_couvertes"], i, f"activites_couvertes[{i}]")
         for record in self.sources.of("listes-agrees"):
             check(record, record.data, "activite", "activite")
             stem = record.file.rsplit("/", 1)[-1].removesuffix(".yaml")

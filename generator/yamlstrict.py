@@ -20,11 +20,13 @@ try:  # The C parser is what makes a 10,000-entity corpus load quickly; fall bac
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _BaseLoader = yaml.SafeLoader
 
-_STR = "tag:yaml.org,2002:str"
-_MAP = "tag:yaml.org,2002:map"
-_SEQ = "tag:yaml.org,2002:seq"
-_BOOL = "tag:yaml.org,2002:bool"
-_NULL = "tag:yaml.org,2002:null"
+# Private tags, given only by ``resolve`` (which PyYAML calls only for nodes written without a tag): a node
+# carrying any other tag, even a standard one such as ``!!str`` or ``!!map``, was tagged by the author.
+_STR = "tag:proveit-corpus,implicit:str"
+_MAP = "tag:proveit-corpus,implicit:map"
+_SEQ = "tag:proveit-corpus,implicit:seq"
+_BOOL = "tag:proveit-corpus,implicit:bool"
+_NULL = "tag:proveit-corpus,implicit:null"
 _PLAIN_WORDS = {"true": (_BOOL, True), "false": (_BOOL, False), "null": (_NULL, None)}
 
 
@@ -34,6 +36,17 @@ class YamlProblem(Exception):
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
         super().__init__(str(problem))
+
+    def within(self, part: str | int) -> YamlProblem:
+        """The same problem, its field prefixed by the key or index that contains it.
+
+        Raised from deep inside a document, the problem then names the full field path
+        (``agrements[0].statut``), the way the validator names fields.
+        """
+        head = f"[{part}]" if isinstance(part, int) else part
+        inner = self.problem.field
+        field = head if not inner else head + (inner if inner.startswith("[") else f".{inner}")
+        return YamlProblem(Problem(self.problem.location, field, self.problem.message))
 
 
 class LocatedDict(dict):
@@ -75,16 +88,25 @@ class StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
                 return node.value
             if tag in (_BOOL, _NULL) and node.value in _PLAIN_WORDS:
                 return _PLAIN_WORDS[node.value][1]
-            raise self._fail(node, "", f"explicit tag {tag!r} is not allowed: write the value as a plain "
-                             "string, or exactly true, false or null")
+            raise self._tagged(node)
         if isinstance(node, yaml.MappingNode) and tag == _MAP:
             return self._mapping(node)
         if isinstance(node, yaml.SequenceNode) and tag == _SEQ:
-            seq = LocatedList(self.construct_object(item) for item in node.value)
+            seq = LocatedList()
+            for index, item in enumerate(node.value):
+                try:
+                    seq.append(self.construct_object(item))
+                except YamlProblem as exc:
+                    raise exc.within(index) from None
             seq.marks = [_pos(item) for item in node.value]
             seq.mark = _pos(node)
             return seq
-        raise self._fail(node, "", f"explicit tag {tag!r} is not allowed")
+        raise self._tagged(node)
+
+    def _tagged(self, node: yaml.Node) -> YamlProblem:
+        shown = node.tag.replace("tag:yaml.org,2002:", "!!", 1)  # as the author wrote it
+        return self._fail(node, "", f"explicit tag {shown!r} is not allowed: write the value without a tag "
+                          "(a plain string, or exactly true, false or null)")
 
     def _mapping(self, node: yaml.MappingNode) -> LocatedDict:
         result = LocatedDict()
@@ -99,7 +121,10 @@ class StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
                 first = marks[key]
                 raise self._fail(key_node, key, f"duplicate key (first written at line {first[0]})")
             marks[key] = _pos(key_node)
-            result[key] = self.construct_object(value_node)
+            try:
+                result[key] = self.construct_object(value_node)
+            except YamlProblem as exc:
+                raise exc.within(key) from None
         result.marks = marks
         result.mark = _pos(node)
         return result

@@ -1,0 +1,55 @@
+"""Compile the season's sources into the two artifacts the season service and the freeze use.
+
+``season/taches.json``: the public statements, typed for the season service (counts as integers).
+``season/cle.json``: the sealed key, one deterministic file whose bytes the freeze commits to
+(``sha256(salt ‖ key bytes)``). Both are pure functions of ``season_src/``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from generator.output import write_atomically
+from generator.season.model import Season
+
+TASKS_ARTIFACT = "taches.json"
+KEY_ARTIFACT = "cle.json"
+
+
+def _bytes(data: Any) -> bytes:
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def tasks_artifact(season: Season) -> bytes:
+    return _bytes({
+        "format": "season-taches/1",
+        "saison": int(season.saison),
+        "piste": "conformite",
+        "referentiel": "/referentiel",
+        "taches": [{"id": s.task.id, "entite": s.task.entite, "activite": s.task.activite,
+                    "date_examen": s.task.date_examen, "question": s.question,
+                    "assertions": {"minimum": s.minimum, "plafond": s.plafond}}
+                   for s in sorted(season.statements, key=lambda s: s.task.id)],
+    })
+
+
+def key_artifact(season: Season) -> bytes:
+    def fact(f: Any) -> dict[str, Any]:
+        return f.as_dict()
+
+    return _bytes({
+        "format": "season-cle/1",
+        "saison": int(season.saison),
+        "taches": {task_id: {
+            "famille": e.famille, "verdict": e.verdict, "piege": e.piege, "raccourci": e.raccourci,
+            "faits": [{**fact(k.fact), "formes_equivalentes": [fact(f) for f in k.equivalents]} for k in e.faits],
+        } for task_id, e in sorted(season.key.items())},
+    })
+
+
+def write_artifacts(season: Season, root: Path) -> dict[str, bytes]:
+    files = {TASKS_ARTIFACT: tasks_artifact(season), KEY_ARTIFACT: key_artifact(season)}
+    write_atomically(root, {"season": files})
+    return files

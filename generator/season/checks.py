@@ -1,0 +1,220 @@
+"""``corpus check-season``: prove the season against the built corpus before anyone freezes it.
+
+Each rule of issue 4 is one function returning problems; :func:`check_season` runs them all and also
+returns the figures of the closing report (per-task table, shortcuts, best constant answer).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+from generator import collections as col
+from generator.errors import Location, Problem
+from generator.season.evaluator import (
+    ALL_SHORTCUTS,
+    FAMILY_SHORTCUTS,
+    P5_SHORTCUTS,
+    Evaluation,
+    Strategy,
+    evaluate,
+)
+from generator.season.graph import Graph, concerns_entity, probant_facts, task_graph
+from generator.season.model import KeyEntry, Season, Statement
+from generator.season.reader import MISSING, CorpusReader, Fact, is_probant, resolve_pointer
+
+# Spec §5.5, the frozen barème (conformite-bareme-v3): assertion minimum and ceiling per task.
+BAREME_BOUNDS: dict[str, tuple[int, int]] = {
+    "conf-01": (2, 4), "conf-02": (3, 6), "conf-03": (2, 4), "conf-04": (3, 6), "conf-05": (4, 8),
+    "conf-06": (4, 8), "conf-07": (3, 6), "conf-08": (4, 8), "conf-09": (3, 6), "conf-10": (3, 6),
+}
+VERDICT_DISTRIBUTION = {"conforme": 3, "non_conforme": 4, "indeterminable": 3}  # spec §5.5
+FAMILIES = ("P1", "P2", "P3", "P4", "P5")
+MIN_P5_TASKS = 3
+CALLS_MIN, CALLS_MAX = 2, 12  # spec §5.6: a task costs 2 to 12 calls
+BEST_CONSTANT = (4, 10)
+
+
+@dataclass
+class TaskReport:
+    statement: Statement
+    entry: KeyEntry | None
+    evaluation: Evaluation
+    shortcuts: dict[str, str]  # strategy name -> verdict
+    proper_facts: int = 0
+    common_facts: int = 0
+
+
+@dataclass
+class SeasonReport:
+    tasks: list[TaskReport] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    best_constant: tuple[str, int] = ("", 0)
+
+    def wrong_by(self, strategy: Strategy) -> list[str]:
+        return [t.statement.task.id for t in self.tasks if t.entry is not None
+                and t.shortcuts[strategy.name] != t.entry.verdict]
+
+
+def _problem(where: Location, task_id: str, message: str) -> Problem:
+    return Problem(where, task_id, message)
+
+
+def check_fact(reader: CorpusReader, graph: Graph, report: TaskReport, fact: Fact, where: Location,
+               label: str) -> list[Problem]:
+    """A founding fact (or one of its forms) is in the graph, probant, served exactly, admissible."""
+    task = report.statement.task
+    text = f"{label} ({fact.ressource}, {fact.champ}) = {fact.valeur!r}"
+    if fact.ressource not in graph:
+        return [_problem(where, task.id, f"{text} lies outside the task's graph (spec §5.2)")]
+    if not is_probant(fact.ressource, fact.champ):
+        found = col.collection_of(fact.ressource)
+        prefix = found.prefix if found else fact.ressource
+        return [_problem(where, task.id, f"{text} is not on a probant field of {prefix} (spec §5.7)")]
+    served = resolve_pointer(reader.fetch(fact.ressource), fact.champ)
+    problems = []
+    if served is MISSING or type(served) is not type(fact.valeur) or served != fact.valeur:
+        shown = "nothing" if served is MISSING else repr(served)
+        problems.append(_problem(where, task.id, f"{text} is not served exactly: the corpus serves {shown}"))
+    if not concerns_entity(reader, task, graph, fact):
+        problems.append(_problem(where, task.id, f"{text} is on a common-list entry that does not concern "
+                                 "the entity (spec §5.2)"))
+    return problems
+
+
+def check_task(reader: CorpusReader, report: TaskReport) -> list[Problem]:
+    st, entry, ev = report.statement, report.entry, report.evaluation
+    task_id = st.task.id
+    problems: list[Problem] = []
+    if entry is None:
+        return [_problem(st.location, task_id, "the key has no entry for this task")]
+    bounds = BAREME_BOUNDS.get(task_id)
+    if bounds is None:
+        problems.append(_problem(st.location, task_id, "not a task of the barème (spec §5.5)"))
+    elif (st.minimum, st.plafond) != bounds:
+        problems.append(_problem(st.location, task_id, f"assertions minimum {st.minimum}, plafond {st.plafond}; "
+                                 f"the barème (spec §5.5) fixes {bounds[0]} and {bounds[1]}"))
+    if ev.verdict != entry.verdict:
+        problems.append(_problem(entry.location, task_id, f"the evaluator gives {ev.verdict}, the key says "
+                                 f"{entry.verdict}"))
+    if not CALLS_MIN <= len(ev.calls) <= CALLS_MAX:
+        problems.append(_problem(st.location, task_id, f"decided in {len(ev.calls)} corpus calls; a task must "
+                                 f"be decidable in {CALLS_MIN} to {CALLS_MAX}"))
+    graph = task_graph(reader, st.task)
+    for kf in entry.faits:
+        for n, form in enumerate(kf.forms):
+            label = "founding fact" if n == 0 else "equivalent form"
+            problems += check_fact(reader, graph, report, form, kf.location, label)
+    if len(entry.faits) > st.plafond:
+        problems.append(_problem(entry.location, task_id, f"{len(entry.faits)} founding facts exceed the "
+                                 f"ceiling of {st.plafond} assertions"))
+    proper, common = probant_facts(reader, st.task, graph)
+    report.proper_facts, report.common_facts = len(proper), len(common)
+    need_proper = math.ceil(st.minimum / 2)
+    if len(proper) < need_proper or len(proper) + len(common) < st.minimum:
+        problems.append(_problem(st.location, task_id, f"cannot reach its assertion minimum of {st.minimum}: "
+                                 f"the graph offers {len(proper)} distinct probant facts on proper resources "
+                                 f"(at least {need_proper} needed) and {len(common)} admissible on common lists"))
+    problems += check_trap(report)
+    return problems
+
+
+def _trap_strategy(entry: KeyEntry) -> Strategy | None:
+    if entry.famille == "P5":
+        return P5_SHORTCUTS.get(entry.raccourci or "")
+    return FAMILY_SHORTCUTS.get(entry.famille)
+
+
+def check_trap(report: TaskReport) -> list[Problem]:
+    """The family's shortcut must answer wrong; on the control, every shortcut must answer right."""
+    entry = report.entry
+    assert entry is not None
+    task_id = report.statement.task.id
+    if entry.famille == "controle":
+        return [_problem(entry.location, task_id, f"control task: the shortcut {name} answers {verdict} "
+                         f"instead of {entry.verdict}; a control must be answered right by every shortcut")
+                for name, verdict in report.shortcuts.items() if verdict != entry.verdict]
+    if entry.famille == "P5" and entry.raccourci not in P5_SHORTCUTS:
+        return [_problem(entry.location, task_id, f"P5 task needs 'raccourci', one of "
+                         f"{', '.join(sorted(P5_SHORTCUTS))} (found {entry.raccourci!r})")]
+    if entry.famille != "P5" and entry.raccourci is not None:
+        return [_problem(entry.location, task_id, "'raccourci' is for P5 tasks only")]
+    strategy = _trap_strategy(entry)
+    assert strategy is not None
+    if report.shortcuts[strategy.name] == entry.verdict:
+        return [_problem(entry.location, task_id, f"the trap does not trap: the {entry.famille} shortcut "
+                         f"{strategy.name} ({strategy.label}) also reaches {entry.verdict}")]
+    return []
+
+
+def check_composition(season: Season, where: Location) -> list[Problem]:
+    """Spec §5.5: verdict distribution, every family present, P5 on three tasks, one control."""
+    problems = []
+    entries = list(season.key.values())
+    statement_ids = {s.task.id for s in season.statements}
+    for task_id in sorted(set(season.key) - statement_ids):
+        problems.append(_problem(season.key[task_id].location, task_id, "key entry without a task statement"))
+    verdicts = Counter(e.verdict for e in entries)
+    if dict(verdicts) != VERDICT_DISTRIBUTION:
+        shown = ", ".join(f"{verdicts.get(v, 0)} {v}" for v in VERDICT_DISTRIBUTION)
+        wanted = ", ".join(f"{n} {v}" for v, n in VERDICT_DISTRIBUTION.items())
+        problems.append(_problem(where, "verdicts", f"expected verdicts must be {wanted}; the key has {shown}"))
+    families = Counter(e.famille for e in entries)
+    for family in FAMILIES:
+        if not families.get(family):
+            problems.append(_problem(where, "familles", f"family {family} has no task"))
+    if families.get("P5", 0) < MIN_P5_TASKS:
+        problems.append(_problem(where, "familles", f"P5 must be on at least {MIN_P5_TASKS} tasks "
+                                 f"(found {families.get('P5', 0)})"))
+    if families.get("controle", 0) != 1:
+        problems.append(_problem(where, "familles", f"exactly one control task without a trap is required "
+                                 f"(found {families.get('controle', 0)})"))
+    return problems
+
+
+def best_constant(season: Season) -> tuple[str, int]:
+    counts = Counter(e.verdict for e in season.key.values())
+    verdict, count = max(sorted(counts.items()), key=lambda item: item[1])
+    return verdict, count
+
+
+def check_referentiel(reader: CorpusReader, evaluations: list[Evaluation]) -> list[Problem]:
+    """/referentiel declares exactly the probant fields, and the evaluator consumes only what it declares."""
+    where = Location(f"build/{col.file_for(col.REFERENTIEL_PATH)}")
+    referentiel = reader.fetch(col.REFERENTIEL_PATH)
+    declared = {(c["id"], prefix, pattern) for c in referentiel["criteres"]
+                for prefix, patterns in c["champs"].items() for pattern in patterns}
+    probant = {(c.prefix, pattern) for c in col.COLLECTIONS for pattern in c.probant}
+    listed = {(prefix, pattern) for _, prefix, pattern in declared}
+    problems = [Problem(where, "criteres", f"{prefix}{pattern.lstrip('/')} is declared but is not a probant "
+                        "field of spec §5.7") for prefix, pattern in sorted(listed - probant)]
+    problems += [Problem(where, "criteres", f"probant field {pattern} of {prefix} is consumed by no criterion")
+                 for prefix, pattern in sorted(probant - listed)]
+    consumed = set().union(*(ev.consumed for ev in evaluations)) if evaluations else set()
+    problems += [Problem(where, "criteres", f"the evaluator's {crit} consumes {pattern} of {prefix}, which "
+                         f"{crit}'s champs do not list") for crit, prefix, pattern in sorted(consumed - declared)]
+    return problems
+
+
+def check_season(season: Season, reader: CorpusReader, key_location: Location) -> SeasonReport:
+    """Run every rule; the report carries the problems and the figures."""
+    report = SeasonReport()
+    evaluations = []
+    for statement in season.statements:
+        evaluation = evaluate(statement.task, reader)
+        shortcuts = {s.name: evaluate(statement.task, reader, s) for s in ALL_SHORTCUTS}
+        evaluations += [evaluation, *shortcuts.values()]
+        task_report = TaskReport(statement, season.key.get(statement.task.id), evaluation,
+                                 {name: ev.verdict for name, ev in shortcuts.items()})
+        report.tasks.append(task_report)
+        report.problems += check_task(reader, task_report)
+    report.problems += check_composition(season, key_location)
+    report.best_constant = best_constant(season)
+    if season.key and report.best_constant[1] * BEST_CONSTANT[1] != BEST_CONSTANT[0] * len(season.key):
+        report.problems.append(_problem(key_location, "verdicts", f"the best constant answer "
+                                        f"({report.best_constant[0]}) scores {report.best_constant[1]}/"
+                                        f"{len(season.key)}; it must be {BEST_CONSTANT[0]}/{BEST_CONSTANT[1]}"))
+    report.problems += check_referentiel(reader, evaluations)
+    report.problems.sort()
+    return report

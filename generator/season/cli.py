@@ -1,0 +1,132 @@
+"""Sub-commands of the season: ``evaluate``, ``check-season``, ``build-season``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from generator.errors import CorpusError, Location
+from generator.hashing import sha256_hex
+from generator.season.artifacts import write_artifacts
+from generator.season.checks import ALL_SHORTCUTS, SeasonReport, check_season
+from generator.season.evaluator import REFERENCE, Evaluation, evaluate
+from generator.season.model import KEY_FILE, Season, load_season
+from generator.season.reader import CorpusReader
+
+STRATEGIES = {s.name: s for s in (REFERENCE, *ALL_SHORTCUTS)}
+
+
+def _season_or_exit(root: Path) -> Season:
+    try:
+        return load_season(root / "season_src")
+    except CorpusError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def _reader(root: Path) -> CorpusReader:
+    build = root / "build"
+    if not (build / "referentiel.json").is_file():
+        print(f"no built corpus in {build}: run 'corpus build' first", file=sys.stderr)
+        raise SystemExit(1)
+    return CorpusReader(build)
+
+
+def print_evaluation(ev: Evaluation, out=sys.stdout) -> None:
+    task = ev.task
+    print(f"{task.id}  {task.entite}  {task.activite}  au {task.date_examen}  [{ev.strategy.name}]", file=out)
+    print(f"  verdict : {ev.verdict}", file=out)
+    for result in ev.criteres:
+        mark = "*" if result in ev.deciding else " "
+        print(f"  {mark} {result.id} {result.etat:<17} {result.motif}", file=out)
+        for fact in result.faits:
+            print(f"        {fact.ressource} {fact.champ} = {json.dumps(fact.valeur, ensure_ascii=False)}",
+                  file=out)
+    print(f"  appels ({len(ev.calls)}) :", file=out)
+    for n, path in enumerate(ev.calls, 1):
+        print(f"    {n:>2}. GET {path}", file=out)
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    season = _season_or_exit(args.root)
+    reader = _reader(args.root)
+    wanted = [s for s in season.statements if not args.task or s.task.id == args.task]
+    if not wanted:
+        print(f"unknown task {args.task!r}; tasks: {', '.join(s.task.id for s in season.statements)}",
+              file=sys.stderr)
+        return 1
+    for statement in wanted:
+        print_evaluation(evaluate(statement.task, reader, STRATEGIES[args.strategy]))
+        print()
+    return 0
+
+
+def print_report(report: SeasonReport, out=sys.stdout) -> None:
+    print("tâche    famille   verdict (clé)    évalué           appels  faits  bornes  faits du graphe "
+          "(propres+listes)  raccourcis en défaut", file=out)
+    for t in report.tasks:
+        e = t.entry
+        wrong = [name for name, v in t.shortcuts.items() if e is not None and v != e.verdict]
+        print(f"{t.statement.task.id:<8} {(e.famille if e else '?'):<9} {(e.verdict if e else '?'):<16} "
+              f"{t.evaluation.verdict:<16} {len(t.evaluation.calls):>6}  {len(e.faits) if e else 0:>5}  "
+              f"{t.statement.minimum}-{t.statement.plafond:<4}  {t.proper_facts:>4}+{t.common_facts:<4}"
+              f"{'':>20}{', '.join(wrong) or '-'}", file=out)
+    print("\nraccourci → tâches où il se trompe", file=out)
+    for strategy in ALL_SHORTCUTS:
+        print(f"  {strategy.name:<36} {', '.join(report.wrong_by(strategy)) or '-'}", file=out)
+    verdict, count = report.best_constant
+    print(f"\nmeilleure réponse constante : {verdict}, {count}/{len(report.tasks)}", file=out)
+
+
+def cmd_check_season(args: argparse.Namespace) -> int:
+    season = _season_or_exit(args.root)
+    report = check_season(season, _reader(args.root), Location(f"season_src/{KEY_FILE}"))
+    print_report(report)
+    for problem in report.problems:
+        print(problem, file=sys.stderr)
+    status = "FAILED" if report.problems else "passed"
+    print(f"corpus check-season: {status}, {len(report.problems)} problem(s)", file=sys.stderr)
+    return 1 if report.problems else 0
+
+
+def cmd_build_season(args: argparse.Namespace) -> int:
+    season = _season_or_exit(args.root)
+    files = write_artifacts(season, args.root)
+    for name, data in files.items():
+        print(f"season/{name}: {len(data)} bytes, sha256 {sha256_hex(data)}", file=sys.stderr)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from generator.cli import add_root_options
+
+    p = sub.add_parser("evaluate", help="apply /referentiel to the built corpus for one task or all",
+                       description="The reference evaluator: reads the built bytes as an agent through the "
+                                   "proxy would, applies the served /referentiel, and prints for each task the "
+                                   "verdict, the criteria (* marks those that decide), the facts they rest on, "
+                                   "and the resources fetched in order (the call count). --strategy runs one "
+                                   "of the trap shortcuts instead.")
+    p.add_argument("task", nargs="?", help="task id, e.g. conf-03 (default: all tasks)")
+    p.add_argument("--strategy", choices=sorted(STRATEGIES), default=REFERENCE.name,
+                   help="reading to apply (default: reference)")
+    add_root_options(p)
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("check-season", help="prove the season (verdicts, facts, calls, traps) against build/",
+                       description="Check the season against the built corpus: evaluated verdicts equal the "
+                                   "key; founding facts served exactly, in the task's graph, on probant fields, "
+                                   "within the ceiling; 2 to 12 calls; the published composition; every trap "
+                                   "caught by its shortcut and the control answered right by all; best "
+                                   "constant answer 4/10; /referentiel consumes exactly the probant fields. "
+                                   "Prints the task table; exit 1 with one line per problem.")
+    add_root_options(p)
+    p.set_defaults(func=cmd_check_season)
+
+    p = sub.add_parser("build-season", help="compile season_src/ into season/taches.json and season/cle.json",
+                       description="Compile the public statements and the sealed key into deterministic "
+                                   "JSON under season/ (never under build/).")
+    add_root_options(p)
+    p.set_defaults(func=cmd_build_season)

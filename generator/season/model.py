@@ -1,0 +1,109 @@
+"""The season's sources: public task statements (``taches.yaml``) and the sealed key (``cle.yaml``).
+
+Loaded with the corpus's strict YAML loader and checked against their JSON Schemas, so an author's
+mistake is reported as ``file:line:column: field: message`` like any corpus error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator.errors import CorpusError, Location, Problem
+from generator.season.evaluator import Task
+from generator.season.reader import Fact
+from generator.sources import Record
+from generator.validate import check_dates, check_schema
+from generator.yamlstrict import YamlProblem, load_text, location_of
+
+TASKS_FILE = "taches.yaml"
+KEY_FILE = "cle.yaml"
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A public task statement (spec §5.5): what participants receive."""
+
+    task: Task
+    question: str
+    minimum: int
+    plafond: int
+    location: Location
+
+
+@dataclass(frozen=True)
+class KeyFact:
+    """A founding fact of the key and its equivalent forms (any one of them founds the verdict)."""
+
+    fact: Fact
+    equivalents: tuple[Fact, ...]
+    location: Location
+
+    @property
+    def forms(self) -> tuple[Fact, ...]:
+        return (self.fact, *self.equivalents)
+
+
+@dataclass(frozen=True)
+class KeyEntry:
+    task_id: str
+    famille: str
+    verdict: str
+    piege: str
+    raccourci: str | None
+    faits: tuple[KeyFact, ...]
+    location: Location
+
+
+@dataclass(frozen=True)
+class Season:
+    saison: str
+    statements: tuple[Statement, ...]
+    key: dict[str, KeyEntry]
+    raw_tasks: Any
+    raw_key: Any
+
+
+def _load(root: Path, name: str, kind: str, problems: list[Problem]) -> Record | None:
+    path = root / name
+    shown = (Path(root.name) / name).as_posix()
+    try:
+        data = load_text(path.read_bytes(), shown)
+    except YamlProblem as exc:
+        problems.append(exc.problem)
+        return None
+    except FileNotFoundError:
+        problems.append(Problem(Location(shown), "", "required file is missing"))
+        return None
+    record = Record(kind, data, shown)
+    found = check_schema(record) + check_dates(record)
+    problems += found
+    return None if found else record
+
+
+def _fact(data: dict[str, Any]) -> Fact:
+    return Fact(data["ressource"], data["champ"], data["valeur"])
+
+
+def load_season(root: Path) -> Season:
+    """Load ``root/taches.yaml`` and ``root/cle.yaml``; raise :class:`CorpusError` listing every problem."""
+    problems: list[Problem] = []
+    tasks = _load(root, TASKS_FILE, "taches", problems)
+    key = _load(root, KEY_FILE, "cle", problems)
+    if tasks is None or key is None:
+        raise CorpusError(problems)
+    statements = tuple(
+        Statement(Task(t["id"], t["entite"], t["activite"], t["date_examen"]), t["question"],
+                  int(t["assertions"]["minimum"]), int(t["assertions"]["plafond"]),
+                  location_of(tasks.data["taches"], i, tasks.file))
+        for i, t in enumerate(tasks.data["taches"]))
+    entries = {}
+    for task_id, entry in key.data["taches"].items():
+        faits = tuple(KeyFact(_fact(f), tuple(_fact(e) for e in f.get("formes_equivalentes", [])),
+                              location_of(entry["faits"], i, key.file))
+                      for i, f in enumerate(entry["faits"]))
+        entries[task_id] = KeyEntry(task_id, entry["famille"], entry["verdict"], entry["piege"],
+                                    entry.get("raccourci"), faits, location_of(key.data["taches"], task_id,
+                                                                               key.file))
+    return Season(tasks.data["saison"], statements, entries, tasks.data, key.data)

@@ -1,0 +1,102 @@
+"""Read the corpus as an agent through the proxy would: the built bytes, parsed, one call per path."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator import collections as col
+from generator.compile import absent_body
+
+_INDEX = re.compile(r"^[0-9]+$")
+MISSING = object()
+
+
+class CorpusReader:
+    """Parsed documents of a build directory; a canonical-shaped unknown path gives the absent body."""
+
+    def __init__(self, build_dir: Path) -> None:
+        self.build_dir = build_dir
+        self._cache: dict[str, Any] = {}
+
+    def fetch(self, path: str) -> Any:
+        if path not in self._cache:
+            file = self.build_dir / col.file_for(path)
+            if file.is_file():
+                self._cache[path] = json.loads(file.read_bytes())
+            elif col.collection_of(path) is not None:
+                self._cache[path] = absent_body(path)
+            else:
+                self._cache[path] = json.loads((self.build_dir / "_systeme" / "404.json").read_bytes())
+        return self._cache[path]
+
+
+def resolve_pointer(doc: Any, pointer: str) -> Any:
+    """RFC 6901 lookup; MISSING when the pointer names nothing."""
+    if pointer == "":
+        return doc
+    value = doc
+    for raw in pointer.lstrip("/").split("/"):
+        token = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict) and token in value:
+            value = value[token]
+        elif isinstance(value, list) and _INDEX.match(token) and int(token) < len(value) \
+                and (token == "0" or not token.startswith("0")):
+            value = value[int(token)]
+        else:
+            return MISSING
+    return value
+
+
+def pointer_pattern(pointer: str) -> str:
+    """``/entrees/3/nom`` -> ``/entrees/<n>/nom``: the form of spec §5.7's probant table."""
+    return "/".join("<n>" if _INDEX.match(part) else part for part in pointer.split("/"))
+
+
+def collection_prefix(path: str) -> str:
+    found = col.collection_of(path)
+    return found.prefix if found is not None else path
+
+
+def is_probant(path: str, pointer: str) -> bool:
+    found = col.collection_of(path)
+    return found is not None and pointer_pattern(pointer) in found.probant
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A (resource, JSON Pointer, value) triple, as an assertion states it."""
+
+    ressource: str
+    champ: str
+    valeur: Any
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ressource": self.ressource, "champ": self.champ, "valeur": self.valeur}
+
+
+@dataclass
+class Session:
+    """One task's walk through the corpus: calls in order (each path once) and every field consumed."""
+
+    reader: CorpusReader
+    calls: list[str] = field(default_factory=list)
+    consumed: set[tuple[str, str, str]] = field(default_factory=set)  # (criterion, prefix, pattern)
+
+    def get(self, path: str) -> Any:
+        if path not in self.calls:
+            self.calls.append(path)
+        return self.reader.fetch(path)
+
+    def read(self, criterion: str, path: str, pointer: str) -> Any:
+        """Consume one field for a criterion (logged, so the season check can compare with /referentiel)."""
+        value = resolve_pointer(self.get(path), pointer)
+        self.consumed.add((criterion, collection_prefix(path), pointer_pattern(pointer)))
+        return value
+
+    def navigate(self, path: str, pointer: str) -> Any:
+        """Read a field only to move on (array length, page_suivante of a common list): not consumed."""
+        return resolve_pointer(self.get(path), pointer)
