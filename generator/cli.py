@@ -12,13 +12,15 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from generator.collections import DEFAULT_BASE_URL, file_for
 from generator.errors import CorpusError, Severity
 from generator.output import MANIFEST_FILE, MANIFEST_HASH_FILE
 from generator.pipeline import build, check
 
-_TOOL_MODULES: tuple[str, ...] = ("generator.nginx_render", "generator.season.cli")
+_TOOL_MODULES: tuple[str, ...] = ("generator.nginx_render", "generator.serve", "generator.verify",
+                                  "generator.season.cli")
 
 
 def add_root_options(parser: argparse.ArgumentParser) -> None:
@@ -33,9 +35,10 @@ def base_url_option(parser: argparse.ArgumentParser) -> None:
                              f"(default: $CORPUS_BASE_URL or {DEFAULT_BASE_URL})")
 
 
-def _print_problems(problems: list, stream=sys.stderr) -> None:
+def _print_problems(problems: list, stream: TextIO | None = None) -> None:
+    # sys.stderr is looked up at call time, so that redirect_stderr (and pytest's capsys) see the problems.
     for problem in problems:
-        print(problem, file=stream)
+        print(problem, file=stream or sys.stderr)
 
 
 def cmd_check(args: argparse.Namespace) -> int:

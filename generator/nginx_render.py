@@ -16,10 +16,10 @@ absents byte for byte. A render that would serve other bytes than the manifest f
 from __future__ import annotations
 
 import argparse
+import grp
 import json
 import os
 import pwd
-import grp
 import shutil
 import signal
 import stat
@@ -186,7 +186,7 @@ def absent_template(root: Path, manifest: dict[str, Any]) -> tuple[str, bool]:
                 raise RenderError(f"declared absent {entry['path']}: its file differs from the absent "
                                   "template (generator.compile.absent_body); rebuild")
     data = body_bytes(absent_body(ABSENT_PLACEHOLDER))
-    return quote_text(data, ABSENT_PLACEHOLDER, "uri"), needs_dollar(data.replace(ABSENT_PLACEHOLDER.encode(), b""))
+    return quote_text(data, ABSENT_PLACEHOLDER, "uri"), needs_dollar(data)
 
 
 def _secret_values(settings: Settings, repo_root: Path | None) -> list[str]:

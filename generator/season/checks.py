@@ -101,6 +101,12 @@ def check_task(reader: CorpusReader, report: TaskReport) -> list[Problem]:
     if not CALLS_MIN <= len(ev.calls) <= CALLS_MAX:
         problems.append(_problem(st.location, task_id, f"decided in {len(ev.calls)} corpus calls; a task must "
                                  f"be decidable in {CALLS_MIN} to {CALLS_MAX}"))
+    if not col.ENTITES.matches(st.task.entite):
+        problems.append(_problem(st.location, task_id, f"{st.task.entite} is not a path of /entites/"))
+    first_page = col.liste_agrees_page_path(st.task.activite, "1")
+    if resolve_pointer(reader.fetch(first_page), "/existe") is not True:
+        problems.append(_problem(st.location, task_id, f"activité {st.task.activite!r} has no liste des "
+                                 f"agréés in the corpus ({first_page} does not exist)"))
     graph = task_graph(reader, st.task)
     for kf in entry.faits:
         for n, form in enumerate(kf.forms):
@@ -131,6 +137,8 @@ def check_trap(report: TaskReport) -> list[Problem]:
     entry = report.entry
     assert entry is not None
     task_id = report.statement.task.id
+    if entry.famille != "P5" and entry.raccourci is not None:
+        return [_problem(entry.location, task_id, "'raccourci' is for P5 tasks only")]
     if entry.famille == "controle":
         return [_problem(entry.location, task_id, f"control task: the shortcut {name} answers {verdict} "
                          f"instead of {entry.verdict}; a control must be answered right by every shortcut")
@@ -138,8 +146,6 @@ def check_trap(report: TaskReport) -> list[Problem]:
     if entry.famille == "P5" and entry.raccourci not in P5_SHORTCUTS:
         return [_problem(entry.location, task_id, f"P5 task needs 'raccourci', one of "
                          f"{', '.join(sorted(P5_SHORTCUTS))} (found {entry.raccourci!r})")]
-    if entry.famille != "P5" and entry.raccourci is not None:
-        return [_problem(entry.location, task_id, "'raccourci' is for P5 tasks only")]
     strategy = _trap_strategy(entry)
     assert strategy is not None
     if report.shortcuts[strategy.name] == entry.verdict:
@@ -152,9 +158,15 @@ def check_composition(season: Season, where: Location) -> list[Problem]:
     """Spec §5.5: verdict distribution, every family present, P5 on three tasks, one control."""
     problems = []
     entries = list(season.key.values())
-    statement_ids = {s.task.id for s in season.statements}
-    for task_id in sorted(set(season.key) - statement_ids):
+    statement_ids = Counter(s.task.id for s in season.statements)
+    for task_id in sorted(set(season.key) - set(statement_ids)):
         problems.append(_problem(season.key[task_id].location, task_id, "key entry without a task statement"))
+    for statement in season.statements:
+        if statement_ids[statement.task.id] > 1:
+            problems.append(_problem(statement.location, statement.task.id, "duplicate task statement (each "
+                                     "task id is stated once)"))
+    for task_id in sorted(set(BAREME_BOUNDS) - set(statement_ids)):
+        problems.append(_problem(where, task_id, "task of the barème (spec §5.5) without a statement"))
     verdicts = Counter(e.verdict for e in entries)
     if dict(verdicts) != VERDICT_DISTRIBUTION:
         shown = ", ".join(f"{verdicts.get(v, 0)} {v}" for v in VERDICT_DISTRIBUTION)

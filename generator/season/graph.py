@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,6 +109,4 @@ def probant_facts(reader: CorpusReader, task: Task, graph: Graph) -> tuple[set[F
 
 def _frozen(value: Any) -> Any:
     """Hashable stand-in for an array or object value (only its identity as a fact matters here)."""
-    import json
-
     return json.dumps(value, sort_keys=True)

@@ -91,7 +91,10 @@ def load_season(root: Path) -> Season:
     problems: list[Problem] = []
     tasks = _load(root, TASKS_FILE, "taches", problems)
     key = _load(root, KEY_FILE, "cle", problems)
-    if tasks is None or key is None:
+    if tasks is not None and key is not None and tasks.data["saison"] != key.data["saison"]:
+        problems.append(Problem(location_of(key.data, "saison", key.file), "saison", f"the key is for season "
+                                f"{key.data['saison']} but {tasks.file} states season {tasks.data['saison']}"))
+    if tasks is None or key is None or problems:
         raise CorpusError(problems)
     statements = tuple(
         Statement(Task(t["id"], t["entite"], t["activite"], t["date_examen"]), t["question"],

@@ -1,0 +1,352 @@
+"""A real nginx for the tests: a private snapshot of the build, a private prefix, an ephemeral loopback port.
+
+Used as a context manager (``with NginxServer(...) as server:``) from module-scoped fixtures; nginx is
+stopped and its process group killed in ``__exit__`` whatever happened, and the private folders are
+removed. The snapshot makes a test run immune to someone rebuilding build/ meanwhile: it is copied
+once and checked entry by entry against its own copy of the manifest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from generator.hashing import sha256_hex
+from generator.nginx_render import Settings, nginx_command, reload, render_and_write
+from generator.secrets import new_secret, write_private
+from generator.serve import stop_group
+
+ROOT = Path(__file__).resolve().parent.parent
+JSON_TYPE = "application/json; charset=utf-8"
+START_TIMEOUT = 10.0
+
+
+def private_dir(prefix: str) -> Path:
+    """A fresh folder under the system temp dir, traversable by nginx's unprivileged workers (0755).
+
+    pytest's tmp_path lives under a 0700 folder, which workers running as 'nobody' cannot enter.
+    """
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    os.chmod(path, 0o755)
+    return path
+
+
+def snapshot_build(dest: Path, source: Path = ROOT, attempts: int = 5) -> dict[str, Any]:
+    """Copy ``source``'s build/ and manifest/ into ``dest``; return the copied manifest.
+
+    Retried when the copy is not self-consistent (a rebuild swapped the folders during the copy).
+    """
+    for _ in range(attempts):
+        for name in ("build", "manifest"):
+            shutil.rmtree(dest / name, ignore_errors=True)
+        shutil.copytree(source / "manifest", dest / "manifest")
+        shutil.copytree(source / "build", dest / "build")
+        manifest = json.loads((dest / "manifest" / "manifest.json").read_text("utf-8"))
+        if all(_entry_matches(dest, e) for e in manifest["resources"]):
+            return manifest
+        time.sleep(0.5)
+    raise RuntimeError(f"{source}: build/ and manifest/ disagree (rebuild with 'corpus build')")
+
+
+def _entry_matches(root: Path, entry: dict[str, Any]) -> bool:
+    path = root / "build" / entry["file"]
+    return path.is_file() and sha256_hex(path.read_bytes()) == entry["sha256"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def processes_of(prefix: Path) -> list[int]:
+    """Pids of the nginx masters whose command line names ``prefix``, and of their workers.
+
+    Workers retitle themselves "nginx: worker process", so they are found as the masters' children.
+    """
+    found = []
+    needle = str(prefix.resolve()).encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if needle in cmdline and b"nginx" in cmdline:
+            found.append(int(entry.name))
+    return found + [pid for master in found for pid in worker_pids(master)]
+
+
+def alive(pids: list[int]) -> list[int]:
+    """The pids of ``pids`` that still run nginx (a recycled pid running something else does not count)."""
+    running = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            if b"nginx" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                running.append(pid)
+    return running
+
+
+def worker_pids(master: int) -> list[int]:
+    """Children of the nginx master (its workers)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == master:
+                pids.append(int(entry.name))
+    return pids
+
+
+class NginxServer:
+    """One nginx serving a snapshot of the build with the rendered vhost."""
+
+    def __init__(self, secrets: list[str] | None = None, *, tls: bool = False, source: Path = ROOT,
+                 extra_server_conf: str | None = None, workers: str = "2", log_buffer: bool = True,
+                 build_root: Path | None = None) -> None:
+        self.secrets = secrets or [new_secret()]
+        self.tls = tls
+        self.source = source
+        self.extra_server_conf = extra_server_conf
+        self.worker_processes = workers
+        self.log_buffer = log_buffer
+        self.given_root = build_root
+        self.dir = private_dir("corpus-nginx-")
+        self.root = build_root or self.dir / "root"
+        self.prefix = self.dir / "prefix"
+        self.secret_file = self.dir / "secrets"
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        self.manifest: dict[str, Any] = {}
+        self.cert: Path | None = None
+
+    # ------------------------------------------------------------------------------------ lifecycle
+
+    def __enter__(self) -> NginxServer:
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def settings(self) -> Settings:
+        extra = None
+        if self.extra_server_conf is not None:
+            extra = self.dir / "extra-server.conf"
+            extra.write_text(self.extra_server_conf, "utf-8")
+        key = self.dir / "tls.key" if self.tls else None
+        return Settings(root=self.root, prefix=self.prefix, port=self.port, secret_file=self.secret_file,
+                        tls_cert=self.cert, tls_key=key, worker_processes=self.worker_processes,
+                        log_buffer=self.log_buffer, extra_server_include=extra)
+
+    def start(self) -> None:
+        if self.given_root is None:
+            self.root.mkdir()
+            os.chmod(self.root, 0o755)
+            self.manifest = snapshot_build(self.root, self.source)
+        else:
+            self.manifest = json.loads((self.root / "manifest" / "manifest.json").read_text("utf-8"))
+        if self.tls:
+            self.cert = make_self_signed(self.dir)
+        self.write_secrets(self.secrets)
+        for _attempt in range(3):
+            self.port = free_port()
+            render_and_write(self.settings(), None)
+            self.process = subprocess.Popen([*nginx_command(self.prefix), "-g", "daemon off;"],
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                            start_new_session=True)
+            if self._wait_ready():
+                return
+            self._stop_process()
+        raise RuntimeError(f"nginx did not start: {self.error_log()[-2000:]}")
+
+    def _wait_ready(self) -> bool:
+        assert self.process is not None
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                return False
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    pass
+            except OSError:
+                time.sleep(0.05)
+                continue
+            # The master listens before its workers run: wait for them, so timing-sensitive tests
+            # (the benchmark, the concurrency test) do not measure the start-up.
+            if worker_pids(self.process.pid):
+                return True
+            time.sleep(0.05)
+        return False
+
+    def _stop_process(self) -> None:
+        process, self.process = self.process, None
+        if process is not None:
+            stop_group(process)
+
+    def close(self) -> None:
+        """Stop nginx (fast shutdown, then SIGKILL to its group) and remove the private folders."""
+        try:
+            self._stop_process()
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    # --------------------------------------------------------------------------------- operations
+
+    def write_secrets(self, values: list[str]) -> None:
+        write_private(self.secret_file, "".join(v + "\n" for v in values))
+
+    def workers(self) -> set[int]:
+        assert self.process is not None
+        return set(worker_pids(self.process.pid))
+
+    def wait_new_workers(self, old: set[int], timeout: float = 10.0) -> None:
+        """After a reload: wait until every worker of the old configuration has gone."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            workers = self.workers()
+            if workers and not workers & old:
+                return
+            time.sleep(0.05)
+        raise RuntimeError("nginx did not replace its workers after the reload")
+
+    def rotate(self, values: list[str]) -> None:
+        """Rewrite the secret file, re-render, reload, and wait until the new workers answer."""
+        self.write_secrets(values)
+        old = self.workers()
+        render_and_write(self.settings(), None)
+        reload(self.prefix)
+        self.wait_new_workers(old)
+        self.secrets = values
+
+    @property
+    def base_url(self) -> str:
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
+
+    @property
+    def secret(self) -> str:
+        return self.secrets[0]
+
+    def connection(self, timeout: float = 10.0) -> http.client.HTTPConnection:
+        if self.tls:
+            import ssl
+
+            context = ssl.create_default_context(cafile=str(self.cert))
+            return http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout, context=context)
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
+    def request(self, path: str, *, method: str = "GET", secret: str | None = "default",
+                headers: dict[str, str] | None = None, body: bytes | None = None) -> Response:
+        """One request on a fresh connection; ``secret="default"`` sends the first accepted secret."""
+        all_headers = dict(headers or {})
+        if secret == "default":
+            all_headers["X-Challenge-Secret"] = self.secret
+        elif secret is not None:
+            all_headers["X-Challenge-Secret"] = secret
+        conn = self.connection()
+        try:
+            conn.request(method, path, body=body, headers=all_headers)
+            return Response.read(conn.getresponse())
+        finally:
+            conn.close()
+
+    def raw(self, data: bytes, timeout: float = 5.0) -> bytes:
+        """Send bytes as they are on a plain TCP connection; return everything nginx answers."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as sock:
+            sock.sendall(data)
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_WR)
+            chunks = []
+            while True:
+                try:
+                    chunk = sock.recv(65536)
+                except (ConnectionResetError, TimeoutError):
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        return b"".join(chunks)
+
+    def maintenance_flag(self) -> Path:
+        return self.prefix / "maintenance"
+
+    def access_log(self) -> str:
+        path = self.prefix / "logs" / "access.log"
+        return path.read_text("utf-8", errors="replace") if path.exists() else ""
+
+    def error_log(self) -> str:
+        path = self.prefix / "logs" / "error.log"
+        return path.read_text("utf-8", errors="replace") if path.exists() else ""
+
+    def body_of(self, path: str) -> bytes:
+        """The snapshot's bytes for a manifest path."""
+        entry = next(e for e in self.manifest["resources"] if e["path"] == path)
+        return (self.root / "build" / entry["file"]).read_bytes()
+
+
+class Response:
+    """Status, headers (as a list, duplicates kept) and body bytes of one answer."""
+
+    def __init__(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        self.status = status
+        self.header_list = headers
+        self.body = body
+
+    @classmethod
+    def read(cls, resp: http.client.HTTPResponse) -> Response:
+        return cls(resp.status, resp.getheaders(), resp.read())
+
+    def header(self, name: str) -> str | None:
+        values = [v for k, v in self.header_list if k.lower() == name.lower()]
+        assert len(values) <= 1, f"{name} sent {len(values)} times"
+        return values[0] if values else None
+
+
+def parse_raw(data: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Split a raw HTTP/1.x answer into status, headers (lower-case names) and body."""
+    head, sep, body = data.partition(b"\r\n\r\n")
+    assert sep, f"no header/body separator in {data[:200]!r}"
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ")[1])
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers, body
+
+
+def make_self_signed(folder: Path) -> Path:
+    """A throwaway certificate for 127.0.0.1 and localhost, made with the openssl CLI."""
+    cert, key = folder / "tls.crt", folder / "tls.key"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+        check=True, capture_output=True)
+    os.chmod(key, 0o600)
+    return cert
+
+
+@contextlib.contextmanager
+def serving(**kwargs: Any) -> Iterator[NginxServer]:
+    """``with serving() as server:`` for a fixture's body."""
+    with NginxServer(**kwargs) as server:
+        yield server

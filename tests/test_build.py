@@ -1,0 +1,176 @@
+"""Builds: the committed tree is what the sources compile to, builds are reproducible, failures are atomic."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from corpusfix import apply, copy_fixture, replace
+
+from generator import output
+from generator.collections import DEFAULT_BASE_URL
+from generator.pipeline import build
+
+ROOT = Path(__file__).resolve().parent.parent
+TREES = ("build", "manifest")
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of build/ and manifest/ under ``root``, by relative path."""
+    files: dict[str, bytes] = {}
+    for name in TREES:
+        for path in sorted((root / name).rglob("*")):
+            if path.is_file():
+                files[path.relative_to(root).as_posix()] = path.read_bytes()
+    return files
+
+
+def tree_differences(expected: dict[str, bytes], actual: dict[str, bytes]) -> str:
+    """A readable list of differing, missing and extra files ('' when the trees are identical)."""
+    differing = sorted(p for p in expected.keys() & actual.keys() if expected[p] != actual[p])
+    missing = sorted(expected.keys() - actual.keys())
+    extra = sorted(actual.keys() - expected.keys())
+    parts = [f"{title} ({len(items)}):\n  " + "\n  ".join(items)
+             for title, items in (("differing", differing), ("missing", missing), ("extra", extra)) if items]
+    return "\n".join(parts)
+
+
+def leftovers(root: Path) -> list[str]:
+    return sorted(p.name for p in root.iterdir() if p.name.startswith((".build-stage-", ".build-old-")))
+
+
+# --- the committed build is exactly what the sources compile to -------------------------------------------
+
+def test_committed_build_matches_sources(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "corpus_src", tmp_path / "corpus_src")
+    build(tmp_path / "corpus_src", tmp_path, DEFAULT_BASE_URL)
+    fresh, committed = snapshot(tmp_path), snapshot(ROOT)
+    assert fresh, "the fresh build is empty"
+    # fresh build = what the committed tree should be: "missing" files are absent from the commit.
+    report = tree_differences(fresh, committed)
+    assert not report, ("build/ and manifest/ are not what corpus_src/ compiles to; run `make build` and "
+                        f"commit the result.\n(compared with a fresh build; 'missing' = not committed)\n{report}")
+
+
+# --- reproducible: other path, timezone, locale and hash seed give the same bytes --------------------------
+
+ENVIRONMENTS = [
+    {"TZ": "UTC", "LANG": "C", "LC_ALL": "C", "PYTHONHASHSEED": "0"},
+    {"TZ": "Pacific/Kiritimati", "LANG": "fr_FR.UTF-8", "LC_ALL": "fr_FR.UTF-8", "PYTHONHASHSEED": "random"},
+    {"TZ": "America/St_Johns", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "12345"},
+]
+
+
+def test_build_is_reproducible_across_paths_and_environments(tmp_path: Path) -> None:
+    roots = [tmp_path / "a", tmp_path / "b" / "deeper" / "clone", tmp_path / "c with space"]
+    procs = []
+    for root, variant in zip(roots, ENVIRONMENTS, strict=True):
+        shutil.copytree(ROOT / "corpus_src", root / "corpus_src")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), **variant}
+        procs.append(subprocess.Popen([sys.executable, "-m", "generator.cli", "build", "--root", str(root)],
+                                      cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode("utf-8", "replace")
+    first = snapshot(roots[0])
+    assert len(first) > 10
+    for root in roots[1:]:
+        report = tree_differences(first, snapshot(root))
+        assert not report, f"{root} differs from {roots[0]}:\n{report}"
+
+
+def test_base_url_is_a_build_setting(tmp_path: Path) -> None:
+    src = copy_fixture(tmp_path)
+    result = build(src, tmp_path, "http://127.0.0.1:8080")
+    assert b'"base_url": "http://127.0.0.1:8080"' in result.manifest
+    catalogue = (tmp_path / "build" / "catalogue.json").read_text("utf-8")
+    assert '"url": "http://127.0.0.1:8080/entites/ENT-0001"' in catalogue
+    assert DEFAULT_BASE_URL not in catalogue
+
+
+# --- atomic: a failed or interrupted build leaves the previous tree untouched ------------------------------
+
+@pytest.fixture
+def built(tmp_path: Path) -> Path:
+    """A project folder with a valid source and its build, as an author has before an edit."""
+    build(copy_fixture(tmp_path), tmp_path, DEFAULT_BASE_URL)
+    return tmp_path
+
+
+RENAME = replace("entites/ENT-0002.yaml", "denomination: Cabinet Sans-Bénéficiaires", "denomination: Cabinet Neuf")
+
+
+def test_failed_validation_leaves_previous_build(built: Path) -> None:
+    before = snapshot(built)
+    apply(built / "corpus_src", [RENAME, replace("entites/ENT-0002.yaml", "statut: suspendu", "statut: 12")])
+    result = subprocess.run([sys.executable, "-m", "generator.cli", "build", "--root", str(built)],
+                            capture_output=True, text=True, encoding="utf-8", timeout=60, check=False)
+    assert result.returncode == 1
+    assert "corpus_src/entites/ENT-0002.yaml:15:5: agrements[0].statut: '12' is not one of" in result.stderr
+    assert "build/ and manifest/ left unchanged" in result.stderr
+    assert not tree_differences(before, snapshot(built))
+    assert leftovers(built) == []
+
+
+@pytest.mark.parametrize("exception", [OSError("No space left on device"), KeyboardInterrupt()])
+def test_interrupted_write_leaves_previous_build(built: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 exception: BaseException) -> None:
+    before = snapshot(built)
+    apply(built / "corpus_src", [RENAME])
+    real_write = output._write_tree
+
+    def write_half_then_fail(target: Path, files: dict[str, bytes]) -> None:
+        half = dict(list(files.items())[: len(files) // 2])
+        real_write(target, half)
+        raise exception
+
+    monkeypatch.setattr(output, "_write_tree", write_half_then_fail)
+    with pytest.raises(type(exception)):
+        build(built / "corpus_src", built, DEFAULT_BASE_URL)
+    assert not tree_differences(before, snapshot(built))
+    assert leftovers(built) == []
+
+
+def test_failure_between_swaps_is_rolled_back(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """build/ is already swapped when renaming manifest/ fails: build/ must come back too."""
+    before = snapshot(built)
+    apply(built / "corpus_src", [RENAME])
+    real_rename = Path.rename
+
+    def rename(self: Path, target: Path) -> Path:
+        if Path(target) == built / "manifest" and ".build-stage-" in str(self):
+            raise OSError("simulated failure on the second swap")
+        return real_rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", rename)
+    with pytest.raises(OSError, match="second swap"):
+        build(built / "corpus_src", built, DEFAULT_BASE_URL)
+    assert not tree_differences(before, snapshot(built))
+    assert leftovers(built) == []
+
+
+def test_interrupted_first_build_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = copy_fixture(tmp_path)
+
+    def fail(target: Path, files: dict[str, bytes]) -> None:
+        raise OSError("interrupted")
+
+    monkeypatch.setattr(output, "_write_tree", fail)
+    with pytest.raises(OSError):
+        build(src, tmp_path, DEFAULT_BASE_URL)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus_src"]
+
+
+def test_rebuild_replaces_the_whole_tree(built: Path) -> None:
+    """Files of resources that no longer exist disappear (the tree is swapped, not overwritten)."""
+    (built / "build" / "stale.json").write_text("{}\n")
+    apply(built / "corpus_src", [RENAME])
+    build(built / "corpus_src", built, DEFAULT_BASE_URL)
+    after = snapshot(built)
+    assert "build/stale.json" not in after
+    assert "Cabinet Neuf" in after["build/entites/ENT-0002.json"].decode("utf-8")
+    assert leftovers(built) == []

@@ -1,0 +1,143 @@
+"""The strict YAML loader: a value is a string unless written exactly ``true``, ``false`` or ``null``.
+
+PyYAML's default (YAML 1.1) resolution would turn ``no`` into False, ``2026-03-31`` into a date and
+``0755`` into 493; served byte for byte, any of these silently changes a season. These tests pin the
+loader's behaviour on each such trap, and the errors it raises for what it refuses.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from generator.errors import Location
+from generator.yamlstrict import LocatedDict, LocatedList, StrictLoader, YamlProblem, load_text, location_of
+
+# Written plain (unquoted), each of these would be typed by YAML 1.1 or 1.2 core resolution.
+STAY_STRINGS = [
+    "no", "No", "NO", "yes", "Yes", "on", "On", "off", "OFF", "y", "Y", "n", "N",
+    "True", "TRUE", "False", "FALSE", "Null", "NULL", "~",
+    "2026-03-31", "2026-03-31T10:00:00Z", "2026-02-30",
+    "0755", "0o755", "0x1F", "0b101", "1e3", "1E3", "1.5", "-1.5", ".5", "1_000", "12", "-3", "+4", "0",
+    ".inf", "-.inf", ".NaN", "12:30:00", "190:20:30",
+    "=", "<<x",
+]
+
+
+@pytest.mark.parametrize("raw", STAY_STRINGS)
+def test_plain_scalars_stay_strings(raw: str) -> None:
+    data = load_text(f"value: {raw}\nlist: [{raw}]\n", "t.yaml")
+    assert data["value"] == raw and type(data["value"]) is str
+    assert data["list"] == [raw] and type(data["list"][0]) is str
+
+
+def test_only_true_false_null_are_typed() -> None:
+    data = load_text("a: true\nb: false\nc: null\nd: [true, false, null]\n", "t.yaml")
+    assert data == {"a": True, "b": False, "c": None, "d": [True, False, None]}
+    assert data["a"] is True and data["b"] is False and data["c"] is None
+
+
+@pytest.mark.parametrize("raw", ['"true"', "'false'", '"null"', '"12"', "'2026-03-31'"])
+def test_quoted_scalars_are_strings(raw: str) -> None:
+    value = load_text(f"v: {raw}\n", "t.yaml")["v"]
+    assert value == raw[1:-1] and type(value) is str
+
+
+def test_empty_value_is_an_empty_string_not_null() -> None:
+    """``key:`` with nothing after it is not ``null``: only the word null is (and schemas refuse "")."""
+    assert load_text("v:\n", "t.yaml") == {"v": ""}
+
+
+def test_block_scalars_and_unicode_are_kept() -> None:
+    data = load_text("a: >-\n  Société\n  Mésange\nb: |\n  ligne 1\n  ligne 2\n".encode(), "t.yaml")
+    assert data == {"a": "Société Mésange", "b": "ligne 1\nligne 2\n"}
+
+
+def test_keys_are_strings_even_when_they_look_like_numbers() -> None:
+    assert load_text('403: a\n"404": b\n2026-03-31: c\n', "t.yaml") == {"403": "a", "404": "b", "2026-03-31": "c"}
+
+
+def test_empty_document_is_none() -> None:
+    assert load_text("# only a comment\n", "t.yaml") is None
+
+
+def test_positions_are_remembered() -> None:
+    data = load_text("top:\n  a: x\n  items:\n    - one\n    - two\n", "t.yaml")
+    assert isinstance(data, LocatedDict) and isinstance(data["top"]["items"], LocatedList)
+    assert data["top"].marks == {"a": (2, 3), "items": (3, 3)}
+    assert data["top"]["items"].marks == [(4, 7), (5, 7)]
+    assert location_of(data["top"], "items", "f.yaml") == Location("f.yaml", 3, 3)
+    assert location_of(data["top"]["items"], 1, "f.yaml") == Location("f.yaml", 5, 7)
+    assert location_of(data["top"], "missing", "f.yaml") == Location("f.yaml", 2, 3)  # falls back to the mapping
+
+
+def test_uses_the_c_parser_when_available() -> None:
+    """The 10,000-entity benchmark depends on libyaml; fail loudly if the fast path is lost."""
+    if not getattr(yaml, "__with_libyaml__", False):
+        pytest.skip("PyYAML built without libyaml")
+    assert issubclass(StrictLoader, yaml.CSafeLoader)
+
+
+def _problem(text: str) -> str:
+    with pytest.raises(YamlProblem) as info:
+        load_text(text, "t.yaml")
+    return str(info.value.problem)
+
+
+def test_duplicate_key_is_an_error() -> None:
+    assert _problem("a:\n  b: 1\n  c: 2\n  b: 3\n") == "t.yaml:4:3: a.b: duplicate key (first written at line 2)"
+
+
+def test_duplicate_key_at_top_level() -> None:
+    assert _problem("b: 1\nb: 1\n") == "t.yaml:2:1: b: duplicate key (first written at line 1)"
+
+
+@pytest.mark.parametrize("tag", ["!!int", "!!float", "!!bool", "!!null", "!!str", "!!timestamp", "!!binary",
+                                 "!custom", "!"])
+def test_explicit_scalar_tags_are_refused(tag: str) -> None:
+    if tag == "!":  # the non-specific tag only forces "string": harmless, and allowed
+        assert load_text("l:\n  - !  12\n", "t.yaml") == {"l": ["12"]}
+        return
+    assert _problem(f"l:\n  - ok\n  - {tag} 12\n") == (
+        f"t.yaml:3:5: l[1]: explicit tag '{tag}' is not allowed: write the value without a tag (a plain string, "
+        "or exactly true, false or null)")
+
+
+@pytest.mark.parametrize(("text", "shown"), [("m: !!map {a: b}\n", "!!map"), ("m: !!seq [a]\n", "!!seq"),
+                                             ("m: !!omap [a: b]\n", "!!omap"), ("m: !!set {a}\n", "!!set")])
+def test_explicit_collection_tags_are_refused(text: str, shown: str) -> None:
+    assert _problem(text).startswith(f"t.yaml:1:4: m: explicit tag '{shown}' is not allowed")
+
+
+def test_merge_key_is_refused() -> None:
+    assert _problem("base: &b {x: 1}\nitem:\n  <<: *b\n  y: 2\n") == (
+        "t.yaml:3:3: item.<<: merge keys ('<<') are not allowed: write each field out")
+
+
+def test_non_scalar_key_is_refused() -> None:
+    assert _problem("? [a, b]\n: c\n") == "t.yaml:1:3: a mapping key must be a plain string"
+
+
+def test_true_as_a_key_is_refused() -> None:
+    """A key must be a string; ``true`` would be a boolean, so it is refused rather than stringified."""
+    assert _problem("outer:\n  true: x\n") == "t.yaml:2:3: outer: a mapping key must be a plain string"
+
+
+def test_syntax_error_names_the_position() -> None:
+    assert _problem("a: [1, 2\nb: c\n") == (
+        "t.yaml:2:2: YAML syntax: while parsing a flow sequence did not find expected ',' or ']'")
+
+
+def test_tab_indentation_is_a_syntax_error() -> None:
+    assert _problem("a:\n\tb: c\n").startswith("t.yaml:2:1: YAML syntax: ")
+
+
+def test_several_documents_are_refused() -> None:
+    assert _problem("a: b\n---\nc: d\n") == (
+        "t.yaml:2:1: YAML syntax: expected a single document in the stream but found another document")
+
+
+def test_aliases_copy_plain_values() -> None:
+    """Anchors and aliases are plain YAML (not a type change): the alias gets an equal copy."""
+    data = load_text("a: &x Société\nb: *x\n", "t.yaml")
+    assert data == {"a": "Société", "b": "Société"}

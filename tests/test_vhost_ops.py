@@ -1,0 +1,248 @@
+"""Operating the vhost: maintenance switch, secret rotation with reload, TLS, `corpus serve`, build-if-needed."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from corpusfix import copy_fixture
+from nginx_server import JSON_TYPE, NginxServer, alive, free_port, private_dir, processes_of, snapshot_build
+
+from generator.cli import main
+from generator.secrets import new_secret, write_private
+from generator.serve import ensure_build
+
+CORPUS = str(Path(sys.executable).with_name("corpus"))
+
+
+def _sample(server: NginxServer) -> str:
+    return next(e["path"] for e in server.manifest["resources"]
+                if e["kind"] == "resource" and e["path"].startswith("/agrements/"))
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[NginxServer]:
+    with NginxServer() as srv:
+        yield srv
+
+
+# ------------------------------------------------------------------------------------ maintenance
+
+
+def test_maintenance_switches_to_503_and_back_without_reload(server: NginxServer,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    path = _sample(server)
+    workers = server.workers()
+    unavailable = server.body_of("/_systeme/503")
+    prefix = str(server.prefix)
+    try:
+        assert main(["maintenance", "on", "--prefix", prefix]) == 0
+        assert server.maintenance_flag().exists()
+        for target in (path, "/agrements/AGR-999999", path + "/"):
+            resp = server.request(target)
+            assert (resp.status, resp.body, resp.header("Content-Type")) == (503, unavailable, JSON_TYPE)
+            assert "no-store" in (resp.header("Cache-Control") or "")
+        # the secret still comes first
+        assert server.request(path, secret=None).body == server.body_of("/_systeme/403")
+        assert main(["maintenance", "status", "--prefix", prefix]) == 0
+        assert "on (503" in capsys.readouterr().err
+    finally:
+        assert main(["maintenance", "off", "--prefix", prefix]) == 0
+    assert not server.maintenance_flag().exists()
+    resp = server.request(path)
+    assert (resp.status, resp.body) == (200, server.body_of(path))
+    assert server.workers() == workers  # no reload, no restart
+
+
+# --------------------------------------------------------------------------------------- rotation
+
+
+def test_rotation_two_secrets_then_one() -> None:
+    old, new = new_secret(), new_secret()
+    with NginxServer(secrets=[old, new]) as server:
+        path = _sample(server)
+        for secret in (old, new):
+            assert server.request(path, secret=secret).body == server.body_of(path)
+        # the operator's command: rewrite the secret file, render with --reload
+        server.write_secrets([new])
+        workers = server.workers()
+        assert main(["render-nginx", "--root", str(server.root), "--prefix", str(server.prefix),
+                     "--port", str(server.port), "--workers", "2", "--secret-file", str(server.secret_file),
+                     "--reload"]) == 0
+        server.wait_new_workers(workers)
+        assert server.request(path, secret=new).body == server.body_of(path)
+        refused = server.request(path, secret=old)
+        assert (refused.status, refused.body) == (403, server.body_of("/_systeme/403"))
+        # and back to two, through the helper
+        server.rotate([new, old])
+        assert server.request(path, secret=old).status == 200
+
+
+def test_reload_refuses_a_broken_config_and_keeps_serving(capsys: pytest.CaptureFixture[str]) -> None:
+    with NginxServer() as server:
+        bad = server.dir / "bad"
+        write_private(bad, "not a valid secret\n")
+        assert main(["render-nginx", "--root", str(server.root), "--prefix", str(server.prefix),
+                     "--port", str(server.port), "--secret-file", str(bad), "--reload"]) == 1
+        assert "characters among" in capsys.readouterr().err
+        assert server.request(_sample(server)).status == 200
+
+
+# -------------------------------------------------------------------------------------------- TLS
+
+
+def test_tls_with_a_self_signed_certificate() -> None:
+    with NginxServer(tls=True) as server:
+        path = _sample(server)
+        with requests.Session() as session:
+            trust = str(server.cert)  # per request: $REQUESTS_CA_BUNDLE would override session.verify
+            ok = session.get(server.base_url + path, params={}, headers={"X-Challenge-Secret": server.secret},
+                             verify=trust)
+            assert (ok.status_code, ok.content) == (200, server.body_of(path))
+            assert ok.headers["Content-Type"] == JSON_TYPE
+            assert "max-age" in ok.headers["Strict-Transport-Security"]
+            refused = session.get(server.base_url + path, verify=trust)
+            assert (refused.status_code, refused.content) == (403, server.body_of("/_systeme/403"))
+            with pytest.raises(requests.exceptions.SSLError):
+                requests.get(server.base_url + path, timeout=5)  # not trusted without the certificate
+        # plain HTTP on the TLS port: nginx's 497, answered with the JSON 400
+        request = f"GET {path} HTTP/1.1\r\nHost: x\r\nX-Challenge-Secret: {server.secret}\r\n\r\n"
+        plain = server.raw(request.encode())
+        assert plain.startswith(b"HTTP/1.1 400 ") and plain.endswith(server.body_of("/_systeme/400"))
+        assert main(["verify", "--root", str(server.root), "--url", server.base_url, "--ca", str(server.cert),
+                     "--secret-file", str(server.secret_file)]) == 0
+
+
+# ------------------------------------------------------------------------------------------ serve
+
+
+@pytest.fixture
+def snapshot() -> Iterator[Path]:
+    """FOLDER/root holds the build snapshot; the prefix and secrets go beside it, outside that "checkout"."""
+    folder = private_dir("corpus-serve-")
+    try:
+        (folder / "root").mkdir()
+        os.chmod(folder / "root", 0o755)
+        snapshot_build(folder / "root")
+        yield folder / "root"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _serve(snapshot: Path, *extra: str) -> tuple[subprocess.Popen[str], int, Path]:
+    port, prefix = free_port(), snapshot.parent / "prefix"
+    process = subprocess.Popen([CORPUS, "serve", "--root", str(snapshot), "--prefix", str(prefix), "--port",
+                                str(port), "--no-build", "--workers", "2", *extra],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return process, port, prefix
+
+
+def _wait_for(process: subprocess.Popen[str], pattern: str, timeout: float = 15.0) -> str:
+    """Read stderr until a line matches (the process prints 'ready' once nginx accepts connections)."""
+    assert process.stderr is not None
+    deadline = time.monotonic() + timeout
+    seen = []
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        if re.search(pattern, line):
+            return "".join(seen)
+    raise AssertionError(f"no {pattern!r} in: {''.join(seen)}")
+
+
+def _stop(process: subprocess.Popen[str], signum: int) -> tuple[int, str, str]:
+    process.send_signal(signum)
+    try:
+        out, err = process.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+    return process.returncode, out, err
+
+
+def test_serve_with_a_secret_file_then_sigterm_leaves_no_process(snapshot: Path) -> None:
+    secret = new_secret()
+    secret_file = snapshot.parent / "secret"
+    write_private(secret_file, secret + "\n")
+    process, port, prefix = _serve(snapshot, "--secret-file", str(secret_file))
+    try:
+        _wait_for(process, "ready on")
+        pids = processes_of(prefix)
+        assert len(pids) == 3  # the master and its two workers
+        path = "/catalogue"
+        ok = requests.get(f"http://127.0.0.1:{port}{path}", headers={"X-Challenge-Secret": secret}, timeout=5)
+        assert (ok.status_code, ok.content) == (200, (snapshot / "build" / "catalogue.json").read_bytes())
+        assert requests.get(f"http://127.0.0.1:{port}{path}", timeout=5).status_code == 403
+    finally:
+        code, out, err = _stop(process, signal.SIGTERM)
+    assert code == 0, err
+    assert "stopped (SIGTERM)" in err
+    assert secret not in out + err  # a given secret file is never echoed
+    assert processes_of(prefix) == [] and alive(pids) == []
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"http://127.0.0.1:{port}/catalogue", timeout=2)
+
+
+def test_serve_without_a_secret_prints_a_dev_secret_and_stops_on_ctrl_c(snapshot: Path) -> None:
+    process, port, prefix = _serve(snapshot)
+    try:
+        _wait_for(process, "ready on")
+        pids = processes_of(prefix)
+        assert len(pids) == 3
+        secret_file = prefix / "dev-secret"
+        assert stat.S_IMODE(secret_file.stat().st_mode) == 0o600
+        secret = secret_file.read_text().strip()
+        ok = requests.get(f"http://127.0.0.1:{port}/catalogue", headers={"X-Challenge-Secret": secret}, timeout=5)
+        assert ok.status_code == 200
+    finally:
+        code, out, err = _stop(process, signal.SIGINT)
+    assert code == 0, err
+    assert f"development secret {secret}" in out
+    assert f"curl -s -H 'X-Challenge-Secret: {secret}' http://127.0.0.1:{port}/" in out
+    assert processes_of(prefix) == [] and alive(pids) == []
+
+
+def test_serve_fails_cleanly_when_the_port_is_taken(snapshot: Path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        prefix = snapshot.parent / "prefix"
+        result = subprocess.run([CORPUS, "serve", "--root", str(snapshot), "--prefix", str(prefix), "--port",
+                                 str(port), "--no-build"], capture_output=True, text=True, timeout=30, check=False)
+    assert result.returncode == 1
+    assert "nginx exited" in result.stderr
+    assert processes_of(prefix) == []
+
+
+# ------------------------------------------------------------------------------- build if needed
+
+
+def test_ensure_build_writes_only_when_the_sources_changed(tmp_path: Path) -> None:
+    copy_fixture(tmp_path)
+    base = "https://corpus.example"
+    assert ensure_build(tmp_path, base).startswith("built")
+    manifest = tmp_path / "manifest" / "manifest.json"
+    before = manifest.stat().st_mtime_ns
+    assert ensure_build(tmp_path, base).startswith("build/ is up to date")
+    assert manifest.stat().st_mtime_ns == before
+    victim = next((tmp_path / "build").rglob("*.json"))
+    victim.write_bytes(victim.read_bytes() + b" ")
+    assert ensure_build(tmp_path, base).startswith("built")
+    (tmp_path / "build" / "stray.json").write_text("{}")
+    assert ensure_build(tmp_path, base).startswith("built")
+    assert not (tmp_path / "build" / "stray.json").exists()

@@ -1,0 +1,302 @@
+"""Rendering the vhost: secret sources and shapes, nginx quoting, refusals, and `nginx -t` on the output."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pytest
+from nginx_server import ROOT, NginxServer, private_dir, snapshot_build
+
+from generator.cli import main
+from generator.nginx_render import TEMPLATES, RenderError, Settings, environment, nginx_command, render, write
+from generator.nginx_syntax import MAX_TOKEN, NginxSyntaxError, quote_path, quote_text
+from generator.secrets import (
+    SecretError,
+    check_shape,
+    new_secret,
+    parse_secrets,
+    read_secret_env,
+    read_secret_file,
+    write_private,
+)
+from generator.serve import stop_group, wait_ready
+
+# ---------------------------------------------------------------------------------------- secrets
+
+BAD_SECRETS = ["short-secret-15", "has space inside-the-secret", 'quote"quote-quote-quote',
+               "back\\slash-slash-slash", "dollar$dollar-dollar-dollar", "accentué-accentué-accentué",
+               "tab\tinside-the-secret-value", "semi;colon-semi-colon-semi", "x" * 513, ""]
+
+
+@pytest.mark.parametrize("value", BAD_SECRETS, ids=range(len(BAD_SECRETS)))
+def test_badly_shaped_secrets_are_refused_without_being_quoted(value: str) -> None:
+    with pytest.raises(SecretError) as caught:
+        check_shape(value, "where")
+    if value:
+        assert value not in str(caught.value)
+
+
+def test_secret_file_rules(tmp_path: Path) -> None:
+    good = new_secret()
+    assert len(good) >= 16 and check_shape(good, "x") == good
+    path = tmp_path / "secrets"
+    write_private(path, f"# comment\n\n{good}\n  {good}  \nother-secret-0123456789\n")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert read_secret_file(path) == [good, "other-secret-0123456789"]
+    os.chmod(path, 0o640)
+    with pytest.raises(SecretError, match="chmod 600"):
+        read_secret_file(path)
+    with pytest.raises(SecretError, match="not found"):
+        read_secret_file(tmp_path / "missing")
+    with pytest.raises(SecretError, match="no secret"):
+        parse_secrets("# only a comment\n", "f")
+
+
+def test_secret_file_must_live_outside_the_repository(tmp_path: Path) -> None:
+    fake_repo = tmp_path / "repo"
+    inside, run = fake_repo / "build" / "s", fake_repo / "run" / "s"
+    for path in (inside, run):
+        write_private(path, new_secret() + "\n")
+    with pytest.raises(SecretError, match="outside the repository"):
+        read_secret_file(inside, fake_repo)
+    assert read_secret_file(run, fake_repo)  # run/ is git-ignored
+    assert "/run/" in (ROOT / ".gitignore").read_text()
+
+
+def test_secret_env() -> None:
+    a, b = new_secret(), new_secret()
+    assert read_secret_env("S", {"S": f" {a}, {b}\n{a}"}) == [a, b]
+    with pytest.raises(SecretError, match="not set"):
+        read_secret_env("S", {})
+    with pytest.raises(SecretError):
+        read_secret_env("S", {"S": "short"})
+
+
+# --------------------------------------------------------------------------------- nginx quoting
+
+
+def test_quote_path_refuses_variables_and_controls() -> None:
+    assert quote_path('/a b/"c"') == '"/a b/\\"c\\""'
+    for bad in ("/a/$uri", "/a\nb", "/a\x00b"):
+        with pytest.raises(NginxSyntaxError):
+            quote_path(bad)
+
+
+def test_quote_text_refuses_what_nginx_could_not_hold() -> None:
+    with pytest.raises(NginxSyntaxError, match="at most"):
+        quote_text(b"x" * (MAX_TOKEN + 1))
+    with pytest.raises(NginxSyntaxError, match="exactly once"):
+        quote_text(b"PP PP", "PP", "uri")
+
+
+@pytest.fixture(scope="module")
+def literal_nginx() -> Iterator[tuple[int, dict[str, bytes]]]:
+    """A minimal nginx whose locations return hostile literals through quote_text (and one via ${uri})."""
+    bodies = {"/dollar": b'{"a": "$uri ${uri} $$ $1 \\\\ \\" \\n"}\n',
+              "/controls": b'tab\there\r\nCRLF "quotes" \'single\' {braces} ;semi #hash \\back\\\\slash\n',
+              "/utf8": "caractères accentués, « guillemets », €\n".encode()}
+    folder = private_dir("corpus-literal-")
+    try:
+        port = _free_port()
+        locations = "".join(f"location = {p} {{ return 200 {quote_text(b)}; }}\n" for p, b in bodies.items())
+        locations += f"location /echo/ {{ return 200 {quote_text(b'path=PH;', 'PH', 'uri')}; }}\n"
+        (folder / "conf").mkdir()
+        (folder / "logs").mkdir()
+        (folder / "conf" / "nginx.conf").write_text(
+            f"pid {folder}/logs/nginx.pid; error_log {folder}/logs/error.log;\n"
+            "events {}\nhttp {\n access_log off; default_type text/plain;\n"
+            + "".join(f" {n}_temp_path {folder}/tmp_{n};\n" for n in ("client_body", "proxy", "fastcgi", "uwsgi",
+                                                                         "scgi"))
+            + ' geo $corpus_dollar { default "$"; }\n'
+            f" server {{ listen 127.0.0.1:{port}; {locations} }}\n}}\n", "utf-8")
+        process = subprocess.Popen([*nginx_command(folder), "-g", "daemon off;"], start_new_session=True,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            assert wait_ready("127.0.0.1", port, process, 10), (folder / "logs" / "error.log").read_text()
+            yield port, bodies
+        finally:
+            stop_group(process)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _free_port() -> int:
+    from nginx_server import free_port
+
+    return free_port()
+
+
+def test_quote_text_round_trips_through_nginx(literal_nginx: tuple[int, dict[str, bytes]]) -> None:
+    import http.client
+
+    port, bodies = literal_nginx
+    for path, body in [*bodies.items(), ("/echo/x-1", b"path=/echo/x-1;")]:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        assert (resp.status, resp.read()) == (200, body), path
+        conn.close()
+
+
+# ---------------------------------------------------------------------------------------- render
+
+
+@pytest.fixture(scope="module")
+def snapshot() -> Iterator[Path]:
+    folder = private_dir("corpus-render-")
+    try:
+        snapshot_build(folder)
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def work() -> Iterator[Path]:
+    """A private folder nginx workers can traverse (pytest's tmp_path is under a 0700 folder)."""
+    folder = private_dir("corpus-render-work-")
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _settings(snapshot: Path, work: Path, **extra: Any) -> Settings:
+    secret_file = work / "secret"
+    if not secret_file.exists():
+        write_private(secret_file, new_secret() + "\n")
+    return Settings(root=snapshot, prefix=work / "prefix", port=18099, secret_file=secret_file, **extra)
+
+
+def test_rendered_config_passes_nginx_t_and_keeps_the_secret_in_the_private_include(
+        snapshot: Path, work: Path) -> None:
+    settings = _settings(snapshot, work)
+    secret = read_secret_file(settings.secret_file)[0]  # type: ignore[arg-type]
+    assert main(["render-nginx", "--root", str(snapshot), "--prefix", str(settings.prefix), "--port", "18099",
+                 "--secret-file", str(settings.secret_file)]) == 0
+    conf = settings.conf_dir
+    assert stat.S_IMODE(settings.secrets_conf.stat().st_mode) == 0o600
+    assert f'"~^{re.escape(secret)}$" 1;' in settings.secrets_conf.read_text()
+    for public in (settings.nginx_conf, settings.corpus_conf, settings.settings_file):
+        for form in (secret, re.escape(secret)):
+            assert form not in public.read_text(), public
+    saved = json.loads(settings.settings_file.read_text())
+    assert saved["maintenance_flag"] == str(settings.prefix / "maintenance")
+    # nginx -t again, explicitly, on what was written
+    result = subprocess.run(nginx_command(settings.prefix, "-t"), capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in conf.iterdir()) == ["corpus-secrets.conf", "corpus.conf", "nginx.conf",
+                                                      "settings.json"]
+
+
+def test_tls_config_passes_nginx_t(snapshot: Path, work: Path) -> None:
+    from nginx_server import make_self_signed
+
+    cert = make_self_signed(work)
+    settings = _settings(snapshot, work, tls_cert=cert, tls_key=work / "tls.key")
+    write(settings, render(settings))
+    text = settings.corpus_conf.read_text()
+    assert "listen 127.0.0.1:18099 ssl default_server;" in text and "ssl_certificate_key" in text
+    result = subprocess.run(nginx_command(settings.prefix, "-t"), capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"tls_cert": Path("/x.pem")}, "both --tls-cert and --tls-key"),
+    ({"secret_env": "CORPUS_TEST_SECRET"}, "exactly one secret source"),
+    ({"listen": "127.0.0.1; evil"}, "not an address"),
+    ({"server_name": "a b"}, "server name"),
+    ({"worker_processes": "0"}, "worker processes"),
+    ({"access_log": Path("/tmp/$uri")}, "cannot hold '\\$'"),
+])
+def test_render_refuses_unsafe_settings(snapshot: Path, work: Path, change: dict[str, Any],
+                                        message: str) -> None:
+    with pytest.raises(RenderError, match=message):
+        render(_settings(snapshot, work, **change))
+
+
+def _copy(snapshot: Path, work: Path) -> Path:
+    copy = work / "copy"
+    shutil.copytree(snapshot, copy)
+    return copy
+
+
+def test_render_refuses_a_build_that_differs_from_the_manifest(snapshot: Path, work: Path) -> None:
+    copy = _copy(snapshot, work)
+    (copy / "build" / "_systeme" / "403.json").write_bytes(b'{"tampered": true}\n')
+    with pytest.raises(RenderError, match="/_systeme/403"):
+        render(_settings(copy, work))
+
+
+def test_render_refuses_a_declared_absent_that_is_not_the_template(snapshot: Path, work: Path) -> None:
+    copy = _copy(snapshot, work)
+    manifest_file = copy / "manifest" / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    entry = next(e for e in manifest["resources"] if e["kind"] == "absent")
+    data = (copy / "build" / entry["file"]).read_bytes().replace(b"Aucune", b"Nulle")
+    (copy / "build" / entry["file"]).write_bytes(data)
+    import hashlib
+
+    entry["sha256"], entry["length"] = hashlib.sha256(data).hexdigest(), len(data)
+    manifest_file.write_text(json.dumps(manifest))
+    with pytest.raises(RenderError, match=re.escape(entry["path"])):
+        render(_settings(copy, work))
+
+
+def test_render_refuses_a_manifest_without_a_required_systeme_body(snapshot: Path, work: Path) -> None:
+    copy = _copy(snapshot, work)
+    manifest_file = copy / "manifest" / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    manifest["resources"] = [e for e in manifest["resources"] if e["path"] != "/_systeme/503"]
+    manifest_file.write_text(json.dumps(manifest))
+    with pytest.raises(RenderError, match="503"):
+        render(_settings(copy, work))
+
+
+def test_cli_reports_bad_secret_file_without_quoting_it(snapshot: Path, work: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    secret_file = work / "secret"
+    secret_file.write_text("bad secret with spaces in it\n")
+    os.chmod(secret_file, 0o600)
+    assert main(["render-nginx", "--root", str(snapshot), "--prefix", str(work / "p"),
+                 "--secret-file", str(secret_file)]) == 1
+    err = capsys.readouterr().err
+    assert "characters among" in err and "bad secret" not in err
+
+
+# ------------------------------------------------------------------------------------- templates
+
+
+def test_templates_are_strict_and_every_snippet_is_used() -> None:
+    with pytest.raises(jinja2.UndefinedError):
+        environment().from_string("{{ missing }}").render()
+    included = set()
+    for template in TEMPLATES.rglob("*.j2"):
+        included |= set(re.findall(r'include "(snippets/[^"]+)"', template.read_text()))
+    snippets = {p.relative_to(TEMPLATES).as_posix() for p in (TEMPLATES / "snippets").glob("*.j2")}
+    assert snippets == included
+    for snippet in snippets:  # one concern per snippet, each saying why
+        assert (TEMPLATES / snippet).read_text().lstrip().startswith("#"), snippet
+
+
+def test_secret_regex_escaping_in_nginx() -> None:
+    """Punctuation in a secret is literal: '.' or '+' must not act as regex operators."""
+    tricky = "a.b+c~d/e=f-g_h.i+jj"
+    near = ["aXb+c~d/e=f-g_h.i+jj", "a.bbc~d/e=f-g_h.i+jj", "a.b+c~d/e=f-g_h.i+jjj", "a.b+c~d/e=f-g_h.i+j",
+            "A.b+c~d/e=f-g_h.i+jj", "a.b+c~d/e=f-g_hXi+jj", "a.b+c~d/e=f-g_h.iiijj"]
+    other = new_secret()
+    with NginxServer(secrets=[tricky, other]) as server:
+        path = "/catalogue"
+        assert server.request(path, secret=tricky).status == 200
+        assert server.request(path, secret=other).status == 200
+        for miss in near:
+            assert server.request(path, secret=miss).status == 403, miss
