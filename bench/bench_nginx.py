@@ -6,7 +6,9 @@ private prefixes on loopback, same binary, same worker count, same sendfile/keep
 
 - **vhost**: the rendered corpus vhost (secret map and gate, canonical check, try_files, headers, JSON
   access log), requested with the secret (set by a wrk Lua script, so it is on no command line);
-- **ceiling**: a minimal server that serves the same file with no check, no header, no log.
+- **ceiling**: a minimal server that serves the same file with no check, no header, no log, and the
+  same file-serving settings (sendfile, keep-alive, open_file_cache); ``--bare-ceiling`` drops the
+  open_file_cache from the ceiling too (then the vhost may beat it: the cache is worth ~25% here).
 
 Runs alternate (vhost/ceiling, then ceiling/vhost, ...) so that drift of the machine hits both; the
 report gives each run, the medians, and the ratio of the medians. Goal: ratio >= 0.9 and vhost p99 < 5 ms
@@ -54,11 +56,19 @@ http {{
         tcp_nodelay on;
         keepalive_timeout 65s;
         keepalive_requests 10000;
-        location / {{ }}
+        location / {{
+{cache}        }}
     }}
 }}
 """
 UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+# The vhost's file cache (nginx/snippets/resources.conf.j2), for a like-for-like ceiling.
+FILE_CACHE = """\
+            open_file_cache max=10000 inactive=60s;
+            open_file_cache_valid 1s;
+            open_file_cache_min_uses 1;
+            open_file_cache_errors on;
+"""
 
 
 @dataclass
@@ -122,6 +132,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--workers", default="auto", help="nginx worker_processes for both (default auto)")
     parser.add_argument("--path", default=None, help="resource to request (default: the first agrément)")
+    parser.add_argument("--bare-ceiling", action="store_true", help="no open_file_cache in the ceiling")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--check", action="store_true", help="exit 1 if ratio < 0.9 or vhost p99 >= 5 ms")
     args = parser.parse_args()
@@ -153,7 +164,7 @@ def main() -> int:
         (ceiling / "nginx.conf").write_text(CEILING_CONF.format(
             workers=args.workers, pid=quote_path(ceiling / "nginx.pid"),
             error_log=quote_path(ceiling / "error.log"), port=ceiling_port, build=quote_path(ROOT / "build"),
-            temp_paths=temp_paths))
+            temp_paths=temp_paths, cache="" if args.bare_ceiling else FILE_CACHE))
         processes.append(start(ceiling, ceiling / "nginx.conf", ceiling_port))
 
         vhost_url = f"http://127.0.0.1:{vhost_port}{path}"
@@ -184,7 +195,8 @@ def main() -> int:
     result = {name: {f: median(name, f) for f in ("rps", "p50", "p90", "p99")} for name in ("vhost", "ceiling")}
     ratio = result["vhost"]["rps"] / result["ceiling"]["rps"]
     ok = ratio >= 0.9 and result["vhost"]["p99"] < 5.0
-    summary = {"path": path, "duration_s": args.duration, "rounds": args.rounds, "connections": args.connections,
+    summary = {"path": path, "bare_ceiling": args.bare_ceiling,
+               "duration_s": args.duration, "rounds": args.rounds, "connections": args.connections,
                "threads": args.threads, "median": result, "ratio": round(ratio, 3), "goal_met": ok,
                "runs": [r.__dict__ for r in runs]}
     if args.json:

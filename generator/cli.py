@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TextIO
 
 from generator.collections import DEFAULT_BASE_URL, file_for
-from generator.errors import CorpusError, Severity
+from generator.errors import CorpusError, FrozenMismatch, Severity
+from generator.freeze import RECORD, check_freeze, freeze
 from generator.output import MANIFEST_FILE, MANIFEST_HASH_FILE
 from generator.pipeline import build, check
 
@@ -58,6 +59,9 @@ def cmd_build(args: argparse.Namespace) -> int:
         print(f"corpus build: {len(exc.problems)} error(s); build/ and manifest/ left unchanged",
               file=sys.stderr)
         return 1
+    except FrozenMismatch as exc:
+        print(f"corpus build: REFUSED: {exc}; build/ and manifest/ left unchanged", file=sys.stderr)
+        return 1
     _print_problems(result.warnings)
     kinds: dict[str, int] = {}
     for item in result.built:
@@ -91,6 +95,26 @@ def cmd_show(args: argparse.Namespace) -> int:
     print("--- manifest entry ---")
     print(json.dumps(entry, indent=2, ensure_ascii=False))
     return 0
+
+
+def cmd_freeze(args: argparse.Namespace) -> int:
+    try:
+        data = freeze(args.root, args.bareme, args.salt_file)
+    except (FrozenMismatch, ValueError, FileNotFoundError) as exc:
+        print(f"corpus freeze: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(data.decode("utf-8"))
+    print(f"corpus freeze: wrote {RECORD}; keep {args.salt_file} secret until the close, and anchor the "
+          "record through Trust Layer", file=sys.stderr)
+    return 0
+
+
+def cmd_freeze_check(args: argparse.Namespace) -> int:
+    problems = check_freeze(args.root, args.salt_file)
+    for problem in problems:
+        print(f"corpus freeze-check: {problem}", file=sys.stderr)
+    print(f"corpus freeze-check: {'FAILED' if problems else 'passed'}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def parser() -> argparse.ArgumentParser:
@@ -130,6 +154,25 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="canonical path, e.g. /entites/ENT-1001")
     add_root_options(p)
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("freeze", help="write freeze/record.json: manifest hash, barème hash, key commitment",
+                       description="Pre-registration (spec §8): record the manifest hash, the SHA-256 of the "
+                                   "frozen barème section (must be the published one) and sha256(salt ‖ "
+                                   "season/cle.json) with a 32-byte salt read from, or created in, --salt-file "
+                                   "(mode 0600, outside the repository). From then on, a build that would change "
+                                   "a byte of the manifest or of the key fails.")
+    p.add_argument("--bareme", type=Path, required=True,
+                   help="the frozen barème section, e.g. ../shared/spec/conformite-bareme-v3.section-5.txt")
+    p.add_argument("--salt-file", type=Path, required=True, help="hex salt file outside the repository")
+    add_root_options(p)
+    p.set_defaults(func=cmd_freeze)
+
+    p = sub.add_parser("freeze-check", help="check freeze/record.json against manifest/ and the key",
+                       description="What the scorer checks before scoring (spec §8.5): the manifest hash and, "
+                                   "with --salt-file, the key commitment. Exit 1 on any difference.")
+    p.add_argument("--salt-file", type=Path, help="the salt, to check the key commitment too")
+    add_root_options(p)
+    p.set_defaults(func=cmd_freeze_check)
 
     for module in _TOOL_MODULES:
         importlib.import_module(module).register(sub)

@@ -32,6 +32,11 @@ def parsed_body(body: bytes) -> Any:
     return parsed or {"error": None}
 
 
+def parsed_hash(value: Any) -> str:
+    """Hash of a body the proxy has parsed into ``value`` (a falsy value is replaced by the substitute)."""
+    return sha256_hex(canonical_json(value or {"error": None}).encode("utf-8"))
+
+
 def response_hash(body: bytes) -> str:
     """Hash of a served body as the proxy computes it: parse, canonicalise, SHA-256."""
-    return sha256_hex(canonical_json(parsed_body(body)).encode("utf-8"))
+    return parsed_hash(parsed_body(body))

@@ -334,6 +334,7 @@ def write(settings: Settings, rendered: Rendered) -> None:
     for folder in (prefix, settings.conf_dir, settings.logs_dir, prefix / "tmp"):
         folder.mkdir(parents=True, exist_ok=True)
     os.chmod(prefix, 0o755)
+    os.chmod(settings.conf_dir, 0o700)  # read by the master only
     write_private(settings.secrets_conf, rendered.secrets_conf)
     for path, text in ((settings.corpus_conf, rendered.corpus_conf), (settings.nginx_conf, rendered.nginx_conf),
                        (settings.settings_file, json.dumps(rendered.settings, indent=2, sort_keys=True) + "\n")):

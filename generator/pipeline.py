@@ -8,6 +8,7 @@ from pathlib import Path
 from generator.collections import file_for
 from generator.compile import compile_documents
 from generator.errors import CorpusError, Problem, Severity
+from generator.freeze import guard_manifest
 from generator.hashing import sha256_hex
 from generator.output import (
     MANIFEST_FILE,
@@ -65,7 +66,8 @@ def compile_build(src: Path, base_url: str) -> BuildResult:
 
 
 def build(src: Path, out: Path, base_url: str) -> BuildResult:
-    """Compile and write ``out/build`` and ``out/manifest`` atomically."""
+    """Compile and write ``out/build`` and ``out/manifest`` atomically; refuse to change a frozen season."""
     result = compile_build(src, base_url)
+    guard_manifest(out, result.manifest)
     write_atomically(out, result.trees())
     return result

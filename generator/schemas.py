@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
+
+from generator.fastschema import compile_schema
 
 SCHEMA_NAMES = (
     "corpus", "referentiel", "systeme", "absents", "entites", "agrements", "attestations", "avenants",
@@ -60,6 +63,12 @@ def _inline_common(node: Any, defs: dict[str, Any]) -> Any:
 def validator(name: str) -> Draft202012Validator:
     """A validator for one source kind, common definitions inlined (other references use a local registry)."""
     return Draft202012Validator(_inline_common(schema(name), schema("common")["$defs"]), registry=_registry())
+
+
+@cache
+def quick_check(name: str) -> Callable[[Any], bool] | None:
+    """A fast predicate that accepts only what :func:`validator` accepts (None: use the validator)."""
+    return compile_schema(_inline_common(schema(name), schema("common")["$defs"]))
 
 
 def served_fields(name: str) -> tuple[str, ...]:

@@ -7,14 +7,14 @@ a run at once, each with ``file:line:column`` and the field it concerns.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
 from generator import collections as col
 from generator.errors import Problem, Severity
-from generator.schemas import validator
+from generator.schemas import quick_check, validator
 from generator.sources import Record, Sources
 from generator.yamlstrict import location_of
 
@@ -75,6 +75,9 @@ def _json_path(parts: Iterable[str | int]) -> str:
 
 def check_schema(record: Record) -> list[Problem]:
     """Draft 2020-12 validation; each error located at the deepest value the sources know."""
+    quick = quick_check(record.kind)
+    if quick is not None and quick(record.data):
+        return []  # the common case; jsonschema (below) runs only to word the errors of an invalid record
     problems = []
     for err in validator(record.kind).iter_errors(record.data):
         parts = list(err.absolute_path)
@@ -110,30 +113,34 @@ def check_schema(record: Record) -> list[Problem]:
     return problems
 
 
-def _walk(value: Any, parts: tuple[str | int, ...] = ()) -> Iterator[tuple[Any, str | int, Any, tuple]]:
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            yield value, key, inner, (*parts, key)
-            yield from _walk(inner, (*parts, key))
-    elif isinstance(value, list):
-        for index, inner in enumerate(value):
-            yield value, index, inner, (*parts, index)
-            yield from _walk(inner, (*parts, index))
+def _is_date_field(key: str) -> bool:
+    return key.startswith("date_") or key == "nouvelle_date_fin"
 
 
 def check_dates(record: Record) -> list[Problem]:
     """A value shaped like a date in a date field must be a day that exists."""
-    problems = []
-    for container, key, value, parts in _walk(record.data):
-        if not (isinstance(key, str) and (key.startswith("date_") or key == "nouvelle_date_fin")):
-            continue
-        if isinstance(value, str) and _DATE_SHAPE.fullmatch(value):
-            try:
-                date.fromisoformat(value)
-            except ValueError:
-                problems.append(_error(record, key, _json_path(parts),
-                                       f"{value!r} is not a real calendar date", container))
+    problems: list[Problem] = []
+    _check_dates_in(record, record.data, (), problems)
     return problems
+
+
+def _check_dates_in(record: Record, value: Any, parts: tuple[str | int, ...], problems: list[Problem]) -> None:
+    """Recursive walk that builds a field path only for containers, not for every scalar (a hot loop)."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if isinstance(inner, str):
+                if isinstance(key, str) and _is_date_field(key) and _DATE_SHAPE.fullmatch(inner):
+                    try:
+                        date.fromisoformat(inner)
+                    except ValueError:
+                        problems.append(_error(record, key, _json_path((*parts, key)),
+                                               f"{inner!r} is not a real calendar date", value))
+            elif isinstance(inner, dict | list):
+                _check_dates_in(record, inner, (*parts, key), problems)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            if isinstance(inner, dict | list):
+                _check_dates_in(record, inner, (*parts, index), problems)
 
 
 class Validator:
@@ -334,12 +341,11 @@ class Validator:
         self._check_backlink("agrements", "entite", "entites", "agrements")
         self._check_backlink("attestations", "entite", "entites", "attestations")
         self._check_backlink("avenants", "attestation", "attestations", "avenants")
+        owners_with_pages = {record.owner for record in self.sources.of("beneficiaires")}  # one pass in all
         for record in self.sources.of("entites"):
             cited = record.data.get("beneficiaires")
             first = col.beneficiaires_page_path(record.owner or "?", "1")
-            has_pages = any(r.owner == record.owner for r in self._beneficiaires_by_owner().get(
-                record.owner, []))
-            if has_pages and cited != first:
+            if record.owner in owners_with_pages and cited != first:
                 self.problems.append(_error(record, "beneficiaires", "beneficiaires", f"must be {first}, the "
                                             "first page of the bénéficiaires written in this file"))
         for record in self.sources.of("agrements") + self.sources.of("attestations"):
@@ -349,14 +355,6 @@ class Validator:
                 self.problems.append(_error(record, "entite", "entite", f"{entite} is not the entity of this "
                                             f"file ({col.entity_path(record.owner)}): move the record to "
                                             "that entity's file"))
-
-    def _beneficiaires_by_owner(self) -> dict[str | None, list[Record]]:
-        if not hasattr(self, "_benef_cache"):
-            cache: dict[str | None, list[Record]] = {}
-            for record in self.sources.of("beneficiaires"):
-                cache.setdefault(record.owner, []).append(record)
-            self._benef_cache = cache
-        return self._benef_cache
 
     def _check_activities(self) -> None:
         def check(record: Record, container: Any, key: str | int, fieldname: str) -> None:

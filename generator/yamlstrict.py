@@ -61,6 +61,9 @@ class LocatedList(list):
     __slots__ = ("mark", "marks")
 
 
+_Scalar = yaml.ScalarNode
+
+
 def _pos(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
@@ -120,7 +123,11 @@ class StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
             if key in marks:
                 first = marks[key]
                 raise self._fail(key_node, key, f"duplicate key (first written at line {first[0]})")
-            marks[key] = _pos(key_node)
+            mark = key_node.start_mark
+            marks[key] = (mark.line + 1, mark.column + 1)
+            if value_node.__class__ is _Scalar and value_node.tag == _STR:
+                result[key] = value_node.value  # the common case, inlined: most values are plain strings
+                continue
             try:
                 result[key] = self.construct_object(value_node)
             except YamlProblem as exc:

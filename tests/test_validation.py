@@ -562,3 +562,33 @@ def test_seeded_errors_cover_every_rule() -> None:
     wanted = {_shape(line): c.id for c in CASES for line in c.expected}
     not_seeded = sorted(f"{cid}: {shape}" for shape, cid in wanted.items() if shape not in seeded)
     assert not not_seeded, "seed these in tests/fixtures/errors:\n" + "\n".join(not_seeded)
+
+
+# --- the README's examples are real ---------------------------------------------------------------------------
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+UNREADABLE_EXAMPLE = "corpus_src/entites/ENT-0003.yaml: cannot read: Is a directory"  # test above
+
+
+def readme_examples() -> list[str]:
+    text = README.read_text("utf-8")
+    region = text[text.index("<!-- authoring:begin -->"):text.index("<!-- authoring:end -->")]
+    examples, fence = [], None
+    for line in region.splitlines():
+        if line.startswith("```"):
+            fence = None if fence is not None else line[3:]  # the opening fence's language, "" for none
+        elif fence == "" and re.match(r"(warning: )?corpus_src/\S+: ", line):
+            examples.append(line)
+    return examples
+
+
+def test_readme_examples_are_printed_by_a_real_run() -> None:
+    examples = readme_examples()
+    real = set(expected_error_lines()) | {UNREADABLE_EXAMPLE}
+    assert examples and not [line for line in examples if line not in real]
+
+
+def test_readme_has_an_example_of_every_message() -> None:
+    shown = {_shape(line) for line in readme_examples()}
+    missing = sorted({_shape(line) for line in expected_error_lines()[:-1]} - shown)
+    assert not missing, "add an example of these to the README's authoring guide:\n" + "\n".join(missing)

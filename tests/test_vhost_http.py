@@ -10,6 +10,7 @@ import hashlib
 import http.client
 import json
 import random
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -376,7 +377,8 @@ def test_access_log_is_json_with_the_secret_verdict_and_never_the_secret(server:
     for line in lines.values():
         assert set(line) == {"time", "request_id", "method", "uri", "status", "bytes", "secret_ok",
                              "user_agent", "request_time"}
-        assert len(line["request_id"]) == 32 and line["time"].startswith(time.strftime("%Y-"))
+        assert re.fullmatch(r"[0-9]+-[0-9]+-[0-9]+", line["request_id"])
+        assert line["time"].startswith(time.strftime("%Y-"))
         assert isinstance(line["status"], int) and isinstance(line["bytes"], int)
         assert isinstance(line["secret_ok"], bool) and isinstance(line["request_time"], float | int)
     ok = lines["ok"]
@@ -387,6 +389,7 @@ def test_access_log_is_json_with_the_secret_verdict_and_never_the_secret(server:
     query = lines["query"]
     assert (query["status"], query["uri"], query["secret_ok"]) == (404, path + "?q=1", True)
     assert lines["chunk"]["status"] == 400
+    assert len({line["request_id"] for line in lines.values()}) == len(lines)
     assert "invalid chunked body" in server.error_log()  # the error log did record that request...
     logs = server.access_log() + server.error_log()
     for value in [secret, *misses]:

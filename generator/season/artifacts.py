@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from generator.freeze import guard_key
 from generator.output import write_atomically
 from generator.season.model import Season
 
@@ -51,5 +52,6 @@ def key_artifact(season: Season) -> bytes:
 
 def write_artifacts(season: Season, root: Path) -> dict[str, bytes]:
     files = {TASKS_ARTIFACT: tasks_artifact(season), KEY_ARTIFACT: key_artifact(season)}
+    guard_key(root, files[KEY_ARTIFACT])
     write_atomically(root, {"season": files})
     return files

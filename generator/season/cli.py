@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from generator.errors import CorpusError, Location
+from generator.errors import CorpusError, FrozenMismatch, Location
 from generator.hashing import sha256_hex
 from generator.season.artifacts import write_artifacts
 from generator.season.checks import ALL_SHORTCUTS, SeasonReport, check_season
@@ -94,7 +94,11 @@ def cmd_check_season(args: argparse.Namespace) -> int:
 
 def cmd_build_season(args: argparse.Namespace) -> int:
     season = _season_or_exit(args.root)
-    files = write_artifacts(season, args.root)
+    try:
+        files = write_artifacts(season, args.root)
+    except FrozenMismatch as exc:
+        print(f"corpus build-season: {exc}", file=sys.stderr)
+        return 1
     for name, data in files.items():
         print(f"season/{name}: {len(data)} bytes, sha256 {sha256_hex(data)}", file=sys.stderr)
     return 0

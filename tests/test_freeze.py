@@ -1,0 +1,124 @@
+"""The freeze record (CONTRACT §5, spec §8) and the guard that makes a frozen season fail loudly."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+BAREME = ROOT.parent / "shared" / "spec" / "conformite-bareme-v3.section-5.txt"
+# CONTRACT §5: the value published with the spec, not computed by the code under test.
+PUBLISHED_BAREME_SHA256 = "960a7374f4d905eff4a38a1cc800bd6e75e8ded891b5c6242da139ecb7da51f1"
+
+pytestmark = pytest.mark.skipif(not BAREME.is_file(), reason=f"{BAREME} (shared/ beside the clone) is missing")
+
+
+def frozen(repo: Path, salt_file: Path) -> subprocess.CompletedProcess[str]:
+    return corpus("freeze", "--root", str(repo), "--bareme", str(BAREME), "--salt-file", str(salt_file))
+
+
+def corpus(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "generator.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT, check=False)
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    """A copy of what a freeze reads and writes: sources, build, manifest, season."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    for name in ("corpus_src", "season_src", "build", "manifest", "season"):
+        shutil.copytree(ROOT / name, root / name)
+    return root
+
+
+def test_bareme_file_is_the_published_section() -> None:
+    assert hashlib.sha256(BAREME.read_bytes()).hexdigest() == PUBLISHED_BAREME_SHA256
+
+
+def test_freeze_records_manifest_bareme_and_salted_key_commitment(repo: Path, tmp_path: Path) -> None:
+    salt_file = tmp_path / "salt.hex"
+    result = frozen(repo, salt_file)
+    assert result.returncode == 0, result.stderr
+    record = json.loads((repo / "freeze" / "record.json").read_text("utf-8"))
+    salt = bytes.fromhex(salt_file.read_text("ascii").strip())
+    assert len(salt) == 32
+    assert stat.S_IMODE(salt_file.stat().st_mode) == 0o600
+    manifest = (repo / "manifest" / "manifest.json").read_bytes()
+    assert record["manifest_hash"] == hashlib.sha256(manifest).hexdigest()
+    assert record["manifest_hash"] == (repo / "manifest" / "manifest.sha256").read_text("ascii").strip()
+    assert record["bareme"]["sha256"] == PUBLISHED_BAREME_SHA256
+    key = (repo / "season" / "cle.json").read_bytes()
+    assert record["cle"]["engagement"] == hashlib.sha256(salt + key).hexdigest()
+    assert record["cle"]["engagement"] != hashlib.sha256(key).hexdigest()
+    assert salt.hex() not in (repo / "freeze" / "record.json").read_text("utf-8")
+    assert corpus("freeze-check", "--root", str(repo), "--salt-file", str(salt_file)).returncode == 0
+
+
+def test_salt_inside_the_repository_is_refused(repo: Path) -> None:
+    result = corpus("freeze", "--root", str(repo), "--bareme", str(BAREME), "--salt-file", str(repo / "s.hex"))
+    assert result.returncode == 1
+    assert "inside the repository" in result.stderr
+    assert not (repo / "freeze" / "record.json").exists()
+    assert not (repo / "s.hex").exists()
+
+
+def test_another_bareme_is_refused(repo: Path, tmp_path: Path) -> None:
+    other = tmp_path / "bareme.txt"
+    other.write_bytes(BAREME.read_bytes() + b"\n")
+    result = corpus("freeze", "--root", str(repo), "--bareme", str(other), "--salt-file", str(tmp_path / "s"))
+    assert result.returncode == 1 and "not to the published barème section" in result.stderr
+
+
+def test_frozen_season_refuses_a_build_that_changes_a_byte(repo: Path, tmp_path: Path) -> None:
+    salt_file = tmp_path / "salt.hex"
+    assert frozen(repo, salt_file).returncode == 0
+    assert frozen(repo, salt_file).returncode == 1, "a season is frozen once"
+    assert corpus("build", "--root", str(repo)).returncode == 0, "an identical build is allowed"
+    before = {p: p.read_bytes() for p in sorted((repo / "build").rglob("*.json"))}
+    entity = next((repo / "corpus_src" / "entites").glob("*.yaml"))
+    entity.write_text(entity.read_text("utf-8").replace("forme_juridique: ", "forme_juridique: X", 1), "utf-8")
+    result = corpus("build", "--root", str(repo))
+    assert result.returncode == 1
+    assert "REFUSED" in result.stderr and f"/entites/{entity.stem}" in result.stderr
+    assert {p: p.read_bytes() for p in sorted((repo / "build").rglob("*.json"))} == before
+    check = corpus("freeze-check", "--root", str(repo), "--salt-file", str(salt_file))
+    assert check.returncode == 0, check.stderr
+
+
+def test_frozen_key_cannot_be_rebuilt_differently(repo: Path, tmp_path: Path) -> None:
+    salt_file = tmp_path / "salt.hex"
+    assert frozen(repo, salt_file).returncode == 0
+    key = repo / "season_src" / "cle.yaml"
+    key.write_text(key.read_text("utf-8").replace("piege: >-", "piege: >-\n      Modifié.", 1), "utf-8")
+    before = (repo / "season" / "cle.json").read_bytes()
+    result = corpus("build-season", "--root", str(repo))
+    assert result.returncode == 1 and "frozen" in result.stderr
+    assert (repo / "season" / "cle.json").read_bytes() == before
+
+
+def test_freeze_check_detects_a_wrong_salt_and_a_changed_manifest(repo: Path, tmp_path: Path) -> None:
+    salt_file = tmp_path / "salt.hex"
+    assert frozen(repo, salt_file).returncode == 0
+    wrong = tmp_path / "wrong.hex"
+    wrong.write_text("00" * 32 + "\n", "ascii")
+    result = corpus("freeze-check", "--root", str(repo), "--salt-file", str(wrong))
+    assert result.returncode == 1 and "commitment" in result.stderr
+    manifest = repo / "manifest" / "manifest.json"
+    manifest.write_bytes(manifest.read_bytes().replace(b'"resources"', b'"resources" ', 1))
+    result = corpus("freeze-check", "--root", str(repo))
+    assert result.returncode == 1 and "differs from the frozen" in result.stderr
+
+
+def test_unfrozen_repository_reports_it() -> None:
+    if (ROOT / "freeze" / "record.json").exists():
+        pytest.skip("the repository's season is frozen")
+    result = corpus("freeze-check", "--root", str(ROOT))
+    assert result.returncode == 1 and "not frozen" in result.stderr
