@@ -7,18 +7,24 @@ private prefixes on loopback, same binary, same worker count, same sendfile/keep
 - **vhost**: the rendered corpus vhost (secret map and gate, canonical check, try_files, headers, JSON
   access log), requested with the secret (set by a wrk Lua script, so it is on no command line);
 - **ceiling**: a minimal server that serves the same file with no check, no header, no log, and the
-  same file-serving settings (sendfile, keep-alive, open_file_cache); ``--bare-ceiling`` drops the
-  open_file_cache from the ceiling too (then the vhost may beat it: the cache is worth ~25% here).
+  same file-serving settings (no sendfile, keep-alive, open_file_cache); ``--bare-ceiling`` drops the
+  open_file_cache from the ceiling too (then the vhost may beat it: the cache is worth ~25% here);
+- **output** (unless ``--no-output-ceiling``): the ceiling plus what the vhost writes on every answer,
+  rendered from the same snippets (JSON-only settings, no-cache headers, JSON access log) but no
+  check: the ratio vhost/output is the cost of the checks alone (secret, gate, canonical form,
+  try_files).
 
-Runs alternate (vhost/ceiling, then ceiling/vhost, ...) so that drift of the machine hits both; the
-report gives each run, the medians, and the ratio of the medians. Goal: ratio >= 0.9 and vhost p99 < 5 ms
-at 64 connections on a 2-core machine. ``--check`` exits 1 when the goal is missed.
+Runs alternate (the order rotates each round) so that drift of the machine hits every target; the
+report gives each run, the medians, the ratios of the medians, and the nginx CPU time per request (the
+steadier figure on a shared machine). Goal: vhost/ceiling >= 0.9 and vhost p99 < 5 ms at 64 connections
+on a 2-core machine. ``--check`` exits 1 when the goal is missed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
@@ -33,13 +39,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator.nginx_render import Settings, nginx_binary, render_and_write  # noqa: E402
+from generator.nginx_render import (  # noqa: E402
+    ACCESS_LOG_BUFFER,
+    Settings,
+    environment,
+    nginx_binary,
+    render_and_write,
+)
 from generator.nginx_syntax import quote_path  # noqa: E402
 from generator.secrets import new_secret, write_private  # noqa: E402
 from generator.serve import stop_group, wait_ready  # noqa: E402
 
 CEILING_CONF = """\
-# Ceiling for bench/bench_nginx.py: the same file, no check, no header, no log.
+# Ceiling for bench/bench_nginx.py: the same file, no check (and, unless "output", no header, no log).
 worker_processes {workers};
 pid {pid};
 error_log {error_log} warn;
@@ -47,12 +59,12 @@ events {{ worker_connections 1024; }}
 http {{
 {temp_paths}
     access_log off;
+{http_extra}
     server {{
         listen 127.0.0.1:{port};
         root {build};
-        default_type application/json;
-        sendfile on;
-        tcp_nopush on;
+{server_extra}
+        sendfile off;
         tcp_nodelay on;
         keepalive_timeout 65s;
         keepalive_requests 10000;
@@ -62,7 +74,7 @@ http {{
 }}
 """
 UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
-# The vhost's file cache (nginx/snippets/resources.conf.j2), for a like-for-like ceiling.
+# The vhost's file cache (nginx/snippets/file-serving.conf.j2), for a like-for-like ceiling.
 FILE_CACHE = """\
             open_file_cache max=10000 inactive=60s;
             open_file_cache_valid 1s;
@@ -79,6 +91,26 @@ class Run:
     p75: float
     p90: float
     p99: float
+    cpu_us: float = 0.0  # CPU time of the nginx workers per request, in microseconds
+
+
+def nginx_cpu_seconds(master: int) -> float:
+    """User + system CPU time of the master's children (the workers), from /proc.
+
+    Throughput on a shared 2-core machine moves with whatever else runs; CPU time per request is the
+    steadier measure of what the vhost's checks cost.
+    """
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == master:
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def parse_wrk(target: str, output: str) -> Run:
@@ -86,10 +118,13 @@ def parse_wrk(target: str, output: str) -> Run:
     if "Non-2xx or 3xx responses" in output or "Socket errors" in output:
         raise SystemExit(f"{target}: wrk saw errors, the figures would be meaningless:\n{output}")
     rps = float(re.search(r"Requests/sec:\s+([0-9.]+)", output).group(1))  # type: ignore[union-attr]
+    requests_done = int(re.search(r"([0-9]+) requests in", output).group(1))  # type: ignore[union-attr]
     latency = {}
     for pct, value, unit in re.findall(r"^\s+(50|75|90|99)%\s+([0-9.]+)(us|ms|s)\s*$", output, re.M):
         latency[pct] = float(value) * UNITS[unit]
-    return Run(target, rps, latency["50"], latency["75"], latency["90"], latency["99"])
+    run = Run(target, rps, latency["50"], latency["75"], latency["90"], latency["99"])
+    run.cpu_us = float(requests_done)  # replaced by the caller with CPU per request
+    return run
 
 
 def free_port() -> int:
@@ -98,6 +133,25 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def ceiling_conf(kind: str, folder: Path, port: int, args: argparse.Namespace) -> str:
+    """The config of a ceiling; ``output`` adds the vhost's own output snippets, rendered from nginx/."""
+    temp_paths = "".join(f"    {n}_temp_path {quote_path(folder / n)};\n"
+                         for n in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    http_extra, server_extra = "", "        default_type application/json;\n"
+    if kind == "output":
+        env = environment()
+        context = {"access_log": quote_path(folder / "access.log"), "access_log_buffer": ACCESS_LOG_BUFFER,
+                   "error_log": quote_path(folder / "error.log"), "error_log_level": "warn"}
+        http_extra = ("map $uri $corpus_secret_ok { default 1; }\n"
+                      + env.get_template("snippets/log-format.conf.j2").render(context))
+        server_extra = "".join(env.get_template(f"snippets/{name}.conf.j2").render(context)
+                               for name in ("logs", "json-only", "no-cache"))
+    return CEILING_CONF.format(
+        workers=args.workers, pid=quote_path(folder / "nginx.pid"), error_log=quote_path(folder / "error.log"),
+        port=port, build=quote_path(ROOT / "build"), temp_paths=temp_paths, http_extra=http_extra,
+        server_extra=server_extra, cache="" if args.bare_ceiling else FILE_CACHE)
 
 
 def start(prefix: Path, conf: Path, port: int) -> subprocess.Popen[bytes]:
@@ -132,7 +186,8 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--workers", default="auto", help="nginx worker_processes for both (default auto)")
     parser.add_argument("--path", default=None, help="resource to request (default: the first agrément)")
-    parser.add_argument("--bare-ceiling", action="store_true", help="no open_file_cache in the ceiling")
+    parser.add_argument("--bare-ceiling", action="store_true", help="no open_file_cache in the ceilings")
+    parser.add_argument("--no-output-ceiling", action="store_true", help="skip the third target (output)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--check", action="store_true", help="exit 1 if ratio < 0.9 or vhost p99 >= 5 ms")
     args = parser.parse_args()
@@ -152,38 +207,36 @@ def main() -> int:
         secret = new_secret()
         write_private(work / "secret", secret + "\n")
         (work / "secret.lua").write_text(f'wrk.headers["X-Challenge-Secret"] = "{secret}"\n')
-        vhost_port, ceiling_port = free_port(), free_port()
+        vhost_port = free_port()
         settings = Settings(root=ROOT, prefix=work / "vhost", port=vhost_port, secret_file=work / "secret",
                             worker_processes=args.workers)
         render_and_write(settings, None)
         processes.append(start(settings.prefix, settings.nginx_conf, vhost_port))
-        ceiling = work / "ceiling"
-        ceiling.mkdir()
-        temp_paths = "".join(f"    {n}_temp_path {quote_path(ceiling / n)};\n"
-                             for n in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
-        (ceiling / "nginx.conf").write_text(CEILING_CONF.format(
-            workers=args.workers, pid=quote_path(ceiling / "nginx.pid"),
-            error_log=quote_path(ceiling / "error.log"), port=ceiling_port, build=quote_path(ROOT / "build"),
-            temp_paths=temp_paths, cache="" if args.bare_ceiling else FILE_CACHE))
-        processes.append(start(ceiling, ceiling / "nginx.conf", ceiling_port))
-
-        vhost_url = f"http://127.0.0.1:{vhost_port}{path}"
-        ceiling_url = f"http://127.0.0.1:{ceiling_port}/{entries[path]['file']}"
-        assert fetch(vhost_url, secret) == (200, expected), "the vhost does not serve the file"
-        assert fetch(ceiling_url, None) == (200, expected), "the ceiling does not serve the file"
-        targets = {"vhost": (vhost_url, work / "secret.lua"), "ceiling": (ceiling_url, None)}
-        for url, script in targets.values():  # warm-up, not counted
-            wrk(url, args, script, 2)
+        targets = {"vhost": (f"http://127.0.0.1:{vhost_port}{path}", work / "secret.lua", processes[-1].pid)}
+        kinds = ["ceiling"] + ([] if args.no_output_ceiling else ["output"])
+        for kind in kinds:
+            port, folder = free_port(), work / kind
+            folder.mkdir()
+            (folder / "nginx.conf").write_text(ceiling_conf(kind, folder, port, args))
+            processes.append(start(folder, folder / "nginx.conf", port))
+            targets[kind] = (f"http://127.0.0.1:{port}/{entries[path]['file']}", None, processes[-1].pid)
+        for name, (url, script, _master) in targets.items():
+            assert fetch(url, secret if script else None) == (200, expected), f"{name} does not serve the file"
+            wrk(url, args, script, 2)  # warm-up, not counted
 
         runs: list[Run] = []
+        names = list(targets)
         for round_index in range(args.rounds):
-            order = ["vhost", "ceiling"] if round_index % 2 == 0 else ["ceiling", "vhost"]
-            for name in order:
-                url, script = targets[name]
+            shift = round_index % len(names)
+            for name in names[shift:] + names[:shift]:
+                url, script, master = targets[name]
+                before = nginx_cpu_seconds(master)
                 run = parse_wrk(name, wrk(url, args, script, args.duration))
+                run.cpu_us = (nginx_cpu_seconds(master) - before) / run.cpu_us * 1e6
                 runs.append(run)
                 print(f"round {round_index + 1} {name:8} {run.rps:10.0f} req/s  p50 {run.p50:.2f} ms  "
-                      f"p90 {run.p90:.2f} ms  p99 {run.p99:.2f} ms", file=sys.stderr, flush=True)
+                      f"p90 {run.p90:.2f} ms  p99 {run.p99:.2f} ms  nginx {run.cpu_us:.1f} us/req",
+                      file=sys.stderr, flush=True)
     finally:
         for process in processes:
             stop_group(process)
@@ -192,22 +245,26 @@ def main() -> int:
     def median(name: str, field: str) -> float:
         return statistics.median(getattr(r, field) for r in runs if r.target == name)
 
-    result = {name: {f: median(name, f) for f in ("rps", "p50", "p90", "p99")} for name in ("vhost", "ceiling")}
+    fields = ("rps", "p50", "p90", "p99", "cpu_us")
+    result = {name: {f: median(name, f) for f in fields} for name in names}
     ratio = result["vhost"]["rps"] / result["ceiling"]["rps"]
+    ratios = {f"vhost/{name}": round(result["vhost"]["rps"] / result[name]["rps"], 3) for name in names[1:]}
     ok = ratio >= 0.9 and result["vhost"]["p99"] < 5.0
     summary = {"path": path, "bare_ceiling": args.bare_ceiling,
                "duration_s": args.duration, "rounds": args.rounds, "connections": args.connections,
-               "threads": args.threads, "median": result, "ratio": round(ratio, 3), "goal_met": ok,
+               "threads": args.threads, "median": result, "ratios": ratios, "goal_met": ok,
                "runs": [r.__dict__ for r in runs]}
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        for name in ("vhost", "ceiling"):
+        for name in names:
             m = result[name]
             print(f"{name:8} median {m['rps']:10.0f} req/s  p50 {m['p50']:.2f} ms  p90 {m['p90']:.2f} ms  "
-                  f"p99 {m['p99']:.2f} ms")
+                  f"p99 {m['p99']:.2f} ms  nginx CPU {m['cpu_us']:.1f} us/request")
         print(f"ratio vhost/ceiling {ratio:.3f} (goal >= 0.9), vhost p99 {result['vhost']['p99']:.2f} ms "
               f"(goal < 5 ms): {'met' if ok else 'MISSED'}")
+        if "output" in result:
+            print(f"ratio vhost/output {ratios['vhost/output']:.3f}: the cost of the checks alone")
     return 1 if args.check and not ok else 0
 
 

@@ -61,16 +61,19 @@ def _compile(schema: Any) -> Predicate:
     if unknown:
         raise Unsupported(", ".join(sorted(unknown)))
     checks: list[Predicate] = []
-
+    type_test: Predicate | None = None
+    only: str | None = None  # the single type the schema requires, if any: folded into the checks below
     if "type" in schema:
         names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if any(name not in _TYPES for name in names):
             raise Unsupported(f"type {names}")
         tests = [_TYPES[name] for name in names]
-        checks.append(tests[0] if len(tests) == 1 else (lambda v: any(t(v) for t in tests)))
+        type_test = tests[0] if len(tests) == 1 else (lambda v: any(t(v) for t in tests))
+        only = names[0] if len(names) == 1 else None
     if "enum" in schema:
         allowed = _scalar_set(list(schema["enum"]))
         checks.append(lambda v: isinstance(v, str) and v in allowed)
+        type_test = None if only == "string" else type_test  # the enum check already requires a string
     if "const" in schema:
         const = schema["const"]
         if isinstance(const, bool) or const is None:
@@ -78,12 +81,19 @@ def _compile(schema: Any) -> Predicate:
         else:
             expected = _scalar_set([const])
             checks.append(lambda v: isinstance(v, str) and v in expected)
-    if "pattern" in schema:
-        search = re.compile(schema["pattern"]).search  # jsonschema uses re.search too
-        checks.append(lambda v: not isinstance(v, str) or search(v) is not None)
-    if "minLength" in schema:
-        min_length = schema["minLength"]
-        checks.append(lambda v: not isinstance(v, str) or len(v) >= min_length)
+
+    # strings
+    search = re.compile(schema["pattern"]).search if "pattern" in schema else None  # jsonschema: re.search
+    min_length = schema.get("minLength", 0)
+    if search is not None or min_length:
+        strict = only == "string"
+
+        def check_string(v: Any) -> bool:
+            if not isinstance(v, str):
+                return not strict
+            return (search is None or search(v) is not None) and len(v) >= min_length
+        checks.append(check_string)
+        type_test = None if strict else type_test
 
     # objects
     required = tuple(schema.get("required", ()))
@@ -91,12 +101,14 @@ def _compile(schema: Any) -> Predicate:
     extra: Predicate | None = None
     if "additionalProperties" in schema:
         extra = _compile(schema["additionalProperties"])
-    names: Predicate | None = _compile(schema["propertyNames"]) if "propertyNames" in schema else None
+    names_test: Predicate | None = _compile(schema["propertyNames"]) if "propertyNames" in schema else None
     min_properties = schema.get("minProperties", 0)
-    if required or properties or extra is not None or names is not None or min_properties:
+    if required or properties or extra is not None or names_test is not None or min_properties:
+        strict_object = only == "object"
+
         def check_object(v: Any) -> bool:
             if not isinstance(v, dict):
-                return True
+                return not strict_object
             if len(v) < min_properties:
                 return False
             for key in required:
@@ -109,22 +121,30 @@ def _compile(schema: Any) -> Predicate:
                         return False
                 elif extra is not None and not extra(inner):
                     return False
-                if names is not None and not names(key):
+                if names_test is not None and not names_test(key):
                     return False
             return True
         checks.append(check_object)
+        type_test = None if strict_object else type_test
 
     # arrays
     items = _compile(schema["items"]) if "items" in schema else None
     min_items = schema.get("minItems", 0)
     if items is not None or min_items:
+        strict_array = only == "array"
+
         def check_array(v: Any) -> bool:
             if not isinstance(v, list):
-                return True
+                return not strict_array
             if len(v) < min_items:
                 return False
-            return items is None or all(items(inner) for inner in v)
+            if items is not None:
+                for inner in v:
+                    if not items(inner):
+                        return False
+            return True
         checks.append(check_array)
+        type_test = None if strict_array else type_test
 
     # combinators
     if "allOf" in schema:
@@ -137,8 +157,24 @@ def _compile(schema: Any) -> Predicate:
         subs_one = [_compile(sub) for sub in schema["oneOf"]]
         checks.append(lambda v: sum(1 for s in subs_one if s(v)) == 1)
 
+    if type_test is not None:
+        checks.insert(0, type_test)
+    return _all(checks)
+
+
+def _all(checks: list[Predicate]) -> Predicate:
+    """One predicate for several: the cheap cases without a loop (this runs for every value checked)."""
     if not checks:
         return lambda v: True
     if len(checks) == 1:
         return checks[0]
-    return lambda v: all(check(v) for check in checks)
+    if len(checks) == 2:
+        first, second = checks
+        return lambda v: first(v) and second(v)
+
+    def every(v: Any) -> bool:
+        for check in checks:  # noqa: SIM110 - a plain loop: all() over a generator costs more here
+            if not check(v):
+                return False
+        return True
+    return every

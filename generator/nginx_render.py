@@ -25,7 +25,7 @@ import signal
 import stat
 import subprocess
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,13 +41,15 @@ from generator.secrets import SecretError, nginx_map_entries, read_secret_env, r
 from generator.validate import REQUIRED_SYSTEME
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "nginx"
-CANONICAL_PATH = r"(/[A-Za-z0-9-]+)+"
+CANONICAL_PATH = r"(?:/[A-Za-z0-9-]+)+"
 # Statuses nginx produces under its own numbers, answered with the body of the standard status.
 REMAPPED = {494: 431, 497: 400}
 REMAPPED_WHY = {494: "request header too large: nginx's private code for 431",
                 497: "plain HTTP sent to the TLS port"}
 ABSENT_PLACEHOLDER = "/corpus-absent-path-placeholder"
 DEFAULT_WORKER_USER = "nobody"
+# Access log lines are written by 32k blocks, at least every second: one write() per ~100 requests.
+ACCESS_LOG_BUFFER = " buffer=32k flush=1s"
 
 
 class RenderError(Exception):
@@ -72,7 +74,6 @@ class Settings:
     maintenance_flag: Path | None = None  # default PREFIX/maintenance
     worker_processes: str = "auto"
     worker_user: str | None = None  # used only when nginx starts as root; default "nobody"
-    log_buffer: bool = True  # buffer the access log (32k, flushed every second)
     extra_server_include: Path | None = None  # tests only: an extra file included in the server block
 
     @property
@@ -133,7 +134,7 @@ class Rendered:
     nginx_conf: str
     corpus_conf: str
     secrets_conf: str
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any]  # written as settings.json: never a secret value
 
 
 # ---------------------------------------------------------------------------------------------- inputs
@@ -161,7 +162,7 @@ def _checked_bytes(root: Path, entry: dict[str, Any]) -> bytes:
 
 
 def error_pages(root: Path, manifest: dict[str, Any]) -> list[ErrorPage]:
-    """One named location per ``/_systeme`` body, each checked against the manifest."""
+    """One error location per ``/_systeme`` body, each checked against the manifest."""
     entries = {e["status"]: e for e in manifest["resources"] if e["kind"] == "systeme"}
     missing = sorted(int(s) for s in REQUIRED_SYSTEME if int(s) not in entries)
     if missing:
@@ -214,20 +215,17 @@ def _worker_user(settings: Settings) -> str | None:
     return f"{name} {group}"
 
 
-def _check_world_access(path: Path, what: str, need_read: bool) -> None:
+def _check_world_access(path: Path, what: str) -> None:
     """Workers run unprivileged when started as root: every folder up to ``path`` must be traversable.
 
     Without this, nginx would answer 403 for every file (permission denied), and a 403 is the
     "ask the proxy" body: the proxy would be told it is not the proxy.
     """
     current = path.resolve()
-    folders = [*reversed(current.parents), *([current] if current.is_dir() else [])]
-    for folder in folders:
-        if not folder.stat().st_mode & stat.S_IXOTH:
+    for folder in [*reversed(current.parents), current]:
+        if folder.is_dir() and not folder.stat().st_mode & stat.S_IXOTH:
             raise RenderError(f"{folder}: not traversable by the unprivileged nginx workers ({what}); "
                               f"run: chmod o+x {folder}")
-    if need_read and current.is_file() and not current.stat().st_mode & stat.S_IROTH:
-        raise RenderError(f"{current}: not readable by the unprivileged nginx workers; run chmod o+r")
 
 
 def _server_name(settings: Settings, manifest: dict[str, Any]) -> str:
@@ -253,67 +251,81 @@ def environment() -> jinja2.Environment:
                               lstrip_blocks=True)
 
 
+def _resolved(settings: Settings) -> Settings:
+    """Absolute paths everywhere: nginx resolves relative ones against its prefix, not our cwd."""
+    def absolute(path: Path | None) -> Path | None:
+        return path.resolve() if path is not None else None
+
+    return replace(settings, root=settings.root.resolve(), prefix=settings.prefix.resolve(),
+                   tls_cert=absolute(settings.tls_cert), tls_key=absolute(settings.tls_key),
+                   access_log=absolute(settings.access_log), error_log=absolute(settings.error_log),
+                   maintenance_flag=absolute(settings.maintenance_flag),
+                   extra_server_include=absolute(settings.extra_server_include))
+
+
+def _context(s: Settings, manifest: dict[str, Any], worker_user: str | None) -> dict[str, Any]:
+    """Every value the templates use, already quoted or validated for nginx."""
+    pages = error_pages(s.root, manifest)
+    absent_text, absent_dollar = absent_template(s.root, manifest)
+    return {
+        "corpus_id": manifest.get("corpus", "?"),
+        "manifest_hash": (s.root / "manifest" / MANIFEST_HASH_FILE).read_text("ascii").strip(),
+        "worker_user": worker_user,
+        "worker_processes": _worker_processes(s.worker_processes),
+        "worker_connections": 1024,
+        "pid_file": quote_path(s.pid_file),
+        "error_log": quote_path(s.error_log_path),
+        "error_log_level": "warn",
+        "access_log": quote_path(s.access_log_path),
+        "access_log_buffer": ACCESS_LOG_BUFFER,
+        "temp_paths": [(f"{name}_temp_path", quote_path(s.prefix / "tmp" / name))
+                       for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")],
+        "corpus_conf": quote_path(s.corpus_conf),
+        "secrets_conf": quote_path(s.secrets_conf),
+        "canonical_regex": quote_regex(CANONICAL_PATH),
+        "collections": [{"name": c.name, "regex": quote_regex(c.path_pattern)} for c in col.COLLECTIONS],
+        "need_dollar": absent_dollar or any("${corpus_dollar}" in p.text for p in pages),
+        "tls": s.tls,
+        "tls_cert": quote_path(s.tls_cert) if s.tls_cert else "",
+        "tls_key": quote_path(s.tls_key) if s.tls_key else "",
+        "listen": _listen(s),
+        "server_name": _server_name(s, manifest),
+        "maintenance_flag": quote_path(s.maintenance_path),
+        "error_pages": pages,
+        "remapped": sorted(REMAPPED.items()),
+        "remapped_why": REMAPPED_WHY,
+        "build_root": quote_path(s.root / "build"),
+        "build_root_display": str(s.root / "build"),
+        "absent_text": absent_text,
+        "extra_server_include": quote_path(s.extra_server_include) if s.extra_server_include else "",
+    }
+
+
 def render(settings: Settings, repo_root: Path | None = None) -> Rendered:
-    """Render the three config files from the build, the manifest and the settings."""
-    root = settings.root.resolve()
-    manifest = load_manifest(root)
-    if (settings.tls_cert is None) != (settings.tls_key is None):
+    """Render the three config files from the build, the manifest and the settings.
+
+    ``repo_root``: the checkout a secret file must stay out of (None: no such check).
+    """
+    s = _resolved(settings)
+    manifest = load_manifest(s.root)
+    if (s.tls_cert is None) != (s.tls_key is None):
         raise RenderError("TLS needs both --tls-cert and --tls-key (or neither, for plain HTTP)")
-    secrets = _secret_values(settings, repo_root)
-    worker_user = _worker_user(settings)
-    prefix = settings.prefix.resolve()
+    secrets = _secret_values(s, repo_root)
+    worker_user = _worker_user(s)
+    if worker_user:
+        _check_world_access(s.root / "build", "the build")
+        _check_world_access(s.maintenance_path.parent, "the maintenance flag's folder")
     try:
-        pages = error_pages(root, manifest)
-        absent_text, absent_dollar = absent_template(root, manifest)
-        need_dollar = absent_dollar or any("${corpus_dollar}" in p.text for p in pages)
-        manifest_hash = (root / "manifest" / MANIFEST_HASH_FILE).read_text("ascii").strip()
-        maintenance = prefix / "maintenance" if settings.maintenance_flag is None else settings.maintenance_flag
-        if worker_user:
-            _check_world_access(root / "build", "the build", need_read=False)
-            _check_world_access(maintenance.parent, "the maintenance flag's folder", need_read=False)
-        context: dict[str, Any] = {
-            "corpus_id": manifest.get("corpus", "?"),
-            "manifest_hash": manifest_hash,
-            "worker_user": worker_user,
-            "worker_processes": _worker_processes(settings.worker_processes),
-            "worker_connections": 1024,
-            "pid_file": quote_path(prefix / "logs" / "nginx.pid"),
-            "error_log": quote_path(settings.error_log or prefix / "logs" / "error.log"),
-            "error_log_level": "warn",
-            "access_log": quote_path(settings.access_log or prefix / "logs" / "access.log"),
-            "access_log_buffer": " buffer=32k flush=1s" if settings.log_buffer else "",
-            "temp_paths": [(f"{name}_temp_path", quote_path(prefix / "tmp" / name))
-                           for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")],
-            "corpus_conf": quote_path(prefix / "conf" / "corpus.conf"),
-            "secrets_conf": quote_path(prefix / "conf" / "corpus-secrets.conf"),
-            "canonical_regex": quote_regex(CANONICAL_PATH),
-            "collections": [{"name": c.name, "regex": quote_regex(c.path_pattern)} for c in col.COLLECTIONS],
-            "need_dollar": need_dollar,
-            "tls": settings.tls,
-            "tls_cert": quote_path(settings.tls_cert.resolve()) if settings.tls_cert else "",
-            "tls_key": quote_path(settings.tls_key.resolve()) if settings.tls_key else "",
-            "listen": _listen(settings),
-            "server_name": _server_name(settings, manifest),
-            "maintenance_flag": quote_path(maintenance),
-            "error_pages": pages,
-            "remapped": sorted(REMAPPED.items()),
-            "remapped_why": REMAPPED_WHY,
-            "build_root": quote_path(root / "build"),
-            "build_root_display": str(root / "build"),
-            "absent_text": absent_text,
-            "extra_server_include": (quote_path(settings.extra_server_include.resolve())
-                                     if settings.extra_server_include else ""),
-        }
+        context = _context(s, manifest, worker_user)
     except NginxSyntaxError as exc:
         raise RenderError(str(exc)) from None
     env = environment()
     secrets_text = ("# Accepted X-Challenge-Secret values, rendered by `corpus render-nginx`.\n"
                     "# Private (mode 0600): never copy, commit or log this file.\n"
                     + "".join(line + "\n" for line in nginx_map_entries(secrets)))
-    saved = {key: (str(value) if isinstance(value, Path) else value) for key, value in asdict(settings).items()}
-    saved.update(prefix=str(prefix), root=str(root), maintenance_flag=str(maintenance),
-                 access_log=str(settings.access_log_path), error_log=str(settings.error_log_path),
-                 secrets_accepted=len(secrets))
+    saved = {key: (str(value) if isinstance(value, Path) else value) for key, value in asdict(s).items()}
+    saved.update(maintenance_flag=str(s.maintenance_path), access_log=str(s.access_log_path),
+                 error_log=str(s.error_log_path), secrets_accepted=len(secrets))
     return Rendered(env.get_template("nginx.conf.j2").render(context),
                     env.get_template("corpus.conf.j2").render(context), secrets_text, saved)
 

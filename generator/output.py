@@ -48,11 +48,14 @@ def _only_strings_and_literals(value: Any) -> bool:
     stack = [value]
     while stack:
         item = stack.pop()
+        kind = item.__class__
+        if kind is str or kind is bool or item is None:  # most values: tested first, by identity
+            continue
         if isinstance(item, dict):
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-        elif not (item is None or isinstance(item, str | bool)):
+        elif not isinstance(item, str):  # a str subclass is still a string; anything else is not
             return False
     return True
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +44,25 @@ class BuildResult:
                              MANIFEST_HASH_FILE: (self.manifest_hash + "\n").encode("ascii")}}
 
 
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while the sources are loaded, validated and compiled.
+
+    The pipeline allocates millions of small containers that all stay alive until it ends, and every
+    automatic collection walks them again: that was a third of the CPU time of checking a 10,000-entity
+    corpus. They form no reference cycles (a test counts the cyclic garbage left: none), so pausing the
+    collector frees nothing later; reference counting still frees everything as usual.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@_cyclic_gc_paused()
 def check(src: Path) -> list[Problem]:
     """Every problem of the sources, errors and warnings, sorted by place."""
     sources = load_sources(src)
@@ -48,6 +70,7 @@ def check(src: Path) -> list[Problem]:
     return problems
 
 
+@_cyclic_gc_paused()
 def compile_build(src: Path, base_url: str) -> BuildResult:
     """Compile in memory; raise :class:`CorpusError` with every error when the sources are not valid."""
     sources = load_sources(src)

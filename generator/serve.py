@@ -30,8 +30,8 @@ from generator.nginx_render import (
     render_and_write,
     settings_from_args,
 )
-from generator.output import MANIFEST_FILE, write_atomically
-from generator.pipeline import compile_build
+from generator.output import MANIFEST_FILE
+from generator.pipeline import build, compile_build
 from generator.secrets import PRIVATE_RUN_DIR, SecretError, new_secret, read_secret_file, write_private
 
 DEFAULT_PREFIX = Path(PRIVATE_RUN_DIR) / "serve"
@@ -44,16 +44,16 @@ READY_TIMEOUT = 10.0
 
 
 def ensure_build(root: Path, base_url: str) -> str:
-    """Compile corpus_src/ in memory; write build/ and manifest/ only if they differ. Returns what happened.
+    """Compile corpus_src/ in memory; rebuild build/ and manifest/ only if they differ. Returns what happened.
 
     Comparing bytes, not mtimes, is exact whatever git or a copy did to the timestamps, and leaves an
-    up-to-date build untouched.
+    up-to-date build untouched. The rebuild goes through :func:`generator.pipeline.build`, so whatever
+    guards a build (atomic swap, a frozen season) guards this one too.
     """
     result = compile_build(root / "corpus_src", base_url)
-    trees = result.trees()
-    if all(_tree_matches(root / name, files) for name, files in trees.items()):
+    if all(_tree_matches(root / name, files) for name, files in result.trees().items()):
         return f"build/ is up to date (manifest hash {result.manifest_hash})"
-    write_atomically(root, trees)
+    result = build(root / "corpus_src", root, base_url)
     return f"built {len(result.built)} files (manifest hash {result.manifest_hash})"
 
 

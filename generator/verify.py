@@ -86,9 +86,9 @@ def undeclared_paths(manifest: dict[str, Any], rng: random.Random | None = None)
         if model is None:
             continue
         match = list(re.finditer(r"[0-9]+", model))[-1]
-        start = int(match.group())
-        for step in range(1, 5000):
-            number = rng.randint(1, 999_999) if rng else start + step
+        width, start = len(match.group()), int(match.group())
+        randoms = [rng.randint(10 ** (width - 1), 10 ** width - 1) for _ in range(200)] if rng else []
+        for number in [*randoms, *range(start + 1, start + 5000)]:
             candidate = model[:match.start()] + str(number) + model[match.end():]
             if collection.matches(candidate) and candidate not in taken:
                 found.append(candidate)

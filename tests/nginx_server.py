@@ -17,7 +17,6 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -116,14 +115,13 @@ class NginxServer:
     """One nginx serving a snapshot of the build with the rendered vhost."""
 
     def __init__(self, secrets: list[str] | None = None, *, tls: bool = False, source: Path = ROOT,
-                 extra_server_conf: str | None = None, workers: str = "2", log_buffer: bool = True,
+                 extra_server_conf: str | None = None, workers: str = "2",
                  build_root: Path | None = None) -> None:
         self.secrets = secrets or [new_secret()]
         self.tls = tls
         self.source = source
         self.extra_server_conf = extra_server_conf
         self.worker_processes = workers
-        self.log_buffer = log_buffer
         self.given_root = build_root
         self.dir = private_dir("corpus-nginx-")
         self.root = build_root or self.dir / "root"
@@ -155,7 +153,7 @@ class NginxServer:
         key = self.dir / "tls.key" if self.tls else None
         return Settings(root=self.root, prefix=self.prefix, port=self.port, secret_file=self.secret_file,
                         tls_cert=self.cert, tls_key=key, worker_processes=self.worker_processes,
-                        log_buffer=self.log_buffer, extra_server_include=extra)
+                        extra_server_include=extra)
 
     def start(self) -> None:
         if self.given_root is None:
@@ -343,10 +341,3 @@ def make_self_signed(folder: Path) -> Path:
         check=True, capture_output=True)
     os.chmod(key, 0o600)
     return cert
-
-
-@contextlib.contextmanager
-def serving(**kwargs: Any) -> Iterator[NginxServer]:
-    """``with serving() as server:`` for a fixture's body."""
-    with NginxServer(**kwargs) as server:
-        yield server

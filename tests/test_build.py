@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import subprocess
@@ -174,3 +175,24 @@ def test_rebuild_replaces_the_whole_tree(built: Path) -> None:
     assert "build/stale.json" not in after
     assert "Cabinet Neuf" in after["build/entites/ENT-0002.json"].decode("utf-8")
     assert leftovers(built) == []
+
+
+def test_pipeline_makes_no_cyclic_garbage_and_restores_the_collector(tmp_path: Path) -> None:
+    """check/compile_build pause the cyclic GC for speed; that is sound only if valid sources make no cycles."""
+    from generator.pipeline import check, compile_build
+
+    src = copy_fixture(tmp_path)
+    assert gc.isenabled()
+    check(src)
+    assert gc.isenabled()  # restored after a run
+    gc.collect()
+    gc.disable()
+    try:
+        check(src)
+        compile_build(src, DEFAULT_BASE_URL)
+        compile_build(ROOT / "corpus_src", DEFAULT_BASE_URL)
+        assert not gc.isenabled()  # a collector the caller paused stays paused
+        garbage = gc.collect()
+    finally:
+        gc.enable()
+    assert garbage == 0

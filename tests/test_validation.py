@@ -191,8 +191,8 @@ CASES = [
          + unknown("beneficiaires.pages[1].entrees[0].fonction", "beneficiaires")),
     case("beneficiaires-type",
          [replace(E1, "    - page: 2\n      entrees:\n        - nom: Tilleul\n          prenoms: Noé\n"
-                                            "          date_naissance: 1980-12-31\n",
-                                        "    - page: 2\n      entrees: Tilleul\n")],
+                      "          date_naissance: 1980-12-31\n",
+                  "    - page: 2\n      entrees: Tilleul\n")],
          "corpus_src/entites/ENT-0001.yaml:51:7: beneficiaires.pages[1].entrees: 'Tilleul' is not of type "
          "'array'"),
     case("beneficiaires-enum", [replace(E1, "statut_declaration: complete", "statut_declaration: partielle")],
@@ -317,7 +317,7 @@ CASES = [
          "canonical path of /agrements/ (expected /agrements/AGR-[0-9]{4,6})"),
     case("wrong-collection-avenant",
          [replace(E1, "    attestation: /attestations/ATT-0001\n    objet: prorogation",
-                                              "    attestation: /entites/ENT-0001\n    objet: prorogation")],
+                  "    attestation: /entites/ENT-0001\n    objet: prorogation")],
          "corpus_src/entites/ENT-0001.yaml:30:5: avenants[0].attestation: '/entites/ENT-0001' is not a canonical "
          "path of /attestations/ (expected /attestations/ATT-[0-9]{4,6})"),
     case("non-canonical-reference", [replace(E1, "    attestation: /attestations/ATT-0001\n    objet: prorogation",
@@ -377,8 +377,8 @@ CASES = [
                   "\navenants:\n")],
          "corpus_src/entites/ENT-0001.yaml:42:5: avenants[1].attestation: attestation is /attestations/ATT-0001 "
          "but /avenants/AVN-0002 is listed by /attestations/ATT-0002"),
-    case("beneficiaires-not-first-page", [replace(E1, "beneficiaires: /beneficiaires/ENT-0001/1", "beneficiaires: "
-                                                  "/beneficiaires/ENT-0001/2")],
+    case("beneficiaires-not-first-page",
+         [replace(E1, "beneficiaires: /beneficiaires/ENT-0001/1", "beneficiaires: /beneficiaires/ENT-0001/2")],
          "corpus_src/entites/ENT-0001.yaml:10:3: entite.beneficiaires: must be /beneficiaires/ENT-0001/1, the "
          "first page of the bénéficiaires written in this file"),
     case("beneficiaires-null-with-pages",

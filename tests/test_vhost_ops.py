@@ -10,7 +10,7 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -39,6 +39,15 @@ def server() -> Iterator[NginxServer]:
 # ------------------------------------------------------------------------------------ maintenance
 
 
+def _within(timeout: float, condition: Callable[[], bool]) -> float:
+    """Seconds until ``condition`` holds (polling); fails after ``timeout``."""
+    start = time.monotonic()
+    while not condition():
+        assert time.monotonic() - start < timeout, "condition not reached"
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
 def test_maintenance_switches_to_503_and_back_without_reload(server: NginxServer,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     path = _sample(server)
@@ -48,6 +57,8 @@ def test_maintenance_switches_to_503_and_back_without_reload(server: NginxServer
     try:
         assert main(["maintenance", "on", "--prefix", prefix]) == 0
         assert server.maintenance_flag().exists()
+        switched = _within(3.0, lambda: server.request(path).status == 503)
+        assert switched <= 2.0  # nginx sees the flag within open_file_cache_valid (1 s)
         for target in (path, "/agrements/AGR-999999", path + "/"):
             resp = server.request(target)
             assert (resp.status, resp.body, resp.header("Content-Type")) == (503, unavailable, JSON_TYPE)
@@ -59,6 +70,7 @@ def test_maintenance_switches_to_503_and_back_without_reload(server: NginxServer
     finally:
         assert main(["maintenance", "off", "--prefix", prefix]) == 0
     assert not server.maintenance_flag().exists()
+    assert _within(3.0, lambda: server.request(path).status == 200) <= 2.0
     resp = server.request(path)
     assert (resp.status, resp.body) == (200, server.body_of(path))
     assert server.workers() == workers  # no reload, no restart
@@ -119,8 +131,12 @@ def test_tls_with_a_self_signed_certificate() -> None:
         request = f"GET {path} HTTP/1.1\r\nHost: x\r\nX-Challenge-Secret: {server.secret}\r\n\r\n"
         plain = server.raw(request.encode())
         assert plain.startswith(b"HTTP/1.1 400 ") and plain.endswith(server.body_of("/_systeme/400"))
-        assert main(["verify", "--root", str(server.root), "--url", server.base_url, "--ca", str(server.cert),
-                     "--secret-file", str(server.secret_file)]) == 0
+        for trust in (["--ca", str(server.cert)], ["--insecure"]):
+            assert main(["verify", "--root", str(server.root), "--url", server.base_url, *trust,
+                         "--secret-file", str(server.secret_file)]) == 0
+        # without trusting the certificate, verify fails on the first request and says why
+        assert main(["verify", "--root", str(server.root), "--url", server.base_url,
+                     "--secret-file", str(server.secret_file)]) == 1
 
 
 # ------------------------------------------------------------------------------------------ serve

@@ -59,6 +59,8 @@ CASES: list[tuple[str, str, int, int | str]] = [
     ("wrong secret first, right one second",
      f"GET {PATH} HTTP/1.1\r\nHost: x\r\nX-Challenge-Secret: wrong-wrong-wrong-1\r\nX-Challenge-Secret: {SECRET}"
      "\r\n\r\n", 403, 403),
+    ("secret between spaces (HTTP optional whitespace, not part of the value)",
+     f"GET {PATH} HTTP/1.1\r\nHost: x\r\nX-Challenge-Secret:    {SECRET}   \r\n\r\n", 200, "resource"),
     ("absolute-form query", get("http://corpus.test" + PATH + "?"), 404, 404),
     ("non-ASCII path", get("/agréments/AGR-1"), 404, 404),
     ("bare LF line endings", get().replace("\r\n", "\n"), 200, "resource"),

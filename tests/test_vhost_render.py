@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -198,6 +199,15 @@ def test_rendered_config_passes_nginx_t_and_keeps_the_secret_in_the_private_incl
                                                       "settings.json"]
 
 
+def test_secrets_from_the_environment(snapshot: Path, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = new_secret(), new_secret()
+    monkeypatch.setenv("CORPUS_TEST_SECRETS", f"{a} {b}")
+    settings = replace(_settings(snapshot, work), secret_file=None, secret_env="CORPUS_TEST_SECRETS")
+    rendered = render(settings)
+    assert rendered.secrets_conf.count(" 1;") == 2 and re.escape(b) in rendered.secrets_conf
+    assert a not in json.dumps(rendered.settings) and rendered.settings["secrets_accepted"] == 2
+
+
 def test_tls_config_passes_nginx_t(snapshot: Path, work: Path) -> None:
     from nginx_server import make_self_signed
 
@@ -300,3 +310,18 @@ def test_secret_regex_escaping_in_nginx() -> None:
         assert server.request(path, secret=other).status == 200
         for miss in near:
             assert server.request(path, secret=miss).status == 403, miss
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="workers drop privileges only when nginx starts as root")
+def test_render_refuses_a_build_the_unprivileged_workers_cannot_reach(snapshot: Path, work: Path) -> None:
+    hidden = work / "hidden"
+    hidden.mkdir(mode=0o700)
+    os.chmod(hidden, 0o700)
+    shutil.copytree(snapshot, hidden / "root")
+    with pytest.raises(RenderError, match=f"{hidden}: not traversable"):
+        render(_settings(hidden / "root", work))
+
+
+def test_maintenance_needs_a_rendered_prefix(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["maintenance", "on", "--prefix", str(work / "nothing")]) == 1
+    assert "render the prefix first" in capsys.readouterr().err
