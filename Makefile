@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PORT ?= 8080
 SECRET_FILE ?=
 
-.PHONY: setup build check check-season evaluate test lint serve clean
+.PHONY: setup build check check-season evaluate test lint serve bench-build bench-nginx clean
 
 $(BIN)/corpus: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,12 @@ test: setup  ## lint, the season check, then the whole suite (a real nginx inclu
 
 serve: setup  ## build if needed, then run nginx on 127.0.0.1:$(PORT) (SECRET_FILE=... or a printed dev secret)
 	$(BIN)/corpus serve --port $(PORT) $(if $(SECRET_FILE),--secret-file $(SECRET_FILE))
+
+bench-build: $(BIN)/corpus  ## compiler benchmark: 10,000 synthetic entities vs the PyYAML parse ceiling
+	$(BIN)/python bench/bench_build.py
+
+bench-nginx: setup  ## vhost benchmark: wrk on loopback, vhost vs the same nginx with no check
+	$(BIN)/python bench/bench_nginx.py
 
 clean:
 	rm -rf $(VENV) run .pytest_cache .ruff_cache
