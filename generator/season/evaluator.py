@@ -155,19 +155,29 @@ class _Run:
                             self.read("C2", page, f"/entrees/{k}/statut", facts))
         return None
 
+    def cited(self, criterion: str, key: str, unknown: list[str],
+              all_facts: list[Fact]) -> Iterator[tuple[str, list[Fact], bool]]:
+        """The resources the entity lists under ``key``, with the facts of the link, and whether the P1
+        shortcut assumed it (it exists: False). An absent one is noted in ``unknown`` and skipped."""
+        for link, ref in self.references(criterion, self.task.entite, key):
+            facts = [Fact(self.task.entite, link, ref)]
+            existe = self.read(criterion, ref, "/existe")
+            if existe is True:
+                yield ref, facts, False
+                continue
+            facts.append(Fact(ref, "/existe", existe))
+            if self.s.assume_cited_exist:
+                yield ref, facts, True
+                continue
+            unknown.append(f"{ref} est cité mais absent")
+            all_facts += facts
+
     def c2(self) -> CriterionResult:
         unknown: list[str] = []
         all_facts: list[Fact] = []
-        for link, ref in self.references("C2", self.task.entite, "agrements"):
-            facts = [Fact(self.task.entite, link, ref)]
-            existe = self.read("C2", ref, "/existe")
-            if existe is not True:
-                facts.append(Fact(ref, "/existe", existe))
-                if self.s.assume_cited_exist:
-                    return CriterionResult("C2", VRAI, f"{ref} supposé exister et convenir", facts)
-                unknown.append(f"{ref} est cité mais absent")
-                all_facts += facts
-                continue
+        for ref, facts, assumed in self.cited("C2", "agrements", unknown, all_facts):
+            if assumed:
+                return CriterionResult("C2", VRAI, f"{ref} supposé exister et convenir", facts)
             if self.read("C2", ref, "/entite", facts) != self.task.entite or \
                     self.read("C2", ref, "/activite", facts) != self.task.activite:
                 continue
@@ -227,16 +237,9 @@ class _Run:
         params = _params(self.ref, "C3")
         unknown: list[str] = []
         all_facts: list[Fact] = []
-        for link, ref in self.references("C3", self.task.entite, "attestations"):
-            facts = [Fact(self.task.entite, link, ref)]
-            existe = self.read("C3", ref, "/existe")
-            if existe is not True:
-                facts.append(Fact(ref, "/existe", existe))
-                if self.s.assume_cited_exist:
-                    return CriterionResult("C3", VRAI, f"{ref} supposée exister et convenir", facts)
-                unknown.append(f"{ref} est citée mais absente")
-                all_facts += facts
-                continue
+        for ref, facts, assumed in self.cited("C3", "attestations", unknown, all_facts):
+            if assumed:
+                return CriterionResult("C3", VRAI, f"{ref} supposée exister et convenir", facts)
             if self.read("C3", ref, "/entite") != self.task.entite or \
                     self.read("C3", ref, "/type") != params["type_requis"]:
                 continue
