@@ -16,7 +16,7 @@ from typing import TextIO
 
 from generator.collections import DEFAULT_BASE_URL, file_for
 from generator.errors import CorpusError, FrozenMismatch, Severity
-from generator.freeze import RECORD, check_freeze, freeze
+from generator.freeze import BAREME_FILE, RECORD, check_freeze, freeze
 from generator.output import MANIFEST_FILE, MANIFEST_HASH_FILE
 from generator.pipeline import build, check
 
@@ -99,7 +99,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_freeze(args: argparse.Namespace) -> int:
     try:
-        data = freeze(args.root, args.bareme, args.salt_file)
+        data = freeze(args.root, args.bareme or args.root / BAREME_FILE, args.salt_file)
     except (FrozenMismatch, ValueError, FileNotFoundError) as exc:
         print(f"corpus freeze: {exc}", file=sys.stderr)
         return 1
@@ -161,8 +161,9 @@ def parser() -> argparse.ArgumentParser:
                                    "season/cle.json) with a 32-byte salt read from, or created in, --salt-file "
                                    "(mode 0600, outside the repository). From then on, a build that would change "
                                    "a byte of the manifest or of the key fails.")
-    p.add_argument("--bareme", type=Path, required=True,
-                   help="the frozen barème section, e.g. ../shared/spec/conformite-bareme-v3.section-5.txt")
+    p.add_argument("--bareme", type=Path, default=None,
+                   help="the frozen barème section (default: ROOT/spec/conformite-bareme-v3.section-5.txt, a "
+                        "byte-exact copy of the published section)")
     p.add_argument("--salt-file", type=Path, required=True, help="hex salt file outside the repository")
     add_root_options(p)
     p.set_defaults(func=cmd_freeze)

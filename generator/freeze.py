@@ -22,6 +22,7 @@ from generator.output import MANIFEST_FILE
 RECORD = Path("freeze") / "record.json"
 FORMAT = "corpus-freeze/1"
 KEY_FILE = Path("season") / "cle.json"
+BAREME_FILE = Path("spec") / "conformite-bareme-v3.section-5.txt"  # byte-exact copy of the published section
 # Published with the spec (CONTRACT §5): the only barème section this season may be frozen with.
 PUBLISHED_BAREME_SHA256 = "960a7374f4d905eff4a38a1cc800bd6e75e8ded891b5c6242da139ecb7da51f1"
 SALT_BYTES = 32

@@ -13,12 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-BAREME = ROOT.parent / "shared" / "spec" / "conformite-bareme-v3.section-5.txt"
+BAREME = ROOT / "spec" / "conformite-bareme-v3.section-5.txt"
 # CONTRACT §5: the value published with the spec, not computed by the code under test.
 PUBLISHED_BAREME_SHA256 = "960a7374f4d905eff4a38a1cc800bd6e75e8ded891b5c6242da139ecb7da51f1"
-
-pytestmark = pytest.mark.skipif(not BAREME.is_file(), reason=f"{BAREME} (shared/ beside the clone) is missing")
-
 
 def frozen(repo: Path, salt_file: Path) -> subprocess.CompletedProcess[str]:
     return corpus("freeze", "--root", str(repo), "--bareme", str(BAREME), "--salt-file", str(salt_file))
@@ -34,13 +31,23 @@ def repo(tmp_path: Path) -> Path:
     """A copy of what a freeze reads and writes: sources, build, manifest, season."""
     root = tmp_path / "repo"
     root.mkdir()
-    for name in ("corpus_src", "season_src", "build", "manifest", "season"):
+    for name in ("corpus_src", "season_src", "build", "manifest", "season", "spec"):
         shutil.copytree(ROOT / name, root / name)
     return root
 
 
 def test_bareme_file_is_the_published_section() -> None:
     assert hashlib.sha256(BAREME.read_bytes()).hexdigest() == PUBLISHED_BAREME_SHA256
+    shared = ROOT.parent / "shared" / "spec" / BAREME.name
+    if shared.is_file():
+        assert shared.read_bytes() == BAREME.read_bytes()
+
+
+def test_freeze_defaults_to_the_repository_copy_of_the_bareme(repo: Path, tmp_path: Path) -> None:
+    result = corpus("freeze", "--root", str(repo), "--salt-file", str(tmp_path / "salt.hex"))
+    assert result.returncode == 0, result.stderr
+    record = json.loads((repo / "freeze" / "record.json").read_text("utf-8"))
+    assert record["bareme"]["sha256"] == PUBLISHED_BAREME_SHA256
 
 
 def test_freeze_records_manifest_bareme_and_salted_key_commitment(repo: Path, tmp_path: Path) -> None:
