@@ -218,8 +218,8 @@ def test_fact_with_a_wrong_value(world: World, tmp_path: Path) -> None:
     assert_problems(
         problem_lines(world, tmp_path, key=key),
         (key_fact(key, "conf-01", "{ressource: /agrements/AGR-5113, champ: /date_fin_validite"),
-         "founding fact (/agrements/AGR-5113, /date_fin_validite) = '2026-09-29' is not served exactly: "
-         "the corpus serves '2026-09-30'"),
+         "founding fact (/agrements/AGR-5113, /date_fin_validite) = \"2026-09-29\" is not served exactly: "
+         "the corpus serves \"2026-09-30\""),
     )
 
 
@@ -229,8 +229,8 @@ def test_fact_with_a_wrong_type(world: World, tmp_path: Path) -> None:
     assert_problems(
         problem_lines(world, tmp_path, key=key),
         (key_fact(key, "conf-02", "{ressource: /agrements/AGR-5290, champ: /existe"),
-         "founding fact (/agrements/AGR-5290, /existe) = 'false' is not served exactly: the corpus serves "
-         "False"),
+         "founding fact (/agrements/AGR-5290, /existe) = \"false\" is not served exactly: the corpus serves "
+         "false"),
     )
 
 
@@ -241,7 +241,7 @@ def test_fact_at_a_pointer_that_names_nothing(world: World, tmp_path: Path) -> N
     assert_problems(
         problem_lines(world, tmp_path, key=key),
         (key_fact(key, "conf-02", "{ressource: /entites/ENT-3388"),
-         "founding fact (/entites/ENT-3388, /agrements/7) = '/agrements/AGR-5290' is not served exactly: "
+         "founding fact (/entites/ENT-3388, /agrements/7) = \"/agrements/AGR-5290\" is not served exactly: "
          "the corpus serves nothing"),
     )
 
@@ -254,7 +254,7 @@ def test_fact_outside_the_task_graph(world: World, tmp_path: Path) -> None:
     assert_problems(
         problem_lines(world, tmp_path, key=key),
         (key_fact(key, "conf-01", "{ressource: /agrements/AGR-4417"),
-         "founding fact (/agrements/AGR-4417, /activite) = 'courtage-en-assurance' lies outside the task's "
+         "founding fact (/agrements/AGR-4417, /activite) = \"courtage-en-assurance\" lies outside the task's "
          "graph (spec §5.2)"),
     )
 
@@ -267,7 +267,7 @@ def test_fact_on_a_non_probant_field(world: World, tmp_path: Path) -> None:
     assert_problems(
         problem_lines(world, tmp_path, key=key),
         (key_fact(key, "conf-03", "{ressource: /entites/ENT-2751"),
-         "founding fact (/entites/ENT-2751, /denomination) = 'Cabinet Valmorin Conseil' is not on a probant "
+         "founding fact (/entites/ENT-2751, /denomination) = \"Cabinet Valmorin Conseil\" is not on a probant "
          "field of /entites/ (spec §5.7)"),
     )
 
@@ -279,8 +279,8 @@ def test_equivalent_form_not_served(world: World, tmp_path: Path) -> None:
     assert_problems(
         problem_lines(world, tmp_path, key=key),
         (key_fact(key, "conf-01", "ressource: /entites/ENT-4102"),  # located at the fact it belongs to
-         "equivalent form (/agrements/AGR-5113, /entite) = '/entites/ENT-1204' is not served exactly: the "
-         "corpus serves '/entites/ENT-4102'"),
+         "equivalent form (/agrements/AGR-5113, /entite) = \"/entites/ENT-1204\" is not served exactly: the "
+         "corpus serves \"/entites/ENT-4102\""),
     )
 
 
@@ -294,7 +294,7 @@ def test_agrees_list_fact_on_another_entitys_entry(world: World, tmp_path: Path)
         problem_lines(world, tmp_path, key=key),
         (key_fact(key, "conf-03", "ressource: /listes/agrees/"),
          "founding fact (/listes/agrees/conseil-en-investissements-financiers/1, /entrees/1/statut) = "
-         "'actif' is on a common-list entry that does not concern the entity (spec §5.2)"),
+         "\"actif\" is on a common-list entry that does not concern the entity (spec §5.2)"),
     )
 
 
@@ -307,7 +307,7 @@ def test_mesures_list_fact_on_a_person_who_is_not_a_beneficiary(world: World, tm
     assert_problems(
         problem_lines(world, tmp_path, key=key),
         (key_fact(key, "conf-06", "{ressource: /mesures-restrictives/1, champ: /entrees/0/nom"),
-         "(/mesures-restrictives/1, /entrees/0/nom) = 'Béranval' is on a common-list entry that does not "
+         "(/mesures-restrictives/1, /entrees/0/nom) = \"Béranval\" is on a common-list entry that does not "
          "concern the entity"),
     )
 

@@ -6,6 +6,7 @@ returns the figures of the closing report (per-task table, shortcuts, best const
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -57,6 +58,11 @@ class SeasonReport:
                 and t.shortcuts[strategy.name] != t.entry.verdict]
 
 
+def _json(value: object) -> str:
+    """Values as an author writes them in JSON (``false``, ``"false"``), not as Python prints them."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _problem(where: Location, task_id: str, message: str) -> Problem:
     return Problem(where, task_id, message)
 
@@ -65,7 +71,7 @@ def check_fact(reader: CorpusReader, graph: Graph, report: TaskReport, fact: Fac
                label: str) -> list[Problem]:
     """A founding fact (or one of its forms) is in the graph, probant, served exactly, admissible."""
     task = report.statement.task
-    text = f"{label} ({fact.ressource}, {fact.champ}) = {fact.valeur!r}"
+    text = f"{label} ({fact.ressource}, {fact.champ}) = {_json(fact.valeur)}"
     if fact.ressource not in graph:
         return [_problem(where, task.id, f"{text} lies outside the task's graph (spec §5.2)")]
     if not is_probant(fact.ressource, fact.champ):
@@ -75,7 +81,7 @@ def check_fact(reader: CorpusReader, graph: Graph, report: TaskReport, fact: Fac
     served = resolve_pointer(reader.fetch(fact.ressource), fact.champ)
     problems = []
     if served is MISSING or type(served) is not type(fact.valeur) or served != fact.valeur:
-        shown = "nothing" if served is MISSING else repr(served)
+        shown = "nothing" if served is MISSING else _json(served)
         problems.append(_problem(where, task.id, f"{text} is not served exactly: the corpus serves {shown}"))
     if not concerns_entity(reader, task, graph, fact):
         problems.append(_problem(where, task.id, f"{text} is on a common-list entry that does not concern "
