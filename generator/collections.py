@@ -12,6 +12,9 @@ from dataclasses import dataclass
 
 DEFAULT_BASE_URL = "https://corpus.arkforge.tech"
 
+# Any canonical path: no trailing slash, no '?', '%', '.', '_' or '//' (CONTRACT §3). The source schema
+# common.schema.json#/$defs/path spells the same shape for references written by authors.
+CANONICAL_PATH = r"(?:/[A-Za-z0-9-]+)+"
 PAGE = r"[1-9][0-9]{0,2}"
 SLUG = r"[a-z]+(-[a-z]+)*"
 

@@ -41,7 +41,6 @@ from generator.secrets import SecretError, nginx_map_entries, read_secret_env, r
 from generator.validate import REQUIRED_SYSTEME
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "nginx"
-CANONICAL_PATH = r"(?:/[A-Za-z0-9-]+)+"
 # Statuses nginx produces under its own numbers, answered with the body of the standard status.
 REMAPPED = {494: 431, 497: 400}
 REMAPPED_WHY = {494: "request header too large: nginx's private code for 431",
@@ -282,7 +281,7 @@ def _context(s: Settings, manifest: dict[str, Any], worker_user: str | None) -> 
                        for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")],
         "corpus_conf": quote_path(s.corpus_conf),
         "secrets_conf": quote_path(s.secrets_conf),
-        "canonical_regex": quote_regex(CANONICAL_PATH),
+        "canonical_regex": quote_regex(col.CANONICAL_PATH),
         "collections": [{"name": c.name, "regex": quote_regex(c.path_pattern)} for c in col.COLLECTIONS],
         "need_dollar": absent_dollar or any("${corpus_dollar}" in p.text for p in pages),
         "tls": s.tls,
