@@ -65,15 +65,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def print_report(report: SeasonReport, out=sys.stdout) -> None:
-    print("tâche    famille   verdict (clé)    évalué           appels  faits  bornes  faits du graphe "
-          "(propres+listes)  raccourcis en défaut", file=out)
+    """The task table; ``graphe`` is the count of distinct probant facts: proper + on common lists."""
+    print(f"{'tâche':<8} {'famille':<9} {'verdict (clé)':<15} {'évalué':<15} {'appels':>6} {'faits':>5} "
+          f"{'bornes':>6} {'graphe':>7}  raccourcis en défaut", file=out)
     for t in report.tasks:
         e = t.entry
         wrong = [name for name, v in t.shortcuts.items() if e is not None and v != e.verdict]
-        print(f"{t.statement.task.id:<8} {(e.famille if e else '?'):<9} {(e.verdict if e else '?'):<16} "
-              f"{t.evaluation.verdict:<16} {len(t.evaluation.calls):>6}  {len(e.faits) if e else 0:>5}  "
-              f"{t.statement.minimum}-{t.statement.plafond:<4}  {t.proper_facts:>4}+{t.common_facts:<4}"
-              f"{'':>20}{', '.join(wrong) or '-'}", file=out)
+        bounds = f"{t.statement.minimum}-{t.statement.plafond}"
+        print(f"{t.statement.task.id:<8} {(e.famille if e else '?'):<9} {(e.verdict if e else '?'):<15} "
+              f"{t.evaluation.verdict:<15} {len(t.evaluation.calls):>6} {len(e.faits) if e else 0:>5} "
+              f"{bounds:>6} {f'{t.proper_facts}+{t.common_facts}':>7}  {', '.join(wrong) or '-'}", file=out)
     print("\nraccourci → tâches où il se trompe", file=out)
     for strategy in ALL_SHORTCUTS:
         print(f"  {strategy.name:<36} {', '.join(report.wrong_by(strategy)) or '-'}", file=out)
