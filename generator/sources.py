@@ -65,21 +65,27 @@ def _read(root: Path, path: Path, problems: list[Problem]) -> tuple[str, Any] | 
     return None
 
 
-def _single(sources: Sources, relative: str, kind: str, required: bool = True) -> Record | None:
-    path = sources.root / relative
+def read_record(root: Path, relative: str, kind: str, problems: list[Problem],
+                required: bool = True) -> Record | None:
+    """Load one YAML file holding a mapping (corpus or season source); problems are collected."""
+    path = root / relative
     if not path.exists():
         if required:
-            name = (Path(sources.root.name) / relative).as_posix()
-            sources.problems.append(Problem(Location(name), "", "required file is missing"))
+            name = (Path(root.name) / relative).as_posix()
+            problems.append(Problem(Location(name), "", "required file is missing"))
         return None
-    loaded = _read(sources.root, path, sources.problems)
+    loaded = _read(root, path, problems)
     if loaded is None:
         return None
     name, data = loaded
     if not isinstance(data, dict):
-        sources.problems.append(Problem(location_of(data, None, name), "", "the file must hold a mapping"))
+        problems.append(Problem(location_of(data, None, name), "", "the file must hold a mapping"))
         return None
     return Record(kind, data, name)
+
+
+def _single(sources: Sources, relative: str, kind: str, required: bool = True) -> Record | None:
+    return read_record(sources.root, relative, kind, sources.problems, required)
 
 
 def _entity_file(sources: Sources, path: Path) -> None:

@@ -23,7 +23,7 @@ import requests
 
 from generator import collections as col
 from generator.compile import absent_body
-from generator.hashing import canonical_json, request_hash, response_hash, sha256_hex
+from generator.hashing import parsed_hash, request_hash, response_hash, sha256_hex
 from generator.nginx_render import RenderError, load_manifest
 from generator.output import body_bytes
 from generator.secrets import SecretError, read_secret_env, read_secret_file
@@ -66,7 +66,7 @@ def proxy_response_hash(resp: requests.Response) -> str:
         parsed: Any = resp.json()
     except ValueError:
         parsed = {"_raw_text": resp.text}
-    return sha256_hex(canonical_json(parsed or {"error": None}).encode("utf-8"))
+    return parsed_hash(parsed)
 
 
 def _from_bytes(label: str, path: str, status: int, data: bytes, **extra: Any) -> Expected:

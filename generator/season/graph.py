@@ -17,6 +17,7 @@ class Graph:
 
     proper: frozenset[str]
     common: frozenset[str]
+    beneficiaires: frozenset[tuple[Any, Any]]  # (nom, prénoms) of the entity's bénéficiaires effectifs
 
     def __contains__(self, path: str) -> bool:
         return path in self.proper or path in self.common
@@ -39,13 +40,16 @@ def task_graph(reader: CorpusReader, task: Task) -> Graph:
     """The entity, its agréments, attestations and their avenants, its bénéficiaires pages; the pages of
     the liste des agréés of the activity and of the mesures restrictives list."""
     entity = reader.fetch(task.entite)
-    proper = {task.entite, *_listed(entity, "agrements"), *_chain(reader, entity.get("beneficiaires"))}
+    pages = _chain(reader, entity.get("beneficiaires"))
+    proper = {task.entite, *_listed(entity, "agrements"), *pages}
+    names = frozenset((e.get("nom"), e.get("prenoms")) for page in pages
+                      for e in reader.fetch(page).get("entrees", []) if isinstance(e, dict))
     for attestation in _listed(entity, "attestations"):
         proper.add(attestation)
         proper.update(_listed(reader.fetch(attestation), "avenants"))
     common = {*_chain(reader, col.liste_agrees_page_path(task.activite, "1")),
               *_chain(reader, col.mesures_page_path("1"))}
-    return Graph(frozenset(proper), frozenset(common))
+    return Graph(frozenset(proper), frozenset(common), names)
 
 
 def _expand(doc: Any, pattern: str) -> list[str]:
@@ -63,15 +67,6 @@ def _expand(doc: Any, pattern: str) -> list[str]:
     return [p for p in pointers if resolve_pointer(doc, p) is not MISSING]
 
 
-def beneficiary_names(reader: CorpusReader, graph: Graph) -> set[tuple[Any, Any]]:
-    names = set()
-    for path in graph.proper:
-        if path.startswith(col.BENEFICIAIRES.prefix):
-            for entry in reader.fetch(path).get("entrees", []):
-                names.add((entry.get("nom"), entry.get("prenoms")))
-    return names
-
-
 def concerns_entity(reader: CorpusReader, task: Task, graph: Graph, fact: Fact) -> bool:
     """Spec §5.2: an assertion on a common list must bear on an entry that concerns the entity."""
     if fact.ressource in graph.proper:
@@ -84,7 +79,7 @@ def concerns_entity(reader: CorpusReader, task: Task, graph: Graph, fact: Fact) 
         return False
     if fact.ressource.startswith(col.LISTES_AGREES.prefix):
         return entry.get("entite") == task.entite
-    return (entry.get("nom"), entry.get("prenoms")) in beneficiary_names(reader, graph)
+    return (entry.get("nom"), entry.get("prenoms")) in graph.beneficiaires
 
 
 def probant_facts(reader: CorpusReader, task: Task, graph: Graph) -> tuple[set[Fact], set[Fact]]:

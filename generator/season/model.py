@@ -13,9 +13,9 @@ from typing import Any
 from generator.errors import CorpusError, Location, Problem
 from generator.season.evaluator import Task
 from generator.season.reader import Fact
-from generator.sources import Record
+from generator.sources import Record, read_record
 from generator.validate import check_dates, check_schema
-from generator.yamlstrict import YamlProblem, load_text, location_of
+from generator.yamlstrict import location_of
 
 TASKS_FILE = "taches.yaml"
 KEY_FILE = "cle.yaml"
@@ -66,17 +66,9 @@ class Season:
 
 
 def _load(root: Path, name: str, kind: str, problems: list[Problem]) -> Record | None:
-    path = root / name
-    shown = (Path(root.name) / name).as_posix()
-    try:
-        data = load_text(path.read_bytes(), shown)
-    except YamlProblem as exc:
-        problems.append(exc.problem)
+    record = read_record(root, name, kind, problems)
+    if record is None:
         return None
-    except FileNotFoundError:
-        problems.append(Problem(Location(shown), "", "required file is missing"))
-        return None
-    record = Record(kind, data, shown)
     found = check_schema(record) + check_dates(record)
     problems += found
     return None if found else record
