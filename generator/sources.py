@@ -1,6 +1,6 @@
 """Read ``corpus_src/`` into records that remember where each value was written.
 
-Layout (see README, "Authoring"): ``corpus.yaml``, ``referentiel.yaml``, ``systeme.yaml``, ``absents.yaml``,
+Layout (see docs/authoring.md): ``corpus.yaml``, ``referentiel.yaml``, ``systeme.yaml``, ``absents.yaml``,
 ``entites/<ENT-id>.yaml`` (an entity with everything proper to it), ``listes/agrees/<activite>.yaml`` and
 ``listes/mesures-restrictives.yaml``. Loading does no validation beyond the YAML itself: problems are
 collected so that one run reports them all.

@@ -566,7 +566,7 @@ def test_seeded_errors_cover_every_rule() -> None:
 
 # --- the README's examples are real ---------------------------------------------------------------------------
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "authoring.md"
 UNREADABLE_EXAMPLE = "corpus_src/entites/ENT-0003.yaml: cannot read: Is a directory"  # test above
 
 
