@@ -155,9 +155,9 @@ def child(mode: str, src: Path, out: Path) -> None:
     """
     import yaml
 
-    from generator.collections import DEFAULT_BASE_URL
     from generator.errors import Severity
     from generator.pipeline import build, check
+    from generator.resource_types import DEFAULT_BASE_URL
 
     files = sorted(src.rglob("*.yaml"))
     baseline = _maxrss_mib()
@@ -193,7 +193,7 @@ def profile(src: Path, out: Path, top: int) -> None:
     code = "\n".join((
         "import cProfile, pstats, sys",
         "from pathlib import Path",
-        "from generator.collections import DEFAULT_BASE_URL",
+        "from generator.resource_types import DEFAULT_BASE_URL",
         "from generator.pipeline import build",
         "profiler = cProfile.Profile()",
         "profiler.enable()",

@@ -47,7 +47,7 @@ from generator.nginx_render import (  # noqa: E402
     render_and_write,
 )
 from generator.nginx_syntax import quote_path  # noqa: E402
-from generator.secrets import new_secret, write_private  # noqa: E402
+from generator.secret_values import new_secret, write_private  # noqa: E402
 from generator.serve import stop_group, wait_ready  # noqa: E402
 
 CEILING_CONF = """\

@@ -14,11 +14,11 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from generator.collections import DEFAULT_BASE_URL, file_for
 from generator.errors import CorpusError, FrozenMismatch, Severity
 from generator.freeze import BAREME_FILE, RECORD, check_freeze, freeze
 from generator.output import MANIFEST_FILE, MANIFEST_HASH_FILE
 from generator.pipeline import build, check
+from generator.resource_types import DEFAULT_BASE_URL, file_for
 
 _TOOL_MODULES: tuple[str, ...] = ("generator.nginx_render", "generator.serve", "generator.verify",
                                   "generator.season.cli")

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from generator import collections as col
+from generator import resource_types as col
 from generator.schemas import served_fields
 from generator.sources import Record, Sources
 from generator.validate import Index, page_paths, record_path

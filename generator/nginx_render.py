@@ -32,12 +32,18 @@ from urllib.parse import urlsplit
 
 import jinja2
 
-from generator import collections as col
+from generator import resource_types as col
 from generator.compile import absent_body
 from generator.hashing import sha256_hex
 from generator.nginx_syntax import NginxSyntaxError, needs_dollar, quote_path, quote_regex, quote_text
 from generator.output import MANIFEST_FILE, MANIFEST_HASH_FILE, body_bytes
-from generator.secrets import SecretError, nginx_map_entries, read_secret_env, read_secret_file, write_private
+from generator.secret_values import (
+    SecretError,
+    nginx_map_entries,
+    read_secret_env,
+    read_secret_file,
+    write_private,
+)
 from generator.validate import REQUIRED_SYSTEME
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "nginx"

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from generator import collections as col
+from generator import resource_types as col
 from generator.compile import Document
 from generator.errors import Location, Problem
 from generator.hashing import parsed_hash, request_hash, sha256_hex

@@ -8,7 +8,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.collections import file_for
 from generator.compile import compile_documents
 from generator.errors import CorpusError, Problem, Severity
 from generator.freeze import guard_manifest
@@ -22,6 +21,7 @@ from generator.output import (
     manifest_bytes,
     write_atomically,
 )
+from generator.resource_types import file_for
 from generator.sources import load_sources
 from generator.validate import validate
 

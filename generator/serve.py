@@ -32,7 +32,7 @@ from generator.nginx_render import (
 )
 from generator.output import MANIFEST_FILE
 from generator.pipeline import build, compile_build
-from generator.secrets import PRIVATE_RUN_DIR, SecretError, new_secret, read_secret_file, write_private
+from generator.secret_values import PRIVATE_RUN_DIR, SecretError, new_secret, read_secret_file, write_private
 
 DEFAULT_PREFIX = Path(PRIVATE_RUN_DIR) / "serve"
 DEV_SECRET_FILE = "dev-secret"

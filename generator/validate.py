@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from generator import collections as col
+from generator import resource_types as col
 from generator.errors import Problem, Severity
 from generator.schemas import quick_check, validator
 from generator.sources import Record, Sources

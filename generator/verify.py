@@ -21,12 +21,12 @@ from typing import Any
 
 import requests
 
-from generator import collections as col
+from generator import resource_types as col
 from generator.compile import absent_body
 from generator.hashing import parsed_hash, request_hash, response_hash, sha256_hex
 from generator.nginx_render import RenderError, load_manifest
 from generator.output import body_bytes
-from generator.secrets import SecretError, read_secret_env, read_secret_file
+from generator.secret_values import SecretError, read_secret_env, read_secret_file
 
 JSON_TYPE = "application/json; charset=utf-8"
 SECRET_HEADER = "X-Challenge-Secret"

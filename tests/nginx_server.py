@@ -22,7 +22,7 @@ from typing import Any
 
 from generator.hashing import sha256_hex
 from generator.nginx_render import Settings, nginx_command, reload, render_and_write
-from generator.secrets import new_secret, write_private
+from generator.secret_values import new_secret, write_private
 from generator.serve import stop_group
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.collections import DEFAULT_BASE_URL, file_for
 from generator.errors import CorpusError, Location
 from generator.pipeline import build
+from generator.resource_types import DEFAULT_BASE_URL, file_for
 from generator.season.checks import SeasonReport, check_season
 from generator.season.model import KEY_FILE, TASKS_FILE, Season, load_season
 from generator.season.reader import CorpusReader

@@ -13,8 +13,8 @@ import pytest
 from corpusfix import apply, copy_fixture, replace
 
 from generator import output
-from generator.collections import DEFAULT_BASE_URL
 from generator.pipeline import build
+from generator.resource_types import DEFAULT_BASE_URL
 
 ROOT = Path(__file__).resolve().parent.parent
 TREES = ("build", "manifest")

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from season_fixtures import World, make_world, rebuilt
 
-from generator import collections as col
+from generator import resource_types as col
 from generator.season.evaluator import (
     ALL_SHORTCUTS,
     FAMILY_SHORTCUTS,

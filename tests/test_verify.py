@@ -13,9 +13,9 @@ import pytest
 import requests
 from nginx_server import NginxServer, private_dir, snapshot_build
 
-from generator import collections as col
+from generator import resource_types as col
 from generator.cli import main
-from generator.secrets import write_private
+from generator.secret_values import write_private
 from generator.verify import proxy_response_hash, undeclared_paths
 
 

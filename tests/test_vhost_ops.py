@@ -19,7 +19,7 @@ from corpusfix import copy_fixture
 from nginx_server import JSON_TYPE, NginxServer, alive, free_port, private_dir, processes_of, snapshot_build
 
 from generator.cli import main
-from generator.secrets import new_secret, write_private
+from generator.secret_values import new_secret, write_private
 from generator.serve import ensure_build
 
 CORPUS = str(Path(sys.executable).with_name("corpus"))

@@ -20,7 +20,7 @@ from nginx_server import ROOT, NginxServer, private_dir, snapshot_build
 from generator.cli import main
 from generator.nginx_render import TEMPLATES, RenderError, Settings, environment, nginx_command, render, write
 from generator.nginx_syntax import MAX_TOKEN, NginxSyntaxError, quote_path, quote_text
-from generator.secrets import (
+from generator.secret_values import (
     SecretError,
     check_shape,
     new_secret,

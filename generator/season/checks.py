@@ -11,7 +11,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from generator import collections as col
+from generator import resource_types as col
 from generator.errors import Location, Problem
 from generator.season.evaluator import (
     ALL_SHORTCUTS,

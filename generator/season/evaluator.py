@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator import collections as col
+from generator import resource_types as col
 from generator.season.reader import MISSING, CorpusReader, Fact, Session
 
 VRAI, FAUX, NON_ETABLI = "etabli", "faux", "non_etablissable"

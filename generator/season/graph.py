@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from generator import collections as col
+from generator import resource_types as col
 from generator.season.evaluator import Task
 from generator.season.reader import MISSING, CorpusReader, Fact, resolve_pointer
 

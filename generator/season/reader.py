@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator import collections as col
+from generator import resource_types as col
 from generator.compile import absent_body
 
 _INDEX = re.compile(r"^[0-9]+$")
