@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PORT ?= 8080
 SECRET_FILE ?=
 
-.PHONY: setup build check check-season evaluate test lint serve bench-build bench-nginx clean
+.PHONY: setup build check check-season evaluate graph test lint serve bench-build bench-nginx clean
 
 $(BIN)/corpus: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,11 +14,14 @@ $(BIN)/corpus: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-setup: $(BIN)/corpus  ## virtual environment with the dependencies, and nginx when missing
-	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { \
-	  echo "nginx is missing: installing it from the Debian packages"; \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; \
-	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; fi; }
+setup: $(BIN)/corpus  ## virtual environment with the dependencies, and nginx and graphviz (dot) when missing
+	@missing=""; \
+	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
+	command -v dot >/dev/null 2>&1 || missing="$$missing graphviz"; \
+	[ -z "$$missing" ] || { \
+	  echo "missing:$$missing: installing from the Debian packages"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi; }
 
 check: $(BIN)/corpus  ## validate corpus_src/ (all errors at once)
 	$(BIN)/corpus check
@@ -32,6 +35,9 @@ check-season: $(BIN)/corpus  ## prove the season against build/ (task table, sho
 
 evaluate: $(BIN)/corpus  ## the reference evaluator on every task (TASK=conf-03 for one)
 	$(BIN)/corpus evaluate $(TASK)
+
+graph: setup  ## draw each task's graph into run/graphs/ (reveals the key; TASK=conf-03 for one)
+	$(BIN)/corpus graph $(TASK)
 
 lint: $(BIN)/corpus
 	$(BIN)/ruff check generator tests bench

@@ -1,4 +1,4 @@
-"""Sub-commands of the season: ``evaluate``, ``check-season``, ``build-season``."""
+"""Sub-commands of the season: ``evaluate``, ``check-season``, ``build-season`` (and ``graph``)."""
 
 from __future__ import annotations
 
@@ -135,3 +135,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "JSON under season/ (never under build/).")
     add_root_options(p)
     p.set_defaults(func=cmd_build_season)
+
+    from generator.season.graph_command import register as register_graph  # imports this module
+
+    register_graph(sub)

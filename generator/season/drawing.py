@@ -1,0 +1,255 @@
+"""What a task's picture shows, as plain data: the graph of spec §5.2, its links, calls and founding facts.
+
+Built from the season's public APIs only (:func:`task_graph`, :func:`evaluate`, the loaded key), so the
+writers (:mod:`generator.season.dot_text`, :mod:`generator.season.graph_index`) never read the corpus
+and the model can be tested on its own. Everything is sorted: the same build and season give the same
+drawing, hence the same DOT bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from generator import resource_types as col
+from generator.season.evaluator import FAUX, NON_ETABLI, VRAI, Evaluation, evaluate
+from generator.season.graph import Graph, task_graph
+from generator.season.model import KeyEntry, KeyFact, Statement
+from generator.season.reader import CorpusReader, Fact, collection_prefix, is_probant, pointer_pattern
+
+NOT_EVALUATED = "non_evalue"  # the criterion comes after one established false (precedence)
+UNATTRIBUTED = "?"  # a founding fact no criterion of the evaluation consumed, and the key names none
+GROUP_PROPER, GROUP_AGREES, GROUP_MESURES = "propre", "agrees", "mesures"
+STATE_LABELS = {VRAI: "établi", FAUX: "faux", NON_ETABLI: "non établissable", NOT_EVALUATED: "non évalué"}
+_COLLECTION_ORDER = {c.name: i for i, c in enumerate(col.COLLECTIONS)}
+_DIGITS = re.compile(r"([0-9]+)")
+
+
+@dataclass(frozen=True)
+class Highlight:
+    """One criterion a founding fact serves, with the state the reference evaluation gave it."""
+
+    critere: str
+    etat: str
+    decisif: bool
+
+    @property
+    def text(self) -> str:
+        return f"{self.critere} {STATE_LABELS.get(self.etat, 'clé')}"
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A founding fact of the key drawn on a resource (a field) or on a link (an edge)."""
+
+    champ: str
+    valeur: Any
+    highlights: tuple[Highlight, ...]
+    equivalentes: tuple[str, ...]  # "resource pointer = value" of the other forms
+
+    @property
+    def text(self) -> str:
+        return f"{self.champ} = {json.dumps(self.valeur, ensure_ascii=False)}"
+
+
+@dataclass(frozen=True)
+class Node:
+    path: str
+    collection: str  # name of the collection (resource_types), "" for a path of no collection
+    group: str  # GROUP_PROPER, GROUP_AGREES or GROUP_MESURES
+    existe: bool
+    summary: tuple[str, ...]  # a few served fields, to recognise the resource
+    call: int | None  # rank of its GET in the reference reading, None if never fetched
+    marks: tuple[Mark, ...]
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A link between two resources of the graph, drawn once from the end nearer the entity."""
+
+    source: str
+    pointer: str
+    target: str
+    reverse: tuple[str, ...]  # "resource pointer" of the same link read from the other end
+    marks: tuple[Mark, ...]
+
+    @property
+    def id(self) -> str:
+        return f"{self.source}#{self.pointer}"
+
+
+@dataclass(frozen=True)
+class TaskDrawing:
+    statement: Statement
+    famille: str
+    verdict_cle: str
+    verdict_evalue: str
+    piege: str
+    criteres: tuple[Highlight, ...]  # every criterion evaluated, in order
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
+    calls: tuple[str, ...]
+    calls_outside: tuple[str, ...]  # fetched by the reading yet outside the graph (check-season flags it)
+    stray: tuple[str, ...]  # founding facts on no resource of the graph (check-season flags it)
+
+
+def natural_key(path: str) -> tuple[Any, ...]:
+    """``/mesures-restrictives/2`` before ``/mesures-restrictives/10``."""
+    return tuple(int(p) if p.isdigit() else p for p in _DIGITS.split(path))
+
+
+def _group(graph: Graph, path: str) -> str:
+    if path in graph.proper:
+        return GROUP_PROPER
+    return GROUP_AGREES if path.startswith(col.LISTES_AGREES.prefix) else GROUP_MESURES
+
+
+def _node_order(graph: Graph, path: str) -> tuple[Any, ...]:
+    found = col.collection_of(path)
+    rank = _COLLECTION_ORDER.get(found.name, 99) if found else 99
+    return (0 if path in graph.proper else 1, rank, natural_key(path))
+
+
+def _leaves(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
+    """Every (pointer, scalar) of a document, in document order."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _leaves(item, f"{pointer}/{index}")
+    else:
+        yield pointer, value
+
+
+def links(reader: CorpusReader, graph: Graph, paths: list[str]) -> list[tuple[str, str, str]]:
+    """(source, pointer, target) for every probant field or ``/page_suivante`` naming another resource
+    of the graph: the fields an agent follows or cites as a link (§5.7)."""
+    found = []
+    for source in paths:
+        for pointer, value in _leaves(reader.fetch(source)):
+            if isinstance(value, str) and value != source and value in graph and \
+                    (pointer == "/page_suivante" or is_probant(source, pointer)):
+                found.append((source, pointer, value))
+    return found
+
+
+def _fold(raw: list[tuple[str, str, str]], order: dict[str, int]) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """One edge per link: a pair A→B, B→A (``/agrements/0`` and ``/entite``) is drawn from the resource
+    listed first (the entity before its agrément), the other end kept as the reverse reading."""
+    by_pair: dict[tuple[str, str], list[str]] = {}
+    for source, pointer, target in raw:
+        by_pair.setdefault((source, target), []).append(pointer)
+    edges = []
+    for source, pointer, target in raw:
+        back = by_pair.get((target, source), [])
+        if back and order[target] < order[source]:
+            continue  # drawn from the other end
+        edges.append((source, pointer, target, tuple(f"{target} {p}" for p in back)))
+    return edges
+
+
+def _matches(fact: Fact, path: str, pointer: str) -> bool:
+    """Whether a key fact names this field: same pointer, or the whole array that holds it."""
+    return fact.ressource == path and (fact.champ == pointer or (isinstance(fact.valeur, list) and
+                                                                 pointer.startswith(fact.champ + "/")))
+
+
+def attribute(key_fact: KeyFact, evaluation: Evaluation) -> tuple[Highlight, ...]:
+    """The criteria a founding fact serves: the key's ``critere`` when it names one, else those whose
+    evaluated facts include the fact or one of its equivalent forms."""
+    states = {r.id: r.etat for r in evaluation.criteres}
+    deciding = {r.id for r in evaluation.deciding}
+    named = getattr(key_fact, "critere", None) or getattr(key_fact.fact, "critere", None)
+    if named:
+        ids = [named]
+    else:
+        ids = [r.id for r in evaluation.criteres
+               if any(_matches(form, f.ressource, f.champ) for f in r.faits for form in key_fact.forms)]
+    if not ids:  # read by a criterion without being reported among its facts (e.g. a page_suivante)
+        wanted = {(collection_prefix(f.ressource), pointer_pattern(f.champ)) for f in key_fact.forms}
+        ids = sorted({c for c, prefix, pattern in evaluation.consumed if (prefix, pattern) in wanted})
+    if not ids:
+        return (Highlight(UNATTRIBUTED, "", False),)
+    return tuple(Highlight(i, states.get(i, NOT_EVALUATED), i in deciding) for i in ids)
+
+
+def _form(fact: Fact) -> str:
+    return f"{fact.ressource} {fact.champ} = {json.dumps(fact.valeur, ensure_ascii=False)}"
+
+
+def _summary(path: str, doc: Any) -> tuple[str, ...]:
+    """A line or two of served fields that say what the resource is (never used to decide anything)."""
+    if not isinstance(doc, dict) or doc.get("existe") is not True:
+        return ("existe: false",)
+    found = col.collection_of(path)
+    name = found.name if found else ""
+    get = lambda *keys: " · ".join(str(doc.get(k)) for k in keys if doc.get(k) is not None)  # noqa: E731
+    if name == "entites":
+        return (str(doc.get("denomination", "")), f"statut {doc.get('statut')}")
+    if name == "agrements":
+        return (get("activite", "statut"), f"{doc.get('date_debut')} → {doc.get('date_fin_validite')}")
+    if name == "attestations":
+        return (get("type"), f"{doc.get('date_emission')} → {doc.get('date_fin_validite')}")
+    if name == "avenants":
+        return (get("objet", "date_effet"), get("nouvelle_date_fin", "activite_exclue"))
+    entries = doc.get("entrees") if isinstance(doc.get("entrees"), list) else []
+    if name == "beneficiaires":
+        people = [f"{e.get('prenoms')} {e.get('nom')} ({e.get('date_naissance')})" for e in entries
+                  if isinstance(e, dict)]
+        return (f"déclaration {doc.get('statut_declaration')}", *people)
+    return (f"{len(entries)} entrée(s)",)
+
+
+def draw_task(statement: Statement, entry: KeyEntry | None, reader: CorpusReader) -> TaskDrawing:
+    """The drawing of one task: its graph, the links between its resources, the reference reading's
+    calls, and the key's founding facts placed on the fields and links that carry them."""
+    task = statement.task
+    graph = task_graph(reader, task)
+    evaluation = evaluate(task, reader)
+    paths = sorted(graph.proper | graph.common, key=lambda p: _node_order(graph, p))
+    order = {p: i for i, p in enumerate(paths)}
+    folded = _fold(links(reader, graph, paths), order)
+    facts = entry.faits if entry is not None else ()
+
+    def on_edge(kf: KeyFact, source: str, pointer: str, target: str, reverse: tuple[str, ...]) -> bool:
+        return any(_matches(f, source, pointer) or
+                   (f.ressource == target and f"{target} {f.champ}" in reverse) for f in kf.forms)
+
+    def mark(kf: KeyFact, shown: Fact) -> Mark:
+        return Mark(shown.champ, shown.valeur, attribute(kf, evaluation),
+                    tuple(_form(f) for f in kf.forms if f is not shown))
+
+    edges, placed = [], set()
+    for source, pointer, target, reverse in folded:
+        marks = []
+        for i, kf in enumerate(facts):
+            if on_edge(kf, source, pointer, target, reverse):
+                marks.append(mark(kf, kf.fact))
+                placed.add(i)
+        edges.append(Edge(source, pointer, target, reverse, tuple(marks)))
+    calls = {p: n for n, p in enumerate(evaluation.calls, 1)}
+    nodes = []
+    for path in paths:
+        doc = reader.fetch(path)
+        marks = []
+        for i, kf in enumerate(facts):
+            shown = next((f for f in kf.forms if f.ressource == path), None)
+            if i not in placed and shown is not None:
+                marks.append(mark(kf, shown))
+        found = col.collection_of(path)
+        nodes.append(Node(path, found.name if found else "", _group(graph, path),
+                          isinstance(doc, dict) and doc.get("existe") is True, _summary(path, doc),
+                          calls.get(path), tuple(marks)))
+    stray = tuple(_form(kf.fact) for i, kf in enumerate(facts)
+                  if i not in placed and not any(f.ressource in graph for f in kf.forms))
+    deciding = {r.id for r in evaluation.deciding}
+    return TaskDrawing(
+        statement, entry.famille if entry else "?", entry.verdict if entry else "?", evaluation.verdict,
+        entry.piege if entry else "", tuple(Highlight(r.id, r.etat, r.id in deciding)
+                                            for r in evaluation.criteres),
+        tuple(nodes), tuple(edges), tuple(evaluation.calls),
+        tuple(p for p in evaluation.calls if p not in graph), stray)

@@ -1,0 +1,69 @@
+"""``index.html`` beside the pictures: the tasks drawn, their key verdict, family, bounds, and each picture.
+
+A static page with relative links, to open from the file system in a browser; every text is
+HTML-escaped (statements and traps hold accents, quotes and apostrophes).
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from generator.season.dot_text import ABSENT_COLOUR, CALL_COLOUR, STATE_COLOURS
+from generator.season.drawing import STATE_LABELS, TaskDrawing
+
+_STYLE = """
+body { font-family: Helvetica, Arial, sans-serif; margin: 1.5em; color: #212121; }
+table { border-collapse: collapse; margin-bottom: 1.5em; }
+th, td { border: 1px solid #bdbdbd; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
+.ecart { color: #c62828; font-weight: bold; }
+.alerte { background: #fff3e0; border: 1px solid #e65100; padding: 0.5em; }
+section { margin: 2em 0; border-top: 1px solid #bdbdbd; }
+img { max-width: 100%; border: 1px solid #eeeeee; }
+.pastille { display: inline-block; padding: 0 0.4em; color: white; border-radius: 0.2em; }
+"""
+
+
+def _legend() -> str:
+    states = " ".join(f'<span class="pastille" style="background:{STATE_COLOURS[s]}">{escape(label)}</span>'
+                      for s, label in STATE_LABELS.items())
+    return ("<p>Lecture : les ressources propres à l'entité sont dans le cadre arrondi, les pages des listes "
+            "communes dans les cadres grisés ; une ressource absente (<code>existe: false</code>) est en "
+            f'pointillés gris (<span style="color:{ABSENT_COLOUR}">absente</span>) ; '
+            f'<span class="pastille" style="background:{CALL_COLOUR}">n</span> est le rang de son appel '
+            "dans la lecture de référence ; les liens portent le pointeur JSON qui les porte ; les faits "
+            f"fondateurs de la clé sont surlignés avec leur critère et son état : {states} "
+            "(<code>*</code> : le critère décide le verdict).</p>")
+
+
+def _row(d: TaskDrawing, picture: str) -> str:
+    task, s = d.statement.task, d.statement
+    evaluated = escape(d.verdict_evalue)
+    if d.verdict_evalue != d.verdict_cle:
+        evaluated = f'<span class="ecart">{evaluated} ≠ clé</span>'
+    return (f'<tr><td><a href="#{escape(task.id)}">{escape(task.id)}</a></td><td>{escape(d.famille)}</td>'
+            f"<td>{escape(d.verdict_cle)}</td><td>{evaluated}</td><td>{s.minimum}–{s.plafond}</td>"
+            f"<td>{len(d.calls)}</td><td>{escape(task.entite)}</td><td>{escape(task.activite)}</td>"
+            f'<td><a href="{escape(picture)}">{escape(picture)}</a></td></tr>')
+
+
+def _section(d: TaskDrawing, picture: str) -> str:
+    task = d.statement.task
+    return (f'<section id="{escape(task.id)}"><h2>{escape(task.id)} : {escape(d.verdict_cle)} '
+            f"({escape(d.famille)})</h2><p>{escape(d.statement.question)}</p>"
+            f"<p><b>Piège :</b> {escape(d.piege)}</p>"
+            f'<a href="{escape(picture)}"><img src="{escape(picture)}" alt="graphe de {escape(task.id)}"></a>'
+            "</section>")
+
+
+def index_html(saison: str, drawings: list[tuple[TaskDrawing, str]]) -> str:
+    """The page for ``(drawing, picture file name)`` pairs, in the order given."""
+    head = ("<tr><th>tâche</th><th>famille</th><th>verdict (clé)</th><th>évalué</th><th>assertions</th>"
+            "<th>appels</th><th>entité</th><th>activité</th><th>image</th></tr>")
+    return "\n".join([
+        "<!DOCTYPE html>", '<html lang="fr">', "<head>", '<meta charset="utf-8">',
+        f"<title>Saison {escape(saison)} : graphes des tâches</title>", f"<style>{_STYLE}</style>", "</head>",
+        "<body>", f"<h1>Saison {escape(saison)} : graphes des tâches (spec §5.2)</h1>",
+        '<p class="alerte">Ces images révèlent la clé scellée (familles, verdicts, faits fondateurs) : '
+        "elles restent sous <code>run/</code>, hors de tout ce qui est servi, jusqu'à la clôture.</p>",
+        _legend(), f"<table>{head}", *(_row(d, p) for d, p in drawings), "</table>",
+        *(_section(d, p) for d, p in drawings), "</body>", "</html>", ""])
