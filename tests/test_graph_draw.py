@@ -95,9 +95,9 @@ CALLS = ["/entites/ENT-0001", "/agrements/AGR-0001", "/agrements/AGR-0999", "/at
          "/mesures-restrictives/1"]
 
 
-def make_fixture(root: Path) -> Path:
+def make_fixture(root: Path, tasks: str = TASKS, key: str = KEY) -> Path:
     """A project root: the test corpus (denomination with quotes, apostrophe, ampersand, angle brackets),
-    the real référentiel, and the two-task season above; corpus built."""
+    the real référentiel, and the two-task season above (or the given one); corpus built."""
     src = root / "corpus_src"
     shutil.copytree(ROOT / "tests" / "fixtures" / "valid" / "corpus_src", src)
     shutil.copy(ROOT / "corpus_src" / "referentiel.yaml", src / "referentiel.yaml")
@@ -105,8 +105,8 @@ def make_fixture(root: Path) -> Path:
     entity.write_text(edit(entity.read_text("utf-8"), "denomination: Société Érable-Test",
                            "denomination: '" + DENOMINATION.replace("'", "''") + "'"), "utf-8")
     (root / "season_src").mkdir()
-    (root / "season_src" / "taches.yaml").write_text(TASKS, "utf-8")
-    (root / "season_src" / "cle.yaml").write_text(KEY, "utf-8")
+    (root / "season_src" / "taches.yaml").write_text(tasks, "utf-8")
+    (root / "season_src" / "cle.yaml").write_text(key, "utf-8")
     build(src, root, DEFAULT_BASE_URL)
     return root
 
@@ -304,6 +304,31 @@ def test_a_criterion_named_by_the_key_wins(fixture_root: Path) -> None:
         type(entry.faits[0])(array, (), entry.faits[0].location),)}), reader)
     marked = {e.pointer for e in drawing.edges if e.marks}
     assert marked == {"/agrements/0", "/agrements/1"}  # a whole-array fact marks every link it holds
+
+
+def test_an_absent_entity_is_drawn_alone_with_the_common_lists(tmp_path: Path) -> None:
+    tasks = TASKS + """  - id: conf-03
+    entite: /entites/ENT-0999
+    activite: courtage-en-assurance
+    date_examen: 2026-06-15
+    question: La fiche existe-t-elle ?
+    assertions: {minimum: "2", plafond: "4"}
+"""
+    key = KEY + """  conf-03:
+    famille: P1
+    verdict: indeterminable
+    piege: Fiche absente.
+    faits:
+      - {ressource: /entites/ENT-0999, champ: /existe, valeur: false}
+"""
+    root = make_fixture(tmp_path / "w", tasks, key)
+    assert main(["graph", "conf-03", "--root", str(root)]) == 0
+    nodes, edges = svg_parts(root / "run" / "graphs" / "conf-03.svg")
+    assert set(nodes) == {"/entites/ENT-0999", *COMMON}
+    assert set(edges) == {"/listes/agrees/courtage-en-assurance/1#/page_suivante"}
+    classes = nodes["/entites/ENT-0999"].get("class", "").split()
+    assert {"absent", "appel", "fondement-C1"} <= set(classes)
+    assert "C1 non établissable *" in texts(nodes["/entites/ENT-0999"])
 
 
 def test_draws_the_real_season(tmp_path: Path) -> None:
