@@ -9,6 +9,7 @@ last test draws the real season, as a smoke test.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import shutil
 import subprocess
@@ -218,7 +219,7 @@ class _Links(HTMLParser):
         self.links: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.links += [v for k, v in attrs if k in ("href", "src") and v]
+        self.links += [v for k, v in attrs if k in ("href", "src", "data") and v]
 
 
 def test_index_links_every_task(drawn: Path) -> None:
@@ -300,8 +301,8 @@ def test_a_criterion_named_by_the_key_wins(fixture_root: Path) -> None:
     assert [(h.critere, h.etat) for h in named] == [("C3", "etabli")]
     array = Fact("/entites/ENT-0001", "/agrements", ["/agrements/AGR-0001", "/agrements/AGR-0999"])
     entry = season.key["conf-01"]
-    drawing = draw_task(season.statements[0], type(entry)(**{**entry.__dict__, "faits": (
-        type(entry.faits[0])(array, (), entry.faits[0].location),)}), reader)
+    whole = dataclasses.replace(entry, faits=(dataclasses.replace(entry.faits[0], fact=array, equivalents=()),))
+    drawing = draw_task(season.statements[0], whole, reader)
     marked = {e.pointer for e in drawing.edges if e.marks}
     assert marked == {"/agrements/0", "/agrements/1"}  # a whole-array fact marks every link it holds
 

@@ -18,7 +18,7 @@ th, td { border: 1px solid #bdbdbd; padding: 0.3em 0.6em; text-align: left; vert
 .ecart { color: #c62828; font-weight: bold; }
 .alerte { background: #fff3e0; border: 1px solid #e65100; padding: 0.5em; }
 section { margin: 2em 0; border-top: 1px solid #bdbdbd; }
-img { max-width: 100%; border: 1px solid #eeeeee; }
+img, object { max-width: 100%; border: 1px solid #eeeeee; }
 .pastille { display: inline-block; padding: 0 0.4em; color: white; border-radius: 0.2em; }
 """
 
@@ -48,11 +48,13 @@ def _row(d: TaskDrawing, picture: str) -> str:
 
 def _section(d: TaskDrawing, picture: str) -> str:
     task = d.statement.task
+    image = f'<img src="{escape(picture)}" alt="graphe de {escape(task.id)}">'
+    if picture.endswith(".svg"):  # an <object> keeps the SVG's tooltips (facts, equivalent forms) live
+        image = f'<object data="{escape(picture)}" type="image/svg+xml">{image}</object>'
     return (f'<section id="{escape(task.id)}"><h2>{escape(task.id)} : {escape(d.verdict_cle)} '
             f"({escape(d.famille)})</h2><p>{escape(d.statement.question)}</p>"
             f"<p><b>Piège :</b> {escape(d.piege)}</p>"
-            f'<a href="{escape(picture)}"><img src="{escape(picture)}" alt="graphe de {escape(task.id)}"></a>'
-            "</section>")
+            f'<p><a href="{escape(picture)}">{escape(picture)}</a></p>{image}</section>')
 
 
 def index_html(saison: str, drawings: list[tuple[TaskDrawing, str]]) -> str:
