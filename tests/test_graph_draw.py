@@ -257,9 +257,11 @@ def test_pictures_never_land_in_served_folders(tmp_path: Path) -> None:
     assert not (root / "build" / "graphs").exists() and not (root / "nginx").exists()
 
 
-def _corpus(*args: str) -> subprocess.CompletedProcess[str]:
+def _corpus(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``corpus graph`` as a user runs it: the console script, its real stderr and exit status."""
     script = Path(sys.executable).parent / "corpus"
-    return subprocess.run([str(script), "graph", *args], capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run([str(script), "graph", *args], capture_output=True, text=True, timeout=60, check=False,
+                          env=env)
 
 
 def test_bad_out_and_unknown_task_are_clear(fixture_root: Path, tmp_path: Path) -> None:
@@ -274,6 +276,14 @@ def test_bad_out_and_unknown_task_are_clear(fixture_root: Path, tmp_path: Path) 
     (tmp_path / "file").write_text("x")
     result = _corpus("--root", str(fixture_root), "--out", str(tmp_path / "file"))
     assert result.returncode == 2 and "not a folder" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_missing_dot_is_a_clear_error(fixture_root: Path, tmp_path: Path) -> None:
+    result = _corpus("--root", str(fixture_root), "--out", str(tmp_path / "o"),
+                     env={"PATH": str(tmp_path), "LANG": "C.UTF-8"})  # a PATH without dot
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "'dot' is not installed" in result.stderr and "make setup" in result.stderr
+    assert not (tmp_path / "o").exists()
 
 
 def test_same_inputs_same_dot_bytes(fixture_root: Path, tmp_path: Path) -> None:
