@@ -187,7 +187,10 @@ def _summary(path: str, doc: Any) -> tuple[str, ...]:
         return ("existe: false",)
     found = col.collection_of(path)
     name = found.name if found else ""
-    get = lambda *keys: " · ".join(str(doc.get(k)) for k in keys if doc.get(k) is not None)  # noqa: E731
+
+    def get(*keys: str) -> str:
+        return " · ".join(str(doc.get(k)) for k in keys if doc.get(k) is not None)
+
     if name == "entites":
         return (str(doc.get("denomination", "")), f"statut {doc.get('statut')}")
     if name == "agrements":
