@@ -45,21 +45,32 @@ def check_proofs(proofs: Any) -> Proofs:
     return proofs
 
 
+def duplicate_tasks(submissions: list[Any]) -> dict[str, list[int]]:
+    """Task id -> positions, for each task named by more than one submission."""
+    positions: dict[str, list[int]] = {}
+    for index, submission in enumerate(submissions):
+        task_id = submission.get("task_id") if isinstance(submission, dict) else None
+        if isinstance(task_id, str):
+            positions.setdefault(task_id, []).append(index)
+    return {task_id: found for task_id, found in positions.items() if len(found) > 1}
+
+
 def _by_task(submissions: list[Any], inputs: ScoringInputs) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Submissions keyed by task; those that name no task of the season are reported apart."""
+    for task_id, positions in duplicate_tasks(submissions).items():
+        raise ScoreInputError(f"{len(positions)} submissions for {task_id} (positions "
+                              f"{', '.join(map(str, positions))}): the season keeps the last one recorded; "
+                              "give one submission per task")
     by_task: dict[str, Any] = {}
     stray = []
     for index, submission in enumerate(submissions):
         task_id = submission.get("task_id") if isinstance(submission, dict) else None
-        if not isinstance(task_id, str) or task_id not in inputs.statements:
+        if isinstance(task_id, str) and task_id in inputs.statements:
+            by_task[task_id] = submission
+        else:
             stray.append({"index": index, "task_id": task_id, "rejets": [
                 f"/task_id: {task_id!r} names no task of season {inputs.saison}: rejected at entry"]})
-            continue
-        if task_id in by_task:
-            raise ScoreInputError(f"two submissions for {task_id} (positions {by_task[task_id][0]} and {index}): "
-                                  "the season keeps the last one recorded; give one submission per task")
-        by_task[task_id] = (index, submission)
-    return {task_id: pair[1] for task_id, pair in by_task.items()}, stray
+    return by_task, stray
 
 
 def score_with(inputs: ScoringInputs, submissions: list[Any], proofs: Proofs | None,
