@@ -12,10 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from generator.score import ScoreInputError, make_disclosure, make_submission, score_submissions
-from generator.score.jsonvalue import json_equal
-from generator.season.reader import MISSING, resolve_pointer
 from score_fixtures import (
     END_DATE,
     HONEST_01,
@@ -28,6 +24,10 @@ from score_fixtures import (
     make_score_world,
     submission,
 )
+
+from generator.score import ScoreInputError, make_disclosure, make_submission, score_submissions
+from generator.score.jsonvalue import json_equal
+from generator.season.reader import MISSING, resolve_pointer
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def test_honest_submissions_succeed(world: ScoreWorld) -> None:
 
 
 def test_make_disclosure_opens_the_independently_computed_hashes(world: ScoreWorld) -> None:
-    proof_id, disclosure = make_disclosure(world.root, "/agrements/AGR-0001")
+    _, disclosure = make_disclosure(world.root, "/agrements/AGR-0001")
     assert disclosure["request_hash"]["value"] == expected_request_hash("/agrements/AGR-0001")
     assert disclosure["response_hash"]["value"] == world.response_hash("/agrements/AGR-0001")
     _, defect = make_disclosure(world.root, "/agrements/AGR-0001", response_of="/_systeme/403")
@@ -430,5 +430,5 @@ def test_strict_json_equality(left: Any, right: Any, equal: bool) -> None:
 
 
 def test_inputs_missing_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(ScoreInputError, match="manifest/manifest.json: not found"):
+    with pytest.raises(ScoreInputError, match=r"manifest/manifest\.json: not found"):
         score_submissions([], root=tmp_path)

@@ -109,7 +109,7 @@ def test_refuses_when_the_freeze_check_fails(world: ScoreWorld, tmp_path: Path,
     salt = _frozen(world, tmp_path)
     key = world.root / "season" / "cle.json"
     key.write_text(key.read_text("utf-8").replace('"conforme"', '"indeterminable"', 1), "utf-8")
-    with pytest.raises(ScoreRefused, match="key commitment|commitment"):
+    with pytest.raises(ScoreRefused, match="commitment"):
         score_submissions([], root=world.root, salt_file=salt)
     manifest = world.root / "manifest" / "manifest.json"
     manifest.write_bytes(manifest.read_bytes() + b"\n")
@@ -123,5 +123,5 @@ def test_refuses_when_the_freeze_check_fails(world: ScoreWorld, tmp_path: Path,
 def test_refuses_altered_frozen_bytes(world: ScoreWorld) -> None:
     path = world.root / "build" / "agrements" / "AGR-0001.json"
     path.write_text(path.read_text("utf-8").replace("2026-03-31", "2027-03-31"), "utf-8")
-    with pytest.raises(ScoreRefused, match="agrements/AGR-0001.json hashes to"):
+    with pytest.raises(ScoreRefused, match=r"agrements/AGR-0001\.json hashes to"):
         score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root)
