@@ -432,3 +432,47 @@ def test_strict_json_equality(left: Any, right: Any, equal: bool) -> None:
 def test_inputs_missing_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ScoreInputError, match=r"manifest/manifest\.json: not found"):
         score_submissions([], root=tmp_path)
+
+
+def _mutations(sub: dict[str, Any]) -> list[Any]:
+    """The submission with one value replaced, at every place, by values of every JSON type."""
+    out: list[Any] = []
+    replacements = [None, True, 1, 1.0, 0, "", "x", "conformite", [], {}, ["a"], {"nonce": NONCE}, NONCE]
+
+    def walk(node: Any, setter: Any) -> None:
+        for value in replacements:
+            setter(value)
+            out.append(copy.deepcopy(root_copy))
+        setter(node)
+        if isinstance(node, dict):
+            for key in list(node):
+                walk(node[key], lambda v, k=key, n=node: n.__setitem__(k, v))
+            node["surplus"] = 1
+            out.append(copy.deepcopy(root_copy))
+            del node["surplus"]
+            for key in list(node):
+                value = node.pop(key)
+                out.append(copy.deepcopy(root_copy))
+                node[key] = value
+        elif isinstance(node, list):
+            for index in range(len(node)):
+                walk(node[index], lambda v, i=index, n=node: n.__setitem__(i, v))
+
+    root_copy = copy.deepcopy(sub)
+    walk(root_copy, lambda v: None)
+    return out
+
+
+def test_quick_schema_check_never_accepts_what_jsonschema_rejects(world: ScoreWorld) -> None:
+    from generator.schemas import validator
+    from generator.score.entry import SCHEMA, quick_check
+
+    mutations = _mutations(honest(world))
+    assert len(mutations) > 500
+    check = validator(SCHEMA)
+    accepted = 0
+    for candidate in mutations:
+        if quick_check()(candidate):
+            accepted += 1
+            assert check.is_valid(candidate), candidate
+    assert 0 < accepted < len(mutations)

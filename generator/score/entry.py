@@ -7,11 +7,15 @@ the place in the submission (a JSON Pointer) and says what to change.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
-from generator.schemas import validator
+from generator.fastschema import compile_schema
+from generator.schemas import schema, validator
 from generator.score.inputs import ScoringInputs
 from generator.score.jsonvalue import json_key
 
@@ -31,11 +35,38 @@ def _schema_message(error: ValidationError) -> str:
     return f"{where}: {error.message}"
 
 
+SEASON_SCHEMA = {"type": "integer", "minimum": 1}
+
+
+@cache
+def quick_check() -> Callable[[Any], bool]:
+    """A yes/no check that accepts only what the schema accepts, ten times faster than jsonschema.
+
+    :mod:`generator.fastschema` compiles every keyword of the schema but ``season``'s integer type; that
+    one is tested here, more strictly than jsonschema (which also takes ``1.0``). When it says no,
+    jsonschema decides and words the messages.
+    """
+    relaxed = copy.deepcopy(schema(SCHEMA))
+    predicate = None
+    if relaxed["properties"]["season"] == SEASON_SCHEMA:  # else the schema changed: jsonschema alone
+        relaxed["properties"]["season"] = {}
+        predicate = compile_schema(relaxed)
+    if predicate is None:
+        return validator(SCHEMA).is_valid
+
+    def valid(submission: Any) -> bool:
+        if not predicate(submission):
+            return False
+        season = submission["season"]
+        return type(season) is int and season >= 1
+    return valid
+
+
 def schema_problems(submission: Any) -> list[str]:
     """The submission against ``submission.schema.json`` (Draft 2020-12), every error, in document order."""
-    check = validator(SCHEMA)
-    if check.is_valid(submission):
+    if quick_check()(submission):
         return []
+    check = validator(SCHEMA)
     errors = sorted(check.iter_errors(submission), key=lambda e: [str(p) for p in e.absolute_path])
     return [_schema_message(e) for e in errors]
 
