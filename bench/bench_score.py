@@ -13,6 +13,11 @@ inputs, and the peak memory above the interpreter's baseline (``ru_maxrss``).
 
     .venv/bin/python bench/bench_score.py                    # 10,000 submissions
     .venv/bin/python bench/bench_score.py --submissions 2000 --profile
+
+While the season is being edited, score a committed snapshot instead of the working tree:
+
+    mkdir /tmp/snap && git archive HEAD build manifest season | tar -x -C /tmp/snap
+    .venv/bin/python bench/bench_score.py --root /tmp/snap
 """
 
 from __future__ import annotations

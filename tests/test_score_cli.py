@@ -12,7 +12,7 @@ from score_fixtures import HONEST_01, HONEST_02, ScoreWorld, make_score_world, s
 
 from generator.cli import main
 from generator.freeze import freeze
-from generator.score import ScoreRefused, score_submissions
+from generator.score import ScoreRefused, make_disclosure, score_submissions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -125,3 +125,15 @@ def test_refuses_altered_frozen_bytes(world: ScoreWorld) -> None:
     path.write_text(path.read_text("utf-8").replace("2026-03-31", "2027-03-31"), "utf-8")
     with pytest.raises(ScoreRefused, match=r"agrements/AGR-0001\.json hashes to"):
         score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root)
+
+
+def test_make_disclosure_reads_the_manifest_as_it_is_now(world: ScoreWorld) -> None:
+    _, before = make_disclosure(world.root, "/agrements/AGR-0001")
+    assert before["response_hash"]["value"] == world.response_hash("/agrements/AGR-0001")
+    manifest = world.root / "manifest" / "manifest.json"
+    data = json.loads(manifest.read_text("utf-8"))
+    entry = next(e for e in data["resources"] if e["path"] == "/agrements/AGR-0001")
+    entry["response_hash"] = "0" * 64
+    manifest.write_text(json.dumps(data, indent=2), "utf-8")
+    _, after = make_disclosure(world.root, "/agrements/AGR-0001")
+    assert after["response_hash"]["value"] == "0" * 64

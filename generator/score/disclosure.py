@@ -11,7 +11,20 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from generator.score.inputs import load_manifest
+from generator.output import MANIFEST_FILE
+from generator.score.inputs import Manifest, load_manifest
+
+_CACHE: dict[tuple[str, int, int], Manifest] = {}
+
+
+def _manifest(root: Path) -> Manifest:
+    """The manifest of ``root``, parsed once per version of the file (a panel asks for hundreds of proofs)."""
+    stat = (root / "manifest" / MANIFEST_FILE).stat()
+    key = (str(root.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _CACHE:
+        _CACHE.clear()
+        _CACHE[key] = load_manifest(root)
+    return _CACHE[key]
 
 
 def _hex(*parts: str) -> str:
@@ -24,7 +37,7 @@ def make_disclosure(root: Path, resource: str, *, response_of: str | None = None
     ``response_of`` takes the response hash of another manifest path instead (``"/_systeme/403"``: the proxy
     did not forward the secret), to write an instrument defect or a mismatched proof on purpose.
     """
-    manifest = load_manifest(root)
+    manifest = _manifest(root)
     answered = response_of or resource
     response = manifest.response_hash(answered)
     if response is None:
