@@ -476,3 +476,15 @@ def test_quick_schema_check_never_accepts_what_jsonschema_rejects(world: ScoreWo
             accepted += 1
             assert check.is_valid(candidate), candidate
     assert 0 < accepted < len(mutations)
+
+
+def test_deeply_nested_value_rejected_at_entry_without_recursion_error(world: ScoreWorld) -> None:
+    deep: Any = "x"
+    for _ in range(5000):
+        deep = [deep]
+    sub = honest(world)
+    sub["assertions"][1]["claim"]["value"] = deep
+    result = one(world, sub)
+    assert result["statut"] == "rejetee_entree"
+    assert result["rejets"][0].startswith("/assertions/1/claim/value/0/0/") and "nested deeper than 64" in \
+        result["rejets"][0]

@@ -137,3 +137,11 @@ def test_make_disclosure_reads_the_manifest_as_it_is_now(world: ScoreWorld) -> N
     manifest.write_text(json.dumps(data, indent=2), "utf-8")
     _, after = make_disclosure(world.root, "/agrements/AGR-0001")
     assert after["response_hash"]["value"] == "0" * 64
+
+
+def test_deeply_nested_file_is_a_clear_error(world: ScoreWorld, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "deep.json"
+    bad.write_text("[" * 100_000 + "]" * 100_000, "utf-8")
+    code, _, err = run(capsys, str(bad), "--root", str(world.root))
+    assert code == 1 and err == f"corpus score: {bad}: json: nested too deeply to be a submission\n"

@@ -35,6 +35,8 @@ def _load(path: Path) -> Any:
         raise _BadFile(f"{path}:{exc.lineno}:{exc.colno}: json: {exc.msg}") from None
     except ValueError as exc:
         raise _BadFile(f"{path}: json: {exc}") from None
+    except RecursionError:
+        raise _BadFile(f"{path}: json: nested too deeply to be a submission") from None
 
 
 def submission_files(paths: list[Path]) -> list[Path]:

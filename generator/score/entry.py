@@ -17,7 +17,7 @@ from jsonschema.exceptions import ValidationError
 from generator.fastschema import compile_schema
 from generator.schemas import schema, validator
 from generator.score.inputs import ScoringInputs
-from generator.score.jsonvalue import json_key
+from generator.score.jsonvalue import MAX_DEPTH, json_key, too_deep
 
 SCHEMA = "submission"
 
@@ -130,6 +130,10 @@ def _plafond_problems(submission: dict[str, Any], inputs: ScoringInputs) -> list
 
 def entry_problems(submission: Any, inputs: ScoringInputs) -> list[str]:
     """Every reason to reject ``submission`` at entry; empty when the service would record it."""
+    deep = too_deep(submission)
+    if deep is not None:
+        return [f"{deep}: nested deeper than {MAX_DEPTH} levels: no corpus value is; assert a field nearer "
+                "the top of the document"]
     problems = schema_problems(submission)
     if problems:
         return problems  # the checks below read the structure the schema guarantees

@@ -30,3 +30,21 @@ def json_key(value: Any) -> Any:
 
 def json_equal(left: Any, right: Any) -> bool:
     return json_key(left) == json_key(right)
+
+
+MAX_DEPTH = 64  # far beyond any corpus value; keeps every recursive step of the scorer bounded
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> str | None:
+    """The JSON Pointer of the first place nested deeper than ``limit`` levels, or None (no recursion)."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        node, pointer, depth = stack.pop()
+        if depth > limit:
+            return pointer
+        if isinstance(node, dict):
+            stack += [(item, f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}", depth + 1)
+                      for key, item in node.items()]
+        elif isinstance(node, list):
+            stack += [(item, f"{pointer}/{index}", depth + 1) for index, item in enumerate(node)]
+    return None
