@@ -488,3 +488,20 @@ def test_deeply_nested_value_rejected_at_entry_without_recursion_error(world: Sc
     assert result["statut"] == "rejetee_entree"
     assert result["rejets"][0].startswith("/assertions/1/claim/value/0/0/") and "nested deeper than 64" in \
         result["rejets"][0]
+
+
+def test_pending_proof_leaves_the_submission_unscored(world: ScoreWorld) -> None:
+    proofs = {"prf_0000": {"valide": True, "identite_liee": True}, "prf_0001": {"en_attente": True},
+              "prf_0002": {"valide": True, "identite_liee": True}}
+    wrong = submission(world, "conf-02", "non_conforme", [("/agrements/AGR-0002", "/statut", "x"), *HONEST_02])
+    report = score(world, honest(world), wrong, proofs=proofs)
+    pending = task(report, "conf-01")
+    assert pending["statut"] == "en_attente" and "prf_0001" in pending["motif"] and pending["assertions"] == []
+    # conf-02 cites prf_0001 too (its second assertion): it waits as well, its wrong value is not counted
+    assert report["en_attente"] == ["conf-01", "conf-02"] and report["reussite"] == 0
+    assert report["overclaim"] == {"non_etayees": 0, "rendues": 0, "taux": None}
+    proofs["prf_0001"] = {"valide": True, "identite_liee": True}
+    report = score(world, honest(world), wrong, proofs=proofs)
+    assert report["en_attente"] == [] and report["overclaim"]["non_etayees"] == 1
+    with pytest.raises(ScoreInputError, match="en_attente"):
+        score(world, honest(world), proofs={"prf_0000": {"en_attente": False}})

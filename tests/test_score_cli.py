@@ -145,3 +145,14 @@ def test_deeply_nested_file_is_a_clear_error(world: ScoreWorld, tmp_path: Path,
     bad.write_text("[" * 100_000 + "]" * 100_000, "utf-8")
     code, _, err = run(capsys, str(bad), "--root", str(world.root))
     assert code == 1 and err == f"corpus score: {bad}: json: nested too deeply to be a submission\n"
+
+
+def test_rejections_name_the_file(world: ScoreWorld, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sub = submission(world, "conf-01", "conforme", HONEST_01)
+    sub["verdict"] = "oui"
+    path = write(tmp_path, "mine.json", sub)
+    code, out, _ = run(capsys, str(path), "--root", str(world.root))
+    assert code == 0 and f"conf-01 rejet: {path}: /verdict: 'oui' is not one of" in out
+    proofs = write(tmp_path, "proofs.json", {"prf_0000": {"valide": 1}})
+    code, _, err = run(capsys, str(path), "--root", str(world.root), "--proofs", str(proofs))
+    assert code == 1 and err.startswith(f"corpus score: {proofs}: prf_0000: expected")

@@ -84,8 +84,15 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(f"corpus score: REFUSED: {exc}", file=sys.stderr)
         return 1
     except ScoreInputError as exc:
-        print(f"corpus score: {exc}", file=sys.stderr)
+        message = str(exc)
+        if args.proofs and message.startswith("proofs: "):
+            message = f"{args.proofs}: {message.removeprefix('proofs: ')}"
+        print(f"corpus score: {message}", file=sys.stderr)
         return 1
+    by_task = {s.get("task_id"): str(f) for s, f in zip(submissions, files, strict=True) if isinstance(s, dict)}
+    for task in report["taches"]:
+        if task["tache"] in by_task:
+            task["fichier"] = by_task[task["tache"]]
     for stray in report["hors_saison"]:
         stray["fichier"] = str(files[stray["index"]])
     sys.stdout.write(render_table(report))

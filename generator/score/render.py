@@ -34,7 +34,11 @@ def render_table(report: dict[str, Any]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
     lines = [f"corpus score: saison {report['saison']}, piste {report['piste']}; gel: {report['gel']['detail']}",
              "conditions 1 et 2 (preuve valide, identité liée): "
-             + ("non vérifiées hors ligne (sans --proofs)" if offline else "vérifiées (--proofs)"), ""]
+             + ("non vérifiées hors ligne (sans --proofs)" if offline else "vérifiées (--proofs)")]
+    if report["en_attente"]:
+        lines.append(f"SCORE PROVISOIRE: {', '.join(report['en_attente'])} en attente d'ancrage (non scorées, "
+                     "à rejouer)")
+    lines.append("")
     lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
               for row in rows]
     overclaim = report["overclaim"]
@@ -51,11 +55,13 @@ def render_table(report: dict[str, Any]) -> str:
     for task in report["taches"]:
         if task["statut"] not in ("rendue",):
             detail.append(f"{task['tache']} {task['statut']}: {task['motif']}")
-        detail += [f"{task['tache']} rejet: {problem}" for problem in task["rejets"]]
+        source = f"{task['fichier']}: " if task.get("fichier") else ""
+        detail += [f"{task['tache']} rejet: {source}{problem}" for problem in task["rejets"]]
         for a in task["assertions"]:
             cause = f" ({a['cause']})" if a["cause"] and a["cause"] != a["statut"] else ""
             detail.append(f"{task['tache']} {a['id']} {a['statut']}{cause}: {a['ressource']} {a['champ']} = "
                           f"{json.dumps(a['valeur'], ensure_ascii=False)}: {a['detail']}{marker}")
         detail += [f"{task['tache']} fait manquant: {_fact(f)}" for f in task["faits_manquants"]]
-    detail += [f"soumission #{s['index']} rejet: {p}" for s in report["hors_saison"] for p in s["rejets"]]
+    detail += [f"soumission {s.get('fichier') or '#' + str(s['index'])} rejet: {p}"
+               for s in report["hors_saison"] for p in s["rejets"]]
     return "\n".join([*lines, "", *detail]) + "\n"

@@ -17,6 +17,7 @@ from generator.score.inputs import ScoringInputs, Statement
 from generator.score.jsonvalue import json_key
 
 RENDUE, NON_RENDUE, REJETEE_ENTREE, REJETEE_CLOTURE = "rendue", "non_rendue", "rejetee_entree", "rejetee_cloture"
+EN_ATTENTE = "en_attente"  # cites a proof whose batch is not anchored yet: no score, replay later (spec §4.1)
 
 
 def _forms(fact: dict[str, Any]) -> list[dict[str, Any]]:
@@ -73,6 +74,11 @@ def score_task(statement: Statement, key_entry: dict[str, Any], submission: dict
     if rejets:
         return _result(statement, key_entry, submission, REJETEE_CLOTURE, "rejected at the close (spec §5.7)",
                        [], verified, rejets)
+    pending = sorted({p for a in submission["assertions"] for p in a["proof_ids"]
+                      if proofs is not None and (proofs.get(p) or {}).get("en_attente") is True})
+    if pending:
+        return _result(statement, key_entry, submission, EN_ATTENTE, f"cites {', '.join(pending)}, awaiting "
+                       "anchoring: no score for this submission until it is replayed (spec §4.1)", [], verified)
     graph = inputs.graph(statement.task.id)
     assertions = [assess(a, submission["disclosures"], inputs, proofs, a["claim"]["resource"] in graph.proper)
                   for a in submission["assertions"]]

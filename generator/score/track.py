@@ -3,6 +3,7 @@ constant answer beside them. Refuses to score a frozen season whose freeze check
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from generator.freeze import RECORD, check_freeze
 from generator.score.assertion import CAUSES, Proofs
 from generator.score.inputs import ScoreInputError, ScoreRefused, ScoringInputs, load_inputs
-from generator.score.task import RENDUE, score_task
+from generator.score.task import EN_ATTENTE, RENDUE, score_task
 
 FORMAT = "corpus-score/1"
 
@@ -34,14 +35,16 @@ def best_constant_answer(key: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def check_proofs(proofs: Any) -> Proofs:
-    """The third-party verification file: ``{"<proof_id>": {"valide": bool, "identite_liee": bool}}``."""
+    """The third-party verification: ``{"<proof_id>": {"valide": bool, "identite_liee": bool}}``, or
+    ``{"en_attente": true}`` for a proof whose batch is not anchored yet."""
     if not isinstance(proofs, dict):
         raise ScoreInputError('proofs: expected an object {"<proof_id>": {"valide": bool, "identite_liee": bool}}')
     for proof_id, verdict in proofs.items():
-        if not (isinstance(verdict, dict) and isinstance(verdict.get("valide"), bool)
-                and isinstance(verdict.get("identite_liee"), bool)):
+        verified = isinstance(verdict, dict) and isinstance(verdict.get("valide"), bool) \
+            and isinstance(verdict.get("identite_liee"), bool)
+        if not (verified or verdict == {"en_attente": True}):
             raise ScoreInputError(f"proofs: {proof_id}: expected {{\"valide\": true|false, \"identite_liee\": "
-                                  f"true|false}}, got {verdict!r}")
+                                  f"true|false}} or {{\"en_attente\": true}}, got {json.dumps(verdict)}")
     return proofs
 
 
@@ -89,6 +92,7 @@ def score_with(inputs: ScoringInputs, submissions: list[Any], proofs: Proofs | N
         "overclaim": {"non_etayees": non_etayees, "rendues": comptees,
                       "taux": round(non_etayees / comptees, 4) if comptees else None},
         "taches_rendues": len(rendered),
+        "en_attente": [t["tache"] for t in taches if t["statut"] == EN_ATTENTE],
         "meilleure_reponse_constante": best_constant_answer(inputs.key),
         "causes": {cause: causes.get(cause, 0) for cause in CAUSES},
         "taches": taches,
