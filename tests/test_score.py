@@ -505,3 +505,10 @@ def test_pending_proof_leaves_the_submission_unscored(world: ScoreWorld) -> None
     assert report["en_attente"] == [] and report["overclaim"]["non_etayees"] == 1
     with pytest.raises(ScoreInputError, match="en_attente"):
         score(world, honest(world), proofs={"prf_0000": {"en_attente": False}})
+
+
+def test_a_submission_that_is_not_an_object_is_reported_apart(world: ScoreWorld) -> None:
+    report = score(world, ["conf-01"], honest(world))  # type: ignore[arg-type]
+    assert report["hors_saison"] == [{"index": 0, "task_id": None, "rejets": [
+        "/: a submission is a JSON object (spec §4): rejected at entry"]}]
+    assert task(report, "conf-01")["reussie"]

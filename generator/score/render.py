@@ -25,7 +25,7 @@ def _fact(fact: dict[str, Any]) -> str:
 def render_table(report: dict[str, Any]) -> str:
     """Tasks, then the track, then one line per assertion, rejection and missing fact."""
     offline = report["conditions_1_2"] != "verifiees"
-    columns = ("tâche", "statut", "verdict", "attendu", "exact", "fondé", "comptées", "non ét.", "défauts",
+    columns = ("tâche", "statut", "verdict", "attendu", "exact", "fondé", "compt./min", "non ét.", "défauts",
                "manquants")
     rows = [columns] + [(t["tache"], t["statut"], t["verdict"] or "-", t["verdict_attendu"],
                          _yes(t["verdict_exact"]), _yes(t["fonde"]), f"{t['comptees']}/{t['minimum']}",

@@ -71,8 +71,9 @@ def _by_task(submissions: list[Any], inputs: ScoringInputs) -> tuple[dict[str, A
         if isinstance(task_id, str) and task_id in inputs.statements:
             by_task[task_id] = submission
         else:
-            stray.append({"index": index, "task_id": task_id, "rejets": [
-                f"/task_id: {task_id!r} names no task of season {inputs.saison}: rejected at entry"]})
+            problem = (f"/task_id: {task_id!r} names no task of season {inputs.saison}"
+                       if isinstance(submission, dict) else "/: a submission is a JSON object (spec §4)")
+            stray.append({"index": index, "task_id": task_id, "rejets": [f"{problem}: rejected at entry"]})
     return by_task, stray
 
 
