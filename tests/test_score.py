@@ -512,3 +512,10 @@ def test_a_submission_that_is_not_an_object_is_reported_apart(world: ScoreWorld)
     assert report["hors_saison"] == [{"index": 0, "task_id": None, "rejets": [
         "/: a submission is a JSON object (spec §4): rejected at entry"]}]
     assert task(report, "conf-01")["reussie"]
+
+
+def test_absent_resource_cited_by_the_entity_can_be_asserted(world: ScoreWorld) -> None:
+    assert world.doc("/agrements/AGR-0999")["existe"] is False
+    sub = submission(world, "conf-01", "conforme", [*HONEST_01, ("/agrements/AGR-0999", "/existe", False),
+                                                    ("/agrements/AGR-0999", "/existe", None)])
+    assert statuses(one(world, sub))[2:] == [("etayee", None), ("non_etayee", "valeur")]
