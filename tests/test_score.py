@@ -497,6 +497,7 @@ def test_pending_proof_leaves_the_submission_unscored(world: ScoreWorld) -> None
     report = score(world, honest(world), wrong, proofs=proofs)
     pending = task(report, "conf-01")
     assert pending["statut"] == "en_attente" and "prf_0001" in pending["motif"] and pending["assertions"] == []
+    assert pending["faits_manquants"] == [] and not pending["fonde"]
     # conf-02 cites prf_0001 too (its second assertion): it waits as well, its wrong value is not counted
     assert report["en_attente"] == ["conf-01", "conf-02"] and report["reussite"] == 0
     assert report["overclaim"] == {"non_etayees": 0, "rendues": 0, "taux": None}

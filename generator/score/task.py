@@ -45,7 +45,7 @@ def _result(statement: Statement, key_entry: dict[str, Any], submission: dict[st
     verdict = submission.get("verdict") if isinstance(submission, dict) else None
     exact = isinstance(verdict, str) and verdict == key_entry["verdict"]
     etayees = [a for a in assertions if a.statut == ETAYEE]
-    manquants = missing_facts(key_entry, etayees)
+    manquants = [] if statut == EN_ATTENTE else missing_facts(key_entry, etayees)  # not known yet
     fonde = statut in (RENDUE, NON_RENDUE) and not manquants
     return {
         "tache": statement.task.id, "statut": statut, "motif": motif,
