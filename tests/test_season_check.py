@@ -227,7 +227,8 @@ def test_fact_with_a_wrong_value(world: World, tmp_path: Path) -> None:
                 "the corpus serves \"2026-09-30\""),
         (key_entry(key, "conf-01"), RULE_DERIVES + "(/agrements/AGR-5113, /date_fin_validite) = \"2026-09-30\" "
                                     "for C2 (equivalent forms: none)"),
-        (where, "the key holds the founding fact (/agrements/AGR-5113, /date_fin_validite) = \"2026-09-29\" for C2"),
+        (where, "the key holds the founding fact (/agrements/AGR-5113, /date_fin_validite) = "
+                "\"2026-09-29\" for C2"),
     )
 
 
@@ -324,7 +325,8 @@ def test_fact_for_the_wrong_criterion(world: World, tmp_path: Path) -> None:
     assert_problems(
         problem_lines(world, tmp_path, key=key),
         (key_entry(key, "conf-03"), RULE_DERIVES + "(/entites/ENT-2751, /statut) = \"radiee\" for C1"),
-        (key_fact(key, "conf-03", "ressource: /entites/ENT-2751"), "for C2 with 0 equivalent form(s), " + RULE_EXTRA),
+        (key_fact(key, "conf-03", "ressource: /entites/ENT-2751"),
+         "for C2 with 0 equivalent form(s), " + RULE_EXTRA),
     )
 
 
@@ -351,7 +353,8 @@ def test_agrees_list_fact_on_another_entitys_entry(world: World, tmp_path: Path)
 def test_mesures_list_fact_on_a_person_who_is_not_a_beneficiary(world: World, tmp_path: Path) -> None:
     """Entry 0 of mesures page 1 is served exactly, but nobody of that name is a bénéficiaire of ENT-2264."""
     first = world.doc("/mesures-restrictives/1")["entrees"][0]
-    old = "ressource: /mesures-restrictives/1\n        champ: /entrees/4/date_naissance\n        valeur: \"1971-11-23\""
+    old = ("ressource: /mesures-restrictives/1\n        champ: /entrees/4/date_naissance\n"
+           "        valeur: \"1971-11-23\"")
     new = f"ressource: /mesures-restrictives/1\n        champ: /entrees/0/date_naissance\n        valeur: " \
           f"\"{first['date_naissance']}\""
     key = edit(world.key_text(), old, new)
@@ -522,7 +525,8 @@ def test_raccourci_of_a_non_p5_task_must_trap(world: World, tmp_path: Path) -> N
     key = edit_in_block(world.key_text(), "  conf-01:", "    faits:\n",
                         "    raccourci: date-de-fin-definitive\n    faits:\n")
     assert_problems(problem_lines(world, tmp_path, key=key),
-                    (key_entry(key, "conf-01"), "the trap does not trap: the P2 shortcut P5-date-de-fin-definitive"))
+                    (key_entry(key, "conf-01"),
+                     "the trap does not trap: the P2 shortcut P5-date-de-fin-definitive"))
 
 
 def test_raccourci_on_the_control_task(world: World, tmp_path: Path) -> None:
