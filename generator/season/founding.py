@@ -60,10 +60,6 @@ class FoundingFact:
     def forms(self) -> tuple[Fact, ...]:
         return (self.fact, *self.equivalents)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {**self.fact.as_dict(), "critere": self.critere,
-                "formes_equivalentes": [f.as_dict() for f in self.equivalents]}
-
 
 def _link(fact: Fact) -> tuple[str, str] | None:
     """(citing key, index) when ``fact`` is one element of a link array, else None."""
