@@ -158,8 +158,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "key; founding facts served exactly, in the task's graph, on probant fields, "
                                    "within the ceiling; 2 to 12 calls; the published composition; every trap "
                                    "caught by its shortcut and the control answered right by all; best "
-                                   "constant answer 4/10; /referentiel consumes exactly the probant fields. "
-                                   "Prints the task table; exit 1 with one line per problem.")
+                                   "constant answer 4/10; /referentiel consumes exactly the probant fields; "
+                                   "the key's founding facts are what the published rule derives; then the "
+                                   "panel (honest, shortcut and abusive agents) scored by corpus score with "
+                                   "the manifest's hashes. Prints the task and panel tables; exit 1 with one "
+                                   "line per problem.")
     add_root_options(p)
     p.set_defaults(func=cmd_check_season)
 
