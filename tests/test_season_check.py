@@ -140,8 +140,8 @@ def test_best_constant_answer_not_four_out_of_ten(world: World, tmp_path: Path) 
         (VERDICTS, "the best constant answer (non_conforme) scores 5/10; it must be 4/10"),
         (VERDICTS, "the key has 2 conforme, 5 non_conforme, 3 indeterminable"),
         (key_entry(key, "conf-06"), "the evaluator gives conforme, the key says non_conforme"),
-        # the homonym shortcut answers non_conforme, which is now "right": the trap no longer traps
-        (key_entry(key, "conf-06"), "the trap does not trap: the P5 shortcut P5-homonymie-sur-les-noms"),
+        # the bounds-excluded shortcut answers non_conforme, which is now "right": the trap no longer traps
+        (key_entry(key, "conf-06"), "the trap does not trap: the P5 shortcut P5-bornes-exclues"),
     )
 
 
@@ -152,37 +152,39 @@ def test_family_missing(world: World, tmp_path: Path) -> None:
     assert_problems(
         problem_lines(world, tmp_path, key=key),
         (FAMILLES, "family P1 has no task"),
-        # first-page reading does not miss an absent reference: relabelled, the traps no longer trap
+        # first-page reading does not miss an absent avenant: relabelled, the trap no longer traps (conf-10's
+        # trap is a named reading, arret-au-premier-probleme, which still catches it)
         (key_entry(key, "conf-02"), "the trap does not trap: the P4 shortcut P4-premiere-reponse"),
-        (key_entry(key, "conf-10"), "the trap does not trap: the P4 shortcut P4-premiere-reponse"),
     )
 
 
 def test_p5_on_fewer_than_three_tasks(world: World, tmp_path: Path) -> None:
-    """conf-06 relabelled P4 (first-page reading misses its agrément's entry, on page 2 of the liste
-    des agréés, so the relabelled trap still traps): two P5 tasks left."""
-    key = edit_in_block(world.key_text(), "  conf-06:", "famille: P5", "famille: P4")
-    key = edit(key, "    raccourci: homonymie-sur-les-noms\n", "")
+    """conf-03 and conf-06 relabelled P2 (reading statuses without dates, or reading dates, misses
+    neither trap, but the named readings still catch them): two P5 tasks left."""
+    key = world.key_text()
+    for task in ("conf-03", "conf-06"):
+        key = edit_in_block(key, f"  {task}:", "famille: P5", "famille: P2")
     assert_problems(problem_lines(world, tmp_path, key=key),
                     (FAMILLES, "P5 must be on at least 3 tasks (found 2)"))
 
 
 def test_two_control_tasks(world: World, tmp_path: Path) -> None:
-    key = edit_in_block(world.key_text(), "  conf-05:", "famille: P4", "famille: controle")
+    key = edit_in_block(world.key_text(), "  conf-08:", "famille: P4", "famille: controle")
     assert_problems(
         problem_lines(world, tmp_path, key=key),
         (FAMILLES, "exactly one control task without a trap is required (found 2)"),
-        (key_entry(key, "conf-05"), "control task: the shortcut P4-premiere-reponse answers conforme "
-                                    "instead of non_conforme"),
+        (FAMILLES, "family P4 has no task"),
+        (key_entry(key, "conf-08"), "control task: the shortcut P4-premiere-reponse answers non_conforme "
+                                    "instead of conforme"),
     )
 
 
 def test_no_control_task(world: World, tmp_path: Path) -> None:
-    key = edit_in_block(world.key_text(), "  conf-03:", "famille: controle", "famille: P4")
+    key = edit_in_block(world.key_text(), "  conf-05:", "famille: controle", "famille: P4")
     assert_problems(
         problem_lines(world, tmp_path, key=key),
         (FAMILLES, "exactly one control task without a trap is required (found 0)"),
-        (key_entry(key, "conf-03"), "the trap does not trap: the P4 shortcut P4-premiere-reponse"),
+        (key_entry(key, "conf-05"), "the trap does not trap: the P4 shortcut P4-premiere-reponse"),
     )
 
 
@@ -202,156 +204,233 @@ def test_task_without_key_entry(world: World, tmp_path: Path) -> None:
     assert_problems(
         problem_lines(world, tmp_path, key=key),
         (statement(tasks, "conf-10"), "the key has no entry for this task"),
-        (VERDICTS, "the key has 3 conforme, 4 non_conforme, 2 indeterminable"),
-        (VERDICTS, "the best constant answer (non_conforme) scores 4/9; it must be 4/10"),
+        (VERDICTS, "the key has 3 conforme, 3 non_conforme, 3 indeterminable"),
+        (VERDICTS, "the best constant answer (conforme) scores 3/9; it must be 4/10"),
     )
 
 
 # -- founding facts --------------------------------------------------------------------------------------
 
-AGR_5113_END = '{ressource: /agrements/AGR-5113, champ: /date_fin_validite, valeur: "2026-09-30"}'
-AGR_5290_EXISTE = "{ressource: /agrements/AGR-5290, champ: /existe, valeur: false}"
+AGR_5113_END = 'ressource: /agrements/AGR-5113\n        champ: /date_fin_validite\n        valeur: "2026-09-30"'
+AVN_7690_EXISTE = "ressource: /avenants/AVN-7690\n        champ: /existe\n        valeur: false"
+RULE_DERIVES = "the rule derives the founding fact "
+RULE_EXTRA = "which the rule does not derive"
 
 
 def test_fact_with_a_wrong_value(world: World, tmp_path: Path) -> None:
+    """The check of served values and the rule both object: the fact is neither served nor derived."""
     key = edit(world.key_text(), AGR_5113_END, AGR_5113_END.replace("2026-09-30", "2026-09-29"))
+    where = key_fact(key, "conf-01", "ressource: /agrements/AGR-5113\n        champ: /date_fin")
     assert_problems(
         problem_lines(world, tmp_path, key=key),
-        (key_fact(key, "conf-01", "{ressource: /agrements/AGR-5113, champ: /date_fin_validite"),
-         "founding fact (/agrements/AGR-5113, /date_fin_validite) = \"2026-09-29\" is not served exactly: "
-         "the corpus serves \"2026-09-30\""),
+        (where, "founding fact (/agrements/AGR-5113, /date_fin_validite) = \"2026-09-29\" is not served exactly: "
+                "the corpus serves \"2026-09-30\""),
+        (key_entry(key, "conf-01"), RULE_DERIVES + "(/agrements/AGR-5113, /date_fin_validite) = \"2026-09-30\" "
+                                    "for C2 (equivalent forms: none)"),
+        (where, "the key holds the founding fact (/agrements/AGR-5113, /date_fin_validite) = "
+                "\"2026-09-29\" for C2"),
     )
 
 
 def test_fact_with_a_wrong_type(world: World, tmp_path: Path) -> None:
     """The string "false" is not the boolean false: values compare by strict JSON equality (spec §5.2)."""
-    key = edit(world.key_text(), AGR_5290_EXISTE, AGR_5290_EXISTE.replace("false}", '"false"}'))
+    key = edit(world.key_text(), AVN_7690_EXISTE, AVN_7690_EXISTE.replace("false", '"false"'))
+    where = key_fact(key, "conf-02", "ressource: /avenants/AVN-7690\n        champ: /existe")
     assert_problems(
         problem_lines(world, tmp_path, key=key),
-        (key_fact(key, "conf-02", "{ressource: /agrements/AGR-5290, champ: /existe"),
-         "founding fact (/agrements/AGR-5290, /existe) = \"false\" is not served exactly: the corpus serves "
-         "false"),
+        (where, "founding fact (/avenants/AVN-7690, /existe) = \"false\" is not served exactly: the corpus serves "
+                "false"),
+        (key_entry(key, "conf-02"), RULE_DERIVES + "(/avenants/AVN-7690, /existe) = false for C3"),
+        (where, RULE_EXTRA),
     )
 
 
 def test_fact_at_a_pointer_that_names_nothing(world: World, tmp_path: Path) -> None:
     """A probant pattern whose index is past the end of the array: nothing is served there."""
-    old = "{ressource: /entites/ENT-3388, champ: /agrements/0, valeur: /agrements/AGR-5290}"
-    key = edit(world.key_text(), old, old.replace("/agrements/0,", "/agrements/7,"))
+    old = "ressource: /entites/ENT-3388\n        champ: /attestations/0"
+    key = edit(world.key_text(), old, old.replace("/attestations/0", "/attestations/7"))
+    where = key_fact(key, "conf-10", "ressource: /entites/ENT-3388")
     assert_problems(
         problem_lines(world, tmp_path, key=key),
-        (key_fact(key, "conf-02", "{ressource: /entites/ENT-3388"),
-         "founding fact (/entites/ENT-3388, /agrements/7) = \"/agrements/AGR-5290\" is not served exactly: "
-         "the corpus serves nothing"),
+        (where, "founding fact (/entites/ENT-3388, /attestations/7) = \"/attestations/ATT-6233\" is not served "
+                "exactly: the corpus serves nothing"),
+        (key_entry(key, "conf-10"), RULE_DERIVES + "(/entites/ENT-3388, /attestations/0)"),
+        (where, RULE_EXTRA),
     )
 
 
 def test_fact_outside_the_task_graph(world: World, tmp_path: Path) -> None:
-    """AGR-4417 is another entity's courtage agrément: same field, same value, wrong graph."""
-    old = "{ressource: /agrements/AGR-5113, champ: /activite"
-    key = edit(world.key_text(), old, old.replace("AGR-5113", "AGR-4417"))
-    assert world.doc("/agrements/AGR-4417")["activite"] == "courtage-en-assurance"  # served exactly there
+    """AGR-4417 is another entity's agrément: same field, a served value, wrong graph."""
+    key = edit(world.key_text(), AGR_5113_END, AGR_5113_END.replace("AGR-5113", "AGR-4417").replace(
+        "2026-09-30", world.doc("/agrements/AGR-4417")["date_fin_validite"]))
+    where = key_fact(key, "conf-01", "ressource: /agrements/AGR-4417")
     assert_problems(
         problem_lines(world, tmp_path, key=key),
-        (key_fact(key, "conf-01", "{ressource: /agrements/AGR-4417"),
-         "founding fact (/agrements/AGR-4417, /activite) = \"courtage-en-assurance\" lies outside the task's "
-         "graph (spec §5.2)"),
+        (where, "founding fact (/agrements/AGR-4417, /date_fin_validite) = "
+                f"\"{world.doc('/agrements/AGR-4417')['date_fin_validite']}\" lies outside the task's graph "
+                "(spec §5.2)"),
+        (key_entry(key, "conf-01"), RULE_DERIVES + "(/agrements/AGR-5113, /date_fin_validite)"),
+        (where, RULE_EXTRA),
     )
 
 
 def test_fact_on_a_non_probant_field(world: World, tmp_path: Path) -> None:
     """The entity's dénomination is served exactly, in the graph, but no criterion consumes it."""
-    key = edit(world.key_text(), "{ressource: /entites/ENT-2751, champ: /statut, valeur: active}",
-               "{ressource: /entites/ENT-2751, champ: /denomination, valeur: Cabinet Valmorin Conseil}")
+    old = "ressource: /entites/ENT-2751\n        champ: /statut\n        valeur: \"radiee\""
+    key = edit(world.key_text(), old, "ressource: /entites/ENT-2751\n        champ: /denomination\n"
+                                      "        valeur: Cabinet Valmorin Conseil")
     assert world.doc("/entites/ENT-2751")["denomination"] == "Cabinet Valmorin Conseil"
+    where = key_fact(key, "conf-03", "ressource: /entites/ENT-2751")
     assert_problems(
         problem_lines(world, tmp_path, key=key),
-        (key_fact(key, "conf-03", "{ressource: /entites/ENT-2751"),
-         "founding fact (/entites/ENT-2751, /denomination) = \"Cabinet Valmorin Conseil\" is not on a probant "
-         "field of /entites/ (spec §5.7)"),
+        (where, "founding fact (/entites/ENT-2751, /denomination) = \"Cabinet Valmorin Conseil\" is not on a "
+                "probant field of /entites/ (spec §5.7)"),
+        (key_entry(key, "conf-03"), RULE_DERIVES + "(/entites/ENT-2751, /statut) = \"radiee\" for C1"),
+        (where, RULE_EXTRA),
     )
 
 
 def test_equivalent_form_not_served(world: World, tmp_path: Path) -> None:
     """The founding fact is right; one of its equivalent forms names the wrong entity."""
-    old = "{ressource: /agrements/AGR-5113, champ: /entite, valeur: /entites/ENT-4102}"
-    key = edit(world.key_text(), old, old.replace("ENT-4102}", "ENT-1204}"))
+    old = "{ressource: /agrements/AGR-5113, champ: /entite, valeur: \"/entites/ENT-4102\"}"
+    key = edit(world.key_text(), old, old.replace("ENT-4102\"}", "ENT-1204\"}"))
+    where = key_fact(key, "conf-01", "ressource: /entites/ENT-4102")  # located at the fact it belongs to
     assert_problems(
         problem_lines(world, tmp_path, key=key),
-        (key_fact(key, "conf-01", "ressource: /entites/ENT-4102"),  # located at the fact it belongs to
-         "equivalent form (/agrements/AGR-5113, /entite) = \"/entites/ENT-1204\" is not served exactly: the "
-         "corpus serves \"/entites/ENT-4102\""),
+        (where, "equivalent form (/agrements/AGR-5113, /entite) = \"/entites/ENT-1204\" is not served exactly: "
+                "the corpus serves \"/entites/ENT-4102\""),
+        (key_entry(key, "conf-01"), RULE_DERIVES + "(/entites/ENT-4102, /agrements/0)"),
+        (where, RULE_EXTRA),
+    )
+
+
+def test_equivalent_form_missing(world: World, tmp_path: Path) -> None:
+    """The whole-array form of a link is derived by the rule: a key that drops it differs from the rule."""
+    old = "          - {ressource: /entites/ENT-4102, champ: /agrements, valeur: [\"/agrements/AGR-5113\"]}\n"
+    key = edit(world.key_text(), old, "")
+    assert_problems(
+        problem_lines(world, tmp_path, key=key),
+        (key_entry(key, "conf-01"), RULE_DERIVES + "(/entites/ENT-4102, /agrements/0) = \"/agrements/AGR-5113\" "
+                                    "for C2 (equivalent forms: (/agrements/AGR-5113, /entite) = "
+                                    "\"/entites/ENT-4102\"; (/entites/ENT-4102, /agrements) = "
+                                    "[\"/agrements/AGR-5113\"])"),
+        (key_fact(key, "conf-01", "ressource: /entites/ENT-4102"), "with 1 equivalent form(s), " + RULE_EXTRA),
+    )
+
+
+def test_fact_for_the_wrong_criterion(world: World, tmp_path: Path) -> None:
+    """The same triple credited to another criterion is not what the rule derives."""
+    old = "ressource: /entites/ENT-2751\n        champ: /statut\n        valeur: \"radiee\"\n        critere: C1"
+    key = edit(world.key_text(), old, old.replace("critere: C1", "critere: C2"))
+    assert_problems(
+        problem_lines(world, tmp_path, key=key),
+        (key_entry(key, "conf-03"), RULE_DERIVES + "(/entites/ENT-2751, /statut) = \"radiee\" for C1"),
+        (key_fact(key, "conf-03", "ressource: /entites/ENT-2751"),
+         "for C2 with 0 equivalent form(s), " + RULE_EXTRA),
     )
 
 
 def test_agrees_list_fact_on_another_entitys_entry(world: World, tmp_path: Path) -> None:
-    """Entry 1 of the CIF list page 1 is served exactly ('actif') but belongs to another entity."""
-    old = "        champ: /entrees/0/statut\n        valeur: actif"
-    key = edit(world.key_text(), old, old.replace("/entrees/0/", "/entrees/1/"))
-    entry = world.doc("/listes/agrees/conseil-en-investissements-financiers/1")["entrees"][1]
-    assert entry["statut"] == "actif" and entry["entite"] != "/entites/ENT-2751"
+    """conf-04's list entry moved to the next entry of the page: served, but another entity's."""
+    page = "/listes/agrees/courtage-en-assurance/2"
+    entries = world.doc(page)["entrees"]
+    k = next(i for i, e in enumerate(entries) if e["entite"] == "/entites/ENT-4620")
+    other = k + 1
+    assert entries[other]["entite"] != "/entites/ENT-4620"
+    old = f"        champ: /entrees/{k}/agrement\n        valeur: \"/agrements/AGR-5466\""
+    new = f"        champ: /entrees/{other}/agrement\n        valeur: \"{entries[other]['agrement']}\""
+    key = edit(world.key_text(), old, new)
+    where = key_fact(key, "conf-04", f"ressource: {page}\n        champ: /entrees/{other}/agrement")
     assert_problems(
         problem_lines(world, tmp_path, key=key),
-        (key_fact(key, "conf-03", "ressource: /listes/agrees/"),
-         "founding fact (/listes/agrees/conseil-en-investissements-financiers/1, /entrees/1/statut) = "
-         "\"actif\" is on a common-list entry that does not concern the entity (spec §5.2)"),
+        (where, f"founding fact ({page}, /entrees/{other}/agrement) = \"{entries[other]['agrement']}\" is on a "
+                "common-list entry that does not concern the entity (spec §5.2)"),
+        (key_entry(key, "conf-04"), RULE_DERIVES + f"({page}, /entrees/{k}/agrement)"),
+        (where, RULE_EXTRA),
     )
 
 
 def test_mesures_list_fact_on_a_person_who_is_not_a_beneficiary(world: World, tmp_path: Path) -> None:
-    """Entry 0 of mesures page 1 is served exactly, but nobody of that name is a bénéficiaire of ENT-3045."""
-    old = "{ressource: /mesures-restrictives/1, champ: /entrees/4/nom, valeur: Rouvenac}"
-    key = edit(world.key_text(), old, "{ressource: /mesures-restrictives/1, champ: /entrees/0/nom, "
-                                      "valeur: Béranval}")
-    assert world.doc("/mesures-restrictives/1")["entrees"][0]["nom"] == "Béranval"
+    """Entry 0 of mesures page 1 is served exactly, but nobody of that name is a bénéficiaire of ENT-2264."""
+    first = world.doc("/mesures-restrictives/1")["entrees"][0]
+    old = ("ressource: /mesures-restrictives/1\n        champ: /entrees/4/date_naissance\n"
+           "        valeur: \"1971-11-23\"")
+    new = f"ressource: /mesures-restrictives/1\n        champ: /entrees/0/date_naissance\n        valeur: " \
+          f"\"{first['date_naissance']}\""
+    key = edit(world.key_text(), old, new)
+    where = key_fact(key, "conf-07", "ressource: /mesures-restrictives/1\n        champ: /entrees/0")
     assert_problems(
         problem_lines(world, tmp_path, key=key),
-        (key_fact(key, "conf-06", "{ressource: /mesures-restrictives/1, champ: /entrees/0/nom"),
-         "(/mesures-restrictives/1, /entrees/0/nom) = \"Béranval\" is on a common-list entry that does not "
-         "concern the entity"),
+        (where, f"(/mesures-restrictives/1, /entrees/0/date_naissance) = \"{first['date_naissance']}\" is on a "
+                "common-list entry that does not concern the entity"),
+        (key_entry(key, "conf-07"), RULE_DERIVES + "(/mesures-restrictives/1, /entrees/4/date_naissance)"),
+        (where, RULE_EXTRA),
     )
 
 
 def test_founding_facts_exceeding_the_ceiling(world: World, tmp_path: Path) -> None:
-    """conf-01 (ceiling 4) gets two more facts, both true and probant: five facts cannot all be asserted."""
-    extra = ("      - {ressource: /entites/ENT-4102, champ: /existe, valeur: true}\n"
-             "      - {ressource: /entites/ENT-4102, champ: /statut, valeur: active}\n")
+    """conf-01 (ceiling 4) gets three more facts, true and probant: five facts cannot all be asserted."""
+    extra = "".join(f"      - {{ressource: /entites/ENT-4102, champ: {c}, valeur: {v}, critere: C1}}\n"
+                    for c, v in (("/existe", "true"), ("/statut", "active"), ("/beneficiaires",
+                                                                              "/beneficiaires/ENT-4102/1")))
     key = edit_in_block(world.key_text(), "  conf-01:", "    faits:\n", "    faits:\n" + extra)
-    assert_problems(problem_lines(world, tmp_path, key=key),
-                    (key_entry(key, "conf-01"), "5 founding facts exceed the ceiling of 4 assertions"))
+    lines = problem_lines(world, tmp_path, key=key)
+    assert_problems(lines, (key_entry(key, "conf-01"), "5 founding facts exceed the ceiling of 4 assertions"),
+                    exhaustive=False)
+    assert sum(RULE_EXTRA in line for line in lines) == 3 and len(lines) == 4
 
 
 # -- calls, bounds, assertion minimum ------------------------------------------------------------------
 
 
 def test_task_needing_more_than_12_calls(world: World, tmp_path: Path) -> None:
-    """ENT-2999 (three agréments, two attestations, three bénéficiaires pages) costs 17 calls for the CIF
-    activity. The key's facts, written for ENT-2751, fall outside the new graph too."""
+    """ENT-2999 (three agréments, two attestations, three bénéficiaires pages) costs more than 12 calls for
+    the CIF activity, lists read to page_suivante: null. The key's facts, written for ENT-2751, fall
+    outside the new graph too."""
     tasks = edit_in_block(world.tasks_text(), "  - id: conf-03", "entite: /entites/ENT-2751",
                           "entite: /entites/ENT-2999")
     lines = problem_lines(world, tmp_path, tasks=tasks)
+    calls = len(evaluate(dataclasses.replace(next(s.task for s in world.season().statements
+                                                  if s.task.id == "conf-03"), entite="/entites/ENT-2999"),
+                         world.reader()).calls)
+    assert calls > 12
     assert_problems(
         lines,
-        (statement(tasks, "conf-03"), "decided in 17 corpus calls; a task must be decidable in 2 to 12"),
-        (key_fact(world.key_text(), "conf-03", "{ressource: /entites/ENT-2751"), "lies outside the task's graph"),
+        (statement(tasks, "conf-03"), f"decided in {calls} corpus calls; a task must be decidable in 2 to 12"),
+        (key_fact(world.key_text(), "conf-03", "ressource: /entites/ENT-2751"), "lies outside the task's graph"),
         exhaustive=False,
     )
     assert not any("corpus calls" in line for line in lines if "conf-03" not in line)
 
 
 def test_task_needing_fewer_than_2_calls(world: World, tmp_path: Path) -> None:
-    """An absent entity is decided (indeterminable) by its one absent file, and offers one fact only."""
+    """An absent entity is decided (indeterminable) by /referentiel and its one absent file: 2 calls, the
+    least a task can cost; it offers one fact only."""
     tasks = edit_in_block(world.tasks_text(), "  - id: conf-03", "entite: /entites/ENT-2751",
                           "entite: /entites/ENT-9999")
+    lines = problem_lines(world, tmp_path, tasks=tasks)
     key = world.key_text()
     assert_problems(
-        problem_lines(world, tmp_path, tasks=tasks),
-        (statement(tasks, "conf-03"), "decided in 1 corpus calls; a task must be decidable in 2 to 12"),
+        lines,
         (statement(tasks, "conf-03"), "cannot reach its assertion minimum of 2: the graph offers 1 distinct "
                                       "probant facts on proper resources (at least 1 needed) and 0 admissible"),
-        (key_entry(key, "conf-03"), "the evaluator gives indeterminable, the key says conforme"),
+        (key_entry(key, "conf-03"), "the evaluator gives indeterminable, the key says non_conforme"),
         exhaustive=False,
     )
+    assert not any("corpus calls" in line for line in lines)
+
+
+def test_calls_below_two_are_refused(world: World) -> None:
+    """check_task on a task whose evaluation made a single call (forced): the bound is checked."""
+    season = world.season()
+    reader = world.reader()
+    st = next(s for s in season.statements if s.task.id == "conf-03")
+    ev = evaluate(st.task, reader)
+    ev = dataclasses.replace(ev, calls=ev.calls[:1])
+    report = TaskReport(st, season.key["conf-03"], ev, {s.name: evaluate(st.task, reader, s).verdict
+                                                        for s in ALL_SHORTCUTS})
+    assert "decided in 1 corpus calls; a task must be decidable in 2 to 12" in \
+        [p.message for p in check_task(reader, report)]
 
 
 @pytest.mark.parametrize(("old", "new", "shown"), [
@@ -429,29 +508,32 @@ def test_control_answered_wrong_by_a_shortcut(world: World, tmp_path: Path) -> N
     )
 
 
-@pytest.mark.parametrize(("new", "found"), [("", "None"), ("    raccourci: devinette\n", "'devinette'")],
-                         ids=["missing", "unknown"])
-def test_p5_without_a_known_raccourci(world: World, tmp_path: Path, new: str, found: str) -> None:
+@pytest.mark.parametrize(("new", "message"), [
+    ("", "P5 task needs 'raccourci', one of avenant-avant-sa-date-d-effet, bornes-exclues, "
+         "date-de-fin-definitive, homonymie-sur-les-noms, situation-de-l-entite-non-lue (found None)"),
+    ("    raccourci: devinette\n", "unknown 'raccourci' 'devinette'; one of arret-au-premier-probleme, "
+                                  "avenant-avant-sa-date-d-effet, bornes-exclues"),
+], ids=["missing", "unknown"])
+def test_p5_without_a_known_raccourci(world: World, tmp_path: Path, new: str, message: str) -> None:
     key = edit(world.key_text(), "    raccourci: homonymie-sur-les-noms\n", new)
-    assert_problems(
-        problem_lines(world, tmp_path, key=key),
-        (key_entry(key, "conf-06"), "P5 task needs 'raccourci', one of avenant-avant-sa-date-d-effet, "
-                                    f"date-de-fin-definitive, homonymie-sur-les-noms (found {found})"),
-    )
+    assert_problems(problem_lines(world, tmp_path, key=key), (key_entry(key, "conf-07"), message))
 
 
-def test_raccourci_on_a_non_p5_task(world: World, tmp_path: Path) -> None:
+def test_raccourci_of_a_non_p5_task_must_trap(world: World, tmp_path: Path) -> None:
+    """A named reading may stand for another family's trap, but it must trap: ignoring avenants does not
+    change conf-01 (its agrément lapsed)."""
     key = edit_in_block(world.key_text(), "  conf-01:", "    faits:\n",
                         "    raccourci: date-de-fin-definitive\n    faits:\n")
     assert_problems(problem_lines(world, tmp_path, key=key),
-                    (key_entry(key, "conf-01"), "'raccourci' is for P5 tasks only"))
+                    (key_entry(key, "conf-01"),
+                     "the trap does not trap: the P2 shortcut P5-date-de-fin-definitive"))
 
 
 def test_raccourci_on_the_control_task(world: World, tmp_path: Path) -> None:
-    key = edit_in_block(world.key_text(), "  conf-03:", "    faits:\n",
+    key = edit_in_block(world.key_text(), "  conf-05:", "    faits:\n",
                         "    raccourci: date-de-fin-definitive\n    faits:\n")
     assert_problems(problem_lines(world, tmp_path, key=key),
-                    (key_entry(key, "conf-03"), "'raccourci' is for P5 tasks only"))
+                    (key_entry(key, "conf-05"), "the control task has no trap, so no 'raccourci'"))
 
 
 def test_duplicate_task_statement(world: World, tmp_path: Path) -> None:
@@ -474,13 +556,13 @@ def test_referentiel_declaring_a_non_probant_field(world: World, tmp_path: Path)
 
 
 def test_referentiel_leaving_a_probant_field_unconsumed(world: World, tmp_path: Path) -> None:
-    """C3 no longer declares /activite_exclue: no criterion consumes it, yet the evaluator's C3 reads it."""
+    """C3 no longer declares /activite_exclue: no criterion consumes it (no task of the season has an
+    exclusion avenant, so the evaluator's consumption rule has nothing to add)."""
     build_dir = rebuilt(world, tmp_path / "corpus", [(REFERENTIEL, ", /nouvelle_date_fin, /activite_exclue]",
                                                       ", /nouvelle_date_fin]")])
     assert_problems(
         problem_lines(world, tmp_path, build_dir=build_dir),
         (REF_WHERE, "probant field /activite_exclue of /avenants/ is consumed by no criterion"),
-        (REF_WHERE, "the evaluator's C3 consumes /activite_exclue of /avenants/, which C3's champs do not list"),
     )
     # the declaration rule alone, without any evaluation (so without the consumption rule)
     alone = [p.message for p in check_referentiel(CorpusReader(build_dir), [])]

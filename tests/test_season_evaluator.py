@@ -23,6 +23,7 @@ from generator import resource_types as col
 from generator.season.evaluator import (
     ALL_SHORTCUTS,
     FAMILY_SHORTCUTS,
+    NAMED_SHORTCUTS,
     P5_SHORTCUTS,
     REFERENCE,
     Evaluation,
@@ -103,19 +104,25 @@ def test_evaluator_reproduces_the_key(world: World, season: Season, task_id: str
 
 @pytest.mark.parametrize("task_id", TASK_IDS)
 def test_evaluator_reads_only_the_task_graph(world: World, season: Season, task_id: str) -> None:
-    """Spec §5.2: the graph is the task's whole world; neither the reference nor a shortcut leaves it."""
+    """Spec §5.2: the graph is the task's whole world; neither the reference nor a shortcut leaves it.
+    /referentiel, outside the graph, is the first call of every task (counted, never asserted on)."""
     reader = world.reader()
     graph = task_graph(reader, statement_of(season, task_id).task)
     for strategy in (REFERENCE, *ALL_SHORTCUTS):
-        outside = [c for c in run(world, season, task_id, strategy, reader).calls if c not in graph]
+        calls = run(world, season, task_id, strategy, reader).calls
+        assert calls[0] == col.REFERENTIEL_PATH
+        outside = [c for c in calls[1:] if c not in graph]
         assert outside == [], f"{strategy.name} fetched {outside}"
 
 
 # -- call order, derived by hand -------------------------------------------------------------------------
 
+CONTROL = "conf-05"
 
-def expected_calls_conf_03(world: World, st: Statement) -> list[str]:
-    """conf-03 is conforme, so every criterion is read to the end: the whole walk of /referentiel."""
+
+def expected_calls_of_the_control(world: World, st: Statement) -> list[str]:
+    """The control is conforme, so every criterion is read to the end: the whole walk of /referentiel,
+    every list to page_suivante: null."""
     task = st.task
     entity = world.doc(task.entite)
     assert entity["existe"] is True and entity["statut"] == "active"  # C1
@@ -123,32 +130,34 @@ def expected_calls_conf_03(world: World, st: Statement) -> list[str]:
     agr = world.doc(agrement)
     assert (agr["entite"], agr["activite"], agr["statut"]) == (task.entite, task.activite, "actif")
     assert agr["date_debut"] <= task.date_examen <= agr["date_fin_validite"]
-    liste = pages_until(world, col.liste_agrees_page_path(task.activite, "1"),
-                        lambda e: e["agrement"] == agrement)
+    liste = chain(world, col.liste_agrees_page_path(task.activite, "1"))
     (attestation,) = entity["attestations"]  # C3: no avenant to read
     assert world.doc(attestation)["avenants"] == []
     beneficiaires = chain(world, entity["beneficiaires"])  # C4: all their pages, then the whole list
     mesures = chain(world, col.mesures_page_path("1"))
-    assert not people(world, beneficiaires) & people(world, mesures), "nobody matches: every page is read"
-    return [task.entite, agrement, *liste, attestation, *beneficiaires, *mesures]
+    assert not people(world, beneficiaires) & people(world, mesures), "nobody matches"
+    return [col.REFERENTIEL_PATH, task.entite, agrement, *liste, attestation, *beneficiaires, *mesures]
 
 
-def test_calls_of_conf_03_follow_the_referentiel(world: World, season: Season) -> None:
-    st = statement_of(season, "conf-03")
-    ev = run(world, season, "conf-03")
-    assert ev.calls == expected_calls_conf_03(world, st)
+def test_calls_of_the_control_follow_the_referentiel(world: World, season: Season) -> None:
+    st = statement_of(season, CONTROL)
+    assert season.key[CONTROL].famille == "controle"
+    ev = run(world, season, CONTROL)
+    assert ev.calls == expected_calls_of_the_control(world, st)
     assert ev.verdict == "conforme"
     assert [c.id for c in ev.deciding] == ["C1", "C2", "C3", "C4"]
 
 
 def test_calls_of_conf_09_stop_at_the_avenant(world: World, season: Season) -> None:
-    """C3 is established false at the avenant (not yet in force): by precedence nothing else is read."""
+    """C3 is established false at the avenant (not yet in force): by precedence nothing else is read.
+    The liste des agréés is read to its last page although the agrément's entry comes before."""
     task = statement_of(season, "conf-09").task
     entity = world.doc(task.entite)
     (agrement,) = entity["agrements"]
-    liste = pages_until(world, col.liste_agrees_page_path(task.activite, "1"),
+    found = pages_until(world, col.liste_agrees_page_path(task.activite, "1"),
                         lambda e: e["agrement"] == agrement)
-    assert len(liste) > 1, "the agrément's entry is past page 1: the chain must be followed"
+    liste = chain(world, col.liste_agrees_page_path(task.activite, "1"))
+    assert len(found) < len(liste), "the entry comes before the last page: reading on is the rule"
     (attestation,) = entity["attestations"]
     att = world.doc(attestation)
     (avenant,) = att["avenants"]
@@ -157,38 +166,75 @@ def test_calls_of_conf_09_stop_at_the_avenant(world: World, season: Season) -> N
     assert att["date_fin_validite"] < task.date_examen < avn["date_effet"]
 
     ev = run(world, season, "conf-09")
-    assert ev.calls == [task.entite, agrement, *liste, attestation, avenant]
+    assert ev.calls == [col.REFERENTIEL_PATH, task.entite, agrement, *liste, attestation, avenant]
     assert ev.verdict == "non_conforme"
     assert [(c.id, c.etat) for c in ev.deciding] == [("C3", "faux")]
     assert not any(c.startswith(col.BENEFICIAIRES.prefix) for c in ev.calls)
 
 
-def test_page_chains_are_followed_to_the_buried_match(world: World, season: Season) -> None:
-    """conf-05: every bénéficiaires page is read, then the mesures list up to the page that matches."""
-    task = statement_of(season, "conf-05").task
+def test_c1_decides_and_stops_the_reading(world: World, season: Season) -> None:
+    """conf-03: the entity is radiée; every other criterion would be established, C1 decides alone."""
+    task = statement_of(season, "conf-03").task
+    assert world.doc(task.entite)["statut"] == "radiee"
+    ev = run(world, season, "conf-03")
+    assert ev.calls == [col.REFERENTIEL_PATH, task.entite]
+    assert [(c.id, c.etat) for c in ev.deciding] == [("C1", "faux")]
+    skipped = run(world, season, "conf-03", NAMED_SHORTCUTS["situation-de-l-entite-non-lue"])
+    assert skipped.verdict == "conforme" and {c.etat for c in skipped.criteres} == {"etabli"}
+
+
+def test_precedence_a_false_criterion_beats_a_non_establishable_one(world: World, season: Season) -> None:
+    """conf-10: C2 cannot be established (an absent agrément) and C3 is false: non_conforme, decided by C3;
+    a reader that stops at the first problem answers indeterminable."""
+    ev = run(world, season, "conf-10")
+    assert {c.id: c.etat for c in ev.criteres} == {"C1": "etabli", "C2": "non_etablissable", "C3": "faux"}
+    assert ev.verdict == "non_conforme"
+    assert [(c.id, c.etat) for c in ev.deciding] == [("C3", "faux")]
+    assert run(world, season, "conf-10", NAMED_SHORTCUTS["arret-au-premier-probleme"]).verdict == "indeterminable"
+
+
+def test_a_date_exactly_on_the_bound(world: World, season: Season) -> None:
+    """conf-06: the attestation ends on the date of examination; it is still in force that day."""
+    task = statement_of(season, "conf-06").task
+    (attestation,) = world.doc(task.entite)["attestations"]
+    assert world.doc(attestation)["date_fin_validite"] == task.date_examen
+    assert run(world, season, "conf-06").verdict == "conforme"
+    assert run(world, season, "conf-06", NAMED_SHORTCUTS["bornes-exclues"]).verdict == "non_conforme"
+
+
+def test_homonym_and_incomplete_declaration(world: World, season: Season) -> None:
+    """conf-07: a homonym (same nom and prénoms, other date of birth) is no match, and the declaration is
+    incomplete: C4 is not establishable. Every bénéficiaires page and the whole mesures list are read."""
+    task = statement_of(season, "conf-07").task
     entity = world.doc(task.entite)
     beneficiaires = chain(world, entity["beneficiaires"])
-    assert len(beneficiaires) >= 2
-    owners = people(world, beneficiaires)
-    mesures = pages_until(world, col.mesures_page_path("1"),
-                          lambda e: (e["nom"], e["prenoms"], e["date_naissance"]) in owners)
-    assert len(mesures) >= 2
-    assert not people(world, beneficiaires[:1]) & people(world, mesures), "the match is not on page 1"
+    assert {world.doc(p)["statut_declaration"] for p in beneficiaires} == {"incomplete"}
+    mesures = chain(world, col.mesures_page_path("1"))
+    ev = run(world, season, "conf-07")
+    assert ev.calls[-len(mesures):] == mesures and set(beneficiaires) <= set(ev.calls)
+    assert [(c.id, c.etat) for c in ev.deciding] == [("C4", "non_etablissable")]
+    assert ev.verdict == "indeterminable"
 
-    ev = run(world, season, "conf-05")
-    tail = [*beneficiaires, *mesures]
-    assert ev.calls[-len(tail):] == tail
+
+def test_a_match_is_false_even_when_the_declaration_is_incomplete(world: World, season: Season,
+                                                                  tmp_path: Path) -> None:
+    """/referentiel: a declared bénéficiaire on the list makes C4 false, complete declaration or not."""
+    listed = next(e for e in world.doc("/mesures-restrictives/1")["entrees"] if e["nom"] == "Rouvenac")
+    build_dir = rebuilt(world, tmp_path, [("entites/ENT-2264.yaml", "date_naissance: 1977-02-08",
+                                           f"date_naissance: {listed['date_naissance']}")])
+    ev = evaluate(statement_of(season, "conf-07").task, CorpusReader(build_dir))
     assert ev.verdict == "non_conforme"
-    assert [(c.id, c.etat) for c in ev.deciding] == [("C4", "faux")]
+    (c4,) = ev.deciding
+    assert c4.id == "C4" and c4.etat == "faux" and len(c4.faits) == 6
 
 
 # -- shortcuts -------------------------------------------------------------------------------------------
 
 
 def trap_shortcut(entry: KeyEntry) -> Strategy:
-    if entry.famille == "P5":
-        assert entry.raccourci is not None
-        return P5_SHORTCUTS[entry.raccourci]
+    if entry.raccourci is not None:
+        return NAMED_SHORTCUTS[entry.raccourci]
+    assert entry.famille != "P5"
     return FAMILY_SHORTCUTS[entry.famille]
 
 
@@ -206,17 +252,21 @@ def test_each_trap_catches_its_shortcut_and_the_control_catches_none(world: Worl
 def test_every_family_has_its_shortcut_and_every_raccourci_exists(season: Season) -> None:
     assert sorted(FAMILY_SHORTCUTS) == ["P1", "P2", "P3", "P4"]
     named = {e.raccourci for e in season.key.values() if e.famille == "P5"}
-    assert named and named <= set(P5_SHORTCUTS)
+    assert len(named) >= 3 and named <= set(P5_SHORTCUTS)
+    assert {e.raccourci for e in season.key.values()} - {None} <= set(NAMED_SHORTCUTS)
     assert len({s.name for s in (REFERENCE, *ALL_SHORTCUTS)}) == 1 + len(ALL_SHORTCUTS)
 
 
 def test_p1_takes_an_absent_reference_as_existing(world: World, season: Season) -> None:
     cited = world.doc("/entites/ENT-3388")["agrements"][0]
     assert world.doc(cited)["existe"] is False
-    criteria = {c.id: c for c in run(world, season, "conf-02", FAMILY_SHORTCUTS["P1"]).criteres}
+    criteria = {c.id: c for c in run(world, season, "conf-10", FAMILY_SHORTCUTS["P1"]).criteres}
     assert criteria["C2"].etat == "etabli" and cited in criteria["C2"].motif
-    reference = {c.id: c.etat for c in run(world, season, "conf-02").criteres}
+    reference = {c.id: c.etat for c in run(world, season, "conf-10").criteres}
     assert reference["C2"] == "non_etablissable"
+    # an absent avenant (conf-02): ignored by the P1 reading, it leaves C3 not establishable for the reference
+    assert {c.id: c.etat for c in run(world, season, "conf-02", FAMILY_SHORTCUTS["P1"]).criteres}["C3"] == "etabli"
+    assert {c.id: c.etat for c in run(world, season, "conf-02").criteres}["C3"] == "non_etablissable"
 
 
 def test_p2_reads_the_status_and_not_the_dates(world: World, season: Season) -> None:
@@ -248,7 +298,7 @@ def test_p4_reads_first_pages_and_first_references_only(world: World, season: Se
 
 
 def test_p5_homonym_matched_on_names_alone(world: World, season: Season) -> None:
-    ev = run(world, season, "conf-06", P5_SHORTCUTS["homonymie-sur-les-noms"])
+    ev = run(world, season, "conf-07", P5_SHORTCUTS["homonymie-sur-les-noms"])
     (c4,) = [c for c in ev.criteres if c.id == "C4"]
     assert (ev.verdict, c4.etat) == ("non_conforme", "faux")
     by_field: dict[str, set[Any]] = {}
@@ -281,21 +331,22 @@ def _shift(day: str, days: int) -> str:
     return (datetime.date.fromisoformat(day) + datetime.timedelta(days=days)).isoformat()
 
 
-AGR_5034 = "    date_debut: 2022-03-01\n    date_fin_validite: 2027-02-28\n"
-ATT_6007 = "    date_emission: 2026-03-01\n    date_fin_validite: 2027-02-28\n"
+AGR_5702 = "    date_debut: 2018-05-01\n    date_fin_validite: 2027-09-30\n"
+ATT_6745 = "    date_emission: 2026-04-01\n    date_fin_validite: 2027-03-31\n"
+CONTROL_FILE = "entites/ENT-1879.yaml"
 
 
 def test_date_bounds_are_inclusive(world: World, season: Season, tmp_path: Path) -> None:
-    """conf-03's agrément ending, and its attestation issued, on the very date of examination: valid."""
-    st = statement_of(season, "conf-03")
+    """The control's agrément ending, and its attestation issued, on the very date of examination: valid."""
+    st = statement_of(season, CONTROL)
     day = st.task.date_examen
     build_dir = rebuilt(world, tmp_path, [
-        ("entites/ENT-2751.yaml", AGR_5034, AGR_5034.replace("2027-02-28", day)),
-        ("entites/ENT-2751.yaml", ATT_6007, ATT_6007.replace("2026-03-01", day)),
+        (CONTROL_FILE, AGR_5702, AGR_5702.replace("2027-09-30", day)),
+        (CONTROL_FILE, ATT_6745, ATT_6745.replace("2026-04-01", day)),
     ])
     reader = CorpusReader(build_dir)
-    assert reader.fetch("/agrements/AGR-5034")["date_fin_validite"] == day
-    assert reader.fetch("/attestations/ATT-6007")["date_emission"] == day
+    assert reader.fetch("/agrements/AGR-5702")["date_fin_validite"] == day
+    assert reader.fetch("/attestations/ATT-6745")["date_emission"] == day
     ev = evaluate(st.task, reader)
     assert {c.id: c.etat for c in ev.criteres} == {"C1": "etabli", "C2": "etabli", "C3": "etabli",
                                                    "C4": "etabli"}
@@ -303,14 +354,14 @@ def test_date_bounds_are_inclusive(world: World, season: Season, tmp_path: Path)
 
 
 @pytest.mark.parametrize(("old", "field", "days"), [
-    (AGR_5034, "2027-02-28", -1),  # ended the day before: expired, the breach is established
-    (AGR_5034, "2022-03-01", +1),  # starts the day after: not yet in force
+    (AGR_5702, "2027-09-30", -1),  # ended the day before: expired, the breach is established
+    (AGR_5702, "2018-05-01", +1),  # starts the day after: not yet in force
 ], ids=["ended-the-day-before", "starts-the-day-after"])
 def test_one_day_outside_the_bounds_establishes_the_breach(world: World, season: Season, tmp_path: Path,
                                                           old: str, field: str, days: int) -> None:
-    st = statement_of(season, "conf-03")
+    st = statement_of(season, CONTROL)
     build_dir = rebuilt(world, tmp_path, [
-        ("entites/ENT-2751.yaml", old, old.replace(field, _shift(st.task.date_examen, days)))])
+        (CONTROL_FILE, old, old.replace(field, _shift(st.task.date_examen, days)))])
     ev = evaluate(st.task, CorpusReader(build_dir))
     assert ev.verdict == "non_conforme"
     assert [(c.id, c.etat) for c in ev.deciding] == [("C2", "faux")]
@@ -363,35 +414,45 @@ def _corpus(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_corpus_evaluate_prints_verdict_criteria_facts_and_numbered_calls(world: World,
                                                                             season: Season) -> None:
-    st = statement_of(season, "conf-03")
-    result = _corpus("evaluate", "conf-03", "--root", str(world.root))
+    st = statement_of(season, CONTROL)
+    result = _corpus("evaluate", CONTROL, "--root", str(world.root))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith(f"conf-03  {st.task.entite}  {st.task.activite}  au {st.task.date_examen}")
+    assert lines[0].startswith(f"{CONTROL}  {st.task.entite}  {st.task.activite}  au {st.task.date_examen}")
     assert lines[0].endswith("[reference]")
-    assert f"  verdict : {season.key['conf-03'].verdict}" in lines
+    assert f"  verdict : {season.key[CONTROL].verdict}" in lines
     for criterion in ("C1", "C2", "C3", "C4"):  # conforme: every criterion decides, marked *
         assert any(line.startswith(f"  * {criterion} etabli") for line in lines), criterion
-    for kf in season.key["conf-03"].faits:  # the facts it rests on include the key's founding facts
+    for kf in season.key[CONTROL].faits:  # the facts it rests on are the key's founding facts
         fact = kf.fact
         shown = f"        {fact.ressource} {fact.champ} = {json.dumps(fact.valeur, ensure_ascii=False)}"
         assert shown in lines
-    calls = expected_calls_conf_03(world, st)
+    calls = expected_calls_of_the_control(world, st)
     assert f"  appels ({len(calls)}) :" in lines
     numbered = [line for line in lines if " GET " in line]
     assert numbered == [f"    {n:>2}. GET {path}" for n, path in enumerate(calls, 1)]
 
 
 def test_corpus_evaluate_with_a_shortcut(world: World, season: Season) -> None:
-    """The P4 reading of conf-05 stops at page 1 of the bénéficiaires and misses the match."""
-    result = _corpus("evaluate", "conf-05", "--strategy", "P4-premiere-reponse", "--root", str(world.root))
+    """The P4 reading of conf-08 reads the first attestation only and misses the one in force."""
+    result = _corpus("evaluate", "conf-08", "--strategy", "P4-premiere-reponse", "--root", str(world.root))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].endswith("[P4-premiere-reponse]")
     verdicts = [line for line in lines if line.startswith("  verdict : ")]
-    assert verdicts and verdicts != [f"  verdict : {season.key['conf-05'].verdict}"]
-    assert not any("GET /beneficiaires/ENT-1879/2" in line for line in lines)
-    assert any(line.endswith("GET /beneficiaires/ENT-1879/1") for line in lines)
+    assert verdicts and verdicts != [f"  verdict : {season.key['conf-08'].verdict}"]
+    first, second = world.doc("/entites/ENT-3917")["attestations"]
+    assert any(line.endswith(f"GET {first}") for line in lines)
+    assert not any(f"GET {second}" in line for line in lines)
+
+
+def test_corpus_evaluate_prints_the_founding_facts_as_the_key_writes_them(world: World) -> None:
+    """``--faits`` prints what the rule derives, in the key's own YAML: pasted back, it is the key."""
+    result = _corpus("evaluate", "conf-01", "--faits", "--root", str(world.root))
+    assert result.returncode == 0, result.stderr
+    key = world.key_text()
+    block = key[key.index("    faits:", key.index("  conf-01:")):key.index("  conf-02:")]
+    assert result.stdout == "  conf-01:\n" + block
 
 
 def test_corpus_evaluate_unknown_task_exits_1(world: World) -> None:

@@ -45,7 +45,8 @@ def key_artifact(season: Season) -> bytes:
         "saison": int(season.saison),
         "taches": {task_id: {
             "famille": e.famille, "verdict": e.verdict, "piege": e.piege, "raccourci": e.raccourci,
-            "faits": [{**fact(k.fact), "formes_equivalentes": [fact(f) for f in k.equivalents]} for k in e.faits],
+            "faits": [{**fact(k.fact), "critere": k.critere,
+                       "formes_equivalentes": [fact(f) for f in k.equivalents]} for k in e.faits],
         } for task_id, e in sorted(season.key.items())},
     })
 

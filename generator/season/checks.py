@@ -16,11 +16,13 @@ from generator.errors import Location, Problem
 from generator.season.evaluator import (
     ALL_SHORTCUTS,
     FAMILY_SHORTCUTS,
+    NAMED_SHORTCUTS,
     P5_SHORTCUTS,
     Evaluation,
     Strategy,
     evaluate,
 )
+from generator.season.founding import FoundingFact, founding_facts
 from generator.season.graph import Graph, concerns_entity, probant_facts, task_graph
 from generator.season.model import KeyEntry, Season, Statement
 from generator.season.reader import MISSING, CorpusReader, Fact, is_probant, resolve_pointer
@@ -45,6 +47,7 @@ class TaskReport:
     shortcuts: dict[str, str]  # strategy name -> verdict
     proper_facts: int = 0
     common_facts: int = 0
+    founding: list[FoundingFact] = field(default_factory=list)
 
 
 @dataclass
@@ -129,13 +132,43 @@ def check_task(reader: CorpusReader, report: TaskReport) -> list[Problem]:
                                  f"the graph offers {len(proper)} distinct probant facts on proper resources "
                                  f"(at least {need_proper} needed) and {len(common)} admissible on common lists"))
     problems += check_trap(report)
+    problems += check_rule(reader, report)
     return problems
 
 
 def _trap_strategy(entry: KeyEntry) -> Strategy | None:
-    if entry.famille == "P5":
-        return P5_SHORTCUTS.get(entry.raccourci or "")
+    if entry.raccourci is not None:
+        return NAMED_SHORTCUTS.get(entry.raccourci)
     return FAMILY_SHORTCUTS.get(entry.famille)
+
+
+def _shown(fact: Fact) -> str:
+    return f"({fact.ressource}, {fact.champ}) = {_json(fact.valeur)}"
+
+
+def _signature(critere: str, forms: tuple[Fact, ...]) -> tuple[str, str, tuple[str, ...]]:
+    return (critere, _shown(forms[0]), tuple(sorted(_shown(f) for f in forms[1:])))
+
+
+def check_rule(reader: CorpusReader, report: TaskReport) -> list[Problem]:
+    """The key's founding facts are exactly what the published rule derives (generator.season.founding)."""
+    entry = report.entry
+    assert entry is not None
+    task_id = report.statement.task.id
+    derived = founding_facts(reader, report.evaluation)
+    report.founding = derived
+    wanted = {_signature(f.critere, f.forms): f for f in derived}
+    held = {_signature(k.critere, k.forms): k for k in entry.faits}
+    problems = []
+    for sig in sorted(set(wanted) - set(held)):
+        forms = "; ".join(_shown(f) for f in wanted[sig].equivalents) or "none"
+        problems.append(_problem(entry.location, task_id, f"the rule derives the founding fact {sig[1]} for "
+                                 f"{sig[0]} (equivalent forms: {forms}), which the key does not hold as such"))
+    for sig in sorted(set(held) - set(wanted)):
+        problems.append(_problem(held[sig].location, task_id, f"the key holds the founding fact {sig[1]} for "
+                                 f"{sig[0]} with {len(sig[2])} equivalent form(s), which the rule does not "
+                                 "derive (spec §5.7; docs/season.md, founding facts)"))
+    return problems
 
 
 def check_trap(report: TaskReport) -> list[Problem]:
@@ -143,8 +176,11 @@ def check_trap(report: TaskReport) -> list[Problem]:
     entry = report.entry
     assert entry is not None
     task_id = report.statement.task.id
-    if entry.famille != "P5" and entry.raccourci is not None:
-        return [_problem(entry.location, task_id, "'raccourci' is for P5 tasks only")]
+    if entry.famille == "controle" and entry.raccourci is not None:
+        return [_problem(entry.location, task_id, "the control task has no trap, so no 'raccourci'")]
+    if entry.raccourci is not None and entry.raccourci not in NAMED_SHORTCUTS:
+        return [_problem(entry.location, task_id, f"unknown 'raccourci' {entry.raccourci!r}; one of "
+                         f"{', '.join(sorted(NAMED_SHORTCUTS))}")]
     if entry.famille == "controle":
         return [_problem(entry.location, task_id, f"control task: the shortcut {name} answers {verdict} "
                          f"instead of {entry.verdict}; a control must be answered right by every shortcut")

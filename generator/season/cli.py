@@ -12,7 +12,9 @@ from generator.hashing import sha256_hex
 from generator.season.artifacts import write_artifacts
 from generator.season.checks import ALL_SHORTCUTS, SeasonReport, check_season
 from generator.season.evaluator import REFERENCE, Evaluation, evaluate
+from generator.season.founding import founding_facts
 from generator.season.model import KEY_FILE, Season, load_season
+from generator.season.panel import panel_problems, print_panel, run_panel
 from generator.season.reader import CorpusReader
 
 STRATEGIES = {s.name: s for s in (REFERENCE, *ALL_SHORTCUTS)}
@@ -59,9 +61,32 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     for statement in wanted:
-        print_evaluation(evaluate(statement.task, reader, STRATEGIES[args.strategy]))
+        evaluation = evaluate(statement.task, reader, STRATEGIES[args.strategy])
+        if args.faits:
+            print_founding_yaml(reader, evaluation)
+            continue
+        print_evaluation(evaluation)
         print()
     return 0
+
+
+def _yaml_value(value: object) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_yaml_value(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def print_founding_yaml(reader: CorpusReader, evaluation: Evaluation, out=sys.stdout) -> None:
+    """The founding facts the rule derives, as the `faits:` block of season_src/cle.yaml."""
+    print(f"  {evaluation.task.id}:\n    faits:", file=out)
+    for f in founding_facts(reader, evaluation):
+        print(f"      - ressource: {f.fact.ressource}\n        champ: {f.fact.champ}\n"
+              f"        valeur: {_yaml_value(f.fact.valeur)}\n        critere: {f.critere}", file=out)
+        if f.equivalents:
+            print("        formes_equivalentes:", file=out)
+            for e in f.equivalents:
+                print(f"          - {{ressource: {e.ressource}, champ: {e.champ}, "
+                      f"valeur: {_yaml_value(e.valeur)}}}", file=out)
 
 
 def print_report(report: SeasonReport, out=sys.stdout) -> None:
@@ -84,8 +109,14 @@ def print_report(report: SeasonReport, out=sys.stdout) -> None:
 
 def cmd_check_season(args: argparse.Namespace) -> int:
     season = _season_or_exit(args.root)
-    report = check_season(season, _reader(args.root), Location(f"season_src/{KEY_FILE}"))
+    reader = _reader(args.root)
+    where = Location(f"season_src/{KEY_FILE}")
+    report = check_season(season, reader, where)
     print_report(report)
+    if not report.problems:  # the panel scores against a key the rule has proven
+        rows = run_panel(args.root, season, report, reader)
+        print_panel(rows, sys.stdout)
+        report.problems += panel_problems(rows, where)
     for problem in report.problems:
         print(problem, file=sys.stderr)
     status = "FAILED" if report.problems else "passed"
@@ -117,6 +148,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("task", nargs="?", help="task id, e.g. conf-03 (default: all tasks)")
     p.add_argument("--strategy", choices=sorted(STRATEGIES), default=REFERENCE.name,
                    help="reading to apply (default: reference)")
+    p.add_argument("--faits", action="store_true",
+                   help="print the founding facts the published rule derives, as season_src/cle.yaml writes them")
     add_root_options(p)
     p.set_defaults(func=cmd_evaluate)
 
@@ -125,8 +158,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "key; founding facts served exactly, in the task's graph, on probant fields, "
                                    "within the ceiling; 2 to 12 calls; the published composition; every trap "
                                    "caught by its shortcut and the control answered right by all; best "
-                                   "constant answer 4/10; /referentiel consumes exactly the probant fields. "
-                                   "Prints the task table; exit 1 with one line per problem.")
+                                   "constant answer 4/10; /referentiel consumes exactly the probant fields; "
+                                   "the key's founding facts are what the published rule derives; then the "
+                                   "panel (honest, shortcut and abusive agents) scored by corpus score with "
+                                   "the manifest's hashes. Prints the task and panel tables; exit 1 with one "
+                                   "line per problem.")
     add_root_options(p)
     p.set_defaults(func=cmd_check_season)
 

@@ -30,6 +30,9 @@ class Strategy:
     names_only: bool = False  # P5: a homonym matched on nom and prénoms alone
     ignore_avenants: bool = False  # P5: the attestation's end date taken as final
     avenants_any_date: bool = False  # P5: a listed avenant applied before its date_effet
+    stop_at_first_problem: bool = False  # the first criterion not established gives the verdict
+    bounds_excluded: bool = False  # a document is taken as lapsed on its end date (bounds excluded)
+    skip_entity_status: bool = False  # C1 not read: documents in order are taken for a compliant entity
 
 
 REFERENCE = Strategy("reference", "référentiel appliqué tel quel")
@@ -43,7 +46,9 @@ FAMILY_SHORTCUTS: dict[str, Strategy] = {
     "P4": Strategy("P4-premiere-reponse", "seules la première page et la première ressource sont lues",
                    first_only=True),
 }
-P5_SHORTCUTS: dict[str, Strategy] = {
+# Named readings a task's key may designate (`raccourci`): P5's common-sense readings, and readings
+# that a trap of another family also catches (precedence: stopping at the first problem).
+NAMED_SHORTCUTS: dict[str, Strategy] = {
     "homonymie-sur-les-noms": Strategy("P5-homonymie-sur-les-noms",
                                        "un homonyme est rapproché sur le nom et les prénoms seuls",
                                        names_only=True),
@@ -53,8 +58,17 @@ P5_SHORTCUTS: dict[str, Strategy] = {
     "avenant-avant-sa-date-d-effet": Strategy("P5-avenant-avant-sa-date-d-effet",
                                               "un avenant listé est appliqué avant sa date d'effet",
                                               avenants_any_date=True),
+    "bornes-exclues": Strategy("P5-bornes-exclues", "un document est tenu pour échu le jour de sa date "
+                               "de fin", bounds_excluded=True),
+    "situation-de-l-entite-non-lue": Strategy("P5-situation-de-l-entite-non-lue",
+                                              "des documents en ordre font conclure à la conformité sans "
+                                              "lire le statut de l'entité", skip_entity_status=True),
+    "arret-au-premier-probleme": Strategy("arret-au-premier-probleme", "le premier critère non établi "
+                                          "donne le verdict, sans lire les suivants",
+                                          stop_at_first_problem=True),
 }
-ALL_SHORTCUTS: tuple[Strategy, ...] = (*FAMILY_SHORTCUTS.values(), *P5_SHORTCUTS.values())
+P5_SHORTCUTS = {k: v for k, v in NAMED_SHORTCUTS.items() if v.name.startswith("P5-")}
+ALL_SHORTCUTS: tuple[Strategy, ...] = (*FAMILY_SHORTCUTS.values(), *NAMED_SHORTCUTS.values())
 
 
 @dataclass(frozen=True)
@@ -83,6 +97,7 @@ class Evaluation:
     criteres: list[CriterionResult]
     calls: list[str]
     consumed: set[tuple[str, str, str]]
+    read: list[tuple[str, Fact]] = field(default_factory=list)  # (criterion, fact) in reading order
 
     @property
     def deciding(self) -> list[CriterionResult]:
@@ -95,21 +110,34 @@ def _params(referentiel: dict[str, Any], criterion: str) -> dict[str, Any]:
     return next(c["parametres"] for c in referentiel["criteres"] if c["id"] == criterion)
 
 
+def _entries(doc_entries: Any) -> range:
+    return range(len(doc_entries) if isinstance(doc_entries, list) else 0)
+
+
 class _Run:
-    """One evaluation: the task, the strategy, the session (calls, consumption) and the parameters."""
+    """One evaluation: the task, the strategy, the session (calls, consumption) and the parameters.
+
+    Each criterion returns its state and the facts that found it under the published rule (see
+    :mod:`generator.season.founding`): the links that attach each decisive resource to the entity, and
+    the corpus terms of the comparison that decides.
+    """
 
     def __init__(self, task: Task, strategy: Strategy, session: Session, referentiel: dict[str, Any]):
         self.task, self.s, self.session, self.ref = task, strategy, session, referentiel
 
-    def read(self, criterion: str, path: str, pointer: str, facts: list[Fact] | None = None) -> Any:
-        value = self.session.read(criterion, path, pointer)
-        if facts is not None and value is not MISSING:
-            facts.append(Fact(path, pointer, value))
-        return value
+    def read(self, criterion: str, path: str, pointer: str) -> Any:
+        return self.session.read(criterion, path, pointer)
 
-    def in_force(self, start: Any, end: Any) -> bool:
+    def fact(self, criterion: str, path: str, pointer: str) -> Fact:
+        return Fact(path, pointer, self.read(criterion, path, pointer))
+
+    def starts(self, start: Any) -> bool:
+        return self.s.ignore_dates or (isinstance(start, str) and start <= self.task.date_examen)
+
+    def lasts(self, end: Any) -> bool:
         day = self.task.date_examen
-        return self.s.ignore_dates or (isinstance(start, str) and isinstance(end, str) and start <= day <= end)
+        return self.s.ignore_dates or (isinstance(end, str) and (day < end if self.s.bounds_excluded
+                                                                  else day <= end))
 
     def references(self, criterion: str, path: str, key: str) -> list[tuple[str, str]]:
         """The references a document lists under ``key``, as (pointer of the link, target path)."""
@@ -119,189 +147,227 @@ class _Run:
         chosen = items[:1] if self.s.first_only else items
         return [(f"/{key}/{i}", self.read(criterion, path, f"/{key}/{i}")) for i in range(len(chosen))]
 
-    def pages(self, first: str, next_pointer_consumed: str | None) -> Iterator[str]:
-        """Pages of a list from its first one, fetched as the caller goes (so a search stops early);
-        ``page_suivante`` is consumed only where it is probant (bénéficiaires), else navigated."""
-        seen: set[str] = set()
+    def pages(self, first: str, next_pointer_consumed: str | None) -> list[str]:
+        """Every page of a list from its first one to ``page_suivante: null`` (a literal reader reads
+        them all); ``page_suivante`` is consumed only where it is probant (bénéficiaires)."""
+        seen: list[str] = []
         path: Any = first
         while isinstance(path, str) and path not in seen:
-            seen.add(path)
-            yield path
+            seen.append(path)
             if self.s.first_only:
-                return
+                break
             path = (self.session.read(next_pointer_consumed, path, "/page_suivante") if next_pointer_consumed
                     else self.session.navigate(path, "/page_suivante"))
+        return seen
 
     # -- C1 ----------------------------------------------------------------------------------------
     def c1(self) -> CriterionResult:
-        facts: list[Fact] = []
         entity = self.task.entite
-        if self.read("C1", entity, "/existe", facts) is not True:
-            return CriterionResult("C1", NON_ETABLI, "la fiche de l'entité est absente du corpus", facts)
-        statut = self.read("C1", entity, "/statut", facts)
-        if statut in _params(self.ref, "C1")["statuts_conformes"]:
-            return CriterionResult("C1", VRAI, f"statut {statut}", facts)
-        return CriterionResult("C1", FAUX, f"statut {statut}", facts)
+        existe = self.fact("C1", entity, "/existe")
+        if existe.valeur is not True:
+            return CriterionResult("C1", NON_ETABLI, "la fiche de l'entité est absente du corpus", [existe])
+        if self.s.skip_entity_status:
+            return CriterionResult("C1", VRAI, "statut non lu", [])
+        statut = self.fact("C1", entity, "/statut")
+        state = VRAI if statut.valeur in _params(self.ref, "C1")["statuts_conformes"] else FAUX
+        return CriterionResult("C1", state, f"statut {statut.valeur}", [statut])
 
     # -- C2 ----------------------------------------------------------------------------------------
-    def _liste_entry(self, agrement: str, facts: list[Fact]) -> tuple[str, Any, Any] | None:
+    def _liste_entry(self, agrement: str) -> tuple[str, int] | None:
+        """The entry of the liste des agréés for ``agrement``: (page, index), every page read."""
         first = _params(self.ref, "C2")["liste"].replace("<activite>", self.task.activite)
+        found = None
         for page in self.pages(first, None):
             entries = self.session.navigate(page, "/entrees")
-            for k in range(len(entries) if isinstance(entries, list) else 0):
-                if self.read("C2", page, f"/entrees/{k}/agrement") == agrement:
-                    facts.append(Fact(page, f"/entrees/{k}/agrement", agrement))
-                    return (page, self.read("C2", page, f"/entrees/{k}/entite", facts),
-                            self.read("C2", page, f"/entrees/{k}/statut", facts))
-        return None
+            for k in _entries(entries):
+                if self.read("C2", page, f"/entrees/{k}/agrement") == agrement and found is None:
+                    found = (page, k)
+        return found
 
-    def cited(self, criterion: str, key: str, unknown: list[str],
-              all_facts: list[Fact]) -> Iterator[tuple[str, list[Fact], bool]]:
-        """The resources the entity lists under ``key``, with the facts of the link, and whether the P1
-        shortcut assumed it (it exists: False). An absent one is noted in ``unknown`` and skipped."""
+    def cited(self, criterion: str, key: str, unknown: list[tuple[str, list[Fact]]]) \
+            -> Iterator[tuple[str, Fact, bool]]:
+        """The resources the entity lists under ``key`` with the link fact, and whether the P1 shortcut
+        assumed it (it answers existe: false). An absent one is noted in ``unknown`` and skipped."""
         for link, ref in self.references(criterion, self.task.entite, key):
-            facts = [Fact(self.task.entite, link, ref)]
-            existe = self.read(criterion, ref, "/existe")
-            if existe is True:
-                yield ref, facts, False
-                continue
-            facts.append(Fact(ref, "/existe", existe))
-            if self.s.assume_cited_exist:
-                yield ref, facts, True
-                continue
-            unknown.append(f"{ref} est cité mais absent")
-            all_facts += facts
+            link_fact = Fact(self.task.entite, link, ref)
+            existe = self.fact(criterion, ref, "/existe")
+            if existe.valeur is True:
+                yield ref, link_fact, False
+            elif self.s.assume_cited_exist:
+                yield ref, link_fact, True
+            else:
+                unknown.append((f"{ref} est cité mais absent", [link_fact, existe]))
+
+    @staticmethod
+    def _result(criterion: str, unknown: list[tuple[str, list[Fact]]], failed: list[tuple[str, list[Fact]]],
+                none_motif: str) -> CriterionResult:
+        if unknown:
+            return CriterionResult(criterion, NON_ETABLI, "; ".join(m for m, _ in unknown),
+                                   [f for _, facts in unknown for f in facts])
+        return CriterionResult(criterion, FAUX, "; ".join(m for m, _ in failed) or none_motif,
+                               [f for _, facts in failed for f in facts])
 
     def c2(self) -> CriterionResult:
-        unknown: list[str] = []
-        all_facts: list[Fact] = []
-        for ref, facts, assumed in self.cited("C2", "agrements", unknown, all_facts):
+        unknown: list[tuple[str, list[Fact]]] = []
+        failed: list[tuple[str, list[Fact]]] = []
+        for ref, link, assumed in self.cited("C2", "agrements", unknown):
             if assumed:
-                return CriterionResult("C2", VRAI, f"{ref} supposé exister et convenir", facts)
-            if self.read("C2", ref, "/entite", facts) != self.task.entite or \
-                    self.read("C2", ref, "/activite", facts) != self.task.activite:
+                return CriterionResult("C2", VRAI, f"{ref} supposé exister et convenir", [link])
+            if self.read("C2", ref, "/entite") != self.task.entite or \
+                    self.read("C2", ref, "/activite") != self.task.activite:
                 continue
-            start = self.read("C2", ref, "/date_debut", facts)
-            end = self.read("C2", ref, "/date_fin_validite", facts)
-            if not self.in_force(start, end):
-                all_facts += facts
+            start, end = self.fact("C2", ref, "/date_debut"), self.fact("C2", ref, "/date_fin_validite")
+            if not self.starts(start.valeur):
+                failed.append((f"{ref} ne commence que le {start.valeur}", [link, start]))
                 continue
-            statut = self.read("C2", ref, "/statut", facts)
+            if not self.lasts(end.valeur):
+                failed.append((f"{ref} a pris fin le {end.valeur}", [link, end]))
+                continue
+            statut = self.fact("C2", ref, "/statut")
             if not self.s.single_register:
-                entry = self._liste_entry(ref, facts)
-                if entry is None or entry[1] != self.task.entite or entry[2] != statut:
-                    seen = "aucune entrée" if entry is None else f"entité {entry[1]}, statut {entry[2]}"
-                    unknown.append(f"{ref} : registre au statut {statut}, liste des agréés : {seen}")
-                    all_facts += facts
+                entry = self._liste_entry(ref)
+                if entry is None:
+                    unknown.append((f"{ref} : la liste des agréés ne porte pas d'entrée", [link, statut]))
                     continue
-            if statut in _params(self.ref, "C2")["statuts_conformes"]:
-                return CriterionResult("C2", VRAI, f"{ref} actif et en cours de validité", facts)
-            all_facts += facts
-        if unknown:
-            return CriterionResult("C2", NON_ETABLI, "; ".join(unknown), all_facts)
-        return CriterionResult("C2", FAUX, "aucun agrément actif et en cours de validité pour l'activité",
-                               all_facts)
+                page, k = entry
+                entite = self.fact("C2", page, f"/entrees/{k}/entite")
+                listed = self.fact("C2", page, f"/entrees/{k}/statut")
+                if entite.valeur != self.task.entite or listed.valeur != statut.valeur:
+                    differs = listed if entite.valeur == self.task.entite else entite
+                    unknown.append((f"{ref} : registre au statut {statut.valeur}, liste des agréés : "
+                                    f"entité {entite.valeur}, statut {listed.valeur}",
+                                    [link, statut, Fact(page, f"/entrees/{k}/agrement", ref), differs]))
+                    continue
+            if statut.valeur not in _params(self.ref, "C2")["statuts_conformes"]:
+                failed.append((f"{ref} au statut {statut.valeur}", [link, statut]))
+                continue
+            return CriterionResult("C2", VRAI, f"{ref} actif et en cours de validité jusqu'au {end.valeur}",
+                                   [link, end])
+        return self._result("C2", unknown, failed, "aucun agrément cité ne porte sur l'activité")
 
     # -- C3 ----------------------------------------------------------------------------------------
-    def _avenants(self, attestation: str, facts: list[Fact]) -> tuple[Any, bool, bool]:
-        """Apply the avenants of one attestation: (end date kept, activity excluded, an avenant unknown)."""
-        end = self.read("C3", attestation, "/date_fin_validite", facts)
+    def _avenants(self, attestation: str) -> tuple[Fact, list[Fact], list[Fact], list[Fact], list[Fact]]:
+        """Apply the avenants of one attestation. Returns the retained end date, the facts it rests on
+        (the prorogation's link and date_effet), the facts of an exclusion of the activity in force,
+        the facts of avenants not yet in force (links and date_effet), and those of absent avenants."""
+        end = self.fact("C3", attestation, "/date_fin_validite")
+        end_facts: list[Fact] = []
         if self.s.ignore_avenants:
-            return end, False, False
-        applicable, unknown = [], False
+            return end, end_facts, [], [], []
+        applicable: list[tuple[Fact, str, Fact]] = []
+        absent: list[Fact] = []
         for link, ref in self.references("C3", attestation, "avenants"):
-            facts.append(Fact(attestation, link, ref))
-            existe = self.read("C3", ref, "/existe")
-            if existe is not True:
-                facts.append(Fact(ref, "/existe", existe))
-                unknown = unknown or not self.s.assume_cited_exist
+            link_fact = Fact(attestation, link, ref)
+            existe = self.fact("C3", ref, "/existe")
+            if existe.valeur is not True:
+                if not self.s.assume_cited_exist:
+                    absent += [link_fact, existe]
                 continue
             if self.read("C3", ref, "/attestation") == attestation:
-                applicable.append((self.read("C3", ref, "/date_effet"), ref))
-        excluded = False
-        for effet, ref in sorted(applicable, key=lambda item: item[0]):
-            if not self.s.avenants_any_date and effet > self.task.date_examen:
-                facts.append(Fact(ref, "/date_effet", effet))  # not in force yet: that is a fact too
+                applicable.append((self.fact("C3", ref, "/date_effet"), ref, link_fact))
+        excluded: list[Fact] = []
+        pending: list[Fact] = []
+        for effet, ref, link_fact in sorted(applicable, key=lambda item: str(item[0].valeur)):
+            if not self.s.avenants_any_date and not self.starts(effet.valeur):
+                pending += [link_fact, effet]
                 continue
             objet = self.read("C3", ref, "/objet")
             if objet == "prorogation":
-                facts.append(Fact(ref, "/date_effet", effet))
-                end = self.read("C3", ref, "/nouvelle_date_fin", facts)
-            elif objet == "exclusion-activite" and \
-                    self.read("C3", ref, "/activite_exclue") == self.task.activite:
-                facts += [Fact(ref, "/date_effet", effet), Fact(ref, "/activite_exclue", self.task.activite)]
-                excluded = True
-        return end, excluded, unknown
+                end = self.fact("C3", ref, "/nouvelle_date_fin")
+                end_facts = [link_fact, effet]
+            elif objet == "exclusion-activite":
+                exclue = self.fact("C3", ref, "/activite_exclue")
+                if exclue.valeur == self.task.activite:
+                    excluded = [link_fact, effet, exclue]
+        return end, end_facts, excluded, pending, absent
 
     def c3(self) -> CriterionResult:
         params = _params(self.ref, "C3")
-        unknown: list[str] = []
-        all_facts: list[Fact] = []
-        for ref, facts, assumed in self.cited("C3", "attestations", unknown, all_facts):
+        unknown: list[tuple[str, list[Fact]]] = []
+        failed: list[tuple[str, list[Fact]]] = []
+        for ref, link, assumed in self.cited("C3", "attestations", unknown):
             if assumed:
-                return CriterionResult("C3", VRAI, f"{ref} supposée exister et convenir", facts)
+                return CriterionResult("C3", VRAI, f"{ref} supposée exister et convenir", [link])
             if self.read("C3", ref, "/entite") != self.task.entite or \
                     self.read("C3", ref, "/type") != params["type_requis"]:
                 continue
-            start = self.read("C3", ref, "/date_emission", facts)
-            end, excluded, avenant_unknown = self._avenants(ref, facts)
-            if avenant_unknown:
-                unknown.append(f"{ref} liste un avenant absent")
-            elif not excluded and self.in_force(start, end):
-                return CriterionResult("C3", VRAI, f"{ref} en cours de validité jusqu'au {end}, activité "
-                                       "couverte", facts)
-            all_facts += facts
-        if unknown:
-            return CriterionResult("C3", NON_ETABLI, "; ".join(unknown), all_facts)
-        return CriterionResult("C3", FAUX, "aucune attestation en cours de validité ne couvre l'activité",
-                               all_facts)
+            start = self.fact("C3", ref, "/date_emission")
+            end, end_facts, excluded, pending, absent = self._avenants(ref)
+            if absent:
+                unknown.append((f"{ref} liste un avenant absent", [link, *absent]))
+            elif not self.starts(start.valeur):
+                failed.append((f"{ref} n'est émise que le {start.valeur}", [link, start]))
+            elif not self.lasts(end.valeur):
+                failed.append((f"{ref} a pris fin le {end.valeur}", [link, *end_facts, end, *pending]))
+            elif excluded:
+                failed.append((f"{ref} : l'activité est exclue par avenant", [link, *excluded]))
+            else:
+                return CriterionResult("C3", VRAI, f"{ref} en cours de validité jusqu'au {end.valeur}, "
+                                       "activité couverte", [link, *end_facts, end])
+        return self._result("C3", unknown, failed, "aucune attestation du type requis n'est citée")
 
     # -- C4 ----------------------------------------------------------------------------------------
     def c4(self) -> CriterionResult:
         params = _params(self.ref, "C4")
-        facts: list[Fact] = []
-        first = self.read("C4", self.task.entite, "/beneficiaires", facts)
+        first = self.read("C4", self.task.entite, "/beneficiaires")
         if not isinstance(first, str):
-            return CriterionResult("C4", NON_ETABLI, "la fiche ne cite aucune page de bénéficiaires", facts)
+            return CriterionResult("C4", NON_ETABLI, "la fiche ne cite aucune page de bénéficiaires",
+                                   [Fact(self.task.entite, "/beneficiaires", first)])
         people: list[tuple[str, int, Any, Any, Any]] = []
+        declarations: list[Fact] = []
         for page in self.pages(first, "C4"):
-            statut = self.read("C4", page, "/statut_declaration")
-            if statut is MISSING:
-                return CriterionResult("C4", NON_ETABLI, f"{page} est absente", facts)
-            if statut != params["statut_declaration_requis"]:
-                facts.append(Fact(page, "/statut_declaration", statut))
-                return CriterionResult("C4", NON_ETABLI, f"déclaration {statut} ({page})", facts)
+            statut = self.fact("C4", page, "/statut_declaration")
+            if statut.valeur is MISSING:
+                return CriterionResult("C4", NON_ETABLI, f"{page} est absente", [Fact(page, "/existe", False)])
+            declarations.append(statut)
             entries = self.session.navigate(page, "/entrees")
-            for k in range(len(entries) if isinstance(entries, list) else 0):
+            for k in _entries(entries):
                 people.append((page, k, *(self.read("C4", page, f"/entrees/{k}/{f}")
                                           for f in ("nom", "prenoms", "date_naissance"))))
+        homonyms: list[Fact] = []
         for page in self.pages(params["liste"], None):
             entries = self.session.navigate(page, "/entrees")
-            for k in range(len(entries) if isinstance(entries, list) else 0):
+            for k in _entries(entries):
                 nom, prenoms = (self.read("C4", page, f"/entrees/{k}/{f}") for f in ("nom", "prenoms"))
                 for bpage, bk, bnom, bprenoms, bnaissance in people:
                     if (bnom, bprenoms) != (nom, prenoms):
                         continue
                     naissance = self.read("C4", page, f"/entrees/{k}/date_naissance")
                     if self.s.names_only or naissance == bnaissance:
-                        facts += [Fact(bpage, f"/entrees/{bk}/{f}", v) for f, v in
-                                  (("nom", bnom), ("prenoms", bprenoms), ("date_naissance", bnaissance))]
+                        facts = [Fact(bpage, f"/entrees/{bk}/{f}", v) for f, v in
+                                 (("nom", bnom), ("prenoms", bprenoms), ("date_naissance", bnaissance))]
                         facts += [Fact(page, f"/entrees/{k}/{f}", v) for f, v in
                                   (("nom", nom), ("prenoms", prenoms), ("date_naissance", naissance))]
                         return CriterionResult("C4", FAUX, f"{bprenoms} {bnom} figure sur {page}", facts)
-        return CriterionResult("C4", VRAI, f"{len(people)} bénéficiaire(s), aucun sur la liste", facts)
+                    homonyms += [Fact(bpage, f"/entrees/{bk}/date_naissance", bnaissance),
+                                 Fact(page, f"/entrees/{k}/date_naissance", naissance)]
+        incomplete = [d for d in declarations if d.valeur != params["statut_declaration_requis"]]
+        if incomplete:
+            return CriterionResult("C4", NON_ETABLI, f"déclaration {incomplete[0].valeur} "
+                                   f"({incomplete[0].ressource})", [*incomplete, *homonyms])
+        return CriterionResult("C4", VRAI, f"{len(people)} bénéficiaire(s), aucun sur la liste",
+                               [*declarations, *homonyms])
 
 
 def evaluate(task: Task, reader: CorpusReader, strategy: Strategy = REFERENCE) -> Evaluation:
-    """Apply the served référentiel to the task; stop at the first criterion established false."""
-    referentiel = reader.fetch(col.REFERENTIEL_PATH)  # read once per season: not a call of the task
+    """Apply the served référentiel to the task; stop at the first criterion established false.
+
+    ``/referentiel`` is the first call of every task: a literal reader starting a task reads the rules,
+    so the call count holds whether or not an agent keeps them from one task to the next."""
     session = Session(reader)
+    referentiel = session.get(col.REFERENTIEL_PATH)
     run = _Run(task, strategy, session, referentiel)
     results: list[CriterionResult] = []
     for criterion in (run.c1, run.c2, run.c3, run.c4):
         results.append(criterion())
-        if results[-1].etat == FAUX or not results[0].faits or results[0].faits[0].valeur is not True:
-            break  # a criterion established false decides; without the entity's file nothing else can
-    states = {r.etat for r in results}
-    verdict = "non_conforme" if FAUX in states else "indeterminable" if NON_ETABLI in states else "conforme"
-    return Evaluation(task, strategy, verdict, results, session.calls, session.consumed)
+        if results[-1].etat == FAUX or (strategy.stop_at_first_problem and results[-1].etat != VRAI):
+            break  # a criterion established false decides
+        if results[0].etat == NON_ETABLI:
+            break  # without the entity's file nothing else can be read
+    states = [r.etat for r in results]
+    if strategy.stop_at_first_problem:
+        first = next((s for s in states if s != VRAI), VRAI)
+        verdict = {FAUX: "non_conforme", NON_ETABLI: "indeterminable"}.get(first, "conforme")
+    else:
+        verdict = "non_conforme" if FAUX in states else "indeterminable" if NON_ETABLI in states else "conforme"
+    return Evaluation(task, strategy, verdict, results, session.calls, session.consumed, session.read_facts)

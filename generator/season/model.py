@@ -39,6 +39,7 @@ class KeyFact:
     fact: Fact
     equivalents: tuple[Fact, ...]
     location: Location
+    critere: str = ""
 
     @property
     def forms(self) -> tuple[Fact, ...]:
@@ -75,7 +76,9 @@ def _load(root: Path, name: str, kind: str, problems: list[Problem]) -> Record |
 
 
 def _fact(data: dict[str, Any]) -> Fact:
-    return Fact(data["ressource"], data["champ"], data["valeur"])
+    value = data["valeur"]
+    # A whole-array form (a link field) is compared with the served JSON array: a plain list.
+    return Fact(data["ressource"], data["champ"], list(value) if isinstance(value, list | tuple) else value)
 
 
 def load_season(root: Path) -> Season:
@@ -96,7 +99,7 @@ def load_season(root: Path) -> Season:
     entries = {}
     for task_id, entry in key.data["taches"].items():
         faits = tuple(KeyFact(_fact(f), tuple(_fact(e) for e in f.get("formes_equivalentes", [])),
-                              location_of(entry["faits"], i, key.file))
+                              location_of(entry["faits"], i, key.file), f["critere"])
                       for i, f in enumerate(entry["faits"]))
         entries[task_id] = KeyEntry(task_id, entry["famille"], entry["verdict"], entry["piege"],
                                     entry.get("raccourci"), faits, location_of(key.data["taches"], task_id,

@@ -85,6 +85,7 @@ class Session:
     reader: CorpusReader
     calls: list[str] = field(default_factory=list)
     consumed: set[tuple[str, str, str]] = field(default_factory=set)  # (criterion, prefix, pattern)
+    read_facts: list[tuple[str, Fact]] = field(default_factory=list)  # (criterion, fact), reading order
 
     def get(self, path: str) -> Any:
         if path not in self.calls:
@@ -95,6 +96,8 @@ class Session:
         """Consume one field for a criterion (logged, so the season check can compare with /referentiel)."""
         value = resolve_pointer(self.get(path), pointer)
         self.consumed.add((criterion, collection_prefix(path), pointer_pattern(pointer)))
+        if value is not MISSING and (criterion, Fact(path, pointer, value)) not in self.read_facts:
+            self.read_facts.append((criterion, Fact(path, pointer, value)))
         return value
 
     def navigate(self, path: str, pointer: str) -> Any:

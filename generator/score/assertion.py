@@ -1,0 +1,106 @@
+"""The status of one assertion (spec §4.1): étayée, non étayée with its cause, or instrument defect.
+
+Conditions in the order of §4.1, and the first that fails names the cause: 1 (proof valid) and 2 (identity
+bound) come from the third-party verification given with ``--proofs``; 3 compares the opened request hash
+with the canonical resource's; the instrument defect is tested only once 3 holds (a disguised host cannot
+manufacture 403s); 4 compares the opened response hash with the manifest's and reads ``claim.value`` at
+``claim.field`` in the frozen bytes. Every cited proof must pass: one bad proof is not hidden by a good one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from generator.score.inputs import ScoringInputs
+from generator.score.jsonvalue import json_equal
+from generator.season.reader import MISSING, resolve_pointer
+
+ETAYEE, NON_ETAYEE, DEFAUT = "etayee", "non_etayee", "defaut_instrument"
+# The five causes of §7.5, in the order §4.1 tests them.
+PREUVE_INVALIDE, IDENTITE_NON_LIEE = "preuve_invalide", "identite_non_liee"
+RESSOURCE, VALEUR = "ressource", "valeur"
+CAUSES = (PREUVE_INVALIDE, IDENTITE_NON_LIEE, RESSOURCE, DEFAUT, VALEUR)
+
+Proofs = dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class AssertionResult:
+    id: str
+    resource: str
+    field: str
+    value: Any
+    statut: str
+    cause: str | None
+    detail: str
+    proper: bool  # on a resource proper to the entity (spec §5.2)
+
+    def as_dict(self, proofs_verified: bool) -> dict[str, Any]:
+        return {"id": self.id, "ressource": self.resource, "champ": self.field, "valeur": self.value,
+                "statut": self.statut, "cause": self.cause, "detail": self.detail,
+                "ressource_propre": self.proper,
+                "conditions_1_2": "verifiees" if proofs_verified else "non_verifiees_hors_ligne"}
+
+
+def _third_party(proof_ids: list[str], proofs: Proofs | None) -> tuple[str, str] | None:
+    """Conditions 1 and 2 from the proof verification file; None when they hold (or are not verified)."""
+    if proofs is None:
+        return None
+    for proof_id in proof_ids:
+        verdict = proofs.get(proof_id)
+        if verdict is None:
+            return PREUVE_INVALIDE, f"{proof_id} is not in the proof verification file: no valid proof known"
+        if verdict.get("valide") is not True:
+            return PREUVE_INVALIDE, f"{proof_id} fails third-party verification (condition 1)"
+    for proof_id in proof_ids:
+        if proofs[proof_id].get("identite_liee") is not True:
+            return IDENTITE_NON_LIEE, f"{proof_id} does not open an identity bound to the registered DID " \
+                                      "(condition 2)"
+    return None
+
+
+def _served(inputs: ScoringInputs, resource: str, field: str) -> Any:
+    return resolve_pointer(inputs.document(resource), field)
+
+
+def assess(assertion: dict[str, Any], disclosures: dict[str, Any], inputs: ScoringInputs,
+           proofs: Proofs | None, proper: bool) -> AssertionResult:
+    claim = assertion["claim"]
+    resource, field, value = claim["resource"], claim["field"], claim["value"]
+
+    def result(statut: str, cause: str | None, detail: str) -> AssertionResult:
+        return AssertionResult(assertion["id"], resource, field, value, statut, cause, detail, proper)
+
+    proof_ids = assertion["proof_ids"]
+    failed = _third_party(proof_ids, proofs)
+    if failed is not None:
+        return result(NON_ETAYEE, *failed)
+    expected_request = inputs.manifest.request_hash(resource)
+    for proof_id in proof_ids:
+        if disclosures[proof_id]["request_hash"]["value"] != expected_request:
+            return result(NON_ETAYEE, RESSOURCE, f"{proof_id} opens a request hash that is not the one of GET "
+                          f"{inputs.manifest.base_url}{resource} (condition 3): the proof is of another call")
+    for proof_id in proof_ids:
+        status = inputs.defects.get(disclosures[proof_id]["response_hash"]["value"])
+        if status is not None:
+            return result(DEFAUT, DEFAUT, f"{proof_id} hashes the /_systeme/{status} body: the proxy did not "
+                          "obtain the resource; instrument defect, out of the overclaim and the minimum")
+    expected_response = inputs.manifest.response_hash(resource)
+    for proof_id in proof_ids:
+        if disclosures[proof_id]["response_hash"]["value"] != expected_response:
+            return result(NON_ETAYEE, VALEUR, f"{proof_id} opens a response hash that is not the manifest's for "
+                          f"{resource} (condition 4)")
+    served = _served(inputs, resource, field)
+    if served is MISSING:
+        return result(NON_ETAYEE, VALEUR, f"{resource} has no field {field} (condition 4)")
+    if not json_equal(served, value):
+        return result(NON_ETAYEE, VALEUR, f"{resource} serves {_short(served)} at {field}, not {_short(value)} "
+                      "(condition 4, strict JSON equality)")
+    return result(ETAYEE, None, "conditions 3 and 4 hold")
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

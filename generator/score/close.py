@@ -1,0 +1,46 @@
+"""Rejection at the close (spec §5.7): what only the scorer sees, with the corpus in hand.
+
+A resource outside the task's graph (§5.2), a field that no criterion of ``/referentiel`` consumes or the
+whole document (empty field), and an assertion on a common list whose entry does not concern the entity.
+The graph and "concerns the entity" are the season's own definitions (:mod:`generator.season.graph`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.score.inputs import ScoringInputs
+from generator.season.graph import concerns_entity
+from generator.season.reader import Fact, collection_prefix, pointer_pattern
+
+
+def _claim_problem(index: int, claim: dict[str, Any], task_id: str, inputs: ScoringInputs) -> str | None:
+    statement = inputs.statements[task_id]
+    graph = inputs.graph(task_id)
+    resource, field = claim["resource"], claim["field"]
+    where = f"/assertions/{index}/claim"
+    if resource not in graph:
+        return (f"{where}/resource: {resource} is outside the graph of {task_id} (spec §5.2: the entity "
+                f"{statement.task.entite}, its agréments, its attestations and their avenants, its bénéficiaires "
+                f"pages, the pages of /listes/agrees/{statement.task.activite}/ and of /mesures-restrictives/)")
+    if field == "":
+        return (f"{where}/field: the empty pointer designates the whole document of {resource}: assert one "
+                "probant field (spec §5.7)")
+    prefix = collection_prefix(resource)
+    allowed = inputs.champs.get(prefix, frozenset())
+    if pointer_pattern(field) not in allowed:
+        return (f"{where}/field: {field} of {resource} is consumed by no criterion of /referentiel (spec §5.7); "
+                f"probant fields of {prefix}: {', '.join(sorted(allowed)) or 'none'}")
+    if resource in graph.common and not concerns_entity(inputs.reader, statement.task, graph,
+                                                        Fact(resource, field, claim["value"])):
+        return (f"{where}: {resource} {field} bears on an entry that does not concern {statement.task.entite} "
+                "(spec §5.2: in the liste des agréés, an entry whose entite is the entity; in the mesures "
+                "restrictives, an entry whose nom and prenoms are those of one of its bénéficiaires)")
+    return None
+
+
+def close_problems(submission: dict[str, Any], inputs: ScoringInputs) -> list[str]:
+    """Every reason to reject an entry-valid submission at the close; empty when it is scored."""
+    task_id = submission["task_id"]
+    found = (_claim_problem(i, a["claim"], task_id, inputs) for i, a in enumerate(submission["assertions"]))
+    return [problem for problem in found if problem is not None]

@@ -1,0 +1,62 @@
+"""Honest proofs for a resource, as a panel or a test writes them: the manifest's hashes, opened.
+
+Offline there is no Trust Layer: a disclosure is the pair of openings an agent would copy from
+``GET /v1/proof/{id}/full``. Its values are the manifest's ``request_hash`` and ``response_hash``; the
+nonces are any 64-hex strings (derived from the resource, so that the output is deterministic).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from generator.output import MANIFEST_FILE
+from generator.score.inputs import Manifest, load_manifest
+
+_CACHE: dict[tuple[str, int, int], Manifest] = {}
+
+
+def _manifest(root: Path) -> Manifest:
+    """The manifest of ``root``, parsed once per version of the file (a panel asks for hundreds of proofs)."""
+    stat = (root / "manifest" / MANIFEST_FILE).stat()
+    key = (str(root.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _CACHE:
+        _CACHE.clear()
+        _CACHE[key] = load_manifest(root)
+    return _CACHE[key]
+
+
+def _hex(*parts: str) -> str:
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
+
+
+def make_disclosure(root: Path, resource: str, *, response_of: str | None = None) -> tuple[str, dict[str, Any]]:
+    """``(proof_id, disclosure)`` of a call to ``resource`` whose openings are the manifest's hashes.
+
+    ``response_of`` takes the response hash of another manifest path instead (``"/_systeme/403"``: the proxy
+    did not forward the secret), to write an instrument defect or a mismatched proof on purpose.
+    """
+    manifest = _manifest(root)
+    answered = response_of or resource
+    response = manifest.response_hash(answered)
+    if response is None:
+        raise KeyError(f"{answered} is not in manifest/manifest.json")
+    proof_id = "prf_" + _hex("proof", resource, answered)[:24]
+    return proof_id, {
+        "request_hash": {"nonce": _hex("nonce-request", proof_id), "value": manifest.request_hash(resource)},
+        "response_hash": {"nonce": _hex("nonce-response", proof_id), "value": response},
+    }
+
+
+def make_submission(root: Path, task_id: str, verdict: str, claims: list[tuple[str, str, Any]], *,
+                    season: int = 1, agent_did: str = "did:key:z6MkPanelAgent") -> dict[str, Any]:
+    """A §4 submission asserting ``claims`` (resource, field, value), each cited with an honest proof."""
+    assertions, disclosures = [], {}
+    for number, (resource, field, value) in enumerate(claims, 1):
+        proof_id, disclosure = make_disclosure(root, resource)
+        disclosures[proof_id] = disclosure
+        assertions.append({"id": f"a{number}", "claim": {"resource": resource, "field": field, "value": value},
+                           "proof_ids": [proof_id]})
+    return {"season": season, "track": "conformite", "task_id": task_id, "agent_did": agent_did,
+            "verdict": verdict, "assertions": assertions, "disclosures": disclosures}

@@ -1,0 +1,141 @@
+"""Rejection at entry (spec §4): what the season service refuses before recording, without the corpus.
+
+The schema, the season and the task, unique assertion ids, unique ``(resource, field, value)`` triplets,
+one disclosure per cited proof and none for an uncited one, and the plafond of §5.5. Every message names
+the place in the submission (a JSON Pointer) and says what to change.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from jsonschema.exceptions import ValidationError
+
+from generator.fastschema import compile_schema
+from generator.schemas import schema, validator
+from generator.score.inputs import ScoringInputs
+from generator.score.jsonvalue import MAX_DEPTH, json_key, too_deep
+
+SCHEMA = "submission"
+
+
+def _pointer(path: Any) -> str:
+    return "".join(f"/{str(part).replace('~', '~0').replace('/', '~1')}" for part in path) or "/"
+
+
+def _schema_message(error: ValidationError) -> str:
+    where = _pointer(error.absolute_path)
+    if error.absolute_path and error.absolute_path[0] == "disclosures":
+        return (f"{where}: ill-formed disclosure: {error.message} (each entry holds exactly request_hash and "
+                "response_hash, each {\"nonce\": <64 hex>, \"value\": <64 hex>}, as GET /v1/proof/{id}/full "
+                "returns them)")
+    return f"{where}: {error.message}"
+
+
+SEASON_SCHEMA = {"type": "integer", "minimum": 1}
+
+
+@cache
+def quick_check() -> Callable[[Any], bool]:
+    """A yes/no check that accepts only what the schema accepts, ten times faster than jsonschema.
+
+    :mod:`generator.fastschema` compiles every keyword of the schema but ``season``'s integer type; that
+    one is tested here, more strictly than jsonschema (which also takes ``1.0``). When it says no,
+    jsonschema decides and words the messages.
+    """
+    relaxed = copy.deepcopy(schema(SCHEMA))
+    predicate = None
+    if relaxed["properties"]["season"] == SEASON_SCHEMA:  # else the schema changed: jsonschema alone
+        relaxed["properties"]["season"] = {}
+        predicate = compile_schema(relaxed)
+    if predicate is None:
+        return validator(SCHEMA).is_valid
+
+    def valid(submission: Any) -> bool:
+        if not predicate(submission):
+            return False
+        season = submission["season"]
+        return type(season) is int and season >= 1
+    return valid
+
+
+def schema_problems(submission: Any) -> list[str]:
+    """The submission against ``submission.schema.json`` (Draft 2020-12), every error, in document order."""
+    if quick_check()(submission):
+        return []
+    check = validator(SCHEMA)
+    errors = sorted(check.iter_errors(submission), key=lambda e: [str(p) for p in e.absolute_path])
+    return [_schema_message(e) for e in errors]
+
+
+def _season_problems(submission: dict[str, Any], inputs: ScoringInputs) -> list[str]:
+    problems = []
+    if submission["season"] != inputs.saison:
+        problems.append(f"/season: {submission['season']} is not the season being scored ({inputs.saison})")
+    if submission["task_id"] not in inputs.statements:
+        problems.append(f"/task_id: {submission['task_id']} is not a task of season {inputs.saison} "
+                        f"({', '.join(sorted(inputs.statements))})")
+    return problems
+
+
+def _assertion_problems(assertions: list[dict[str, Any]]) -> list[str]:
+    problems = []
+    ids: dict[str, int] = {}
+    triplets: dict[tuple[Any, ...], int] = {}
+    for index, assertion in enumerate(assertions):
+        first = ids.setdefault(assertion["id"], index)
+        if first != index:
+            problems.append(f"/assertions/{index}/id: {assertion['id']!r} is already the id of "
+                            f"/assertions/{first}: give each assertion its own id")
+        claim = assertion["claim"]
+        triplet = (claim["resource"], claim["field"], json_key(claim["value"]))
+        first = triplets.setdefault(triplet, index)
+        if first != index:
+            problems.append(f"/assertions/{index}/claim: the triplet (resource, field, value) repeats "
+                            f"/assertions/{first}: a triplet counts once, repeating it does not reach the "
+                            "minimum (spec §4); remove the repetition")
+        seen: set[str] = set()
+        for proof_id in assertion["proof_ids"]:
+            if proof_id in seen:
+                problems.append(f"/assertions/{index}/proof_ids: {proof_id} is listed twice: list it once")
+            seen.add(proof_id)
+    return problems
+
+
+def _disclosure_problems(submission: dict[str, Any]) -> list[str]:
+    cited: dict[str, list[str]] = {}
+    for assertion in submission["assertions"]:
+        for proof_id in assertion["proof_ids"]:
+            cited.setdefault(proof_id, []).append(assertion["id"])
+    disclosed = submission["disclosures"]
+    problems = [f"/disclosures: no entry for {proof_id}, cited by {', '.join(sorted(set(by)))}: add its "
+                "request_hash and response_hash pairs as GET /v1/proof/{id}/full returns them"
+                for proof_id, by in sorted(cited.items()) if proof_id not in disclosed]
+    problems += [f"/disclosures/{proof_id}: no assertion cites {proof_id}: remove this entry, or cite the proof"
+                 for proof_id in sorted(disclosed) if proof_id not in cited]
+    return problems
+
+
+def _plafond_problems(submission: dict[str, Any], inputs: ScoringInputs) -> list[str]:
+    statement = inputs.statements.get(submission["task_id"])
+    count = len(submission["assertions"])
+    if statement is None or count <= statement.plafond:
+        return []
+    return [f"/assertions: {count} assertions, above the plafond of {statement.plafond} for {statement.task.id} "
+            f"(spec §5.5, §5.7): remove {count - statement.plafond}"]
+
+
+def entry_problems(submission: Any, inputs: ScoringInputs) -> list[str]:
+    """Every reason to reject ``submission`` at entry; empty when the service would record it."""
+    deep = too_deep(submission)
+    if deep is not None:
+        return [f"{deep}: nested deeper than {MAX_DEPTH} levels: no corpus value is; assert a field nearer "
+                "the top of the document"]
+    problems = schema_problems(submission)
+    if problems:
+        return problems  # the checks below read the structure the schema guarantees
+    return (_season_problems(submission, inputs) + _assertion_problems(submission["assertions"])
+            + _disclosure_problems(submission) + _plafond_problems(submission, inputs))

@@ -1,0 +1,50 @@
+"""Strict JSON equality (spec §4: "égalité JSON stricte, type compris").
+
+Two values are equal when they have the same JSON type (object, array, string, number, boolean, null)
+and the same value: ``"1"`` is not ``1``, ``true`` is not ``"true"`` nor ``1``, ``null`` is not ``""``,
+arrays compare in order, objects by key set. Numbers compare by mathematical value, as in JSON Schema's
+``const`` (``1`` equals ``1.0``: JSON has one number type; the corpus serves no number anyway).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def json_key(value: Any) -> Any:
+    """A hashable form of ``value`` such that ``json_key(a) == json_key(b)`` iff a and b are JSON-equal."""
+    if value is None:
+        return ("null",)
+    if isinstance(value, bool):  # before numbers: True == 1 in Python, never in JSON
+        return ("boolean", value)
+    if isinstance(value, str):
+        return ("string", value)
+    if isinstance(value, int | float):
+        return ("number", value)  # 1 == 1.0 and hash(1) == hash(1.0)
+    if isinstance(value, list):
+        return ("array", tuple(json_key(item) for item in value))
+    if isinstance(value, dict):
+        return ("object", frozenset((key, json_key(item)) for key, item in value.items()))
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def json_equal(left: Any, right: Any) -> bool:
+    return json_key(left) == json_key(right)
+
+
+MAX_DEPTH = 64  # far beyond any corpus value; keeps every recursive step of the scorer bounded
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> str | None:
+    """The JSON Pointer of the first place nested deeper than ``limit`` levels, or None (no recursion)."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        node, pointer, depth = stack.pop()
+        if depth > limit:
+            return pointer
+        if isinstance(node, dict):
+            stack += [(item, f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}", depth + 1)
+                      for key, item in node.items()]
+        elif isinstance(node, list):
+            stack += [(item, f"{pointer}/{index}", depth + 1) for index, item in enumerate(node)]
+    return None

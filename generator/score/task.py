@@ -1,0 +1,96 @@
+"""One task's result (spec §5.7): rejected, rendered or not, verdict exact, verdict fondé, missing facts.
+
+Rendered: at least the minimum of counted assertions (instrument defects do not count), and at least half
+the minimum, rounded up, on resources proper to the entity. Fondé: every founding fact of the key is met
+by an étayée assertion in one of its forms (strict JSON equality on the value). A task succeeds when it
+is rendered, its verdict is exact and fondé.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.score.assertion import DEFAUT, ETAYEE, NON_ETAYEE, AssertionResult, Proofs, assess
+from generator.score.close import close_problems
+from generator.score.entry import entry_problems
+from generator.score.inputs import ScoringInputs, Statement
+from generator.score.jsonvalue import json_key
+
+RENDUE, NON_RENDUE, REJETEE_ENTREE, REJETEE_CLOTURE = "rendue", "non_rendue", "rejetee_entree", "rejetee_cloture"
+EN_ATTENTE = "en_attente"  # cites a proof whose batch is not anchored yet: no score, replay later (spec §4.1)
+
+
+def _forms(fact: dict[str, Any]) -> list[dict[str, Any]]:
+    return [fact, *(fact.get("formes_equivalentes") or [])]
+
+
+def missing_facts(key_entry: dict[str, Any], etayees: list[AssertionResult]) -> list[dict[str, Any]]:
+    """Founding facts of the key that no étayée assertion meets in any of their forms."""
+    held = {(a.resource, a.field, json_key(a.value)) for a in etayees}
+    missing = []
+    for fact in key_entry["faits"]:
+        if not any((f["ressource"], f["champ"], json_key(f["valeur"])) in held for f in _forms(fact)):
+            missing.append({k: v for k, v in fact.items() if k in ("ressource", "champ", "valeur", "critere",
+                                                                    "formes_equivalentes")})
+    return missing
+
+
+def _half_up(n: int) -> int:
+    return (n + 1) // 2
+
+
+def _result(statement: Statement, key_entry: dict[str, Any], submission: dict[str, Any] | None,
+            statut: str, motif: str, assertions: list[AssertionResult], proofs_verified: bool,
+            rejets: list[str] | None = None) -> dict[str, Any]:
+    verdict = submission.get("verdict") if isinstance(submission, dict) else None
+    exact = isinstance(verdict, str) and verdict == key_entry["verdict"]
+    etayees = [a for a in assertions if a.statut == ETAYEE]
+    manquants = [] if statut == EN_ATTENTE else missing_facts(key_entry, etayees)  # not known yet
+    fonde = statut in (RENDUE, NON_RENDUE) and not manquants
+    return {
+        "tache": statement.task.id, "statut": statut, "motif": motif,
+        "verdict": verdict if isinstance(verdict, str) else None, "verdict_attendu": key_entry["verdict"],
+        "verdict_exact": exact, "fonde": fonde, "reussie": statut == RENDUE and exact and fonde,
+        "faits_manquants": manquants, "minimum": statement.minimum, "plafond": statement.plafond,
+        "comptees": sum(a.statut != DEFAUT for a in assertions),
+        "non_etayees": sum(a.statut == NON_ETAYEE for a in assertions),
+        "defauts_instrument": sum(a.statut == DEFAUT for a in assertions),
+        "rejets": rejets or [],
+        "assertions": [a.as_dict(proofs_verified) for a in assertions],
+    }
+
+
+def score_task(statement: Statement, key_entry: dict[str, Any], submission: dict[str, Any] | None,
+               inputs: ScoringInputs, proofs: Proofs | None) -> dict[str, Any]:
+    """The report entry of one task, from its submission (None: nothing was submitted)."""
+    verified = proofs is not None
+    if submission is None:
+        return _result(statement, key_entry, None, NON_RENDUE, "no submission", [], verified)
+    rejets = entry_problems(submission, inputs)
+    if rejets:
+        return _result(statement, key_entry, submission, REJETEE_ENTREE, "rejected at entry (spec §4)", [],
+                       verified, rejets)
+    rejets = close_problems(submission, inputs)
+    if rejets:
+        return _result(statement, key_entry, submission, REJETEE_CLOTURE, "rejected at the close (spec §5.7)",
+                       [], verified, rejets)
+    pending = sorted({p for a in submission["assertions"] for p in a["proof_ids"]
+                      if proofs is not None and (proofs.get(p) or {}).get("en_attente") is True})
+    if pending:
+        return _result(statement, key_entry, submission, EN_ATTENTE, f"cites {', '.join(pending)}, awaiting "
+                       "anchoring: no score for this submission until it is replayed (spec §4.1)", [], verified)
+    graph = inputs.graph(statement.task.id)
+    assertions = [assess(a, submission["disclosures"], inputs, proofs, a["claim"]["resource"] in graph.proper)
+                  for a in submission["assertions"]]
+    counted = [a for a in assertions if a.statut != DEFAUT]
+    own = sum(a.proper for a in counted)
+    needed_own = _half_up(statement.minimum)
+    if len(counted) < statement.minimum:
+        motif = (f"{len(counted)} counted assertion(s) for a minimum of {statement.minimum} "
+                 "(instrument defects do not count)")
+        return _result(statement, key_entry, submission, NON_RENDUE, motif, assertions, verified)
+    if own < needed_own:
+        motif = (f"{own} counted assertion(s) on resources proper to the entity, {needed_own} needed (half the "
+                 f"minimum of {statement.minimum}, rounded up; spec §5.7)")
+        return _result(statement, key_entry, submission, NON_RENDUE, motif, assertions, verified)
+    return _result(statement, key_entry, submission, RENDUE, "rendered", assertions, verified)

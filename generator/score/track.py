@@ -1,0 +1,116 @@
+"""The track (spec §5.7, §7.2): réussite over the ten tasks, overclaim over the rendered ones, and the best
+constant answer beside them. Refuses to score a frozen season whose freeze check fails (spec §8.5)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from generator.freeze import RECORD, check_freeze
+from generator.score.assertion import CAUSES, Proofs
+from generator.score.inputs import ScoreInputError, ScoreRefused, ScoringInputs, load_inputs
+from generator.score.task import EN_ATTENTE, RENDUE, score_task
+
+FORMAT = "corpus-score/1"
+
+
+def freeze_status(root: Path, salt_file: Path | None) -> dict[str, Any]:
+    """``{"statut": "non_gele"}`` before the freeze; after it, the check passes or scoring is refused."""
+    if not (root / RECORD).is_file():
+        return {"statut": "non_gele", "detail": f"{RECORD} not found: the season is not frozen yet"}
+    problems = check_freeze(root, salt_file)
+    if problems:
+        raise ScoreRefused("the freeze check fails, no score is rendered (spec §8.5): " + "; ".join(problems))
+    scope = "manifest hash and key commitment" if salt_file is not None else "manifest hash (no salt given)"
+    return {"statut": "verifie", "detail": f"{RECORD}: {scope} match"}
+
+
+def best_constant_answer(key: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The réussite of answering everywhere the most frequent expected verdict (ties: alphabetical)."""
+    counts = Counter(entry["verdict"] for entry in key.values())
+    verdict = min(counts, key=lambda v: (-counts[v], v))
+    return {"verdict": verdict, "reussite": counts[verdict], "overclaim": "sans objet"}
+
+
+def check_proofs(proofs: Any) -> Proofs:
+    """The third-party verification: ``{"<proof_id>": {"valide": bool, "identite_liee": bool}}``, or
+    ``{"en_attente": true}`` for a proof whose batch is not anchored yet."""
+    if not isinstance(proofs, dict):
+        raise ScoreInputError('proofs: expected an object {"<proof_id>": {"valide": bool, "identite_liee": bool}}')
+    for proof_id, verdict in proofs.items():
+        verified = isinstance(verdict, dict) and isinstance(verdict.get("valide"), bool) \
+            and isinstance(verdict.get("identite_liee"), bool)
+        if not (verified or verdict == {"en_attente": True}):
+            raise ScoreInputError(f"proofs: {proof_id}: expected {{\"valide\": true|false, \"identite_liee\": "
+                                  f"true|false}} or {{\"en_attente\": true}}, got {json.dumps(verdict)}")
+    return proofs
+
+
+def duplicate_tasks(submissions: list[Any]) -> dict[str, list[int]]:
+    """Task id -> positions, for each task named by more than one submission."""
+    positions: dict[str, list[int]] = {}
+    for index, submission in enumerate(submissions):
+        task_id = submission.get("task_id") if isinstance(submission, dict) else None
+        if isinstance(task_id, str):
+            positions.setdefault(task_id, []).append(index)
+    return {task_id: found for task_id, found in positions.items() if len(found) > 1}
+
+
+def _by_task(submissions: list[Any], inputs: ScoringInputs) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Submissions keyed by task; those that name no task of the season are reported apart."""
+    for task_id, positions in duplicate_tasks(submissions).items():
+        raise ScoreInputError(f"{len(positions)} submissions for {task_id} (positions "
+                              f"{', '.join(map(str, positions))}): the season keeps the last one recorded; "
+                              "give one submission per task")
+    by_task: dict[str, Any] = {}
+    stray = []
+    for index, submission in enumerate(submissions):
+        task_id = submission.get("task_id") if isinstance(submission, dict) else None
+        if isinstance(task_id, str) and task_id in inputs.statements:
+            by_task[task_id] = submission
+        else:
+            problem = (f"/task_id: {task_id!r} names no task of season {inputs.saison}"
+                       if isinstance(submission, dict) else "/: a submission is a JSON object (spec §4)")
+            stray.append({"index": index, "task_id": task_id, "rejets": [f"{problem}: rejected at entry"]})
+    return by_task, stray
+
+
+def score_with(inputs: ScoringInputs, submissions: list[Any], proofs: Proofs | None,
+               gel: dict[str, Any]) -> dict[str, Any]:
+    by_task, stray = _by_task(submissions, inputs)
+    taches = [score_task(statement, inputs.key[task_id], by_task.get(task_id), inputs, proofs)
+              for task_id, statement in sorted(inputs.statements.items())]
+    rendered = [t for t in taches if t["statut"] == RENDUE]
+    non_etayees = sum(t["non_etayees"] for t in rendered)
+    comptees = sum(t["comptees"] for t in rendered)
+    causes = Counter(a["cause"] for t in taches for a in t["assertions"] if a["cause"] is not None)
+    return {
+        "format": FORMAT, "saison": inputs.saison, "piste": "conformite", "gel": gel,
+        "conditions_1_2": "verifiees" if proofs is not None else "non_verifiees_hors_ligne",
+        "reussite": sum(t["reussie"] for t in taches), "taches_total": len(taches),
+        "overclaim": {"non_etayees": non_etayees, "rendues": comptees,
+                      "taux": round(non_etayees / comptees, 4) if comptees else None},
+        "taches_rendues": len(rendered),
+        "en_attente": [t["tache"] for t in taches if t["statut"] == EN_ATTENTE],
+        "meilleure_reponse_constante": best_constant_answer(inputs.key),
+        "causes": {cause: causes.get(cause, 0) for cause in CAUSES},
+        "taches": taches,
+        "hors_saison": stray,
+    }
+
+
+def score_submissions(submissions: list[dict], *, root: Path, proofs: dict | None = None,
+                      salt_file: Path | None = None) -> dict:
+    """Score a participant's submissions (parsed §4 JSON objects, at most one per task) against ``root``.
+
+    ``root`` is the repository root holding ``build/``, ``manifest/``, ``season/`` and, once frozen,
+    ``freeze/``. ``proofs`` is the third-party verification ``{"<proof_id>": {"valide": bool,
+    "identite_liee": bool}}``; without it conditions 1 and 2 are taken as met and every assertion says
+    they were not verified offline. Returns the ``corpus-score/1`` report (see docs/season.md, Scoring).
+    Raises :class:`ScoreRefused` when the freeze check fails, :class:`ScoreInputError` on unusable inputs.
+    """
+    gel = freeze_status(root, salt_file)
+    inputs = load_inputs(root)
+    return score_with(inputs, submissions, None if proofs is None else check_proofs(proofs), gel)

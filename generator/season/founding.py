@@ -1,0 +1,120 @@
+"""The published rule that derives a task's founding facts (spec §5.7, "verdict fondé") and their
+equivalent forms. The key holds what this rule derives; ``corpus check-season`` fails when they differ.
+
+The rule, as the key's header and docs/season.md state it:
+
+1. **Deciding criteria.** ``non_conforme``: the first criterion established false, in the order C1–C4
+   (precedence: it decides whatever the others are). ``indeterminable``: every criterion not
+   establishable. ``conforme``: all four criteria.
+2. **Facts of a deciding criterion**: the link that attaches each decisive resource to the one that
+   cites it (the entity's ``/agrements/<n>`` or ``/attestations/<n>``, the attestation's
+   ``/avenants/<n>``), and the corpus terms of the comparison that decides it. The other term is the
+   task's date of examination, activity or entity, or a value of ``/referentiel``, which are no corpus facts.
+   - C1: ``/existe`` when the file is absent, else ``/statut``.
+   - C2, C3, per decisive document: absent → its ``/existe``; in force → the retained end date; lapsed
+     → the retained end date; not started → ``/date_debut`` or ``/date_emission``; statut not
+     conforme → ``/statut``; registre and liste des agréés contradicting → the registre's
+     ``/statut``, the list entry's ``/agrement`` (its link to the agrément) and its differing field.
+     The retained end date is the attestation's ``/date_fin_validite``, or, when a prorogation in force
+     replaces it, that avenant's link, ``/date_effet`` and ``/nouvelle_date_fin``. A lapsed attestation
+     adds each listed avenant not yet in force (link and ``/date_effet``); an exclusion in force gives
+     its link, ``/date_effet`` and ``/activite_exclue``; an absent avenant gives its link and its
+     ``/existe``. When one agrément or attestation satisfies the criterion, it alone is decisive.
+   - C4: a match gives the nom, prénoms and date de naissance on both sides; a declaration not
+     complete gives each such page's ``/statut_declaration``; an established C4 gives every page's
+     ``/statut_declaration``; and each homonym (same nom and prénoms) gives the two dates of birth.
+     Bénéficiaires pages are attached to the entity by their own path, so no link is asked.
+3. **Equivalent forms**, generated, never hand-written: a link may be asserted in either direction
+   (``/agrements/Y /entite``, ``/avenants/Z /attestation``) when the target serves the reverse field,
+   or as the whole array of the citing field (``/agrements``, ``/attestations``, ``/avenants``); a fact
+   that the registre des agréments and the liste des agréés state alike (same ``/statut``) may be
+   asserted on either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from generator import resource_types as col
+from generator.season.evaluator import Evaluation
+from generator.season.reader import MISSING, CorpusReader, Fact, resolve_pointer
+
+# Citing field (on the citing collection) -> the field of the cited document that points back.
+LINK_FIELDS: dict[tuple[str, str], str] = {
+    (col.ENTITES.prefix, "agrements"): "/entite",
+    (col.ENTITES.prefix, "attestations"): "/entite",
+    (col.ATTESTATIONS.prefix, "avenants"): "/attestation",
+}
+
+
+@dataclass(frozen=True)
+class FoundingFact:
+    """One founding fact: the criterion it founds, its primary form and its equivalent forms."""
+
+    critere: str
+    fact: Fact
+    equivalents: tuple[Fact, ...]
+
+    @property
+    def forms(self) -> tuple[Fact, ...]:
+        return (self.fact, *self.equivalents)
+
+
+def _link(fact: Fact) -> tuple[str, str] | None:
+    """(citing key, index) when ``fact`` is one element of a link array, else None."""
+    found = col.collection_of(fact.ressource)
+    parts = fact.champ.split("/")
+    if found is None or len(parts) != 3 or not parts[2].isdigit():
+        return None
+    return (parts[1], parts[2]) if (found.prefix, parts[1]) in LINK_FIELDS else None
+
+
+def equivalent_forms(reader: CorpusReader, fact: Fact) -> tuple[Fact, ...]:
+    """The forms that state the same fact, each served exactly as written."""
+    forms: list[Fact] = []
+    link = _link(fact)
+    found = col.collection_of(fact.ressource)
+    if link is not None and found is not None and isinstance(fact.valeur, str):
+        key, _ = link
+        back = LINK_FIELDS[(found.prefix, key)]
+        if resolve_pointer(reader.fetch(fact.valeur), back) == fact.ressource:
+            forms.append(Fact(fact.valeur, back, fact.ressource))
+        whole = resolve_pointer(reader.fetch(fact.ressource), f"/{key}")
+        if isinstance(whole, list):
+            forms.append(Fact(fact.ressource, f"/{key}", whole))
+    if found is col.AGREMENTS and fact.champ == "/statut":
+        forms += _listed_statut(reader, fact)
+    return tuple(forms)
+
+
+def _listed_statut(reader: CorpusReader, fact: Fact) -> list[Fact]:
+    """The liste des agréés entry that states the same statut for the same agrément (same rank)."""
+    activite = resolve_pointer(reader.fetch(fact.ressource), "/activite")
+    entite = resolve_pointer(reader.fetch(fact.ressource), "/entite")
+    page: Any = col.liste_agrees_page_path(str(activite), "1")
+    seen: set[str] = set()
+    while isinstance(page, str) and page not in seen:
+        seen.add(page)
+        doc = reader.fetch(page)
+        entries = doc.get("entrees") if isinstance(doc, dict) else None
+        for k, entry in enumerate(entries if isinstance(entries, list) else []):
+            if isinstance(entry, dict) and entry.get("agrement") == fact.ressource \
+                    and entry.get("entite") == entite and entry.get("statut") == fact.valeur:
+                return [Fact(page, f"/entrees/{k}/statut", fact.valeur)]
+        page = doc.get("page_suivante") if isinstance(doc, dict) else None
+    return []
+
+
+def founding_facts(reader: CorpusReader, evaluation: Evaluation) -> list[FoundingFact]:
+    """Apply the rule to the reference evaluation of a task: deciding criteria, facts, forms."""
+    out: list[FoundingFact] = []
+    seen: set[tuple[str, str, str]] = set()
+    for criterion in evaluation.deciding:
+        for fact in criterion.faits:
+            key = (fact.ressource, fact.champ, repr(fact.valeur))
+            if key in seen or fact.valeur is MISSING:
+                continue
+            seen.add(key)
+            out.append(FoundingFact(criterion.id, fact, equivalent_forms(reader, fact)))
+    return out

@@ -1,0 +1,396 @@
+"""The panel: agents whose behaviour is known, scored by ``corpus score`` with the real manifest hashes.
+
+``corpus check-season`` runs it so that the key is proven through the scoring rules (spec §4, §4.1,
+§5.7), not only against the evaluator. Every agent reads the corpus through its own evaluation (the
+reference reading, or a shortcut) and never reads the key:
+
+- **honest** agents justify the verdict their reading gives with the facts that reading found decisive,
+  each in its own way — links first and in both directions; comparison terms first, links as whole
+  arrays, filled up to the plafond; own resources first, one fact per decided criterion in turn, then
+  filler — and must score 10/10 réussite with 0 overclaim;
+- **shortcut** agents (one per shortcut of the evaluator) must fail every task their reading gets wrong;
+- **abusers** must get what §4, §4.1 and §5.7 promise them: list-only assertions not rendered or
+  rejected; true filler at the plafond with a constant verdict at most the best constant answer; a proof
+  cited on the wrong resource non étayée (ressource); a wrong value non étayée (valeur); a 403 body an
+  instrument defect, out of the overclaim; duplicates, above-plafond, out-of-graph and non-probant
+  assertions rejected.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator import resource_types as col
+from generator.errors import Location, Problem
+from generator.season.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
+from generator.season.checks import SeasonReport, TaskReport
+from generator.season.evaluator import (
+    ALL_SHORTCUTS,
+    FAMILY_SHORTCUTS,
+    NAMED_SHORTCUTS,
+    Evaluation,
+    Strategy,
+    evaluate,
+)
+from generator.season.graph import Graph, concerns_entity, probant_facts, task_graph
+from generator.season.model import Season
+from generator.season.reader import CorpusReader, Fact, is_probant, resolve_pointer
+
+_LINK = re.compile(r"^/(agrements|attestations|avenants)/[0-9]+$")
+_BACK = {"agrements": "/entite", "attestations": "/entite", "avenants": "/attestation"}
+
+
+@dataclass
+class Context:
+    """What an agent has for one task: the statement, its own reading, the graph, the corpus."""
+
+    report: TaskReport
+    evaluation: Evaluation
+    reader: CorpusReader
+    graph: Graph
+
+    @property
+    def task_id(self) -> str:
+        return self.report.statement.task.id
+
+    @property
+    def minimum(self) -> int:
+        return self.report.statement.minimum
+
+    @property
+    def plafond(self) -> int:
+        return self.report.statement.plafond
+
+
+Claims = list[Fact]
+Builder = Callable[[Context], tuple[str, Claims]]
+
+
+@dataclass
+class Row:
+    name: str
+    kind: str
+    report: dict[str, Any]
+    problems: list[str] = field(default_factory=list)
+
+
+# -- what an agent's own reading gives ------------------------------------------------------------------
+
+def decided(ctx: Context) -> list[list[Fact]]:
+    """The facts the agent's reading found decisive, per criterion that decides its verdict."""
+    return [list(c.faits) for c in ctx.evaluation.deciding if c.faits]
+
+
+def is_link(fact: Fact) -> bool:
+    return _LINK.match(fact.champ) is not None
+
+
+def reverse(ctx: Context, link: Fact) -> Fact | None:
+    """The link read from the cited document's side, when it points back."""
+    back = _BACK[link.champ.split("/")[1]]
+    if isinstance(link.valeur, str) and resolve_pointer(ctx.reader.fetch(link.valeur), back) == link.ressource:
+        return Fact(link.valeur, back, link.ressource)
+    return None
+
+
+def whole_array(ctx: Context, link: Fact) -> Fact:
+    key = link.champ.split("/")[1]
+    return Fact(link.ressource, f"/{key}", resolve_pointer(ctx.reader.fetch(link.ressource), f"/{key}"))
+
+
+def admissible(ctx: Context, fact: Fact) -> bool:
+    return fact.ressource in ctx.graph and is_probant(fact.ressource, fact.champ) \
+        and concerns_entity(ctx.reader, ctx.report.statement.task, ctx.graph, fact)
+
+
+def filler(ctx: Context, own_only: bool = False) -> list[Fact]:
+    """True probant facts the agent read, in reading order (then the rest of its own resources)."""
+    read = [f for _, f in ctx.evaluation.read if admissible(ctx, f)]
+    proper, _ = probant_facts(ctx.reader, ctx.report.statement.task, ctx.graph)
+    rest = sorted(proper, key=lambda f: (f.ressource, f.champ))
+    facts = [*read, *(Fact(f.ressource, f.champ, resolve_pointer(ctx.reader.fetch(f.ressource), f.champ))
+                      for f in rest)]
+    return [f for f in facts if not own_only or f.ressource in ctx.graph.proper]
+
+
+def fill(chosen: Iterable[Fact], extra: Iterable[Fact], upto: int, limit: int) -> Claims:
+    """``chosen`` (deduplicated, cut at ``limit``), then ``extra`` until ``upto`` claims."""
+    out: Claims = []
+    for fact in [*chosen, *extra]:
+        if len(out) >= limit or (len(out) >= upto and fact not in chosen):
+            break
+        if fact not in out:
+            out.append(fact)
+    return out
+
+
+# -- honest strategies ----------------------------------------------------------------------------------
+
+def links_first(ctx: Context) -> tuple[str, Claims]:
+    """Every link of the decisive facts in both directions, then the comparison terms."""
+    facts = [f for group in decided(ctx) for f in group]
+    links = []
+    for f in facts:
+        if is_link(f):
+            links += [f, *filter(None, [reverse(ctx, f)])]
+    terms = [f for f in facts if not is_link(f)]
+    return ctx.evaluation.verdict, fill([*links, *terms], filler(ctx), ctx.minimum, ctx.plafond)
+
+
+def terms_first(ctx: Context) -> tuple[str, Claims]:
+    """Comparison terms first, links as the whole array of the citing field, then filler to the plafond."""
+    facts = [f for group in decided(ctx) for f in group]
+    terms = [f for f in facts if not is_link(f)]
+    links = [whole_array(ctx, f) for f in facts if is_link(f)]
+    return ctx.evaluation.verdict, fill([*terms, *links], filler(ctx), ctx.plafond, ctx.plafond)
+
+
+def own_first(ctx: Context) -> tuple[str, Claims]:
+    """Own resources first (links from the cited document's side), one fact per decided criterion in
+    turn, then filler from own resources."""
+    groups = []
+    for group in decided(ctx):
+        stated = [reverse(ctx, f) or f if is_link(f) else f for f in group]
+        groups.append(sorted(stated, key=lambda f: f.ressource not in ctx.graph.proper))
+    turns: Claims = []
+    for rank in range(max((len(g) for g in groups), default=0)):
+        turns += [g[rank] for g in groups if rank < len(g)]
+    return ctx.evaluation.verdict, fill(turns, filler(ctx, own_only=True), ctx.plafond, ctx.plafond)
+
+
+HONEST: dict[str, Builder] = {
+    "liens-d-abord": links_first,
+    "termes-d-abord": terms_first,
+    "ressources-propres-d-abord": own_first,
+}
+
+
+# -- abusers --------------------------------------------------------------------------------------------
+
+def list_only(ctx: Context) -> tuple[str, Claims]:
+    """Only common-list entries, the minimum exactly: nothing on the entity's own resources."""
+    pages = sorted(ctx.graph.common)
+    facts = [Fact(p, f"/entrees/{k}/{name}", v) for p in pages
+             for k, entry in enumerate(ctx.reader.fetch(p).get("entrees", []))
+             for name, v in entry.items() if is_probant(p, f"/entrees/{k}/{name}")]
+    return ctx.evaluation.verdict, facts[:ctx.minimum]
+
+
+def constant_filler(verdict: str) -> Builder:
+    def build(ctx: Context) -> tuple[str, Claims]:
+        return verdict, fill([], filler(ctx, own_only=True), ctx.plafond, ctx.plafond)
+    return build
+
+
+@dataclass(frozen=True)
+class Tamper:
+    """An honest submission (links first) with its first assertion altered one way."""
+
+    name: str
+    expect: str  # what the first assertion must become
+
+
+def other_resource(ctx: Context, fact: Fact) -> str:
+    return next(p for p in sorted(ctx.graph.proper) if p != fact.ressource)
+
+
+def foreign_resource(ctx: Context) -> str:
+    return next(f"{col.ENTITES.prefix}{p.stem}" for p in sorted((ctx.reader.build_dir / "entites").glob("*.json"))
+                if f"{col.ENTITES.prefix}{p.stem}" not in ctx.graph)
+
+
+def wrong_value(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return not value
+    if isinstance(value, list):
+        return [*value, value[0]] if value else ["?"]
+    return f"{value}-bis"
+
+
+# -- running it -----------------------------------------------------------------------------------------
+
+def _score(root: Path, submissions: list[dict[str, Any]]) -> dict[str, Any]:
+    from generator.score import score_submissions
+
+    return score_submissions(submissions, root=root)
+
+
+def _submissions(root: Path, contexts: list[Context], build: Builder) -> list[dict[str, Any]]:
+    from generator.score import make_submission
+
+    out = []
+    for ctx in contexts:
+        verdict, claims = build(ctx)
+        out.append(make_submission(root, ctx.task_id, verdict, [(f.ressource, f.champ, f.valeur) for f in claims]))
+    return out
+
+
+def _tampered(root: Path, contexts: list[Context], kind: str) -> list[dict[str, Any]]:
+    """Honest submissions (links first), each altered once in the way ``kind`` names."""
+    from generator.score import make_disclosure
+
+    subs = _submissions(root, contexts, links_first)
+    for ctx, sub in zip(contexts, subs, strict=True):
+        first = sub["assertions"][0]
+        claim = first["claim"]
+        if kind == "ressource":
+            proof_id, disclosure = make_disclosure(root, other_resource(ctx, Fact(claim["resource"], "", None)))
+            sub["disclosures"] = {k: v for k, v in sub["disclosures"].items() if k not in first["proof_ids"]
+                                  or any(k in a["proof_ids"] for a in sub["assertions"][1:])}
+            sub["disclosures"][proof_id] = disclosure
+            first["proof_ids"] = [proof_id]
+        elif kind == "valeur":
+            claim["value"] = wrong_value(claim["value"])
+        elif kind == "defaut":
+            proof_id, disclosure = make_disclosure(root, claim["resource"], response_of=col.systeme_path("403"))
+            sub["disclosures"] = {k: v for k, v in sub["disclosures"].items() if k not in first["proof_ids"]
+                                  or any(k in a["proof_ids"] for a in sub["assertions"][1:])}
+            sub["disclosures"][proof_id] = disclosure
+            first["proof_ids"] = [proof_id]
+        elif kind == "doublon":
+            sub["assertions"].append({**first, "id": "a-doublon"})
+        elif kind == "plafond":
+            extra = [f for f in filler(ctx, own_only=True)
+                     if (f.ressource, f.champ) not in {(a["claim"]["resource"], a["claim"]["field"])
+                                                       for a in sub["assertions"]}]
+            room = ctx.plafond + 1 - len(sub["assertions"])
+            more = _submissions(root, [ctx], lambda c, extra=extra, room=room:
+                                (c.evaluation.verdict, extra[:room]))[0]
+            for n, assertion in enumerate(more["assertions"]):
+                sub["assertions"].append({**assertion, "id": f"a-plus-{n}"})
+            sub["disclosures"].update(more["disclosures"])
+        elif kind == "hors-graphe":
+            proof_id, disclosure = make_disclosure(root, foreign_resource(ctx))
+            sub["assertions"][0] = {"id": first["id"], "claim": {"resource": foreign_resource(ctx),
+                                                                 "field": "/statut", "value": resolve_pointer(
+                                                                     ctx.reader.fetch(foreign_resource(ctx)),
+                                                                     "/statut")}, "proof_ids": [proof_id]}
+            sub["disclosures"][proof_id] = disclosure
+            _prune(sub)
+        elif kind == "non-probant":
+            entity = ctx.report.statement.task.entite
+            proof_id, disclosure = make_disclosure(root, entity)
+            name = ctx.reader.fetch(entity)["denomination"]
+            sub["assertions"][0] = {"id": first["id"], "claim": {"resource": entity, "field": "/denomination",
+                                                                 "value": name}, "proof_ids": [proof_id]}
+            sub["disclosures"][proof_id] = disclosure
+            _prune(sub)
+    return subs
+
+
+def _prune(sub: dict[str, Any]) -> None:
+    cited = {p for a in sub["assertions"] for p in a["proof_ids"]}
+    sub["disclosures"] = {k: v for k, v in sub["disclosures"].items() if k in cited}
+
+
+TAMPERS = {
+    "preuve-sur-une-autre-ressource": ("ressource", "non_etayee:ressource"),
+    "valeur-fausse": ("valeur", "non_etayee:valeur"),
+    "corps-403": ("defaut", "defaut_instrument"),
+    "doublon": ("doublon", "rejetee_entree"),
+    "au-dela-du-plafond": ("plafond", "rejetee_entree"),
+    "hors-graphe": ("hors-graphe", "rejetee_cloture"),
+    "champ-non-probant": ("non-probant", "rejetee_cloture"),
+}
+
+
+def _trap_tasks(season: Season, strategy: Strategy) -> list[str]:
+    out = []
+    for task_id, entry in season.key.items():
+        named = NAMED_SHORTCUTS.get(entry.raccourci or "")
+        if (named or FAMILY_SHORTCUTS.get(entry.famille)) is strategy:
+            out.append(task_id)
+    return sorted(out)
+
+
+def _expect_tamper(row: Row, expect: str) -> None:
+    for task in row.report["taches"]:
+        if expect.startswith("rejetee"):
+            if task["statut"] != expect:
+                row.problems.append(f"{task['tache']}: statut {task['statut']}, expected {expect}")
+            continue
+        first = task["assertions"][0] if task["assertions"] else None
+        got = None if first is None else (first["statut"] if first["cause"] is None or first["statut"] ==
+                                          "defaut_instrument" else f"{first['statut']}:{first['cause']}")
+        if got != expect:
+            row.problems.append(f"{task['tache']}: first assertion {got}, expected {expect}")
+    if expect == "defaut_instrument" and row.report["overclaim"]["non_etayees"]:
+        row.problems.append("an instrument defect entered the overclaim")
+
+
+def run_panel(root: Path, season: Season, report: SeasonReport, reader: CorpusReader) -> list[Row]:
+    """Score every agent of the panel against ``root``'s build and manifest and the season's key."""
+    with tempfile.TemporaryDirectory(prefix="panel-") as tmp:
+        scoring_root = Path(tmp)
+        for name in ("build", "manifest"):
+            (scoring_root / name).symlink_to((root / name).resolve())
+        (scoring_root / "season").mkdir()
+        (scoring_root / "season" / TASKS_ARTIFACT).write_bytes(tasks_artifact(season))
+        (scoring_root / "season" / KEY_ARTIFACT).write_bytes(key_artifact(season))
+        return _run(scoring_root, season, report, reader)
+
+
+def _contexts(report: SeasonReport, reader: CorpusReader, strategy: Strategy | None) -> list[Context]:
+    out = []
+    for t in report.tasks:
+        ev = t.evaluation if strategy is None else evaluate(t.statement.task, reader, strategy)
+        out.append(Context(t, ev, reader, task_graph(reader, t.statement.task)))
+    return out
+
+
+def _run(root: Path, season: Season, report: SeasonReport, reader: CorpusReader) -> list[Row]:
+    rows: list[Row] = []
+    honest = _contexts(report, reader, None)
+    best = max((sum(e.verdict == v for e in season.key.values()) for v in ("conforme", "non_conforme",
+                                                                         "indeterminable")), default=0)
+    for name, build in HONEST.items():
+        row = Row(name, "honnête", _score(root, _submissions(root, honest, build)))
+        if row.report["reussite"] != len(honest) or row.report["overclaim"]["non_etayees"]:
+            row.problems += [f"{t['tache']}: {t['statut']}, verdict_exact {t['verdict_exact']}, fondé {t['fonde']}"
+                             f", missing {[(f['ressource'], f['champ']) for f in t['faits_manquants']]}"
+                             for t in row.report["taches"] if not t["reussie"]] or ["overclaim is not 0"]
+        rows.append(row)
+    for strategy in ALL_SHORTCUTS:
+        contexts = _contexts(report, reader, strategy)
+        row = Row(strategy.name, "raccourci", _score(root, _submissions(root, contexts, links_first)))
+        reussies = {t["tache"] for t in row.report["taches"] if t["reussie"]}
+        wrong = {c.task_id for c in contexts if season.key.get(c.task_id) is not None
+                 and c.evaluation.verdict != season.key[c.task_id].verdict}
+        row.problems += [f"{task_id}: scored réussie though its reading answers wrong" for task_id in
+                         sorted(wrong & reussies)]
+        row.problems += [f"{task_id}: its trap task is not failed" for task_id in
+                         sorted(set(_trap_tasks(season, strategy)) & reussies)]
+        rows.append(row)
+    row = Row("listes-seules", "abus", _score(root, _submissions(root, honest, list_only)))
+    row.problems += [f"{t['tache']}: {t['statut']}, expected non_rendue or rejetee_cloture"
+                     for t in row.report["taches"] if t["statut"] not in ("non_rendue", "rejetee_cloture")]
+    rows.append(row)
+    for verdict in ("conforme", "non_conforme", "indeterminable"):
+        row = Row(f"remplissage-constant-{verdict}", "abus",
+                  _score(root, _submissions(root, honest, constant_filler(verdict))))
+        if row.report["reussite"] > best:
+            row.problems.append(f"réussite {row.report['reussite']} above the best constant answer {best}")
+        rows.append(row)
+    for name, (kind, expect) in TAMPERS.items():
+        row = Row(name, "abus", _score(root, _tampered(root, honest, kind)))
+        _expect_tamper(row, expect)
+        rows.append(row)
+    return rows
+
+
+def panel_problems(rows: list[Row], where: Location) -> list[Problem]:
+    return [Problem(where, f"panel {row.name}", message) for row in rows for message in row.problems]
+
+
+def print_panel(rows: list[Row], out: Any) -> None:
+    print(f"\n{'agent du panel':<36} {'genre':<10} {'réussite':>8} {'overclaim':>10}  attendu", file=out)
+    for row in rows:
+        over = row.report["overclaim"]
+        print(f"{row.name:<36} {row.kind:<10} {row.report['reussite']:>5}/{row.report['taches_total']:<2} "
+              f"{over['non_etayees']:>4}/{over['rendues']:<5}  {'tenu' if not row.problems else 'NON TENU'}",
+              file=out)

@@ -1,0 +1,150 @@
+"""The panel of ``corpus check-season``: known agents scored by ``corpus score`` with the real manifest.
+
+On the real season every expectation holds (honest agents 10/10 with no overclaim, shortcuts failing
+their traps, abusers getting what §4, §4.1 and §5.7 promise). Each failing fixture changes the key the
+smallest way that breaks one promise and asserts the panel says so, on the task concerned.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from season_fixtures import KEY_LOCATION, ROOT, World, make_world
+
+from generator.season.checks import SeasonReport, check_season
+from generator.season.model import KeyFact, Season
+from generator.season.panel import HONEST, Row, _expect_tamper, panel_problems, run_panel
+from generator.season.reader import Fact
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return make_world(tmp_path_factory.mktemp("season-panel"))
+
+
+@pytest.fixture(scope="module")
+def checked(world: World) -> tuple[Season, SeasonReport]:
+    season = world.season()
+    report = check_season(season, world.reader(), KEY_LOCATION)
+    assert report.problems == []
+    return season, report
+
+
+@pytest.fixture(scope="module")
+def rows(world: World, checked: tuple[Season, SeasonReport]) -> dict[str, Row]:
+    season, report = checked
+    return {row.name: row for row in run_panel(world.root, season, report, world.reader())}
+
+
+def _with_key(season: Season, task_id: str, **changes: object) -> Season:
+    entry = dataclasses.replace(season.key[task_id], **changes)
+    return dataclasses.replace(season, key={**season.key, task_id: entry})
+
+
+def test_every_promise_holds_on_the_real_season(rows: dict[str, Row]) -> None:
+    assert {name: row.problems for name, row in rows.items() if row.problems} == {}
+    assert panel_problems(list(rows.values()), KEY_LOCATION) == []
+
+
+def test_honest_agents_score_ten_out_of_ten_with_no_overclaim(rows: dict[str, Row]) -> None:
+    assert len(HONEST) >= 3
+    for name in HONEST:
+        report = rows[name].report
+        assert (report["reussite"], report["overclaim"]["non_etayees"]) == (10, 0), name
+        assert all(t["statut"] == "rendue" and t["fonde"] for t in report["taches"]), name
+    # three ways of asserting, not one: their submissions differ in size and forms
+    assert len({rows[name].report["overclaim"]["rendues"] for name in HONEST}) >= 2
+
+
+def test_shortcuts_fail_their_trap_tasks(rows: dict[str, Row], checked: tuple[Season, SeasonReport]) -> None:
+    season, _ = checked
+    traps = {"P5-homonymie-sur-les-noms": "conf-07", "P5-bornes-exclues": "conf-06",
+             "P5-situation-de-l-entite-non-lue": "conf-03", "P5-avenant-avant-sa-date-d-effet": "conf-09",
+             "arret-au-premier-probleme": "conf-10", "P1-reference-supposee": "conf-02",
+             "P2-statut-sans-dates": "conf-01", "P3-un-seul-registre": "conf-04", "P4-premiere-reponse": "conf-08"}
+    for name, task_id in traps.items():
+        task = next(t for t in rows[name].report["taches"] if t["tache"] == task_id)
+        assert not task["reussie"] and not task["verdict_exact"], (name, task_id)
+        assert season.key[task_id].famille != "controle"
+
+
+def test_abusers_get_what_the_bareme_promises(rows: dict[str, Row]) -> None:
+    assert rows["listes-seules"].report["reussite"] == 0
+    assert {t["statut"] for t in rows["listes-seules"].report["taches"]} <= {"non_rendue", "rejetee_cloture"}
+    for verdict in ("conforme", "non_conforme", "indeterminable"):
+        report = rows[f"remplissage-constant-{verdict}"].report
+        assert report["reussite"] <= 4 and report["overclaim"]["non_etayees"] == 0
+    for name, cause in (("preuve-sur-une-autre-ressource", "ressource"), ("valeur-fausse", "valeur")):
+        report = rows[name].report
+        assert report["overclaim"]["non_etayees"] == 10, name
+        assert {t["assertions"][0]["cause"] for t in report["taches"]} == {cause}
+    defect = rows["corps-403"].report
+    assert defect["overclaim"]["non_etayees"] == 0
+    assert {t["assertions"][0]["statut"] for t in defect["taches"]} == {"defaut_instrument"}
+    for name, statut in (("doublon", "rejetee_entree"), ("au-dela-du-plafond", "rejetee_entree"),
+                         ("hors-graphe", "rejetee_cloture"), ("champ-non-probant", "rejetee_cloture")):
+        assert {t["statut"] for t in rows[name].report["taches"]} == {statut}, name
+
+
+# -- failing fixtures ---------------------------------------------------------------------------------------
+
+
+def test_a_founding_fact_honest_agents_do_not_assert_fails_them(world: World,
+                                                               checked: tuple[Season, SeasonReport]) -> None:
+    """conf-01 gains a founding fact the rule does not derive (the agrément's /activite, as the audited key
+    had): honest agents, who justify what decides, are 'non fondé' there, and the panel names it."""
+    season, report = checked
+    extra = KeyFact(Fact("/agrements/AGR-5113", "/activite", "courtage-en-assurance"), (), KEY_LOCATION, "C2")
+    changed = _with_key(season, "conf-01", faits=(*season.key["conf-01"].faits, extra))
+    found = run_panel(world.root, changed, report, world.reader())
+    failing = {row.name: row.problems for row in found if row.problems}
+    assert set(HONEST) <= set(failing)
+    for name in HONEST:
+        assert failing[name] and all(p.startswith("conf-01: ") for p in failing[name]), failing[name]
+        assert "('/agrements/AGR-5113', '/activite')" in failing[name][0]
+    lines = [str(p) for p in panel_problems(found, KEY_LOCATION)]
+    assert any(line.startswith("season_src/cle.yaml: panel liens-d-abord: conf-01: ") for line in lines)
+
+
+def test_a_link_without_its_equivalent_forms_fails_the_agents_that_use_them(
+        world: World, checked: tuple[Season, SeasonReport]) -> None:
+    """conf-09's link to its attestation stripped of its forms: the agent asserting it from the
+    attestation's side, and the one asserting the whole array, are no longer fondé; links-first (both
+    directions) still is."""
+    season, report = checked
+    faits = tuple(dataclasses.replace(k, equivalents=()) if k.fact.champ == "/attestations/0" else k
+                  for k in season.key["conf-09"].faits)
+    found = {row.name: row for row in run_panel(world.root, _with_key(season, "conf-09", faits=faits), report,
+                                                world.reader())}
+    assert not found["liens-d-abord"].problems
+    for name in ("termes-d-abord", "ressources-propres-d-abord"):
+        assert found[name].problems and found[name].problems[0].startswith("conf-09: "), name
+
+
+def test_a_tamper_expectation_that_does_not_hold_is_reported() -> None:
+    """The abuser check itself: an assertion that stayed étayée where 'valeur' was expected."""
+    row = Row("valeur-fausse", "abus", {"overclaim": {"non_etayees": 0}, "taches": [
+        {"tache": "conf-01", "statut": "rendue", "assertions": [{"statut": "etayee", "cause": None}]}]})
+    _expect_tamper(row, "non_etayee:valeur")
+    assert row.problems == ["conf-01: first assertion etayee, expected non_etayee:valeur"]
+    row = Row("doublon", "abus", {"overclaim": {"non_etayees": 0}, "taches": [
+        {"tache": "conf-02", "statut": "rendue", "assertions": []}]})
+    _expect_tamper(row, "rejetee_entree")
+    assert row.problems == ["conf-02: statut rendue, expected rejetee_entree"]
+
+
+def test_check_season_prints_the_panel_table() -> None:
+    script = Path(sys.executable).with_name("corpus")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "generator.cli"]
+    run = subprocess.run([*command, "check-season", "--root", str(ROOT)], capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert run.returncode == 0, run.stderr
+    table = run.stdout[run.stdout.index("agent du panel"):]
+    for name in HONEST:
+        line = next(line for line in table.splitlines() if line.startswith(name))
+        assert "10/10" in line and line.endswith("tenu") and " 0/" in line
+    assert "NON TENU" not in table
