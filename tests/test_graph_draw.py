@@ -61,14 +61,15 @@ taches:
       - ressource: /entites/ENT-0001
         champ: /agrements/1
         valeur: /agrements/AGR-0999
-      - {ressource: /agrements/AGR-0999, champ: /existe, valeur: false}
-      - {ressource: /agrements/AGR-0001, champ: /date_fin_validite, valeur: "2026-03-31"}
+        critere: C2
+      - {ressource: /agrements/AGR-0999, champ: /existe, valeur: false, critere: C2}
+      - {ressource: /agrements/AGR-0001, champ: /date_fin_validite, valeur: "2026-03-31", critere: C2}
   conf-02:
     famille: P2
     verdict: non_conforme
     piege: La fiche est en liquidation.
     faits:
-      - {ressource: /entites/ENT-0002, champ: /statut, valeur: en-liquidation}
+      - {ressource: /entites/ENT-0002, champ: /statut, valeur: en-liquidation, critere: C1}
 """
 
 # The graph of conf-01 read off tests/fixtures/valid/corpus_src by hand (spec §5.2).
@@ -197,7 +198,7 @@ def test_calls_are_numbered_in_order(drawn: Path) -> None:
     nodes, _ = svg_parts(drawn / "conf-01.svg")
     called = {t for t, g in nodes.items() if "appel" in g.get("class", "").split()}
     assert called == set(CALLS)
-    for rank, path in enumerate(CALLS, 1):
+    for rank, path in enumerate(CALLS, 2):  # call 1 is /referentiel, read first and not drawn
         assert texts(nodes[path]).split(" | ")[0] == str(rank), path
         assert f"appel n° {rank} " in tooltip(nodes[path])
 
@@ -300,13 +301,13 @@ def test_png_format(fixture_root: Path, tmp_path: Path) -> None:
 
 
 def test_a_criterion_named_by_the_key_wins(fixture_root: Path) -> None:
-    """When the key names the criterion of a fact (issue 7's ``critere``), that one is drawn."""
+    """A founding fact is drawn under the criterion the key names, with that criterion's state."""
     season = load_season(fixture_root / "season_src")
     reader = CorpusReader(fixture_root / "build")
     evaluation = evaluate(season.statements[0].task, reader)
     fact = Fact("/agrements/AGR-0001", "/date_fin_validite", "2026-03-31")
-    inferred = attribute(SimpleNamespace(fact=fact, forms=(fact,)), evaluation)  # type: ignore[arg-type]
-    assert [(h.critere, h.etat) for h in inferred] == [("C2", "non_etablissable")]
+    as_c2 = attribute(SimpleNamespace(fact=fact, forms=(fact,), critere="C2"), evaluation)  # type: ignore[arg-type]
+    assert [(h.critere, h.etat) for h in as_c2] == [("C2", "non_etablissable")]
     named = attribute(SimpleNamespace(fact=fact, forms=(fact,), critere="C3"), evaluation)  # type: ignore[arg-type]
     assert [(h.critere, h.etat) for h in named] == [("C3", "etabli")]
     array = Fact("/entites/ENT-0001", "/agrements", ["/agrements/AGR-0001", "/agrements/AGR-0999"])
@@ -330,7 +331,7 @@ def test_an_absent_entity_is_drawn_alone_with_the_common_lists(tmp_path: Path) -
     verdict: indeterminable
     piege: Fiche absente.
     faits:
-      - {ressource: /entites/ENT-0999, champ: /existe, valeur: false}
+      - {ressource: /entites/ENT-0999, champ: /existe, valeur: false, critere: C1}
 """
     root = make_fixture(tmp_path / "w", tasks, key)
     assert main(["graph", "conf-03", "--root", str(root)]) == 0

@@ -18,7 +18,7 @@ from generator import resource_types as col
 from generator.season.evaluator import FAUX, NON_ETABLI, VRAI, Evaluation, evaluate
 from generator.season.graph import Graph, task_graph
 from generator.season.model import KeyEntry, KeyFact, Statement
-from generator.season.reader import CorpusReader, Fact, collection_prefix, is_probant, pointer_pattern
+from generator.season.reader import CorpusReader, Fact, is_probant
 
 NOT_EVALUATED = "non_evalue"  # the criterion comes after one established false (precedence)
 UNATTRIBUTED = "?"  # a founding fact no criterion of the evaluation consumed, and the key names none
@@ -159,22 +159,11 @@ def _matches(fact: Fact, path: str, pointer: str) -> bool:
 
 
 def attribute(key_fact: KeyFact, evaluation: Evaluation) -> tuple[Highlight, ...]:
-    """The criteria a founding fact serves: the key's ``critere`` when it names one, else those whose
-    evaluated facts include the fact or one of its equivalent forms."""
+    """The criterion a founding fact serves, as the key names it, with that criterion's evaluated state."""
     states = {r.id: r.etat for r in evaluation.criteres}
     deciding = {r.id for r in evaluation.deciding}
-    named = getattr(key_fact, "critere", None) or getattr(key_fact.fact, "critere", None)
-    if named:
-        ids = [named]
-    else:
-        ids = [r.id for r in evaluation.criteres
-               if any(_matches(form, f.ressource, f.champ) for f in r.faits for form in key_fact.forms)]
-    if not ids:  # read by a criterion without being reported among its facts (e.g. a page_suivante)
-        wanted = {(collection_prefix(f.ressource), pointer_pattern(f.champ)) for f in key_fact.forms}
-        ids = sorted({c for c, prefix, pattern in evaluation.consumed if (prefix, pattern) in wanted})
-    if not ids:
-        return (Highlight(UNATTRIBUTED, "", False),)
-    return tuple(Highlight(i, states.get(i, NOT_EVALUATED), i in deciding) for i in ids)
+    return (Highlight(key_fact.critere, states.get(key_fact.critere, NOT_EVALUATED),
+                      key_fact.critere in deciding),)
 
 
 def _form(fact: Fact) -> str:
@@ -255,4 +244,4 @@ def draw_task(statement: Statement, entry: KeyEntry | None, reader: CorpusReader
         entry.piege if entry else "", tuple(Highlight(r.id, r.etat, r.id in deciding)
                                             for r in evaluation.criteres),
         tuple(nodes), tuple(edges), tuple(evaluation.calls),
-        tuple(p for p in evaluation.calls if p not in graph), stray)
+        tuple(p for p in evaluation.calls if p not in graph and p != col.REFERENTIEL_PATH), stray)
