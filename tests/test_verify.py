@@ -70,18 +70,19 @@ def test_verify_names_every_tampered_resource(tampered: tuple[Path, dict[str, An
     root, manifest = tampered
     resources = [e for e in manifest["resources"] if e["kind"] == "resource" and col.AGREMENTS.matches(e["path"])]
     changed, removed, reformatted = resources[0], resources[1], resources[2]
-    # same length, still valid JSON: only a byte-for-byte comparison sees it
-    data = (root / "build" / changed["file"]).read_bytes()
-    value = json.loads(data)["statut"]
-    altered = data.replace(value.encode(), value[::-1].encode(), 1)
-    assert altered != data and len(altered) == len(data)
-    (root / "build" / changed["file"]).write_bytes(altered)
-    # a missing file: nginx serves the absent template instead
-    (root / "build" / removed["file"]).unlink()
-    # same JSON value, other bytes: the response hash still matches, the sha256 does not
-    parsed = json.loads((root / "build" / reformatted["file"]).read_bytes())
-    (root / "build" / reformatted["file"]).write_bytes(json.dumps(parsed, ensure_ascii=False).encode())
+    # the replica proves its build when it starts (build_proof): the bytes change under a running one
     with NginxServer(build_root=root) as server:
+        # same length, still valid JSON: only a byte-for-byte comparison sees it
+        data = (root / "build" / changed["file"]).read_bytes()
+        value = json.loads(data)["statut"]
+        altered = data.replace(value.encode(), value[::-1].encode(), 1)
+        assert altered != data and len(altered) == len(data)
+        (root / "build" / changed["file"]).write_bytes(altered)
+        # a missing file: nginx serves the absent template instead
+        (root / "build" / removed["file"]).unlink()
+        # same JSON value, other bytes: the response hash still matches, the sha256 does not
+        parsed = json.loads((root / "build" / reformatted["file"]).read_bytes())
+        (root / "build" / reformatted["file"]).write_bytes(json.dumps(parsed, ensure_ascii=False).encode())
         code, out, _ = run_verify(server, capsys, root=root)
     assert code == 1
     failed = out.strip().splitlines()[-1]

@@ -18,7 +18,9 @@ import pytest
 from nginx_server import ROOT, NginxServer, private_dir, snapshot_build
 
 from generator.cli import main
-from generator.nginx_render import TEMPLATES, RenderError, Settings, environment, nginx_command, render, write
+from generator.nginx_process import NginxProcess, nginx_command
+from generator.nginx_render import TEMPLATES, environment, render, write
+from generator.nginx_settings import RenderError, Settings
 from generator.nginx_syntax import MAX_TOKEN, NginxSyntaxError, quote_path, quote_text
 from generator.secret_values import (
     SecretError,
@@ -29,7 +31,7 @@ from generator.secret_values import (
     read_secret_file,
     write_private,
 )
-from generator.serve import stop_group, wait_ready
+from generator.tls_local import make_local_tls
 
 # ---------------------------------------------------------------------------------------- secrets
 
@@ -119,13 +121,8 @@ def literal_nginx() -> Iterator[tuple[int, dict[str, bytes]]]:
                                                                          "scgi"))
             + ' geo $corpus_dollar { default "$"; }\n'
             f" server {{ listen 127.0.0.1:{port}; {locations} }}\n}}\n", "utf-8")
-        process = subprocess.Popen([*nginx_command(folder), "-g", "daemon off;"], start_new_session=True,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            assert wait_ready("127.0.0.1", port, process, 10), (folder / "logs" / "error.log").read_text()
+        with NginxProcess(Settings(root=folder, prefix=folder, port=port)):
             yield port, bodies
-        finally:
-            stop_group(process)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -209,10 +206,8 @@ def test_secrets_from_the_environment(snapshot: Path, work: Path, monkeypatch: p
 
 
 def test_tls_config_passes_nginx_t(snapshot: Path, work: Path) -> None:
-    from nginx_server import make_self_signed
-
-    cert = make_self_signed(work)
-    settings = _settings(snapshot, work, tls_cert=cert, tls_key=work / "tls.key")
+    tls = make_local_tls(work / "tls", ["127.0.0.1"])
+    settings = _settings(snapshot, work, tls_cert=tls.cert, tls_key=tls.key)
     write(settings, render(settings))
     text = settings.corpus_conf.read_text()
     assert "listen 127.0.0.1:18099 ssl default_server;" in text and "ssl_certificate_key" in text
