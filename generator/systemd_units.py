@@ -8,6 +8,10 @@ hand-edited unit shows only at the next reboot. What each role's unit runs:
 - frontal: ``nginx -t``, then nginx in the foreground; reload through ``corpus`` so that it waits;
 - replica: the build proof first (a tampered build never starts), then the same.
 
+The build root and the manifest hash a replica must serve are not written in the unit: the commands read
+them from ``PREFIX/conf/settings.json``, which ``corpus release`` rewrites, so a release or a rollback
+never needs a new unit.
+
 A replica prefix containing ``%i`` gives a template unit (``corpus-replica@.service``): one file, N
 instances (``systemctl enable --now corpus-replica@1 corpus-replica@2``).
 """
@@ -32,8 +36,9 @@ TEMPLATES = Path(__file__).resolve().parent.parent / "deploy" / "systemd"
 RUNBOOK = Path(__file__).resolve().parent.parent / "docs" / "operating.md"
 ROLES = ("frontal", "replica")
 DEFAULT_USER = "corpus"
-# The corpus sub-commands a unit runs, in one place (names agreed with generator/ of issue 10).
-VERIFY_BUILD = ("verify-build", "--root", "{root}")
+# The corpus sub-commands a unit runs, in one place. Both read what they need from PREFIX/conf/settings.json,
+# which every render and release rewrites: the build root and the manifest hash a replica must serve.
+VERIFY_BUILD = ("verify-build", "--prefix", "{prefix}")
 RELOAD = ("reload", "--prefix", "{prefix}")
 _NAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 # Characters a path may hold in a unit: systemd splits Exec lines on spaces and expands % and $.
@@ -51,12 +56,11 @@ class UnitSettings:
 
     role: str
     prefix: str  # may contain %i (replica template unit)
-    root: str | None = None  # replica: folder holding build/ and manifest/ (the current release)
+    root: str | None = None  # replica: the folder it serves (only to open it when it lies in a home folder)
     user: str = DEFAULT_USER
     group: str | None = None  # default: the user's name
     nginx: str = "/usr/sbin/nginx"
     corpus: str = "/usr/local/bin/corpus"
-    expect_manifest_hash: str | None = None
     read_write: tuple[str, ...] = ()  # extra writable folders (logs kept outside the prefix)
 
     @property
@@ -112,17 +116,9 @@ def context(s: UnitSettings) -> dict[str, Any]:
         "runbook": RUNBOOK.as_uri(),
     }
     if s.role == "replica":
-        if not s.root:
-            raise UnitError("a replica needs --root: the folder holding build/ and manifest/ "
-                            "(the current release)")
-        root = _path(s.root, "--root", instance=True)
-        verify = [corpus, *(a.format(root=root) for a in VERIFY_BUILD)]
-        if s.expect_manifest_hash:
-            if not re.fullmatch(r"[0-9a-f]{64}", s.expect_manifest_hash):
-                raise UnitError(f"--expect-manifest-hash {s.expect_manifest_hash!r}: 64 lower-case hex digits")
-            verify += ["--expect-manifest-hash", s.expect_manifest_hash]
-        values.update(root=root, verify_build=_command(*verify))
-        paths.append(root)
+        values["verify_build"] = _command(corpus, *(a.format(prefix=prefix) for a in VERIFY_BUILD))
+        if s.root:
+            paths.append(_path(s.root, "--root", instance=True))
     values["protect_home"] = "read-only" if any(p == h or p.startswith(h + "/") for p in paths for h in _HOMES) \
         else "yes"
     return values
@@ -168,7 +164,7 @@ def settings_from_args(args: argparse.Namespace) -> UnitSettings:
     role = args.role or saved.get("role")
     if role is None:
         raise UnitError(f"--role frontal|replica (no rendered settings in {args.prefix}/conf/settings.json)")
-    root = args.root or (saved.get("root") if role == "replica" else None)
+    root = args.root or saved.get("root")
     extra = [*args.read_write]
     for key in ("access_log", "error_log"):
         folder = str(Path(saved[key]).parent) if saved.get(key) else None
@@ -176,7 +172,7 @@ def settings_from_args(args: argparse.Namespace) -> UnitSettings:
             extra.append(folder)
     return UnitSettings(role=role, prefix=args.prefix, root=root, user=args.user, group=args.group,
                         nginx=args.nginx or _default_nginx(), corpus=args.corpus or _default_corpus(),
-                        expect_manifest_hash=args.expect_manifest_hash, read_write=tuple(extra))
+                        read_write=tuple(extra))
 
 
 def _warn_user(user: str) -> None:
@@ -221,17 +217,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prefix", required=True, help="the nginx prefix on the target host (may contain %%i)")
     p.add_argument("--role", choices=ROLES, default=None, help="frontal or replica (default: PREFIX's settings)")
     p.add_argument("--root", default=None,
-                   help="replica: folder holding build/ and manifest/, e.g. /srv/corpus/current (default: "
-                        "PREFIX's settings)")
+                   help="the folder of the releases or build served (default: PREFIX's settings); only needed "
+                        "when it lies in a home folder, which the sandbox then opens read-only")
     p.add_argument("--user", default=DEFAULT_USER,
                    help=f"unprivileged account nginx runs as (default {DEFAULT_USER})")
     p.add_argument("--group", default=None, help="its group (default: same name as the user)")
     p.add_argument("--nginx", default=None, help="nginx executable (default: the one on PATH, or /usr/sbin/nginx)")
     p.add_argument("--corpus", default=None,
                    help="the corpus command on the target host (default: the one running this command)")
-    p.add_argument("--expect-manifest-hash", default=None, metavar="SHA256",
-                   help="replica: pin the manifest hash checked before start (default: the release's freeze "
-                        "record; a pin must be re-rendered at each release)")
     p.add_argument("--read-write", action="append", default=[], metavar="DIR",
                    help="another folder nginx writes (logs kept outside the prefix); repeatable")
     p.add_argument("--output", type=Path, default=None,
