@@ -34,10 +34,11 @@ REPLICAS = ["127.0.0.2:8081", "127.0.0.3:8081", "127.0.0.4:8081"]
 MEASURE = r"""
 import json, resource, sys, time
 from pathlib import Path
+import orjson
+from generator.cli import main
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 step, path, out = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
 if step == "ceiling":
-    import orjson
     start = time.perf_counter()
     n = 0
     with path.open("rb") as handle:
@@ -48,7 +49,6 @@ if step == "ceiling":
                 pass
             n += 1
 else:
-    from generator.cli import main
     start = time.perf_counter()
     assert main(["log-report", str(path), "--json", out]) == 0
 seconds = time.perf_counter() - start

@@ -42,6 +42,8 @@ MAX_KEYS = 1000  # distinct user agents or paths kept per hour and role; the res
 MAX_KEY_CHARS = 300  # a hostile URI or user agent is kept truncated
 MAX_MALFORMED_LISTED = 50
 OTHERS = "(others)"
+_PROXY_CAUSES = {403: "the proxy did not send an accepted secret",
+                 400: "the proxy's requests were refused as malformed"}
 GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -402,21 +404,18 @@ class Report:
 
     def _client_findings(self, hour: str, client: Bucket) -> list[dict[str, Any]]:
         found = []
-        for agent, count in sorted(client.forbidden_agents.items()):
-            proxy, why = self.is_proxy(agent)
-            if proxy:
-                found.append(_finding(hour, "proxy-without-secret", count, True,
-                                      f"{count} x 403 to {agent!r} ({why}): the proxy did not send an accepted "
-                                      "secret; every proof of these calls hashes /_systeme/403"))
+        for status, kind, agents in ((403, "proxy-without-secret", client.forbidden_agents),
+                                     (400, "bad-request-to-proxy", client.bad_request_agents)):
+            for agent, count in sorted(agents.items()):
+                proxy, why = self.is_proxy(agent)
+                if proxy:
+                    found.append(_finding(hour, kind, count, True,
+                                          f"{count} x {status} to {agent!r} ({why}): {_PROXY_CAUSES[status]}; "
+                                          f"every proof of these calls hashes /_systeme/{status}"))
         if client.statuses[503]:
             found.append(_finding(hour, "unavailable", client.statuses[503], True,
                                   f"{client.statuses[503]} x 503 answered to clients: no replica answered (or "
                                   "maintenance); every proof of these calls hashes /_systeme/503"))
-        for agent, count in sorted(client.bad_request_agents.items()):
-            if self.is_proxy(agent)[0]:
-                found.append(_finding(hour, "bad-request-to-proxy", count, True,
-                                      f"{count} x 400 to {agent!r}: the proxy's requests were refused as "
-                                      "malformed; every proof of these calls hashes /_systeme/400"))
         if client.failovers:
             lost = client.failovers - client.failovers_recovered
             found.append(_finding(hour, "failover", client.failovers, False,
