@@ -25,6 +25,8 @@ from generator.nginx_render import render_and_write
 from generator.nginx_settings import RenderError, Settings
 from generator.secret_values import new_secret, write_private
 from generator.tls_local import LocalTLS, make_local_tls
+from generator.topology import Topology, replica_hosts
+from generator.topology import free_port as topology_free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 JSON_TYPE = "application/json; charset=utf-8"
@@ -290,3 +292,28 @@ def parse_raw(data: bytes) -> tuple[int, dict[str, str], bytes]:
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
     return status, headers, body
+
+
+# ------------------------------------------------------------------------------------- topologies
+
+FRONTAL_HOSTS = ["127.0.1.1", "127.0.1.2"]  # two frontals, one port: a name resolving to both addresses
+
+
+def start_topology(folder: Path, root: Path, *, replicas: int = 2, frontals: int = 1,
+                   secrets: list[str] | None = None) -> Topology:
+    """A frontal (or two) over ``replicas`` replicas on 127.0.0.2... serving ``root``, one worker each."""
+    secret_file = folder / "secrets"
+    write_private(secret_file, "".join(v + "\n" for v in (secrets or [new_secret()])))
+    hosts = FRONTAL_HOSTS[:frontals]
+    replica_hosts_ = replica_hosts(replicas)
+    replica_port, frontal_port = topology_free_port(replica_hosts_), topology_free_port(hosts)
+    topology = Topology(root=root, base=folder / "nginx", secret_file=secret_file,
+                        tls=make_local_tls(folder / "tls", hosts),
+                        replica_addresses=[(h, replica_port) for h in replica_hosts_],
+                        frontal_addresses=[(h, frontal_port) for h in hosts])
+    topology.start()
+    return topology
+
+
+def topology_secret(topology: Topology) -> str:
+    return topology.secret_file.read_text("utf-8").split()[0]
