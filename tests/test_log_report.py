@@ -7,15 +7,22 @@ from the report itself.
 from __future__ import annotations
 
 import gzip
+import http.client
 import json
+import os
 import shutil
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from nginx_server import NginxServer
+from nginx_server import NginxServer, free_port
 
 from generator import log_report as lr
 from generator.cli import main
@@ -129,6 +136,97 @@ def test_text_table(real_log: RealLog, capsys: pytest.CaptureFixture[str]) -> No
     assert total_row.split()[1] == str(sum(received.values()))
     assert f"!       3  {PROXY_UA}" in out
     assert "DEFECT" in out and "proxy-without-secret" in out
+
+
+# ------------------------------------------------------------------ a real frontal over two replicas
+
+
+def _https_status(state: dict[str, Any], path: str, headers: dict[str, str]) -> int:
+    """One request on a fresh TLS connection, as the proxy makes them."""
+    host, port = state["frontal"].removeprefix("https://").rsplit(":", 1)
+    context = ssl.create_default_context(cafile=state["ca"])
+    conn = http.client.HTTPSConnection(host, int(port), timeout=15, context=context)
+    try:
+        conn.request("GET", path, headers=headers)
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
+
+
+def test_real_topology_failovers_and_503s(tmp_path: Path) -> None:
+    """`corpus serve --replicas 2`: a replica in maintenance makes failovers, both make 503s, read back."""
+    base = Path(tempfile.mkdtemp(prefix="corpus-logreport-"))
+    os.chmod(base, 0o755)
+    secret = "s3cret-" + "x" * 20
+    (base / "secret").write_text(secret + "\n")
+    os.chmod(base / "secret", 0o600)
+    state_file = base / "state.json"
+    command = [sys.executable, "-m", "generator.cli", "serve", "--root", str(ROOT), "--no-build",
+               "--prefix", str(base / "topology"), "--secret-file", str(base / "secret"), "--replicas", "2",
+               "--port", str(free_port()), "--replica-port", str(free_port()), "--workers", "1",
+               "--state-file", str(state_file)]
+    serve = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             start_new_session=True)
+    received: Counter[int] = Counter()
+    try:
+        deadline = time.monotonic() + 60
+        while not state_file.exists() and serve.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert state_file.exists(), serve.stderr.read().decode() if serve.poll() is not None else "no state file"
+        state = json.loads(state_file.read_text("utf-8"))
+        resource = "/catalogue"
+        proxy = {"X-Challenge-Secret": secret, "User-Agent": PROXY_UA}
+
+        def calls(n: int, headers: dict[str, str] = proxy) -> None:
+            for _ in range(n):
+                received[_https_status(state, resource, headers)] += 1
+
+        calls(4)
+        assert received == {200: 4}
+        flags = [base / "topology" / f"replica-{i}" / "maintenance" for i in (1, 2)]
+        flags[0].touch()
+        time.sleep(1.5)  # nginx sees the flag through its file cache within a second
+        calls(6)
+        assert received == {200: 10}  # the frontal retried the other replica
+        flags[1].touch()
+        time.sleep(1.5)
+        calls(3)
+        assert received[503] == 3
+        for flag in flags:
+            flag.unlink()
+        calls(2, {"User-Agent": PROXY_UA})  # the proxy without its secret
+        assert received[403] == 2
+    finally:
+        if serve.poll() is None:
+            os.killpg(serve.pid, signal.SIGINT)
+        try:
+            serve.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(serve.pid, signal.SIGKILL)
+            serve.wait()
+    try:
+        code, report = run_report(tmp_path, base / "topology")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert code == 0 and report["malformed"]["count"] == 0
+    assert report["client_roles"] == ["frontal"]
+    total = report["total"]
+    assert total["requests"] == sum(received.values())
+    assert total["statuses"] == {str(k): v for k, v in sorted(received.items())}
+    replica_addresses = {r["address"] for r in state["replicas"]}
+    tries = {(t["upstream"], t.get("status")) for t in total["failovers"]["failed_tries"]}
+    first = state["replicas"][0]["address"]
+    assert (first, "503") in tries  # the replica in maintenance, tried then skipped
+    assert {address for address, _ in tries} <= replica_addresses | {"corpus_replicas"}
+    assert total["failovers"]["count"] >= 1
+    defects = {f["kind"]: f["count"] for f in report["findings"] if f["defect"]}
+    assert defects == {"unavailable": 3, "proxy-without-secret": 2}
+    replica_statuses = Counter()
+    for hour in report["hours"]:
+        replica_statuses.update({int(k): v for k, v in hour["replicas"]["statuses"].items()})
+    assert replica_statuses[503] >= 1 and replica_statuses[200] == 10
 
 
 # ----------------------------------------------------------------------------- crafted topology lines
