@@ -167,3 +167,18 @@ def test_systemd_analyze_verify(tmp_path: Path) -> None:
     result = subprocess.run(["systemd-analyze", "verify", "--man=no", str(tmp_path / "broken.service")],
                             capture_output=True, text=True, check=False, timeout=60)
     assert "ProtectSystem" in result.stderr or "protect system" in result.stderr
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed here")
+def test_systemd_exposure_score(tmp_path: Path) -> None:
+    """``systemd-analyze security``: both units at most 2.0 of 10 ("OK"); a unit without sandbox is far above."""
+    units = {"corpus-frontal.service": unit("frontal", "/srv/corpus/frontal"),
+             "corpus-replica@1.service": unit("replica", "/srv/corpus/replica-%i")}
+    units["bare.service"] = "[Service]\nExecStart=/usr/sbin/nginx\n"
+    codes = {}
+    for name, text in units.items():
+        (tmp_path / name).write_text(text, "utf-8")
+        result = subprocess.run(["systemd-analyze", "security", "--offline=true", "--threshold=20", "--no-pager",
+                                 str(tmp_path / name)], capture_output=True, text=True, check=False, timeout=60)
+        codes[name] = result.returncode
+    assert codes == {"corpus-frontal.service": 0, "corpus-replica@1.service": 0, "bare.service": 1}
