@@ -21,7 +21,7 @@ import re
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,6 +41,7 @@ DEFAULT_PROXY_AGENT = r"^python-httpx/"  # the Trust Layer proxy's client (CONTR
 MAX_KEYS = 1000  # distinct user agents or paths kept per hour and role; the rest are counted as one
 MAX_KEY_CHARS = 300  # a hostile URI or user agent is kept truncated
 MAX_MALFORMED_LISTED = 50
+MAX_LINE_BYTES = 256 * 1024  # nginx's header buffers are 8k: a URI and a user agent, escaped, fit easily
 OTHERS = "(others)"
 _PROXY_CAUSES = {403: "the proxy did not send an accepted secret",
                  400: "the proxy's requests were refused as malformed"}
@@ -139,17 +140,29 @@ def _open(path: Path) -> BinaryIO:
     return handle
 
 
-def read_lines(path: Path, problems: list[Malformed]) -> Iterator[tuple[int, bytes]]:
-    """(line number, line) of one file, streamed; a truncated or corrupt gzip ends the file with a problem."""
+def read_lines(path: Path, problem: Callable[[int, str], None]) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of one file, streamed, each line at most ``MAX_LINE_BYTES``.
+
+    A longer line (not something nginx writes: its header buffers are 8k) is skipped and reported, so
+    that a file without newlines cannot fill the memory; a truncated or corrupt gzip ends the file
+    with a problem.
+    """
     number = 0
     try:
         with _open(path) as handle:
-            for number, line in enumerate(handle, 1):
+            readline = handle.readline
+            while line := readline(MAX_LINE_BYTES):
+                number += 1
+                if len(line) == MAX_LINE_BYTES and not line.endswith(b"\n"):
+                    while (rest := readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                        pass
+                    problem(number, f"line longer than {MAX_LINE_BYTES} bytes, skipped")
+                    continue
                 yield number, line
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        problems.append(Malformed(str(path), number + 1, f"gzip stream ends or breaks here ({exc})"))
+        problem(number + 1, f"gzip stream ends or breaks here ({exc})")
     except OSError as exc:
-        problems.append(Malformed(str(path), number + 1, f"read error: {exc.strerror or exc}"))
+        problem(number + 1, f"read error: {exc.strerror or exc}")
 
 
 class Entry(NamedTuple):
@@ -294,18 +307,22 @@ class Report:
             self.read_file(path)
 
     def read_file(self, path: Path) -> None:
-        problems: list[Malformed] = []
         lines = 0
-        for number, line in read_lines(path, problems):
+        before = self.malformed_count
+        name = str(path)
+
+        def problem(number: int, reason: str) -> None:
+            self.malformed_count += 1
+            if len(self.malformed) < MAX_MALFORMED_LISTED:
+                self.malformed.append(Malformed(name, number, reason))
+
+        for number, line in read_lines(path, problem):
             lines += 1
             try:
                 self.add(parse_line(line))
             except ValueError as exc:
-                problems.append(Malformed(str(path), number, str(exc)))
-        self.files.append({"path": str(path), "lines": lines, "malformed": len(problems)})
-        self.malformed_count += len(problems)
-        room = MAX_MALFORMED_LISTED - len(self.malformed)
-        self.malformed.extend(problems[:max(room, 0)])
+                problem(number, str(exc))
+        self.files.append({"path": name, "lines": lines, "malformed": self.malformed_count - before})
 
     def _hour(self, time: str) -> tuple[str, bool]:
         """(hour, inside --since/--until) of a time field, cached: nginx repeats it for a whole second."""
@@ -593,6 +610,12 @@ def cmd_log_report(args: argparse.Namespace) -> int:
         proxy_agent = re.compile(args.proxy_agent)
     except re.error as exc:
         print(f"corpus log-report: --proxy-agent {args.proxy_agent!r}: {exc}", file=sys.stderr)
+        return 2
+    if args.since and args.until and args.since >= args.until:
+        print("corpus log-report: --since must come before --until", file=sys.stderr)
+        return 2
+    if args.top < 1:
+        print("corpus log-report: --top must be 1 or more", file=sys.stderr)
         return 2
     try:
         manifest = args.manifest or args.root / "manifest" / MANIFEST_FILE

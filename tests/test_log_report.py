@@ -354,6 +354,11 @@ def test_unreadable_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         main(["log-report", str(tmp_path), "--since", "last tuesday"])
     assert exit_info.value.code == 2
     assert "not an ISO 8601 date-time" in capsys.readouterr().err
+    log = write_log(tmp_path / "access.log", [line()])
+    assert main(["log-report", str(log), "--since", "2026-12-01", "--until", "2026-11-30"]) == 2
+    assert "--since must come before --until" in capsys.readouterr().err
+    assert main(["log-report", str(log), "--proxy-agent", "("]) == 2
+    assert "--proxy-agent '('" in capsys.readouterr().err
 
 
 def test_memory_is_bounded_by_capped_counters(tmp_path: Path) -> None:
@@ -364,3 +369,20 @@ def test_memory_is_bounded_by_capped_counters(tmp_path: Path) -> None:
     assert len(uris) == lr.MAX_KEYS + 1 and uris[-1]["uri"] == lr.OTHERS
     assert sum(u["count"] for u in uris) == n == report["total"]["unknown"]["count"]
     assert max(len(u["uri"]) for u in uris) <= lr.MAX_KEY_CHARS + 1
+
+
+def test_overlong_line_and_many_malformed_lines(tmp_path: Path) -> None:
+    """A file without newlines, or full of garbage, is reported, never held in memory."""
+    log = tmp_path / "access.log"
+    with log.open("wb") as out:
+        out.write(line().encode() + b"\n")
+        out.write(b"x" * (lr.MAX_LINE_BYTES * 3 + 5) + b"\n")
+        out.write(line().encode() + b"\n")
+        out.write(b"garbage\n" * 5000)
+    _, report = run_report(tmp_path, log)
+    assert report["total"]["requests"] == 2
+    assert report["malformed"]["count"] == 5001 == report["files"][0]["malformed"]
+    listed = report["malformed"]["listed"]
+    assert len(listed) == lr.MAX_MALFORMED_LISTED
+    assert listed[0]["line"] == 2 and "longer than" in listed[0]["reason"]
+    assert listed[1]["line"] == 4
