@@ -31,7 +31,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,16 +38,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator.nginx_render import (  # noqa: E402
-    ACCESS_LOG_BUFFER,
-    Settings,
-    environment,
-    nginx_binary,
-    render_and_write,
-)
+from generator.nginx_process import NginxProcess  # noqa: E402
+from generator.nginx_render import ACCESS_LOG_BUFFER, environment, render_and_write  # noqa: E402
+from generator.nginx_settings import Settings  # noqa: E402
 from generator.nginx_syntax import quote_path  # noqa: E402
 from generator.secret_values import new_secret, write_private  # noqa: E402
-from generator.serve import stop_group, wait_ready  # noqa: E402
 
 CEILING_CONF = """\
 # Ceiling for bench/bench_nginx.py: the same file, no check (and, unless "output", no header, no log).
@@ -143,7 +137,8 @@ def ceiling_conf(kind: str, folder: Path, port: int, args: argparse.Namespace) -
     if kind == "output":
         env = environment()
         context = {"access_log": quote_path(folder / "access.log"), "access_log_buffer": ACCESS_LOG_BUFFER,
-                   "error_log": quote_path(folder / "error.log"), "error_log_level": "warn"}
+                   "error_log": quote_path(folder / "error.log"), "error_log_level": "warn",
+                   "role": "replica"}
         http_extra = ("map $uri $corpus_secret_ok { default 1; }\n"
                       + env.get_template("snippets/log-format.conf.j2").render(context))
         server_extra = "".join(env.get_template(f"snippets/{name}.conf.j2").render(context)
@@ -154,14 +149,13 @@ def ceiling_conf(kind: str, folder: Path, port: int, args: argparse.Namespace) -
         server_extra=server_extra, cache="" if args.bare_ceiling else FILE_CACHE)
 
 
-def start(prefix: Path, conf: Path, port: int) -> subprocess.Popen[bytes]:
-    command = [nginx_binary(), "-p", f"{prefix}/", "-c", str(conf), "-e", str(prefix / "error.log"),
-               "-g", "daemon off;"]
-    process = subprocess.Popen(command, start_new_session=True)
-    if not wait_ready("127.0.0.1", port, process, 10):
-        stop_group(process)
-        raise SystemExit(f"nginx did not start on port {port}; see {prefix}")
-    time.sleep(0.3)  # workers up
+def start_conf(folder: Path, text: str, port: int) -> NginxProcess:
+    """Run a hand-written config (a ceiling) through the project's one nginx runner: FOLDER/conf/nginx.conf."""
+    (folder / "conf").mkdir(parents=True, exist_ok=True)
+    (folder / "logs").mkdir(exist_ok=True)
+    (folder / "conf" / "nginx.conf").write_text(text)
+    process = NginxProcess(Settings(root=ROOT, prefix=folder, port=port))
+    process.start()
     return process
 
 
@@ -202,7 +196,7 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp(prefix="corpus-bench-"))
     work.chmod(0o755)
-    processes: list[subprocess.Popen[bytes]] = []
+    processes: list[NginxProcess] = []
     try:
         secret = new_secret()
         write_private(work / "secret", secret + "\n")
@@ -211,14 +205,14 @@ def main() -> int:
         settings = Settings(root=ROOT, prefix=work / "vhost", port=vhost_port, secret_file=work / "secret",
                             worker_processes=args.workers)
         render_and_write(settings, None)
-        processes.append(start(settings.prefix, settings.nginx_conf, vhost_port))
+        processes.append(NginxProcess(settings.resolved()))
+        processes[-1].start()
         targets = {"vhost": (f"http://127.0.0.1:{vhost_port}{path}", work / "secret.lua", processes[-1].pid)}
         kinds = ["ceiling"] + ([] if args.no_output_ceiling else ["output"])
         for kind in kinds:
             port, folder = free_port(), work / kind
             folder.mkdir()
-            (folder / "nginx.conf").write_text(ceiling_conf(kind, folder, port, args))
-            processes.append(start(folder, folder / "nginx.conf", port))
+            processes.append(start_conf(folder, ceiling_conf(kind, folder, port, args), port))
             targets[kind] = (f"http://127.0.0.1:{port}/{entries[path]['file']}", None, processes[-1].pid)
         for name, (url, script, _master) in targets.items():
             assert fetch(url, secret if script else None) == (200, expected), f"{name} does not serve the file"
@@ -239,7 +233,7 @@ def main() -> int:
                       file=sys.stderr, flush=True)
     finally:
         for process in processes:
-            stop_group(process)
+            process.stop()
         shutil.rmtree(work, ignore_errors=True)
 
     def median(name: str, field: str) -> float:

@@ -315,5 +315,8 @@ def start_topology(folder: Path, root: Path, *, replicas: int = 2, frontals: int
     return topology
 
 
+__all__ = ["topology_free_port"]
+
+
 def topology_secret(topology: Topology) -> str:
     return topology.secret_file.read_text("utf-8").split()[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -265,3 +266,37 @@ def test_ensure_build_writes_only_when_the_sources_changed(tmp_path: Path) -> No
     (tmp_path / "build" / "stray.json").write_text("{}")
     assert ensure_build(tmp_path, base).startswith("built")
     assert not (tmp_path / "build" / "stray.json").exists()
+
+
+def test_serve_replicas_from_a_private_folder_writes_the_state_and_stops_everything(snapshot: Path) -> None:
+    """`corpus serve --replicas 2` in a 0700 folder (a private home): TLS frontal, state file, Ctrl-C."""
+    from nginx_server import topology_free_port
+
+    os.chmod(snapshot.parent, 0o700)  # workers run as the invoking user: nothing to chmod
+    state = snapshot.parent / "state.json"
+    replica_port = topology_free_port(["127.0.0.2", "127.0.0.3"])
+    process, port, prefix = _serve(snapshot, "--replicas", "2", "--replica-port", str(replica_port),
+                                   "--state-file", str(state))
+    try:
+        assert process.stdout is not None
+        deadline = time.monotonic() + 20
+        while not state.exists():
+            assert time.monotonic() < deadline and process.poll() is None, process.stderr.read() if \
+                process.stderr else ""
+            time.sleep(0.1)
+        doc = json.loads(state.read_text())
+        assert set(doc) == {"frontal", "ca", "replicas"}
+        assert doc["frontal"] == f"https://127.0.0.1:{port}"
+        assert [r["address"] for r in doc["replicas"]] == [f"127.0.0.{i}:{replica_port}" for i in (2, 3)]
+        assert all(isinstance(r["pid"], int) and alive([r["pid"]]) for r in doc["replicas"])
+        secret = (prefix / "dev-secret").read_text().strip()
+        ok = requests.get(f"{doc['frontal']}/catalogue", headers={"X-Challenge-Secret": secret}, timeout=5,
+                          verify=doc["ca"])
+        assert (ok.status_code, ok.content) == (200, (snapshot / "build" / "catalogue.json").read_bytes())
+        pids = processes_of(prefix)
+        assert len(pids) >= 6  # three masters and their workers
+    finally:
+        code, out, err = _stop(process, signal.SIGINT)
+    assert code == 0, err
+    assert f"TLS frontal https://127.0.0.1:{port} over 2 replica(s)" in out and "--cacert" in out
+    assert processes_of(prefix) == [] and alive(pids) == [] and not state.exists()
