@@ -61,6 +61,7 @@ class Topology:
     replica_addresses: list[tuple[str, int]]
     frontal_addresses: list[tuple[str, int]]
     workers: str = "1"
+    replica_workers: str | None = None  # default: same as workers
     worker_user: str | None = None
     expect_manifest_hash: str | None = None
     repo_root: Path | None = None
@@ -72,7 +73,7 @@ class Topology:
     def replica_settings(self, index: int) -> Settings:
         host, port = self.replica_addresses[index]
         return Settings(root=self.root, prefix=self.base / f"replica-{index + 1}", listen=host, port=port,
-                        secret_file=self.secret_file, worker_processes=self.workers,
+                        secret_file=self.secret_file, worker_processes=self.replica_workers or self.workers,
                         worker_user=self.worker_user, expect_manifest_hash=self.expect_manifest_hash,
                         role="replica").resolved()
 
