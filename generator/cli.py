@@ -21,6 +21,7 @@ from generator.pipeline import build, check
 from generator.resource_types import DEFAULT_BASE_URL, file_for
 
 _TOOL_MODULES: tuple[str, ...] = ("generator.nginx_render", "generator.serve", "generator.release",
+                                  "generator.instance_commands",
                                   "generator.verify", "generator.season.cli", "generator.log_report",
                                   "generator.systemd_units")
 

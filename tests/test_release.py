@@ -149,3 +149,30 @@ def test_rollback_needs_a_previous_release(builds: tuple[Path, Path], work: Path
     assert main(["release", "--root", str(builds[0]), "--releases", str(work / "r")]) == 0
     assert main(["release", "--rollback", "--releases", str(work / "r")]) == 1
     assert "nothing to roll back to" in capsys.readouterr().err
+
+
+def test_prefix_commands_verify_build_and_reload(builds: tuple[Path, Path], work: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """What the systemd units run: the replica's start check and the reload that waits, by prefix alone."""
+    a, _b = builds
+    root = _tampered(a, work / "root")
+    old, new = new_secret(), new_secret()
+    topology = start_topology(work / "topology", root, replicas=1, secrets=[old])
+    try:
+        replica, frontal = topology.replicas[0].settings, topology.frontals[0].settings
+        assert main(["verify-build", "--prefix", str(replica.prefix)]) == 0
+        assert main(["verify-build", "--prefix", str(frontal.prefix)]) == 1
+        write_private(topology.secret_file, f"{old}\n{new}\n")
+        for settings in (replica, frontal):
+            assert main(["reload", "--prefix", str(settings.prefix)]) == 0
+        context = tls_context(topology.tls.ca)
+        path = sorted(_bodies(root))[-1]
+        for _ in range(10):  # no wait: the command returned once the new configuration answered
+            assert fetch(topology.frontal_addresses, path, new, context).status == 200
+        assert "only the new configuration answers now" in capsys.readouterr().err
+        target = next((root / "build" / "entites").iterdir())
+        target.write_bytes(target.read_bytes() + b" ")
+        assert main(["verify-build", "--prefix", str(replica.prefix)]) == 1
+        assert f"{target}: bytes differ" in capsys.readouterr().err
+    finally:
+        topology.stop()
