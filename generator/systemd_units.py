@@ -213,7 +213,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "prefix's logs/ and tmp/, nginx -t before start, the build proof before a replica starts, "
                     "a reload that waits, restart on failure. Role and build root are read from "
                     "PREFIX/conf/settings.json when the prefix is rendered on this host. A replica prefix "
-                    "containing %%i gives the template unit corpus-replica@.service.")
+                    "containing %i gives the template unit corpus-replica@.service.")
     p.add_argument("--prefix", required=True, help="the nginx prefix on the target host (may contain %%i)")
     p.add_argument("--role", choices=ROLES, default=None, help="frontal or replica (default: PREFIX's settings)")
     p.add_argument("--root", default=None,
