@@ -5,7 +5,9 @@ leaves it nothing to write but its logs and temporary files. The unit is rendere
 because its paths (prefix, build, nginx, the ``corpus`` tool) differ on every host, and a typo in a
 hand-edited unit shows only at the next reboot. What each role's unit runs:
 
-- frontal: ``nginx -t``, then nginx in the foreground; reload through ``corpus`` so that it waits;
+- frontal: ``nginx -t``, then nginx in the foreground; reload through ``corpus reload``, which
+  re-renders the prefix and waits until the new configuration answers (outside the sandbox, which keeps
+  ``conf/`` read-only for nginx);
 - replica: the build proof first (a tampered build never starts), then the same.
 
 The build root and the manifest hash a replica must serve are not written in the unit: the commands read
@@ -40,6 +42,7 @@ DEFAULT_USER = "corpus"
 # which every render and release rewrites: the build root and the manifest hash a replica must serve.
 VERIFY_BUILD = ("verify-build", "--prefix", "{prefix}")
 RELOAD = ("reload", "--prefix", "{prefix}")
+RUNUSER = "/usr/sbin/runuser"  # util-linux: runs the reload as the service's account, outside the sandbox
 _NAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 # Characters a path may hold in a unit: systemd splits Exec lines on spaces and expands % and $.
 _SAFE_PATH = re.compile(r"/[A-Za-z0-9._+@/-]*")
@@ -112,7 +115,7 @@ def context(s: UnitSettings) -> dict[str, Any]:
         "user": s.user, "group": s.group or s.user, "read_write": read_write,
         "nginx_test": _nginx(s, prefix, "-t", "-q"),
         "nginx_run": _nginx(s, prefix, "-g", "daemon off;"),
-        "reload": _command(corpus, *(a.format(prefix=prefix) for a in RELOAD)),
+        "reload": "+" + _command(RUNUSER, "-u", s.user, "--", corpus, *(a.format(prefix=prefix) for a in RELOAD)),
         "runbook": RUNBOOK.as_uri(),
     }
     if s.role == "replica":

@@ -8,16 +8,22 @@ first boot of a real host.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import shlex
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from nginx_server import free_port
 
 from generator.cli import main, parser
 from generator.secret_values import new_secret, write_private
@@ -58,7 +64,7 @@ def rendered_prefix() -> Iterator[Path]:
             shutil.copytree(ROOT / name, folder / "release" / name)
         os.chmod(folder / "release", 0o755)
         code = main(["render-nginx", "--root", str(folder / "release"), "--prefix", str(folder / "replica"),
-                     "--secret-file", str(secret), "--port", "18081"])
+                     "--secret-file", str(secret), "--port", str(free_port()), "--workers", "1"])
         assert code == 0
         yield folder / "replica"
     finally:
@@ -77,7 +83,9 @@ def test_sandbox_an_operator_expects() -> None:
         assert values(text, "ReadWritePaths") == [f"-/srv/corpus/{role}/logs", f"-/srv/corpus/{role}/tmp"]
         assert shlex.split(values(text, "ExecStartPre")[-1])[-2:] == ["-t", "-q"]
         assert shlex.split(single["ExecStart"])[-2:] == ["-g", "daemon off;"]
-        assert "reload" in shlex.split(single["ExecReload"])  # through corpus: the reload that waits
+        reload = shlex.split(single["ExecReload"])  # corpus reload: the one that waits, as the service's user
+        assert reload[:4] == ["+/usr/sbin/runuser", "-u", "corpus", "--"] and reload[5:] == [
+            "reload", "--prefix", f"/srv/corpus/{role}"]
         assert "MemoryDenyWriteExecute" not in single  # pcre_jit on needs writable code pages
     frontal = unit("frontal", "/srv/corpus/frontal")
     assert values(frontal, "AmbientCapabilities") == ["CAP_NET_BIND_SERVICE"]
@@ -132,12 +140,13 @@ def test_unit_commands_run_against_a_rendered_prefix(rendered_prefix: Path) -> N
 
 
 def test_corpus_commands_of_the_units(rendered_prefix: Path) -> None:
-    """The replica's build proof accepts its rendered prefix and refuses a tampered build; reload answers."""
+    """What systemd would run, run here: the build proof (and its refusal), start, a reload that waits, stop."""
     commands = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
     missing = [name for name in ("verify-build", "reload") if name not in commands]
     if missing:
         pytest.skip(f"'corpus {' and '.join(missing)}' not on this branch yet (issue 10 items 2-3 name them)")
-    verify = shlex.split(values(unit("replica", str(rendered_prefix)), "ExecStartPre")[0])
+    text = unit("replica", str(rendered_prefix))
+    verify = shlex.split(values(text, "ExecStartPre")[0])
     assert subprocess.run(verify, capture_output=True, check=False).returncode == 0
     victim = next(p for p in sorted((rendered_prefix.parent / "release" / "build").rglob("*.json")))
     original = victim.read_bytes()
@@ -147,6 +156,27 @@ def test_corpus_commands_of_the_units(rendered_prefix: Path) -> None:
         assert result.returncode != 0 and victim.name in result.stderr
     finally:
         victim.write_bytes(original)
+    port = json.loads((rendered_prefix / "conf" / "settings.json").read_text("utf-8"))["port"]
+    nginx = subprocess.Popen(shlex.split(values(text, "ExecStart")[0]), start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and nginx.poll() is None:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+            time.sleep(0.05)
+        reload = shlex.split(values(text, "ExecReload")[0])
+        inner = reload[reload.index("--") + 1:]  # without runuser: no 'corpus' account on this machine
+        result = subprocess.run(inner, capture_output=True, text=True, check=False, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert nginx.poll() is None
+    finally:
+        nginx.send_signal(signal.SIGQUIT)  # the unit's KillSignal: graceful stop
+        try:
+            assert nginx.wait(15) == 0
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(nginx.pid, signal.SIGKILL)
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed here")
