@@ -11,7 +11,10 @@ nginx/snippets/listen.conf.j2), the same file:
   again, canonical check, try_files, JSON log), upstream keepalive between them;
 - **bare**: one nginx serving the file over TLS with no check, no header, no log: the ceiling.
 
-Each with an ECDSA P-256 and an RSA 2048 certificate. Runs alternate (the order rotates each round)
+Each with an ECDSA P-256 and an RSA 2048 certificate. wrk resumes TLS sessions when it reconnects (it
+keeps the session across ``SSL_clear``) and the proxy never does (a new client, a new context, per
+call), so both targets run with ``ssl_session_cache off`` (``--allow-resumption`` keeps the rendered
+cache): every request pays a full handshake, as the proxy's do. Runs alternate (the order rotates each round)
 so that drift of the shared machine hits every target. The report gives requests/s, p50/p99 and the
 nginx CPU time per request (frontal + replica for the frontal), the steadier figure on a busy machine.
 """
@@ -33,7 +36,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_nginx import Run, nginx_cpu_seconds, parse_wrk, wrk  # noqa: E402
 
 from generator.nginx_process import NginxProcess  # noqa: E402
-from generator.nginx_render import environment, host_port  # noqa: E402
+from generator.nginx_render import TLS_SESSION_CACHE, environment, host_port  # noqa: E402
 from generator.nginx_settings import Settings  # noqa: E402
 from generator.nginx_syntax import quote_path  # noqa: E402
 from generator.proxy_client import fetch, tls_context  # noqa: E402
@@ -66,10 +69,11 @@ http {{
 """
 
 
-def bare(folder: Path, port: int, cert: Path, key: Path, workers: str) -> NginxProcess:
+def bare(folder: Path, port: int, cert: Path, key: Path, workers: str, resume: bool) -> NginxProcess:
     """The ceiling: TLS directives rendered from the project's own listen snippet, the file served as is."""
     context = {"tls": True, "listen": host_port("127.0.0.1", port), "server_name": "localhost",
-               "tls_cert": quote_path(cert), "tls_key": quote_path(key)}
+               "tls_cert": quote_path(cert), "tls_key": quote_path(key),
+               "tls_session_cache": TLS_SESSION_CACHE if resume else "off"}
     listen = environment().get_template("snippets/listen.conf.j2").render(context)
     text = BARE_CONF.format(
         workers=workers, pid=quote_path(folder / "logs" / "nginx.pid"),
@@ -94,6 +98,8 @@ def main() -> int:
     parser.add_argument("--workers", default="auto", help="worker_processes of the frontal and the bare nginx")
     parser.add_argument("--replica-workers", default="1", help="worker_processes of the replica (default 1)")
     parser.add_argument("--path", default=None, help="resource to request (default: the first agrément)")
+    parser.add_argument("--allow-resumption", action="store_true",
+                        help="keep the rendered TLS session cache (wrk then resumes sessions; the proxy does not)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
@@ -121,7 +127,8 @@ def main() -> int:
             topology = Topology(root=ROOT, base=work / f"topology-{kind}", secret_file=work / "secret", tls=tls,
                                 replica_addresses=[("127.0.0.2", replica_port)],
                                 frontal_addresses=[("127.0.0.1", free_port(["127.0.0.1"]))],
-                                workers=args.workers, replica_workers=args.replica_workers)
+                                workers=args.workers, replica_workers=args.replica_workers,
+                                tls_resumption=args.allow_resumption)
             topologies.append(topology)
             topology.start()
             answer = fetch(topology.frontal_addresses, path, secret, tls_context(tls.ca))
@@ -129,7 +136,8 @@ def main() -> int:
             targets[f"frontal-{kind}"] = (f"{topology.frontal_url()}{path}", work / "secret.lua",
                                           [topology.frontals[0].pid, topology.replicas[0].pid])
             port = free_port(["127.0.0.1"])
-            processes.append(bare(work / f"bare-{kind}", port, tls.cert, tls.key, args.workers))
+            processes.append(bare(work / f"bare-{kind}", port, tls.cert, tls.key, args.workers,
+                                  args.allow_resumption))
             url = f"https://127.0.0.1:{port}/{entries[path]['file']}"
             answer = fetch([("127.0.0.1", port)], f"/{entries[path]['file']}", None, tls_context(tls.ca))
             assert (answer.status, answer.body) == (200, expected), f"bare-{kind} does not serve the file"
@@ -164,8 +172,9 @@ def main() -> int:
     ratios = {kind: round(result[f"frontal-{kind}"]["rps"] / result[f"bare-{kind}"]["rps"], 3)
               for kind in ("ec", "rsa")}
     ec_over_rsa = round(result["frontal-ec"]["rps"] / result["frontal-rsa"]["rps"], 3)
-    summary = {"path": path, "duration_s": args.duration, "rounds": args.rounds,
-               "connections": args.connections, "one_request_per_connection": True, "median": result,
+    summary = {"path": path, "tls_resumption": args.allow_resumption, "duration_s": args.duration,
+               "rounds": args.rounds, "connections": args.connections, "one_request_per_connection": True,
+               "median": result,
                "ratio_frontal_over_bare": ratios, "frontal_ec_over_rsa": ec_over_rsa,
                "runs": [r.__dict__ for r in runs]}
     if args.json:

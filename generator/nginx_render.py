@@ -63,6 +63,8 @@ WORKER_CONNECTIONS = 1024
 # A frontal holds two descriptors per request (client, replica), plus files and logs: gixy asks for at
 # least twice worker_connections; four times leaves room for the open_file_cache of a replica.
 WORKER_RLIMIT_NOFILE = 4 * WORKER_CONNECTIONS
+# TLS sessions kept for resumption (about 4,000 per megabyte), shared by the workers.
+TLS_SESSION_CACHE = "shared:corpus_tls:1m"
 # Connections kept open from each frontal worker to the replicas: spares a TCP handshake per request.
 UPSTREAM_KEEPALIVE = 32
 
@@ -220,6 +222,7 @@ def _context(s: Settings, manifest: dict[str, Any], digest: str, worker_user: st
         "tls": s.tls,
         "tls_cert": quote_path(s.tls_cert) if s.tls_cert else "",
         "tls_key": quote_path(s.tls_key) if s.tls_key else "",
+        "tls_session_cache": TLS_SESSION_CACHE if s.tls_resumption else "off",
         "listen": host_port(s.listen, s.port),
         "server_name": _server_name(s, manifest),
         "maintenance_flag": quote_path(s.maintenance_path),

@@ -49,6 +49,7 @@ class Settings:
     role: str = "replica"  # "replica" or "frontal"
     upstreams: tuple[str, ...] = ()  # frontal only: the replicas, "host:port" each
     expect_manifest_hash: str | None = None  # replica: refuse to render another build (else the freeze record)
+    tls_resumption: bool = True  # False only for benchmarks of clients that never resume (the proxy)
 
     @property
     def conf_dir(self) -> Path:

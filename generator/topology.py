@@ -62,6 +62,7 @@ class Topology:
     frontal_addresses: list[tuple[str, int]]
     workers: str = "1"
     replica_workers: str | None = None  # default: same as workers
+    tls_resumption: bool = True  # the frontal's TLS session cache (off only to benchmark the proxy's handshakes)
     worker_user: str | None = None
     expect_manifest_hash: str | None = None
     repo_root: Path | None = None
@@ -82,6 +83,7 @@ class Topology:
         return Settings(root=self.root, prefix=self.base / f"frontal-{index + 1}", listen=host, port=port,
                         secret_file=self.secret_file, tls_cert=self.tls.cert, tls_key=self.tls.key,
                         worker_processes=self.workers, worker_user=self.worker_user, role="frontal",
+                        tls_resumption=self.tls_resumption,
                         upstreams=tuple(f"{h}:{p}" for h, p in self.replica_addresses)).resolved()
 
     # ------------------------------------------------------------------------------- lifecycle
