@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -33,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_nginx import Run, nginx_cpu_seconds, parse_wrk, wrk  # noqa: E402
+from bench_nginx import benchmark_file, medians, print_medians, rounds, wrk  # noqa: E402
 
 from generator.nginx_process import NginxProcess  # noqa: E402
 from generator.nginx_render import TLS_SESSION_CACHE, environment, host_port  # noqa: E402
@@ -102,13 +101,7 @@ def main() -> int:
                         help="keep the rendered TLS session cache (wrk then resumes sessions; the proxy does not)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args()
-    if shutil.which("wrk") is None:
-        raise SystemExit("wrk not found: make setup (installs it from the Debian packages)")
-
-    manifest = json.loads((ROOT / "manifest" / "manifest.json").read_text("utf-8"))
-    entries = {e["path"]: e for e in manifest["resources"]}
-    path = args.path or next(p for p in sorted(entries) if p.startswith("/agrements/"))
-    expected = (ROOT / "build" / entries[path]["file"]).read_bytes()
+    entries, path, expected = benchmark_file(args.path)
 
     work = Path(tempfile.mkdtemp(prefix="corpus-bench-frontal-"))
     work.chmod(0o755)
@@ -145,18 +138,8 @@ def main() -> int:
         for url, script, _masters in targets.values():
             wrk(url, args, script, 1)  # warm-up, not counted
 
-        runs: list[Run] = []
         names = list(targets)
-        for round_index in range(args.rounds):
-            shift = round_index % len(names)
-            for name in names[shift:] + names[:shift]:
-                url, script, masters = targets[name]
-                before = sum(nginx_cpu_seconds(m) for m in masters)
-                run = parse_wrk(name, wrk(url, args, script, args.duration))
-                run.cpu_us = (sum(nginx_cpu_seconds(m) for m in masters) - before) / run.cpu_us * 1e6
-                runs.append(run)
-                print(f"round {round_index + 1} {name:11} {run.rps:8.0f} req/s  p50 {run.p50:.2f} ms  "
-                      f"p99 {run.p99:.2f} ms  nginx {run.cpu_us:.0f} us/req", file=sys.stderr, flush=True)
+        runs = rounds(targets, args)
     finally:
         for topology in topologies:
             topology.stop()
@@ -164,11 +147,7 @@ def main() -> int:
             process.stop()
         shutil.rmtree(work, ignore_errors=True)
 
-    def median(name: str, field: str) -> float:
-        return statistics.median(getattr(r, field) for r in runs if r.target == name)
-
-    fields = ("rps", "p50", "p90", "p99", "cpu_us")
-    result = {name: {f: round(median(name, f), 2) for f in fields} for name in names}
+    result = medians(runs, names)
     ratios = {kind: round(result[f"frontal-{kind}"]["rps"] / result[f"bare-{kind}"]["rps"], 3)
               for kind in ("ec", "rsa")}
     ec_over_rsa = round(result["frontal-ec"]["rps"] / result["frontal-rsa"]["rps"], 3)
@@ -180,10 +159,7 @@ def main() -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        for name in names:
-            m = result[name]
-            print(f"{name:11} median {m['rps']:8.0f} req/s  p50 {m['p50']:.2f} ms  p99 {m['p99']:.2f} ms  "
-                  f"nginx CPU {m['cpu_us']:.0f} us/request")
+        print_medians(result)
         for kind, ratio in ratios.items():
             print(f"ratio frontal/bare ({kind}) {ratio:.3f} (aim >= 0.7)")
         print(f"frontal ECDSA P-256 / RSA 2048: {ec_over_rsa:.2f}x the requests/s")
