@@ -16,6 +16,7 @@ import shutil
 import socket
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,27 @@ def private_dir(prefix: str) -> Path:
     path = Path(tempfile.mkdtemp(prefix=prefix))
     os.chmod(path, 0o755)
     return path
+
+
+@contextlib.contextmanager
+def private_folder(prefix: str) -> Iterator[Path]:
+    """A :func:`private_dir` removed on exit, for fixtures (pytest's tmp_path is under a 0700 folder)."""
+    folder = private_dir(prefix)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def build_copy(prefix: str) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """FOLDER/root holding a private snapshot of the build (its manifest returned too); the rest of FOLDER
+    is free for prefixes and secrets, outside that "checkout". Removed on exit."""
+    with private_folder(prefix) as folder:
+        root = folder / "root"
+        root.mkdir()
+        os.chmod(root, 0o755)
+        yield root, snapshot_build(root)
 
 
 def snapshot_build(dest: Path, source: Path = ROOT, attempts: int = 5) -> dict[str, Any]:

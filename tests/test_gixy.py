@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from nginx_server import private_dir, snapshot_build
+from nginx_server import build_copy
 
 from generator.nginx_render import render_and_write
 from generator.nginx_settings import Settings
@@ -23,10 +22,8 @@ GIXY = Path(sys.executable).with_name("gixy")
 @pytest.fixture(scope="module")
 def rendered() -> Iterator[dict[str, Path]]:
     """A replica (plain and TLS) and a frontal, rendered from a snapshot of the build."""
-    folder = private_dir("corpus-gixy-")
-    try:
-        (folder / "root").mkdir()
-        snapshot_build(folder / "root")
+    with build_copy("corpus-gixy-") as (root, _manifest):
+        folder = root.parent
         secret = folder / "secret"
         write_private(secret, new_secret() + "\n")
         tls = make_local_tls(folder / "tls", ["127.0.0.1"])
@@ -41,8 +38,6 @@ def rendered() -> Iterator[dict[str, Path]]:
         for settings in roles.values():
             render_and_write(settings, None)
         yield {name: s.nginx_conf for name, s in roles.items()}
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def gixy(conf: Path) -> list[dict[str, object]]:

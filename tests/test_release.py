@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from corpusfix import apply, copy_fixture, replace
-from nginx_server import private_dir, start_topology, topology_secret
+from nginx_server import private_folder, start_topology, topology_secret
 
 from generator.cli import main
 from generator.hashing import sha256_hex
@@ -24,8 +24,7 @@ BASE_URL = "https://corpus.test"
 @pytest.fixture(scope="module")
 def builds() -> Iterator[tuple[Path, Path]]:
     """Two builds of the fixture corpus that differ in a few bodies (an entity's address)."""
-    folder = private_dir("corpus-releases-")
-    try:
+    with private_folder("corpus-releases-") as folder:
         for name, edits in (("a", []), ("b", [replace("entites/ENT-0001.yaml", "1 rue de l'Essai",
                                                       "3 rue de l'Essai")])):
             out = folder / name
@@ -34,17 +33,12 @@ def builds() -> Iterator[tuple[Path, Path]]:
             shutil.rmtree(out / "corpus_src")
             os.chmod(out, 0o755)
         yield folder / "a", folder / "b"
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
 def work() -> Iterator[Path]:
-    folder = private_dir("corpus-release-run-")
-    try:
+    with private_folder("corpus-release-run-") as folder:
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _bodies(root: Path) -> dict[str, bytes]:

@@ -7,8 +7,6 @@ seconds; every failure test asserts both "0 failed" and "every body is the manif
 
 from __future__ import annotations
 
-import os
-import shutil
 import signal
 import time
 from collections.abc import Iterator
@@ -16,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from nginx_server import JSON_TYPE, parse_raw, private_dir, snapshot_build, start_topology, topology_secret
+from nginx_server import JSON_TYPE, build_copy, parse_raw, private_folder, start_topology, topology_secret
 from test_vhost_raw import CASES
 
 from generator.proxy_client import Answer, Load, fetch, tls_context
@@ -27,25 +25,17 @@ LOAD_THREADS = 4
 
 @pytest.fixture(scope="module")
 def snapshot() -> Iterator[tuple[Path, dict[str, Any]]]:
-    folder = private_dir("corpus-topology-")
-    try:
-        (folder / "root").mkdir()
-        os.chmod(folder / "root", 0o755)
-        yield folder / "root", snapshot_build(folder / "root")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with build_copy("corpus-topology-") as copy:
+        yield copy
 
 
 def _running(root: Path) -> Iterator[Topology]:
-    folder = private_dir("corpus-topo-run-")
-    try:
+    with private_folder("corpus-topo-run-") as folder:
         topo = start_topology(folder, root, replicas=2, frontals=2)
         try:
             yield topo
         finally:
             topo.stop()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
-from nginx_server import NginxServer, private_dir, snapshot_build
+from nginx_server import NginxServer, build_copy
 
 from generator import resource_types as col
 from generator.cli import main
@@ -56,13 +55,8 @@ def test_verify_fails_without_the_right_secret(server: NginxServer, capsys: pyte
 @pytest.fixture
 def tampered() -> Iterator[tuple[Path, dict[str, Any]]]:
     """A private copy of the build whose bytes will be changed (never the repository's build/)."""
-    folder = private_dir("corpus-tamper-")
-    try:
-        (folder / "root").mkdir()
-        manifest = snapshot_build(folder / "root")
-        yield folder / "root", manifest
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with build_copy("corpus-tamper-") as copy:
+        yield copy
 
 
 def test_verify_names_every_tampered_resource(tampered: tuple[Path, dict[str, Any]],

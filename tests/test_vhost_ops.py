@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import stat
 import subprocess
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 from corpusfix import copy_fixture
-from nginx_server import JSON_TYPE, NginxServer, alive, free_port, private_dir, processes_of, snapshot_build
+from nginx_server import JSON_TYPE, NginxServer, alive, build_copy, free_port, processes_of
 
 from generator.cli import main
 from generator.secret_values import new_secret, write_private
@@ -149,14 +148,8 @@ def test_tls_with_a_self_signed_certificate() -> None:
 @pytest.fixture
 def snapshot() -> Iterator[Path]:
     """FOLDER/root holds the build snapshot; the prefix and secrets go beside it, outside that "checkout"."""
-    folder = private_dir("corpus-serve-")
-    try:
-        (folder / "root").mkdir()
-        os.chmod(folder / "root", 0o755)
-        snapshot_build(folder / "root")
-        yield folder / "root"
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with build_copy("corpus-serve-") as (root, _manifest):
+        yield root
 
 
 def _serve(snapshot: Path, *extra: str) -> tuple[subprocess.Popen[str], int, Path]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import jinja2
 import pytest
-from nginx_server import ROOT, NginxServer, private_dir, snapshot_build
+from nginx_server import ROOT, NginxServer, build_copy, private_dir, private_folder
 
 from generator.cli import main
 from generator.nginx_process import NginxProcess, nginx_command
@@ -150,22 +150,15 @@ def test_quote_text_round_trips_through_nginx(literal_nginx: tuple[int, dict[str
 
 @pytest.fixture(scope="module")
 def snapshot() -> Iterator[Path]:
-    folder = private_dir("corpus-render-")
-    try:
-        snapshot_build(folder)
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with build_copy("corpus-render-") as (root, _manifest):
+        yield root
 
 
 @pytest.fixture
 def work() -> Iterator[Path]:
     """A private folder nginx workers can traverse (pytest's tmp_path is under a 0700 folder)."""
-    folder = private_dir("corpus-render-work-")
-    try:
+    with private_folder("corpus-render-work-") as folder:
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _settings(snapshot: Path, work: Path, **extra: Any) -> Settings:
