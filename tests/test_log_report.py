@@ -15,18 +15,20 @@ import signal
 import ssl
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from nginx_server import NginxServer, free_port
+from nginx_server import NginxServer, free_port, private_folder
 
 from generator import log_report as lr
 from generator.cli import main
 from generator.resource_types import collection_of
+from generator.secret_values import new_secret, write_private
+from generator.topology import free_port as port_free_on
+from generator.topology import replica_hosts
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "manifest" / "manifest.json"
@@ -157,16 +159,37 @@ def _https_status(state: dict[str, Any], path: str, headers: dict[str, str]) -> 
 
 def test_real_topology_failovers_and_503s(tmp_path: Path) -> None:
     """`corpus serve --replicas 2`: a replica in maintenance makes failovers, both make 503s, read back."""
-    base = Path(tempfile.mkdtemp(prefix="corpus-logreport-"))
-    os.chmod(base, 0o755)
-    secret = "s3cret-" + "x" * 20
-    (base / "secret").write_text(secret + "\n")
-    os.chmod(base / "secret", 0o600)
+    with private_folder("corpus-logreport-") as base:
+        received, state = _drive_topology(base)
+        code, report = run_report(tmp_path, base / "topology")
+    assert code == 0 and report["malformed"]["count"] == 0
+    assert report["client_roles"] == ["frontal"]
+    total = report["total"]
+    assert total["requests"] == sum(received.values())
+    assert total["statuses"] == {str(k): v for k, v in sorted(received.items())}
+    replica_addresses = {r["address"] for r in state["replicas"]}
+    tries = {(t["upstream"], t.get("status")) for t in total["failovers"]["failed_tries"]}
+    first = state["replicas"][0]["address"]
+    assert (first, "503") in tries  # the replica in maintenance, tried then skipped
+    assert {address for address, _ in tries} <= replica_addresses | {"corpus_replicas"}
+    assert total["failovers"]["count"] >= 1
+    defects = {f["kind"]: f["count"] for f in report["findings"] if f["defect"]}
+    assert defects == {"unavailable": 3, "proxy-without-secret": 2}
+    replica_statuses: Counter[int] = Counter()
+    for hour in report["hours"]:
+        replica_statuses.update({int(k): v for k, v in hour["replicas"]["statuses"].items()})
+    assert replica_statuses[503] >= 1 and replica_statuses[200] == 10
+
+
+def _drive_topology(base: Path) -> tuple[Counter[int], dict[str, Any]]:
+    """Run `corpus serve --replicas 2` in ``base``, make the calls, stop it; the statuses and the state."""
+    secret = new_secret()
+    write_private(base / "secret", secret + "\n")
     state_file = base / "state.json"
     command = [sys.executable, "-m", "generator.cli", "serve", "--root", str(ROOT), "--no-build",
                "--prefix", str(base / "topology"), "--secret-file", str(base / "secret"), "--replicas", "2",
-               "--port", str(free_port()), "--replica-port", str(free_port()), "--workers", "1",
-               "--state-file", str(state_file)]
+               "--port", str(free_port()), "--replica-port", str(port_free_on(replica_hosts(2))),
+               "--workers", "1", "--state-file", str(state_file)]
     serve = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                              start_new_session=True)
     received: Counter[int] = Counter()
@@ -206,27 +229,7 @@ def test_real_topology_failovers_and_503s(tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(serve.pid, signal.SIGKILL)
             serve.wait()
-    try:
-        code, report = run_report(tmp_path, base / "topology")
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-    assert code == 0 and report["malformed"]["count"] == 0
-    assert report["client_roles"] == ["frontal"]
-    total = report["total"]
-    assert total["requests"] == sum(received.values())
-    assert total["statuses"] == {str(k): v for k, v in sorted(received.items())}
-    replica_addresses = {r["address"] for r in state["replicas"]}
-    tries = {(t["upstream"], t.get("status")) for t in total["failovers"]["failed_tries"]}
-    first = state["replicas"][0]["address"]
-    assert (first, "503") in tries  # the replica in maintenance, tried then skipped
-    assert {address for address, _ in tries} <= replica_addresses | {"corpus_replicas"}
-    assert total["failovers"]["count"] >= 1
-    defects = {f["kind"]: f["count"] for f in report["findings"] if f["defect"]}
-    assert defects == {"unavailable": 3, "proxy-without-secret": 2}
-    replica_statuses = Counter()
-    for hour in report["hours"]:
-        replica_statuses.update({int(k): v for k, v in hour["replicas"]["statuses"].items()})
-    assert replica_statuses[503] >= 1 and replica_statuses[200] == 10
+    return received, state
 
 
 # ----------------------------------------------------------------------------- crafted topology lines

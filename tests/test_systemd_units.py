@@ -17,13 +17,12 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from nginx_server import free_port
+from nginx_server import build_copy, free_port
 
 from generator.cli import main, parser
 from generator.secret_values import new_secret, write_private
@@ -54,21 +53,14 @@ def unit(role: str, prefix: str, **kw: str) -> str:
 
 @pytest.fixture(scope="module")
 def rendered_prefix() -> Iterator[Path]:
-    """A replica prefix rendered by the real ``corpus render-nginx`` (world-traversable, for root runs)."""
-    folder = Path(tempfile.mkdtemp(prefix="corpus-systemd-"))
-    os.chmod(folder, 0o755)
-    try:
-        secret = folder / "secret"
+    """A replica prefix rendered by the real ``corpus render-nginx`` from a private copy of the build."""
+    with build_copy("corpus-systemd-") as (release, _manifest):
+        secret = release.parent / "secret"
         write_private(secret, new_secret() + "\n")
-        for name in ("build", "manifest"):  # a private copy, which a test tampers with
-            shutil.copytree(ROOT / name, folder / "release" / name)
-        os.chmod(folder / "release", 0o755)
-        code = main(["render-nginx", "--root", str(folder / "release"), "--prefix", str(folder / "replica"),
+        code = main(["render-nginx", "--root", str(release), "--prefix", str(release.parent / "replica"),
                      "--secret-file", str(secret), "--port", str(free_port()), "--workers", "1"])
         assert code == 0
-        yield folder / "replica"
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        yield release.parent / "replica"
 
 
 def test_sandbox_an_operator_expects() -> None:
@@ -148,7 +140,7 @@ def test_corpus_commands_of_the_units(rendered_prefix: Path) -> None:
     text = unit("replica", str(rendered_prefix))
     verify = shlex.split(values(text, "ExecStartPre")[0])
     assert subprocess.run(verify, capture_output=True, check=False).returncode == 0
-    victim = next(p for p in sorted((rendered_prefix.parent / "release" / "build").rglob("*.json")))
+    victim = next(p for p in sorted((rendered_prefix.parent / "root" / "build").rglob("*.json")))
     original = victim.read_bytes()
     try:
         victim.write_bytes(original.replace(b'"', b"'", 1))
