@@ -14,7 +14,6 @@ import os
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ import pytest
 from nginx_server import build_copy, free_port
 
 from generator.cli import main, parser
+from generator.nginx_process import answers
 from generator.secret_values import new_secret, write_private
 from generator.systemd_units import UnitSettings, render_unit
 
@@ -153,9 +153,7 @@ def test_corpus_commands_of_the_units(rendered_prefix: Path) -> None:
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and nginx.poll() is None:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
+        while time.monotonic() < deadline and nginx.poll() is None and not answers("127.0.0.1", port):
             time.sleep(0.05)
         reload = shlex.split(values(text, "ExecReload")[0])
         inner = reload[reload.index("--") + 1:]  # without runuser: no 'corpus' account on this machine
