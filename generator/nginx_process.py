@@ -88,6 +88,20 @@ def _accepting_workers(master: int) -> set[int]:
     return accepting
 
 
+def _live_members(pgid: int) -> list[int]:
+    """Processes of a process group that have not exited (a zombie has closed its sockets already)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                members.append(int(entry.name))
+    return members
+
+
 def answers(host: str, port: int, timeout: float = 0.5) -> bool:
     """True when a TCP connection to host:port succeeds."""
     try:
@@ -161,12 +175,17 @@ class NginxProcess:
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def kill(self) -> None:
-        """SIGKILL the master and its workers at once: a crash, for the failure tests."""
-        if self.process is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+    def kill(self, timeout: float = STOP_TIMEOUT) -> None:
+        """SIGKILL the master and its workers at once (a crash, for the failure tests); return once every
+        process of the group is gone, so that nothing holds the listening socket any more."""
+        if self.process is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+        deadline = time.monotonic() + timeout
+        while _live_members(self.process.pid) and time.monotonic() < deadline:
+            time.sleep(_POLL / 4)
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
         """Fast shutdown (SIGTERM) of the master, then SIGKILL whatever is left of its process group."""

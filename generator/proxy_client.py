@@ -26,6 +26,7 @@ class Answer:
     headers: tuple[tuple[str, str], ...] = ()
     error: str = ""
     seconds: float = 0.0
+    started: float = 0.0  # time.monotonic() when the call began
 
 
 def tls_context(ca: Path) -> ssl.SSLContext:
@@ -36,7 +37,7 @@ def tls_context(ca: Path) -> ssl.SSLContext:
 def fetch(addresses: list[tuple[str, int]], path: str, secret: str | None, context: ssl.SSLContext | None,
           *, method: str = "GET", timeout: float = 10.0, server_name: str = "localhost") -> Answer:
     """One request on a new connection; the next address only when connecting to one fails."""
-    started = time.perf_counter()
+    started, began = time.perf_counter(), time.monotonic()
     headers = {"X-Challenge-Secret": secret} if secret else {}
     errors = []
     for host, port in addresses:
@@ -53,14 +54,16 @@ def fetch(addresses: list[tuple[str, int]], path: str, secret: str | None, conte
             conn.request(method, path, headers=headers)
             resp = conn.getresponse()
             body = resp.read()
-            return Answer(resp.status, body, tuple(resp.getheaders()), seconds=time.perf_counter() - started)
+            return Answer(resp.status, body, tuple(resp.getheaders()), seconds=time.perf_counter() - started,
+                          started=began)
         except (OSError, http.client.HTTPException) as exc:
             # after connecting, the proxy does not retry: this call fails
-            return Answer(0, b"", error=f"{host}:{port}: {exc!r}", seconds=time.perf_counter() - started)
+            return Answer(0, b"", error=f"{host}:{port}: {exc!r}", seconds=time.perf_counter() - started,
+                          started=began)
         finally:
             sock.close()
     return Answer(0, b"", error="all connection attempts failed: " + "; ".join(errors),
-                  seconds=time.perf_counter() - started)
+                  seconds=time.perf_counter() - started, started=began)
 
 
 @dataclass

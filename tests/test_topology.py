@@ -7,7 +7,6 @@ seconds; every failure test asserts both "0 failed" and "every body is the manif
 
 from __future__ import annotations
 
-import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,9 +64,11 @@ def load(topo: Topology, paths: list[str], *, frontals: int = 1, seconds: float 
 
 
 def failures(answers: list[tuple[str, Answer]], expected: dict[str, bytes]) -> list[str]:
-    """Every answer that is not a 200 with the manifest's bytes for its path."""
-    return [f"{path}: {a.status} {a.error or a.body[:80]!r}" for path, a in answers
+    """Every answer that is not a 200 with the manifest's bytes for its path (counts shown with pytest -s)."""
+    bad = [f"{path}: {a.status} {a.error or a.body[:80]!r}" for path, a in answers
             if a.status != 200 or a.body != expected[path]]
+    print(f"\n{len(answers)} proxy-like requests, {len(bad)} failed")
+    return bad
 
 
 # --------------------------------------------------------------------------------- pass-through
@@ -218,22 +219,30 @@ def test_maintenance_of_one_replica_is_skipped(topology: Topology, snapshot: tup
     assert failures(running.answers, expected) == []
 
 
-def test_one_of_two_frontals_stopped_under_load(topology: Topology,
-                                                snapshot: tuple[Path, dict[str, Any]]) -> None:
-    """A client given both addresses (one name, two A records) loses nothing when a frontal goes away."""
+def test_one_of_two_frontals_killed_under_load(topology: Topology,
+                                               snapshot: tuple[Path, dict[str, Any]]) -> None:
+    """A client given both addresses (one name, two A records) loses nothing it sends after a frontal dies.
+
+    SIGKILL, a crash: from the moment the process is gone its address refuses connections and the client
+    moves to the other one, so every call that starts after the kill succeeds. The calls in flight on the
+    dead frontal at that instant (at most one per client thread here) cannot be saved by any server: the
+    proxy does not retry once connected. Their number is what the closing note reports.
+    """
     root, manifest = snapshot
     expected = bodies(root, manifest)
     with load(topology, sample_paths(manifest), frontals=2) as running:
         running.wait_for(100)
-        # graceful stop (SIGQUIT: what `systemctl stop` and a host shutdown send): requests in flight
-        # finish, the listening socket closes, new connections are refused and the client moves on
-        victim = topology.frontals[0]
-        assert victim.process is not None
-        victim.process.send_signal(signal.SIGQUIT)
-        victim.process.wait(10)
-        running.wait_for(running.count() + 200)
-    assert failures(running.answers, expected) == []
-    assert len(running.answers) >= 300
+        killing = time.monotonic()
+        topology.frontals[0].kill()  # returns once no process of that nginx is left
+        killed = time.monotonic()
+        running.wait_for(running.count() + 300)
+    after = [(p, a) for p, a in running.answers if a.started >= killed]
+    assert len(after) >= 250 and failures(after, expected) == []
+    in_flight = failures([(p, a) for p, a in running.answers if a.started < killing], expected)
+    during = failures([(p, a) for p, a in running.answers if killing <= a.started < killed], expected)
+    assert len(in_flight) + len(during) <= 2 * LOAD_THREADS, (in_flight, during)  # a few ms of dying
+    print(f"frontal killed in {1000 * (killed - killing):.1f} ms: {len(in_flight)} call(s) in flight lost, "
+          f"{len(during)} started during the kill lost, {len(after)} later calls all answered")
 
 
 def test_ten_reloads_and_a_rotation_under_load(topology: Topology, snapshot: tuple[Path, dict[str, Any]]) -> None:
