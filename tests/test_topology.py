@@ -7,6 +7,7 @@ seconds; every failure test asserts both "0 failed" and "every body is the manif
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,6 +116,16 @@ def test_secret_is_checked_at_the_frontal_and_at_each_replica(shared: Topology,
     assert lines and all('"upstream_addr":""' in line and '"role":"frontal"' in line for line in lines)
 
 
+def _log_entries(path: Path, keep: Any, timeout: float = 5.0) -> list[dict[str, Any]]:
+    """The JSON access log lines ``keep`` accepts, waiting for nginx's buffered log to be flushed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [e for e in map(json.loads, path.read_text().splitlines()) if keep(e)] if path.exists() else []
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
+
+
 def _wait_log(path: Path, lines: int, timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -185,6 +196,12 @@ def test_replica_failures_under_load(topology: Topology, snapshot: tuple[Path, d
         running.wait_for(running.count() + 200)
     assert len(running.answers) >= 300
     assert failures(running.answers, expected) == []
+    # the frontal's log shows the failovers: two tries, the dead replica's 502 then a 200
+    dead = "{}:{}".format(*topology.replica_addresses[0])
+    retried = _log_entries(topology.frontals[0].settings.access_log_path,
+                           lambda e: e["upstream_addr"].startswith(dead + ", "))
+    assert retried and all(e["role"] == "frontal" and e["status"] == 200 and
+                           e["upstream_status"].endswith(", 200") for e in retried)
     # every replica killed: every answer is the manifest's 503 body, from the frontal
     topology.replicas[1].kill()
     with load(topology, paths) as running:
