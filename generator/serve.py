@@ -210,13 +210,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _topology_tls(args: argparse.Namespace, prefix: Path, host: str) -> LocalTLS:
-    """The frontal's certificate: the one given (with --tls-ca for the state file), else a fresh local CA."""
+    """The frontal's certificate: the one given (with --tls-ca for the state file), else the prefix's local CA
+    (made at the first start, kept while it names the same address and stays valid)."""
     if args.tls_cert is not None:
         if args.tls_key is None:
             raise RenderError("--tls-cert needs --tls-key")
         return LocalTLS(ca=(args.tls_ca or args.tls_cert).resolve(), cert=args.tls_cert.resolve(),
                         key=args.tls_key.resolve())
-    return make_local_tls(prefix / "tls", [host])
+    return make_local_tls(prefix / "tls", [host], reuse=True)
 
 
 def run_topology(args: argparse.Namespace, root: Path, prefix: Path, note: str, secret_value: str | None) -> int:

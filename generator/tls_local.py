@@ -33,8 +33,22 @@ def _openssl(*args: str) -> None:
         raise RenderError(f"openssl {args[0]} failed: {result.stderr.strip()[-500:]}")
 
 
-def make_local_tls(folder: Path, hosts: list[str], kind: str = "ec", days: int = 7) -> LocalTLS:
-    """A CA and a certificate for ``hosts`` (IP addresses or names, plus localhost) under ``folder``."""
+def _still_valid(tls: LocalTLS, ext: Path, wanted: str) -> bool:
+    """An earlier certificate of ``folder``: same names, same key kind, valid for at least another day."""
+    if not all(p.is_file() for p in (tls.ca, tls.cert, tls.key, ext)) or ext.read_text("ascii") != wanted:
+        return False
+    result = subprocess.run(["openssl", "x509", "-checkend", "86400", "-noout", "-in", str(tls.cert)],
+                            capture_output=True, check=False)
+    return result.returncode == 0
+
+
+def make_local_tls(folder: Path, hosts: list[str], kind: str = "ec", days: int = 7,
+                   reuse: bool = False) -> LocalTLS:
+    """A CA and a certificate for ``hosts`` (IP addresses or names, plus localhost) under ``folder``.
+
+    ``reuse``: keep the CA and certificate already in ``folder`` when they name the same hosts and stay
+    valid another day, so that a client told to trust the CA keeps trusting it across restarts.
+    """
     if kind not in KEY_OPTIONS:
         raise RenderError(f"key kind {kind!r}: 'ec' or 'rsa'")
     folder.mkdir(parents=True, exist_ok=True)
@@ -46,14 +60,17 @@ def make_local_tls(folder: Path, hosts: list[str], kind: str = "ec", days: int =
             names.append(f"IP:{ipaddress.ip_address(host.strip('[]'))}")
         except ValueError:
             names.append(f"DNS:{host}")
+    ext = folder / "server.ext"
+    wanted = (f"# key {kind}\nsubjectAltName={','.join(dict.fromkeys(names))}\nbasicConstraints=CA:FALSE\n"
+              "extendedKeyUsage=serverAuth\n")
+    if reuse and _still_valid(LocalTLS(ca, cert, key), ext, wanted):
+        return LocalTLS(ca, cert, key)
     _openssl("req", "-x509", *KEY_OPTIONS[kind], "-nodes", "-keyout", str(ca_key), "-out", str(ca),
              "-days", str(days), "-subj", "/CN=PROVE IT corpus local CA",
              "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign")
     _openssl("req", "-new", *KEY_OPTIONS[kind], "-nodes", "-keyout", str(key), "-out", str(csr),
              "-subj", "/CN=localhost")
-    ext = folder / "server.ext"
-    ext.write_text(f"subjectAltName={','.join(dict.fromkeys(names))}\nbasicConstraints=CA:FALSE\n"
-                   "extendedKeyUsage=serverAuth\n", "ascii")
+    ext.write_text(wanted, "ascii")
     _openssl("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial",
              "-out", str(cert), "-days", str(days), "-extfile", str(ext))
     for private in (key, ca_key):

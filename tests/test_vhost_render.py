@@ -313,3 +313,12 @@ def test_render_refuses_a_build_the_unprivileged_workers_cannot_reach(snapshot: 
 def test_maintenance_needs_a_rendered_prefix(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["maintenance", "on", "--prefix", str(work / "nothing")]) == 1
     assert "render the prefix first" in capsys.readouterr().err
+
+
+def test_local_ca_is_kept_across_restarts_for_the_same_address(work: Path) -> None:
+    """`serve --replicas` keeps its CA (a client told to trust it keeps trusting it); a new address: new CA."""
+    first = make_local_tls(work / "tls", ["127.0.0.1"], reuse=True).ca.read_bytes()
+    assert make_local_tls(work / "tls", ["127.0.0.1"], reuse=True).ca.read_bytes() == first
+    assert make_local_tls(work / "tls", ["127.0.0.9"], reuse=True).ca.read_bytes() != first
+    other = (work / "tls" / "ca.crt").read_bytes()
+    assert make_local_tls(work / "tls", ["127.0.0.9"]).ca.read_bytes() != other  # no reuse asked: fresh
