@@ -322,3 +322,29 @@ def test_local_ca_is_kept_across_restarts_for_the_same_address(work: Path) -> No
     assert make_local_tls(work / "tls", ["127.0.0.9"], reuse=True).ca.read_bytes() != first
     other = (work / "tls" / "ca.crt").read_bytes()
     assert make_local_tls(work / "tls", ["127.0.0.9"]).ca.read_bytes() != other  # no reuse asked: fresh
+
+
+def test_frontal_from_the_command_line(snapshot: Path, work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`render-nginx --role frontal`: TLS required, replicas required, the manifest's 503 for no replica."""
+    tls = make_local_tls(work / "tls", ["127.0.0.1"])
+    secret = work / "secret"
+    write_private(secret, new_secret() + "\n")
+    base = ["render-nginx", "--role", "frontal", "--root", str(snapshot), "--prefix", str(work / "frontal"),
+            "--port", "18443", "--secret-file", str(secret)]
+    assert main([*base, "--replica", "127.0.0.2:18081"]) == 1
+    assert "the frontal terminates TLS" in capsys.readouterr().err
+    with_tls = [*base, "--tls-cert", str(tls.cert), "--tls-key", str(tls.key)]
+    assert main(with_tls) == 1
+    assert "at least one replica address" in capsys.readouterr().err
+    assert main([*with_tls, "--replica", "127.0.0.2:notaport"]) == 1
+    assert "expected host:port" in capsys.readouterr().err
+    assert main([*with_tls, "--replica", "127.0.0.2:18081,127.0.0.3:18081", "--replica", "[::1]:18081"]) == 0
+    site = (work / "frontal" / "conf" / "corpus.conf").read_text()
+    for address in ("127.0.0.2:18081", "127.0.0.3:18081", "[::1]:18081"):
+        assert f"server {address} max_fails=0;" in site
+    assert "proxy_next_upstream error timeout http_503;" in site
+    assert "error_page 502 =503 /_systeme/503;" in site and "error_page 504 =503 /_systeme/503;" in site
+    assert "location = /_systeme/502" not in site  # its 502 means "no replica": the 503 body, never the 502
+    saved = json.loads((work / "frontal" / "conf" / "settings.json").read_text())
+    assert saved["role"] == "frontal"
+    assert saved["upstreams"] == ["127.0.0.2:18081", "127.0.0.3:18081", "[::1]:18081"]
