@@ -242,6 +242,8 @@ def run_topology(args: argparse.Namespace, root: Path, prefix: Path, note: str, 
                 f"  secret: {note}",
                 f"  curl -s --cacert {tls.ca} -H '{header}' {url}{sample}",
                 f"  logs: {prefix}/*/logs/access.log (JSON, \"role\": frontal or replica)",
+                f"  maintenance of one replica (the frontal skips it): corpus maintenance on|off --prefix "
+                f"{topology.replicas[0].settings.prefix}",
                 f"  state: {args.state_file or '(give --state-file FILE for JSON)'}",
                 "  Ctrl-C stops everything", ""]), flush=True)
             died = _wait_until_stopped(stop, [*topology.frontals, *topology.replicas])
