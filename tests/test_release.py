@@ -79,8 +79,6 @@ def test_release_switch_and_rollback_under_load(builds: tuple[Path, Path], work:
         wrong = [(path, a_.status, a_.body[:60]) for path, a_ in running.answers
                  if a_.status != 200 or a_.body not in (old[path], new[path])]
         assert wrong == []
-        with capsys.disabled():  # the figure for the closing note (pytest -s)
-            print(f"\nrelease and rollback under load: {len(running.answers)} calls, {len(wrong)} failed")
         seen = {a_.body for path, a_ in running.answers if path == changed[0]}
         assert seen == {old[changed[0]], new[changed[0]]}
         assert os.readlink(releases / "current") == _hash(a) and os.readlink(releases / "previous") == _hash(b)
