@@ -5,8 +5,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8080
 SECRET_FILE ?=
+REPLICAS ?= 2
+FRONTAL_PORT ?= 8443
+STATE_FILE ?=
+# Debian packages the tools need: nginx (the server), openssl (local certificates), wrk (the benchmarks),
+# graphviz (corpus graph).
+DEBIAN_TOOLS := nginx:nginx openssl:openssl wrk:wrk dot:graphviz
 
-.PHONY: setup build check check-season evaluate graph test lint serve bench-build bench-nginx clean
+.PHONY: setup build check check-season evaluate graph test lint serve serve-topology bench-build bench-nginx \
+	bench-frontal clean
 
 $(BIN)/corpus: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,14 +21,13 @@ $(BIN)/corpus: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-setup: $(BIN)/corpus  ## virtual environment with the dependencies, and nginx and graphviz (dot) when missing
-	@missing=""; \
-	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
-	command -v dot >/dev/null 2>&1 || missing="$$missing graphviz"; \
-	[ -z "$$missing" ] || { \
+setup: $(BIN)/corpus  ## virtual environment with the dependencies; nginx, openssl, wrk and graphviz (dot) when missing
+	@missing=""; for pair in $(DEBIAN_TOOLS); do tool=$${pair%%:*}; package=$${pair#*:}; \
+	  command -v $$tool >/dev/null 2>&1 || [ -x /usr/sbin/$$tool ] || missing="$$missing $$package"; done; \
+	if [ -n "$$missing" ]; then \
 	  echo "missing:$$missing: installing from the Debian packages"; \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi; }
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
 
 check: $(BIN)/corpus  ## validate corpus_src/ (all errors at once)
 	$(BIN)/corpus check
@@ -50,11 +56,18 @@ test: setup  ## lint, the season check, then the whole suite (a real nginx inclu
 serve: setup  ## build if needed, then run nginx on 127.0.0.1:$(PORT) (SECRET_FILE=... or a printed dev secret)
 	$(BIN)/corpus serve --port $(PORT) $(if $(SECRET_FILE),--secret-file $(SECRET_FILE))
 
+serve-topology: setup  ## build if needed, then a TLS frontal on 127.0.0.1:$(FRONTAL_PORT) over $(REPLICAS) replicas
+	$(BIN)/corpus serve --replicas $(REPLICAS) --port $(FRONTAL_PORT) $(if $(SECRET_FILE),--secret-file \
+	  $(SECRET_FILE)) $(if $(STATE_FILE),--state-file $(STATE_FILE))
+
 bench-build: $(BIN)/corpus  ## compiler benchmark: 10,000 synthetic entities vs the PyYAML parse ceiling
 	$(BIN)/python bench/bench_build.py
 
 bench-nginx: setup  ## vhost benchmark: wrk on loopback, vhost vs the same nginx with no check
 	$(BIN)/python bench/bench_nginx.py
+
+bench-frontal: setup  ## TLS, one request per connection: frontal + replica vs a bare nginx, ECDSA vs RSA
+	$(BIN)/python bench/bench_frontal.py
 
 clean:
 	rm -rf $(VENV) run .pytest_cache .ruff_cache

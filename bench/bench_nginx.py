@@ -31,7 +31,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,16 +38,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator.nginx_render import (  # noqa: E402
-    ACCESS_LOG_BUFFER,
-    Settings,
-    environment,
-    nginx_binary,
-    render_and_write,
-)
+from generator.nginx_process import NginxProcess  # noqa: E402
+from generator.nginx_render import ACCESS_LOG_BUFFER, environment, render_and_write  # noqa: E402
+from generator.nginx_settings import Settings  # noqa: E402
 from generator.nginx_syntax import quote_path  # noqa: E402
 from generator.secret_values import new_secret, write_private  # noqa: E402
-from generator.serve import stop_group, wait_ready  # noqa: E402
 
 CEILING_CONF = """\
 # Ceiling for bench/bench_nginx.py: the same file, no check (and, unless "output", no header, no log).
@@ -143,7 +137,8 @@ def ceiling_conf(kind: str, folder: Path, port: int, args: argparse.Namespace) -
     if kind == "output":
         env = environment()
         context = {"access_log": quote_path(folder / "access.log"), "access_log_buffer": ACCESS_LOG_BUFFER,
-                   "error_log": quote_path(folder / "error.log"), "error_log_level": "warn"}
+                   "error_log": quote_path(folder / "error.log"), "error_log_level": "warn",
+                   "role": "replica"}
         http_extra = ("map $uri $corpus_secret_ok { default 1; }\n"
                       + env.get_template("snippets/log-format.conf.j2").render(context))
         server_extra = "".join(env.get_template(f"snippets/{name}.conf.j2").render(context)
@@ -154,14 +149,13 @@ def ceiling_conf(kind: str, folder: Path, port: int, args: argparse.Namespace) -
         server_extra=server_extra, cache="" if args.bare_ceiling else FILE_CACHE)
 
 
-def start(prefix: Path, conf: Path, port: int) -> subprocess.Popen[bytes]:
-    command = [nginx_binary(), "-p", f"{prefix}/", "-c", str(conf), "-e", str(prefix / "error.log"),
-               "-g", "daemon off;"]
-    process = subprocess.Popen(command, start_new_session=True)
-    if not wait_ready("127.0.0.1", port, process, 10):
-        stop_group(process)
-        raise SystemExit(f"nginx did not start on port {port}; see {prefix}")
-    time.sleep(0.3)  # workers up
+def start_conf(folder: Path, text: str, port: int) -> NginxProcess:
+    """Run a hand-written config (a ceiling) through the project's one nginx runner: FOLDER/conf/nginx.conf."""
+    (folder / "conf").mkdir(parents=True, exist_ok=True)
+    (folder / "logs").mkdir(exist_ok=True)
+    (folder / "conf" / "nginx.conf").write_text(text)
+    process = NginxProcess(Settings(root=ROOT, prefix=folder, port=port))
+    process.start()
     return process
 
 
@@ -178,6 +172,48 @@ def wrk(url: str, args: argparse.Namespace, script: Path | None, duration: int) 
     return subprocess.run(command, capture_output=True, text=True, check=True, timeout=duration + 30).stdout
 
 
+def benchmark_file(path: str | None) -> tuple[dict[str, dict[str, object]], str, bytes]:
+    """The manifest entries, the path to request (default: the first agrément) and its bytes; wrk present."""
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk not found: make setup (installs it from the Debian packages)")
+    manifest = json.loads((ROOT / "manifest" / "manifest.json").read_text("utf-8"))
+    entries = {e["path"]: e for e in manifest["resources"]}
+    path = path or next(p for p in sorted(entries) if p.startswith("/agrements/"))
+    return entries, path, (ROOT / "build" / str(entries[path]["file"])).read_bytes()
+
+
+def medians(runs: list[Run], names: list[str]) -> dict[str, dict[str, float]]:
+    """Per target, the median of each figure over its runs."""
+    fields = ("rps", "p50", "p90", "p99", "cpu_us")
+    return {name: {f: round(statistics.median(getattr(r, f) for r in runs if r.target == name), 2) for f in fields}
+            for name in names}
+
+
+def print_medians(result: dict[str, dict[str, float]]) -> None:
+    for name, m in result.items():
+        print(f"{name:11} median {m['rps']:10.0f} req/s  p50 {m['p50']:.2f} ms  p90 {m['p90']:.2f} ms  "
+              f"p99 {m['p99']:.2f} ms  nginx CPU {m['cpu_us']:.1f} us/request")
+
+
+def rounds(targets: dict[str, tuple[str, Path | None, list[int]]], args: argparse.Namespace) -> list[Run]:
+    """``args.rounds`` wrk runs of every target, the order rotating each round so that the drift of a shared
+    machine hits every target; each run also measures the CPU time of the nginx masters' workers."""
+    runs: list[Run] = []
+    names = list(targets)
+    for round_index in range(args.rounds):
+        shift = round_index % len(names)
+        for name in names[shift:] + names[:shift]:
+            url, script, masters = targets[name]
+            before = sum(nginx_cpu_seconds(m) for m in masters)
+            run = parse_wrk(name, wrk(url, args, script, args.duration))
+            run.cpu_us = (sum(nginx_cpu_seconds(m) for m in masters) - before) / run.cpu_us * 1e6
+            runs.append(run)
+            print(f"round {round_index + 1} {name:11} {run.rps:10.0f} req/s  p50 {run.p50:.2f} ms  "
+                  f"p90 {run.p90:.2f} ms  p99 {run.p99:.2f} ms  nginx {run.cpu_us:.1f} us/req",
+                  file=sys.stderr, flush=True)
+    return runs
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=int, default=10, help="seconds per run (default 10)")
@@ -191,18 +227,11 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--check", action="store_true", help="exit 1 if ratio < 0.9 or vhost p99 >= 5 ms")
     args = parser.parse_args()
-    if shutil.which("wrk") is None:
-        raise SystemExit("wrk not found: apt-get install wrk")
-
-    manifest = json.loads((ROOT / "manifest" / "manifest.json").read_text("utf-8"))
-    entries = {e["path"]: e for e in manifest["resources"]}
-    path = args.path or next(p for p in sorted(entries) if p.startswith("/agrements/"))
-    build_file = ROOT / "build" / entries[path]["file"]
-    expected = build_file.read_bytes()
+    entries, path, expected = benchmark_file(args.path)
 
     work = Path(tempfile.mkdtemp(prefix="corpus-bench-"))
     work.chmod(0o755)
-    processes: list[subprocess.Popen[bytes]] = []
+    processes: list[NginxProcess] = []
     try:
         secret = new_secret()
         write_private(work / "secret", secret + "\n")
@@ -211,42 +240,27 @@ def main() -> int:
         settings = Settings(root=ROOT, prefix=work / "vhost", port=vhost_port, secret_file=work / "secret",
                             worker_processes=args.workers)
         render_and_write(settings, None)
-        processes.append(start(settings.prefix, settings.nginx_conf, vhost_port))
+        processes.append(NginxProcess(settings.resolved()))
+        processes[-1].start()
         targets = {"vhost": (f"http://127.0.0.1:{vhost_port}{path}", work / "secret.lua", processes[-1].pid)}
         kinds = ["ceiling"] + ([] if args.no_output_ceiling else ["output"])
         for kind in kinds:
             port, folder = free_port(), work / kind
             folder.mkdir()
-            (folder / "nginx.conf").write_text(ceiling_conf(kind, folder, port, args))
-            processes.append(start(folder, folder / "nginx.conf", port))
+            processes.append(start_conf(folder, ceiling_conf(kind, folder, port, args), port))
             targets[kind] = (f"http://127.0.0.1:{port}/{entries[path]['file']}", None, processes[-1].pid)
         for name, (url, script, _master) in targets.items():
             assert fetch(url, secret if script else None) == (200, expected), f"{name} does not serve the file"
             wrk(url, args, script, 2)  # warm-up, not counted
 
-        runs: list[Run] = []
         names = list(targets)
-        for round_index in range(args.rounds):
-            shift = round_index % len(names)
-            for name in names[shift:] + names[:shift]:
-                url, script, master = targets[name]
-                before = nginx_cpu_seconds(master)
-                run = parse_wrk(name, wrk(url, args, script, args.duration))
-                run.cpu_us = (nginx_cpu_seconds(master) - before) / run.cpu_us * 1e6
-                runs.append(run)
-                print(f"round {round_index + 1} {name:8} {run.rps:10.0f} req/s  p50 {run.p50:.2f} ms  "
-                      f"p90 {run.p90:.2f} ms  p99 {run.p99:.2f} ms  nginx {run.cpu_us:.1f} us/req",
-                      file=sys.stderr, flush=True)
+        runs = rounds({name: (url, script, [master]) for name, (url, script, master) in targets.items()}, args)
     finally:
         for process in processes:
-            stop_group(process)
+            process.stop()
         shutil.rmtree(work, ignore_errors=True)
 
-    def median(name: str, field: str) -> float:
-        return statistics.median(getattr(r, field) for r in runs if r.target == name)
-
-    fields = ("rps", "p50", "p90", "p99", "cpu_us")
-    result = {name: {f: median(name, f) for f in fields} for name in names}
+    result = medians(runs, names)
     ratio = result["vhost"]["rps"] / result["ceiling"]["rps"]
     ratios = {f"vhost/{name}": round(result["vhost"]["rps"] / result[name]["rps"], 3) for name in names[1:]}
     ok = ratio >= 0.9 and result["vhost"]["p99"] < 5.0
@@ -257,10 +271,7 @@ def main() -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        for name in names:
-            m = result[name]
-            print(f"{name:8} median {m['rps']:10.0f} req/s  p50 {m['p50']:.2f} ms  p90 {m['p90']:.2f} ms  "
-                  f"p99 {m['p99']:.2f} ms  nginx CPU {m['cpu_us']:.1f} us/request")
+        print_medians(result)
         print(f"ratio vhost/ceiling {ratio:.3f} (goal >= 0.9), vhost p99 {result['vhost']['p99']:.2f} ms "
               f"(goal < 5 ms): {'met' if ok else 'MISSED'}")
         if "output" in result:

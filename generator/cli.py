@@ -20,8 +20,10 @@ from generator.output import MANIFEST_FILE, MANIFEST_HASH_FILE
 from generator.pipeline import build, check
 from generator.resource_types import DEFAULT_BASE_URL, file_for
 
-_TOOL_MODULES: tuple[str, ...] = ("generator.nginx_render", "generator.serve", "generator.verify",
-                                  "generator.season.cli", "generator.score.cli")
+_TOOL_MODULES: tuple[str, ...] = ("generator.nginx_render", "generator.serve", "generator.release",
+                                  "generator.instance_commands",
+                                  "generator.verify", "generator.season.cli", "generator.score.cli",
+                                  "generator.log_report", "generator.systemd_units")
 
 
 def add_root_options(parser: argparse.ArgumentParser) -> None:

@@ -1,43 +1,44 @@
-"""Run the corpus locally behind a real nginx (``corpus serve``) and flip maintenance (``corpus maintenance``).
+"""Run the corpus locally behind real nginx (``corpus serve``) and flip maintenance (``corpus maintenance``).
 
-``serve`` is what ``make serve`` runs: bring build/ up to date with corpus_src/, render the vhost into a
-private prefix (default ``run/serve/``, ignored by git), then run nginx in the foreground until Ctrl-C or
-SIGTERM. nginx runs in its own process group so that the signal reaches it once, from here, and so that
-no worker can outlive the command.
+``serve`` is what ``make serve`` runs: bring build/ up to date with corpus_src/, render into a private
+prefix (default ``run/serve/``, ignored by git), then run in the foreground until Ctrl-C or SIGTERM:
+one plain-HTTP replica, or with ``--replicas N`` the production shape (a TLS frontal over N replicas
+on 127.0.0.2, 127.0.0.3, ...; :mod:`generator.topology`). nginx runs in its own session so that the
+signal reaches it once, from here, and no worker outlives the command. Locally the workers run as the
+invoking user, so that a checkout in a private (0700) home is served as is; deployments
+(``render-nginx``, the systemd units) keep an unprivileged account.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
+import pwd
 import signal
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 from types import FrameType
 
 from generator.errors import CorpusError
-from generator.nginx_render import (
+from generator.nginx_process import NginxProcess
+from generator.nginx_render import load_manifest, render_and_write
+from generator.nginx_settings import (
     RenderError,
     Settings,
     add_render_options,
-    load_manifest,
-    nginx_command,
     read_settings,
-    render_and_write,
     settings_from_args,
 )
 from generator.output import MANIFEST_FILE
 from generator.pipeline import build, compile_build
 from generator.secret_values import PRIVATE_RUN_DIR, SecretError, new_secret, read_secret_file, write_private
+from generator.tls_local import LocalTLS, make_local_tls
+from generator.topology import FRONTAL_PORT, REPLICA_PORT, Topology, replica_hosts
 
 DEFAULT_PREFIX = Path(PRIVATE_RUN_DIR) / "serve"
 DEV_SECRET_FILE = "dev-secret"
-STOP_TIMEOUT = 10.0
-READY_TIMEOUT = 10.0
+PLAIN_PORT = 8080
 
 
 # ------------------------------------------------------------------------------------- build if needed
@@ -85,64 +86,61 @@ def dev_secret(prefix: Path) -> tuple[Path, str]:
 # ----------------------------------------------------------------------------------------- running
 
 
-def wait_ready(host: str, port: int, process: subprocess.Popen[bytes], timeout: float) -> bool:
-    """Poll until the port accepts connections or nginx exits."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            return False
-        try:
-            with socket.create_connection((host, port), timeout=0.2):
-                return True
-        except OSError:
-            time.sleep(0.05)
-    return False
+def invoking_user() -> str:
+    """The account running this command: the workers of a local server run as it."""
+    return pwd.getpwuid(os.geteuid()).pw_name
 
 
-def stop_group(process: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT) -> None:
-    """Fast shutdown (SIGTERM) of the master, then SIGKILL whatever is left of its process group."""
-    pgid = process.pid  # started with start_new_session: the master leads its own group
-    if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-    process.wait()
+class _Stop:
+    """SIGINT, SIGTERM and SIGHUP end the foreground run (restored on exit)."""
+
+    def __init__(self) -> None:
+        self.signals: list[int] = []
+        self.previous: dict[int, object] = {}
+
+    def __enter__(self) -> _Stop:
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            self.previous[signum] = signal.signal(signum, self._on_signal)
+        return self
+
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        self.signals.append(signum)
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+
+
+def _wait_until_stopped(stop: _Stop, processes: list[NginxProcess]) -> NginxProcess | None:
+    """Sleep until a signal arrives (None) or one nginx exits (that one)."""
+    while not stop.signals:
+        for process in processes:
+            if not process.running():
+                return process
+        time.sleep(0.2)
+    return None
 
 
 def run_foreground(settings: Settings) -> int:
-    """Run nginx from the prefix until it exits or this process gets SIGINT, SIGTERM or SIGHUP."""
-    process = subprocess.Popen([*nginx_command(settings.prefix), "-g", "daemon off;"], start_new_session=True)
-    stopping: list[int] = []
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        stopping.append(signum)
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    try:
-        host = settings.listen if settings.listen not in ("0.0.0.0", "::") else "127.0.0.1"
-        if wait_ready(host, settings.port, process, READY_TIMEOUT):
+    """Run one nginx from the prefix until it exits or this process gets SIGINT, SIGTERM or SIGHUP."""
+    process = NginxProcess(settings, quiet=False)
+    with _Stop() as stop:
+        try:
+            process.start()
             print(f"corpus serve: ready on {_base(settings)} (nginx master pid {process.pid}); Ctrl-C stops it",
                   file=sys.stderr, flush=True)
-        while process.poll() is None:
-            try:
-                process.wait(0.5)
-            except subprocess.TimeoutExpired:
-                continue
-    finally:
-        stop_group(process)
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    if stopping:
-        print(f"corpus serve: stopped ({signal.Signals(stopping[0]).name})", file=sys.stderr)
+            died = _wait_until_stopped(stop, [process])
+        except RenderError as exc:
+            print(f"corpus serve: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            process.stop()
+    if died is None:
+        print(f"corpus serve: stopped ({signal.Signals(stop.signals[0]).name})", file=sys.stderr)
         return 0
-    print(f"corpus serve: nginx exited with status {process.returncode}; see {settings.error_log_path}",
-          file=sys.stderr)
-    return 1 if process.returncode else 0
+    print(f"corpus serve: nginx exited with status {died.process.returncode if died.process else '?'}; see "
+          f"{settings.error_log_path}", file=sys.stderr)
+    return 1
 
 
 def _base(settings: Settings) -> str:
@@ -172,22 +170,31 @@ def _sample_path(root: Path) -> str:
     return paths[0] if paths else "/catalogue"
 
 
+def _secret(args: argparse.Namespace, prefix: Path) -> tuple[str, str | None]:
+    """Fill ``args.secret_file`` with the development secret when no source is given; (note, value)."""
+    if args.secret_file is None and args.secret_env is None:
+        secret_file, value = dev_secret(prefix)
+        args.secret_file = secret_file
+        return f"development secret {value} (in {secret_file}, mode 0600)", value
+    return (f"from {args.secret_file}" if args.secret_file else f"from ${args.secret_env}"), None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     root: Path = args.root.resolve()
     prefix: Path = (args.prefix or root / DEFAULT_PREFIX).resolve()
+    if args.worker_user is None:
+        args.worker_user = invoking_user()  # a local server: workers read the checkout as you do
     try:
         if not args.no_build:
             print(f"corpus serve: {ensure_build(root, args.base_url.rstrip('/'))}", file=sys.stderr)
         elif not (root / "manifest" / MANIFEST_FILE).exists():
             raise RenderError("--no-build given but there is no build; run 'corpus build'")
-        secret_value = None
-        if args.secret_file is None and args.secret_env is None:
-            secret_file, secret_value = dev_secret(prefix)
-            args.secret_file = secret_file
-            note = f"development secret {secret_value} (in {secret_file}, mode 0600)"
-        else:
-            note = f"from {args.secret_file}" if args.secret_file else f"from ${args.secret_env}"
-        settings = settings_from_args(args, prefix)
+        note, secret_value = _secret(args, prefix)
+        if args.replicas:
+            if args.secret_env is not None:
+                raise RenderError("--replicas takes --secret-file (each nginx re-reads it on a rotation)")
+            return run_topology(args, root, prefix, note, secret_value)
+        settings = settings_from_args(args, prefix, port=args.port or PLAIN_PORT)
         render_and_write(settings, root)
     except CorpusError as exc:
         for problem in exc.problems:
@@ -200,6 +207,59 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 1
     print(_banner(settings, note, secret_value, _sample_path(root)), flush=True)
     return run_foreground(settings)
+
+
+def _topology_tls(args: argparse.Namespace, prefix: Path, host: str) -> LocalTLS:
+    """The frontal's certificate: the one given (with --tls-ca for the state file), else the prefix's local CA
+    (made at the first start, kept while it names the same address and stays valid)."""
+    if args.tls_cert is not None:
+        if args.tls_key is None:
+            raise RenderError("--tls-cert needs --tls-key")
+        return LocalTLS(ca=(args.tls_ca or args.tls_cert).resolve(), cert=args.tls_cert.resolve(),
+                        key=args.tls_key.resolve())
+    return make_local_tls(prefix / "tls", [host], reuse=True)
+
+
+def run_topology(args: argparse.Namespace, root: Path, prefix: Path, note: str, secret_value: str | None) -> int:
+    """Render and run a TLS frontal over ``--replicas`` replicas in the foreground; Ctrl-C stops them all."""
+    host = args.listen
+    tls = _topology_tls(args, prefix, host)
+    topology = Topology(root=root, base=prefix, secret_file=args.secret_file.resolve(), tls=tls,
+                        replica_addresses=[(h, args.replica_port) for h in replica_hosts(args.replicas)],
+                        frontal_addresses=[(host, args.port or FRONTAL_PORT)], workers=args.workers,
+                        worker_user=args.worker_user, expect_manifest_hash=args.expect_manifest_hash,
+                        repo_root=root)
+    with _Stop() as stop:
+        try:
+            topology.start()
+            if args.state_file is not None:
+                topology.write_state(args.state_file)
+            url, sample = topology.frontal_url(), _sample_path(root)
+            header = f"X-Challenge-Secret: {secret_value or '$(head -1 FILE)'}"
+            print("\n".join([
+                f"corpus serve: TLS frontal {url} over {args.replicas} replica(s) "
+                + ", ".join(f"{p.settings.listen}:{p.settings.port} (pid {p.pid})" for p in topology.replicas),
+                f"  secret: {note}",
+                f"  curl -s --cacert {tls.ca} -H '{header}' {url}{sample}",
+                f"  logs: {prefix}/*/logs/access.log (JSON, \"role\": frontal or replica)",
+                f"  maintenance of one replica (the frontal skips it): corpus maintenance on|off --prefix "
+                f"{topology.replicas[0].settings.prefix}",
+                f"  state: {args.state_file or '(give --state-file FILE for JSON)'}",
+                "  Ctrl-C stops everything", ""]), flush=True)
+            died = _wait_until_stopped(stop, [*topology.frontals, *topology.replicas])
+        except RenderError as exc:
+            print(f"corpus serve: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            topology.stop()
+            if args.state_file is not None:
+                args.state_file.unlink(missing_ok=True)
+    if died is None:
+        print(f"corpus serve: stopped ({signal.Signals(stop.signals[0]).name})", file=sys.stderr)
+        return 0
+    print(f"corpus serve: nginx from {died.settings.prefix} exited; see {died.settings.error_log_path}",
+          file=sys.stderr)
+    return 1
 
 
 # ------------------------------------------------------------------------------------- maintenance
@@ -243,6 +303,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prefix", type=Path, default=None, help="private nginx prefix (default ROOT/run/serve)")
     p.add_argument("--no-build", action="store_true", help="serve build/ as it is, without compiling")
     add_render_options(p)
+    p.add_argument("--replicas", type=int, default=0, metavar="N",
+                   help="run the production shape: a TLS frontal on --listen:--port (default 8443) over N "
+                        "replicas on 127.0.0.2, 127.0.0.3, ... (certificate made at start unless --tls-cert)")
+    p.add_argument("--replica-port", type=int, default=REPLICA_PORT,
+                   help=f"port of every replica (default {REPLICA_PORT})")
+    p.add_argument("--tls-ca", type=Path, default=None,
+                   help="with --tls-cert: the CA certificate clients should trust (for --state-file)")
+    p.add_argument("--state-file", type=Path, default=None,
+                   help="with --replicas: once everything answers, write JSON {frontal, ca, replicas: "
+                        "[{address, pid}]} to FILE (removed on exit)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser(

@@ -14,16 +14,20 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from generator.hashing import sha256_hex
-from generator.nginx_render import Settings, nginx_command, reload, render_and_write
+from generator.nginx_process import NginxProcess, reload_and_wait, worker_pids
+from generator.nginx_render import render_and_write
+from generator.nginx_settings import RenderError, Settings
 from generator.secret_values import new_secret, write_private
-from generator.serve import stop_group
+from generator.tls_local import LocalTLS, make_local_tls
+from generator.topology import Topology, replica_hosts
+from generator.topology import free_port as topology_free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 JSON_TYPE = "application/json; charset=utf-8"
@@ -38,6 +42,27 @@ def private_dir(prefix: str) -> Path:
     path = Path(tempfile.mkdtemp(prefix=prefix))
     os.chmod(path, 0o755)
     return path
+
+
+@contextlib.contextmanager
+def private_folder(prefix: str) -> Iterator[Path]:
+    """A :func:`private_dir` removed on exit, for fixtures (pytest's tmp_path is under a 0700 folder)."""
+    folder = private_dir(prefix)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def build_copy(prefix: str) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """FOLDER/root holding a private snapshot of the build (its manifest returned too); the rest of FOLDER
+    is free for prefixes and secrets, outside that "checkout". Removed on exit."""
+    with private_folder(prefix) as folder:
+        root = folder / "root"
+        root.mkdir()
+        os.chmod(root, 0o755)
+        yield root, snapshot_build(root)
 
 
 def snapshot_build(dest: Path, source: Path = ROOT, attempts: int = 5) -> dict[str, Any]:
@@ -97,20 +122,6 @@ def alive(pids: list[int]) -> list[int]:
     return running
 
 
-def worker_pids(master: int) -> list[int]:
-    """Children of the nginx master (its workers)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == master:
-                pids.append(int(entry.name))
-    return pids
-
-
 class NginxServer:
     """One nginx serving a snapshot of the build with the rendered vhost."""
 
@@ -128,9 +139,9 @@ class NginxServer:
         self.prefix = self.dir / "prefix"
         self.secret_file = self.dir / "secrets"
         self.port = 0
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: NginxProcess | None = None
         self.manifest: dict[str, Any] = {}
-        self.cert: Path | None = None
+        self.local_tls: LocalTLS | None = None
 
     # ------------------------------------------------------------------------------------ lifecycle
 
@@ -150,10 +161,10 @@ class NginxServer:
         if self.extra_server_conf is not None:
             extra = self.dir / "extra-server.conf"
             extra.write_text(self.extra_server_conf, "utf-8")
-        key = self.dir / "tls.key" if self.tls else None
+        tls = self.local_tls
         return Settings(root=self.root, prefix=self.prefix, port=self.port, secret_file=self.secret_file,
-                        tls_cert=self.cert, tls_key=key, worker_processes=self.worker_processes,
-                        extra_server_include=extra)
+                        tls_cert=tls.cert if tls else None, tls_key=tls.key if tls else None,
+                        worker_processes=self.worker_processes, extra_server_include=extra)
 
     def start(self) -> None:
         if self.given_root is None:
@@ -163,42 +174,26 @@ class NginxServer:
         else:
             self.manifest = json.loads((self.root / "manifest" / "manifest.json").read_text("utf-8"))
         if self.tls:
-            self.cert = make_self_signed(self.dir)
+            self.local_tls = make_local_tls(self.dir / "tls", ["127.0.0.1"])
         self.write_secrets(self.secrets)
-        for _attempt in range(3):
+        failure = ""
+        for _attempt in range(3):  # the free port may be taken between the probe and nginx's bind
             self.port = free_port()
-            render_and_write(self.settings(), None)
-            self.process = subprocess.Popen([*nginx_command(self.prefix), "-g", "daemon off;"],
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                            start_new_session=True)
-            if self._wait_ready():
-                return
-            self._stop_process()
-        raise RuntimeError(f"nginx did not start: {self.error_log()[-2000:]}")
-
-    def _wait_ready(self) -> bool:
-        assert self.process is not None
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                return False
+            settings = self.settings()
+            render_and_write(settings, None)
+            self.process = NginxProcess(settings.resolved())
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    pass
-            except OSError:
-                time.sleep(0.05)
-                continue
-            # The master listens before its workers run: wait for them, so timing-sensitive tests
-            # (the benchmark, the concurrency test) do not measure the start-up.
-            if worker_pids(self.process.pid):
-                return True
-            time.sleep(0.05)
-        return False
+                self.process.start(START_TIMEOUT)
+                return
+            except RenderError as exc:
+                failure = str(exc)
+                self.process = None
+        raise RuntimeError(f"nginx did not start: {failure}")
 
     def _stop_process(self) -> None:
         process, self.process = self.process, None
         if process is not None:
-            stop_group(process)
+            process.stop()
 
     def close(self) -> None:
         """Stop nginx (fast shutdown, then SIGKILL to its group) and remove the private folders."""
@@ -216,23 +211,12 @@ class NginxServer:
         assert self.process is not None
         return set(worker_pids(self.process.pid))
 
-    def wait_new_workers(self, old: set[int], timeout: float = 10.0) -> None:
-        """After a reload: wait until every worker of the old configuration has gone."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            workers = self.workers()
-            if workers and not workers & old:
-                return
-            time.sleep(0.05)
-        raise RuntimeError("nginx did not replace its workers after the reload")
-
     def rotate(self, values: list[str]) -> None:
-        """Rewrite the secret file, re-render, reload, and wait until the new workers answer."""
+        """Rewrite the secret file, re-render and reload: returns once only the new configuration answers."""
         self.write_secrets(values)
-        old = self.workers()
-        render_and_write(self.settings(), None)
-        reload(self.prefix)
-        self.wait_new_workers(old)
+        settings = self.settings()
+        render_and_write(settings, None)
+        reload_and_wait(settings.resolved())
         self.secrets = values
 
     @property
@@ -247,7 +231,8 @@ class NginxServer:
         if self.tls:
             import ssl
 
-            context = ssl.create_default_context(cafile=str(self.cert))
+            assert self.local_tls is not None
+            context = ssl.create_default_context(cafile=str(self.local_tls.ca))
             return http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout, context=context)
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
 
@@ -331,13 +316,29 @@ def parse_raw(data: bytes) -> tuple[int, dict[str, str], bytes]:
     return status, headers, body
 
 
-def make_self_signed(folder: Path) -> Path:
-    """A throwaway certificate for 127.0.0.1 and localhost, made with the openssl CLI."""
-    cert, key = folder / "tls.crt", folder / "tls.key"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-        check=True, capture_output=True)
-    os.chmod(key, 0o600)
-    return cert
+# ------------------------------------------------------------------------------------- topologies
+
+FRONTAL_HOSTS = ["127.0.1.1", "127.0.1.2"]  # two frontals, one port: a name resolving to both addresses
+
+
+def start_topology(folder: Path, root: Path, *, replicas: int = 2, frontals: int = 1,
+                   secrets: list[str] | None = None) -> Topology:
+    """A frontal (or two) over ``replicas`` replicas on 127.0.0.2... serving ``root``, one worker each."""
+    secret_file = folder / "secrets"
+    write_private(secret_file, "".join(v + "\n" for v in (secrets or [new_secret()])))
+    hosts = FRONTAL_HOSTS[:frontals]
+    replica_hosts_ = replica_hosts(replicas)
+    replica_port, frontal_port = topology_free_port(replica_hosts_), topology_free_port(hosts)
+    topology = Topology(root=root, base=folder / "nginx", secret_file=secret_file,
+                        tls=make_local_tls(folder / "tls", hosts),
+                        replica_addresses=[(h, replica_port) for h in replica_hosts_],
+                        frontal_addresses=[(h, frontal_port) for h in hosts])
+    topology.start()
+    return topology
+
+
+__all__ = ["topology_free_port"]
+
+
+def topology_secret(topology: Topology) -> str:
+    return topology.secret_file.read_text("utf-8").split()[0]

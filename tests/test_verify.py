@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
-from nginx_server import NginxServer, private_dir, snapshot_build
+from nginx_server import NginxServer, build_copy
 
 from generator import resource_types as col
 from generator.cli import main
@@ -56,13 +55,8 @@ def test_verify_fails_without_the_right_secret(server: NginxServer, capsys: pyte
 @pytest.fixture
 def tampered() -> Iterator[tuple[Path, dict[str, Any]]]:
     """A private copy of the build whose bytes will be changed (never the repository's build/)."""
-    folder = private_dir("corpus-tamper-")
-    try:
-        (folder / "root").mkdir()
-        manifest = snapshot_build(folder / "root")
-        yield folder / "root", manifest
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with build_copy("corpus-tamper-") as copy:
+        yield copy
 
 
 def test_verify_names_every_tampered_resource(tampered: tuple[Path, dict[str, Any]],
@@ -70,18 +64,19 @@ def test_verify_names_every_tampered_resource(tampered: tuple[Path, dict[str, An
     root, manifest = tampered
     resources = [e for e in manifest["resources"] if e["kind"] == "resource" and col.AGREMENTS.matches(e["path"])]
     changed, removed, reformatted = resources[0], resources[1], resources[2]
-    # same length, still valid JSON: only a byte-for-byte comparison sees it
-    data = (root / "build" / changed["file"]).read_bytes()
-    value = json.loads(data)["statut"]
-    altered = data.replace(value.encode(), value[::-1].encode(), 1)
-    assert altered != data and len(altered) == len(data)
-    (root / "build" / changed["file"]).write_bytes(altered)
-    # a missing file: nginx serves the absent template instead
-    (root / "build" / removed["file"]).unlink()
-    # same JSON value, other bytes: the response hash still matches, the sha256 does not
-    parsed = json.loads((root / "build" / reformatted["file"]).read_bytes())
-    (root / "build" / reformatted["file"]).write_bytes(json.dumps(parsed, ensure_ascii=False).encode())
+    # the replica proves its build when it starts (build_proof): the bytes change under a running one
     with NginxServer(build_root=root) as server:
+        # same length, still valid JSON: only a byte-for-byte comparison sees it
+        data = (root / "build" / changed["file"]).read_bytes()
+        value = json.loads(data)["statut"]
+        altered = data.replace(value.encode(), value[::-1].encode(), 1)
+        assert altered != data and len(altered) == len(data)
+        (root / "build" / changed["file"]).write_bytes(altered)
+        # a missing file: nginx serves the absent template instead
+        (root / "build" / removed["file"]).unlink()
+        # same JSON value, other bytes: the response hash still matches, the sha256 does not
+        parsed = json.loads((root / "build" / reformatted["file"]).read_bytes())
+        (root / "build" / reformatted["file"]).write_bytes(json.dumps(parsed, ensure_ascii=False).encode())
         code, out, _ = run_verify(server, capsys, root=root)
     assert code == 1
     failed = out.strip().splitlines()[-1]

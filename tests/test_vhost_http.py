@@ -376,7 +376,8 @@ def test_access_log_is_json_with_the_secret_verdict_and_never_the_secret(server:
     assert len(lines) == 8
     for line in lines.values():
         assert set(line) == {"time", "request_id", "method", "uri", "status", "bytes", "secret_ok",
-                             "user_agent", "request_time"}
+                             "user_agent", "request_time", "role", "upstream_addr", "upstream_status"}
+        assert (line["role"], line["upstream_addr"], line["upstream_status"]) == ("replica", "", "")
         assert re.fullmatch(r"[0-9]+-[0-9]+-[0-9]+", line["request_id"])
         assert line["time"].startswith(time.strftime("%Y-"))
         assert isinstance(line["status"], int) and isinstance(line["bytes"], int)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
-import shutil
 import signal
 import stat
 import subprocess
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 from corpusfix import copy_fixture
-from nginx_server import JSON_TYPE, NginxServer, alive, free_port, private_dir, processes_of, snapshot_build
+from nginx_server import JSON_TYPE, NginxServer, alive, build_copy, free_port, processes_of
 
 from generator.cli import main
 from generator.secret_values import new_secret, write_private
@@ -85,16 +85,19 @@ def test_rotation_two_secrets_then_one() -> None:
         path = _sample(server)
         for secret in (old, new):
             assert server.request(path, secret=secret).body == server.body_of(path)
-        # the operator's command: rewrite the secret file, render with --reload
+        # the operator's command: rewrite the secret file, render with --reload. It returns only once
+        # the new configuration answers: the very next requests meet it, without any wait here.
         server.write_secrets([new])
         workers = server.workers()
         assert main(["render-nginx", "--root", str(server.root), "--prefix", str(server.prefix),
                      "--port", str(server.port), "--workers", "2", "--secret-file", str(server.secret_file),
                      "--reload"]) == 0
-        server.wait_new_workers(workers)
+        for _ in range(20):
+            refused = server.request(path, secret=old)
+            assert (refused.status, refused.body) == (403, server.body_of("/_systeme/403"))
         assert server.request(path, secret=new).body == server.body_of(path)
-        refused = server.request(path, secret=old)
-        assert (refused.status, refused.body) == (403, server.body_of("/_systeme/403"))
+        assert not server.workers() & workers or all(
+            b"shutting down" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in server.workers() & workers)
         # and back to two, through the helper
         server.rotate([new, old])
         assert server.request(path, secret=old).status == 200
@@ -117,7 +120,7 @@ def test_tls_with_a_self_signed_certificate() -> None:
     with NginxServer(tls=True) as server:
         path = _sample(server)
         with requests.Session() as session:
-            trust = str(server.cert)  # per request: $REQUESTS_CA_BUNDLE would override session.verify
+            trust = str(server.local_tls.ca)  # per request: $REQUESTS_CA_BUNDLE would override session.verify
             ok = session.get(server.base_url + path, params={}, headers={"X-Challenge-Secret": server.secret},
                              verify=trust)
             assert (ok.status_code, ok.content) == (200, server.body_of(path))
@@ -131,7 +134,7 @@ def test_tls_with_a_self_signed_certificate() -> None:
         request = f"GET {path} HTTP/1.1\r\nHost: x\r\nX-Challenge-Secret: {server.secret}\r\n\r\n"
         plain = server.raw(request.encode())
         assert plain.startswith(b"HTTP/1.1 400 ") and plain.endswith(server.body_of("/_systeme/400"))
-        for trust in (["--ca", str(server.cert)], ["--insecure"]):
+        for trust in (["--ca", str(server.local_tls.ca)], ["--insecure"]):
             assert main(["verify", "--root", str(server.root), "--url", server.base_url, *trust,
                          "--secret-file", str(server.secret_file)]) == 0
         # without trusting the certificate, verify fails on the first request and says why
@@ -145,14 +148,8 @@ def test_tls_with_a_self_signed_certificate() -> None:
 @pytest.fixture
 def snapshot() -> Iterator[Path]:
     """FOLDER/root holds the build snapshot; the prefix and secrets go beside it, outside that "checkout"."""
-    folder = private_dir("corpus-serve-")
-    try:
-        (folder / "root").mkdir()
-        os.chmod(folder / "root", 0o755)
-        snapshot_build(folder / "root")
-        yield folder / "root"
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with build_copy("corpus-serve-") as (root, _manifest):
+        yield root
 
 
 def _serve(snapshot: Path, *extra: str) -> tuple[subprocess.Popen[str], int, Path]:
@@ -241,7 +238,7 @@ def test_serve_fails_cleanly_when_the_port_is_taken(snapshot: Path) -> None:
         result = subprocess.run([CORPUS, "serve", "--root", str(snapshot), "--prefix", str(prefix), "--port",
                                  str(port), "--no-build"], capture_output=True, text=True, timeout=30, check=False)
     assert result.returncode == 1
-    assert "nginx exited" in result.stderr
+    assert "did not answer" in result.stderr and "Address already in use" in result.stderr
     assert processes_of(prefix) == []
 
 
@@ -262,3 +259,37 @@ def test_ensure_build_writes_only_when_the_sources_changed(tmp_path: Path) -> No
     (tmp_path / "build" / "stray.json").write_text("{}")
     assert ensure_build(tmp_path, base).startswith("built")
     assert not (tmp_path / "build" / "stray.json").exists()
+
+
+def test_serve_replicas_from_a_private_folder_writes_the_state_and_stops_everything(snapshot: Path) -> None:
+    """`corpus serve --replicas 2` in a 0700 folder (a private home): TLS frontal, state file, Ctrl-C."""
+    from nginx_server import topology_free_port
+
+    os.chmod(snapshot.parent, 0o700)  # workers run as the invoking user: nothing to chmod
+    state = snapshot.parent / "state.json"
+    replica_port = topology_free_port(["127.0.0.2", "127.0.0.3"])
+    process, port, prefix = _serve(snapshot, "--replicas", "2", "--replica-port", str(replica_port),
+                                   "--state-file", str(state))
+    try:
+        assert process.stdout is not None
+        deadline = time.monotonic() + 20
+        while not state.exists():
+            assert time.monotonic() < deadline and process.poll() is None, process.stderr.read() if \
+                process.stderr else ""
+            time.sleep(0.1)
+        doc = json.loads(state.read_text())
+        assert set(doc) == {"frontal", "ca", "replicas"}
+        assert doc["frontal"] == f"https://127.0.0.1:{port}"
+        assert [r["address"] for r in doc["replicas"]] == [f"127.0.0.{i}:{replica_port}" for i in (2, 3)]
+        assert all(isinstance(r["pid"], int) and alive([r["pid"]]) for r in doc["replicas"])
+        secret = (prefix / "dev-secret").read_text().strip()
+        ok = requests.get(f"{doc['frontal']}/catalogue", headers={"X-Challenge-Secret": secret}, timeout=5,
+                          verify=doc["ca"])
+        assert (ok.status_code, ok.content) == (200, (snapshot / "build" / "catalogue.json").read_bytes())
+        pids = processes_of(prefix)
+        assert len(pids) >= 6  # three masters and their workers
+    finally:
+        code, out, err = _stop(process, signal.SIGINT)
+    assert code == 0, err
+    assert f"TLS frontal https://127.0.0.1:{port} over 2 replica(s)" in out and "--cacert" in out
+    assert processes_of(prefix) == [] and alive(pids) == [] and not state.exists()

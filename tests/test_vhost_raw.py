@@ -52,6 +52,15 @@ CASES: list[tuple[str, str, int, int | str]] = [
     ("obsolete line folding", get(extra="X-A: a\r\n folded\r\n"), 400, 400),
     ("TRACE", f"TRACE {PATH} HTTP/1.1\r\n{GOOD}\r\n", 405, 405),
     ("no secret, broken body", f"GET {PATH} HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n", 403, 403),
+    # A refused request whose chunked body is malformed: nginx meets the broken chunk while discarding the
+    # body of its refusal; the answer is still a manifest body (the 400 one), never nginx's HTML page.
+    ("no secret, malformed chunked body",
+     f"GET {PATH} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400, 400),
+    ("POST with a malformed chunked body",
+     f"POST {PATH} HTTP/1.1\r\n{GOOD}Transfer-Encoding: chunked\r\n\r\nzz\r\n", 400, 400),
+    ("DELETE without secret, malformed chunked body",
+     f"DELETE {PATH} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcdeXY\r\n0\r\n\r\n",
+     400, 400),
     ("secret after a tab (nginx keeps the tab)",
      f"GET {PATH} HTTP/1.1\r\nHost: x\r\nX-Challenge-Secret:\t{SECRET}\r\n\r\n", 403, 403),
     ("secret with a non-ASCII suffix", f"GET {PATH} HTTP/1.1\r\nHost: x\r\nX-Challenge-Secret: {SECRET}é\r\n\r\n",

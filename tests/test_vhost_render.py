@@ -15,10 +15,12 @@ from typing import Any
 
 import jinja2
 import pytest
-from nginx_server import ROOT, NginxServer, private_dir, snapshot_build
+from nginx_server import ROOT, NginxServer, build_copy, private_dir, private_folder
 
 from generator.cli import main
-from generator.nginx_render import TEMPLATES, RenderError, Settings, environment, nginx_command, render, write
+from generator.nginx_process import NginxProcess, nginx_command
+from generator.nginx_render import TEMPLATES, environment, render, write
+from generator.nginx_settings import RenderError, Settings
 from generator.nginx_syntax import MAX_TOKEN, NginxSyntaxError, quote_path, quote_text
 from generator.secret_values import (
     SecretError,
@@ -29,7 +31,7 @@ from generator.secret_values import (
     read_secret_file,
     write_private,
 )
-from generator.serve import stop_group, wait_ready
+from generator.tls_local import make_local_tls
 
 # ---------------------------------------------------------------------------------------- secrets
 
@@ -119,13 +121,8 @@ def literal_nginx() -> Iterator[tuple[int, dict[str, bytes]]]:
                                                                          "scgi"))
             + ' geo $corpus_dollar { default "$"; }\n'
             f" server {{ listen 127.0.0.1:{port}; {locations} }}\n}}\n", "utf-8")
-        process = subprocess.Popen([*nginx_command(folder), "-g", "daemon off;"], start_new_session=True,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            assert wait_ready("127.0.0.1", port, process, 10), (folder / "logs" / "error.log").read_text()
+        with NginxProcess(Settings(root=folder, prefix=folder, port=port)):
             yield port, bodies
-        finally:
-            stop_group(process)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -153,22 +150,15 @@ def test_quote_text_round_trips_through_nginx(literal_nginx: tuple[int, dict[str
 
 @pytest.fixture(scope="module")
 def snapshot() -> Iterator[Path]:
-    folder = private_dir("corpus-render-")
-    try:
-        snapshot_build(folder)
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with build_copy("corpus-render-") as (root, _manifest):
+        yield root
 
 
 @pytest.fixture
 def work() -> Iterator[Path]:
     """A private folder nginx workers can traverse (pytest's tmp_path is under a 0700 folder)."""
-    folder = private_dir("corpus-render-work-")
-    try:
+    with private_folder("corpus-render-work-") as folder:
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _settings(snapshot: Path, work: Path, **extra: Any) -> Settings:
@@ -209,10 +199,8 @@ def test_secrets_from_the_environment(snapshot: Path, work: Path, monkeypatch: p
 
 
 def test_tls_config_passes_nginx_t(snapshot: Path, work: Path) -> None:
-    from nginx_server import make_self_signed
-
-    cert = make_self_signed(work)
-    settings = _settings(snapshot, work, tls_cert=cert, tls_key=work / "tls.key")
+    tls = make_local_tls(work / "tls", ["127.0.0.1"])
+    settings = _settings(snapshot, work, tls_cert=tls.cert, tls_key=tls.key)
     write(settings, render(settings))
     text = settings.corpus_conf.read_text()
     assert "listen 127.0.0.1:18099 ssl default_server;" in text and "ssl_certificate_key" in text
@@ -325,3 +313,38 @@ def test_render_refuses_a_build_the_unprivileged_workers_cannot_reach(snapshot: 
 def test_maintenance_needs_a_rendered_prefix(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["maintenance", "on", "--prefix", str(work / "nothing")]) == 1
     assert "render the prefix first" in capsys.readouterr().err
+
+
+def test_local_ca_is_kept_across_restarts_for_the_same_address(work: Path) -> None:
+    """`serve --replicas` keeps its CA (a client told to trust it keeps trusting it); a new address: new CA."""
+    first = make_local_tls(work / "tls", ["127.0.0.1"], reuse=True).ca.read_bytes()
+    assert make_local_tls(work / "tls", ["127.0.0.1"], reuse=True).ca.read_bytes() == first
+    assert make_local_tls(work / "tls", ["127.0.0.9"], reuse=True).ca.read_bytes() != first
+    other = (work / "tls" / "ca.crt").read_bytes()
+    assert make_local_tls(work / "tls", ["127.0.0.9"]).ca.read_bytes() != other  # no reuse asked: fresh
+
+
+def test_frontal_from_the_command_line(snapshot: Path, work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`render-nginx --role frontal`: TLS required, replicas required, the manifest's 503 for no replica."""
+    tls = make_local_tls(work / "tls", ["127.0.0.1"])
+    secret = work / "secret"
+    write_private(secret, new_secret() + "\n")
+    base = ["render-nginx", "--role", "frontal", "--root", str(snapshot), "--prefix", str(work / "frontal"),
+            "--port", "18443", "--secret-file", str(secret)]
+    assert main([*base, "--replica", "127.0.0.2:18081"]) == 1
+    assert "the frontal terminates TLS" in capsys.readouterr().err
+    with_tls = [*base, "--tls-cert", str(tls.cert), "--tls-key", str(tls.key)]
+    assert main(with_tls) == 1
+    assert "at least one replica address" in capsys.readouterr().err
+    assert main([*with_tls, "--replica", "127.0.0.2:notaport"]) == 1
+    assert "expected host:port" in capsys.readouterr().err
+    assert main([*with_tls, "--replica", "127.0.0.2:18081,127.0.0.3:18081", "--replica", "[::1]:18081"]) == 0
+    site = (work / "frontal" / "conf" / "corpus.conf").read_text()
+    for address in ("127.0.0.2:18081", "127.0.0.3:18081", "[::1]:18081"):
+        assert f"server {address} max_fails=0;" in site
+    assert "proxy_next_upstream error timeout http_503;" in site
+    assert "error_page 502 =503 /_systeme/503;" in site and "error_page 504 =503 /_systeme/503;" in site
+    assert "location = /_systeme/502" not in site  # its 502 means "no replica": the 503 body, never the 502
+    saved = json.loads((work / "frontal" / "conf" / "settings.json").read_text())
+    assert saved["role"] == "frontal"
+    assert saved["upstreams"] == ["127.0.0.2:18081", "127.0.0.3:18081", "[::1]:18081"]

@@ -1,0 +1,172 @@
+"""Releases and build proofs: switch and roll back under load, and replicas that refuse a wrong build."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from corpusfix import apply, copy_fixture, replace
+from nginx_server import private_folder, start_topology, topology_secret
+
+from generator.cli import main
+from generator.hashing import sha256_hex
+from generator.pipeline import build
+from generator.proxy_client import Load, fetch, tls_context
+from generator.secret_values import new_secret, write_private
+
+BASE_URL = "https://corpus.test"
+
+
+@pytest.fixture(scope="module")
+def builds() -> Iterator[tuple[Path, Path]]:
+    """Two builds of the fixture corpus that differ in a few bodies (an entity's address)."""
+    with private_folder("corpus-releases-") as folder:
+        for name, edits in (("a", []), ("b", [replace("entites/ENT-0001.yaml", "1 rue de l'Essai",
+                                                      "3 rue de l'Essai")])):
+            out = folder / name
+            out.mkdir()
+            build(apply(copy_fixture(out), edits), out, BASE_URL)
+            shutil.rmtree(out / "corpus_src")
+            os.chmod(out, 0o755)
+        yield folder / "a", folder / "b"
+
+
+@pytest.fixture
+def work() -> Iterator[Path]:
+    with private_folder("corpus-release-run-") as folder:
+        yield folder
+
+
+def _bodies(root: Path) -> dict[str, bytes]:
+    manifest = json.loads((root / "manifest" / "manifest.json").read_text("utf-8"))
+    return {e["path"]: (root / "build" / e["file"]).read_bytes() for e in manifest["resources"]}
+
+
+def _hash(root: Path) -> str:
+    return sha256_hex((root / "manifest" / "manifest.json").read_bytes())
+
+
+def test_release_switch_and_rollback_under_load(builds: tuple[Path, Path], work: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = builds
+    old, new = _bodies(a), _bodies(b)
+    changed = sorted(p for p in old if p in new and old[p] != new[p])
+    assert changed, "the two builds must differ somewhere"
+    releases = work / "releases"
+    assert main(["release", "--root", str(a), "--releases", str(releases)]) == 0
+    assert os.readlink(releases / "current") == _hash(a)
+    topology = start_topology(work, releases / "current", replicas=2)
+    try:
+        prefixes = [str(p.settings.prefix) for p in [*topology.replicas, *topology.frontals]]
+        args = [arg for prefix in prefixes for arg in ("--prefix", prefix)]
+        paths = [*changed, *sorted(p for p in old if p.startswith(("/agrements/", "/entites/")))[:10]]
+        context, secret = tls_context(topology.tls.ca), topology_secret(topology)
+        with Load(topology.frontal_addresses, paths, secret, context, threads=4, seconds=30) as running:
+            running.wait_for(50)
+            assert main(["release", "--root", str(b), "--releases", str(releases), *args]) == 0
+            # the command returned: every new connection now gets the new release
+            for path in changed:
+                assert fetch(topology.frontal_addresses, path, secret, context).body == new[path]
+            running.wait_for(running.count() + 100)
+            assert main(["release", "--rollback", "--releases", str(releases), *args]) == 0
+            for path in changed:
+                assert fetch(topology.frontal_addresses, path, secret, context).body == old[path]
+            running.wait_for(running.count() + 100)
+        wrong = [(path, a_.status, a_.body[:60]) for path, a_ in running.answers
+                 if a_.status != 200 or a_.body not in (old[path], new[path])]
+        assert wrong == []
+        seen = {a_.body for path, a_ in running.answers if path == changed[0]}
+        assert seen == {old[changed[0]], new[changed[0]]}
+        assert os.readlink(releases / "current") == _hash(a) and os.readlink(releases / "previous") == _hash(b)
+        err = capsys.readouterr().err
+        assert f"{_hash(b)} is current (previous {_hash(a)})" in err and "each answers with the new" in err
+    finally:
+        topology.stop()
+
+
+def _tampered(source: Path, dest: Path) -> Path:
+    shutil.copytree(source / "build", dest / "build")
+    shutil.copytree(source / "manifest", dest / "manifest")
+    os.chmod(dest, 0o755)
+    return dest
+
+
+def _render_replica(root: Path, work: Path, *extra: str) -> int:
+    secret = work / "secret"
+    write_private(secret, new_secret() + "\n")
+    return main(["render-nginx", "--root", str(root), "--prefix", str(work / "prefix"), "--port", "18181",
+                 "--secret-file", str(secret), *extra])
+
+
+def test_a_replica_refuses_a_tampered_build(builds: tuple[Path, Path], work: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    a, _b = builds
+    root = _tampered(a, work / "root")
+    assert _render_replica(root, work) == 0
+    target = next((root / "build" / "entites").iterdir())
+    target.write_bytes(target.read_bytes().replace(b"Test", b"Tset", 1))
+    assert _render_replica(root, work) == 1
+    assert f"{target}: bytes differ from the manifest entry" in capsys.readouterr().err
+    # the same through `corpus serve --replicas`: no nginx starts, exit 1
+    assert main(["serve", "--root", str(root), "--no-build", "--replicas", "1", "--prefix",
+                 str(work / "serve")]) == 1
+    assert "bytes differ from the manifest entry" in capsys.readouterr().err
+    # and through a release: nothing installed
+    assert main(["release", "--root", str(root), "--releases", str(work / "releases")]) == 1
+    assert not (work / "releases").exists() or not any((work / "releases").iterdir())
+
+
+def test_a_replica_refuses_an_extra_file_or_another_manifest(builds: tuple[Path, Path], work: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = builds
+    root = _tampered(a, work / "root")
+    (root / "build" / "entites" / "ENT-9999.json").write_text("{}\n")
+    assert _render_replica(root, work) == 1
+    assert "file(s) the manifest does not list, e.g. entites/ENT-9999.json" in capsys.readouterr().err
+    (root / "build" / "entites" / "ENT-9999.json").unlink()
+    assert _render_replica(root, work, "--expect-manifest-hash", _hash(b)) == 1
+    assert f"differs from {_hash(b)} expected by --expect-manifest-hash" in capsys.readouterr().err
+    assert _render_replica(root, work, "--expect-manifest-hash", _hash(a)) == 0
+    # a freeze record names the expected manifest when no hash is given
+    (root / "freeze").mkdir()
+    (root / "freeze" / "record.json").write_text(json.dumps({"manifest_hash": _hash(b)}))
+    assert _render_replica(root, work) == 1
+    assert "freeze/record.json" in capsys.readouterr().err
+
+
+def test_rollback_needs_a_previous_release(builds: tuple[Path, Path], work: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["release", "--root", str(builds[0]), "--releases", str(work / "r")]) == 0
+    assert main(["release", "--rollback", "--releases", str(work / "r")]) == 1
+    assert "nothing to roll back to" in capsys.readouterr().err
+
+
+def test_prefix_commands_verify_build_and_reload(builds: tuple[Path, Path], work: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """What the systemd units run: the replica's start check and the reload that waits, by prefix alone."""
+    a, _b = builds
+    root = _tampered(a, work / "root")
+    old, new = new_secret(), new_secret()
+    topology = start_topology(work / "topology", root, replicas=1, secrets=[old])
+    try:
+        replica, frontal = topology.replicas[0].settings, topology.frontals[0].settings
+        assert main(["verify-build", "--prefix", str(replica.prefix)]) == 0
+        assert main(["verify-build", "--prefix", str(frontal.prefix)]) == 1
+        write_private(topology.secret_file, f"{old}\n{new}\n")
+        for settings in (replica, frontal):
+            assert main(["reload", "--prefix", str(settings.prefix)]) == 0
+        context = tls_context(topology.tls.ca)
+        path = sorted(_bodies(root))[-1]
+        for _ in range(10):  # no wait: the command returned once the new configuration answered
+            assert fetch(topology.frontal_addresses, path, new, context).status == 200
+        assert "only the new configuration answers now" in capsys.readouterr().err
+        target = next((root / "build" / "entites").iterdir())
+        target.write_bytes(target.read_bytes() + b" ")
+        assert main(["verify-build", "--prefix", str(replica.prefix)]) == 1
+        assert f"{target}: bytes differ" in capsys.readouterr().err
+    finally:
+        topology.stop()
