@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.score import make_submission, score_submissions
-from generator.season.reader import CorpusReader
+from generator.season.reader import CorpusReader, Fact
 
 VRAI, FAUX, NE = "etabli", "faux", "non_etablissable"
 TERM, LINK, CONTEXT = "terme", "lien", "contexte"
@@ -636,8 +635,41 @@ def choose(reading: Reading, ref: Referentiel, reader: CorpusReader, priority: s
     return [(f.resource, f.field, f.value) for f in selected]
 
 
+def statement_task(statement: Any) -> Task:
+    """The public statement as the agent takes it: entity, activity, date, bounds (nothing else)."""
+    return Task(statement.task.id, statement.task.entite, statement.task.activite, statement.task.date_examen,
+                statement.minimum, statement.plafond)
+
+
+def claims(reader: CorpusReader, task: Task, priority: str) -> tuple[str, list[Fact]]:
+    """(verdict, assertions) of this agent for one task."""
+    reading = read_task(reader, task)
+    ref = Referentiel(reader.fetch(REFERENTIEL))
+    return reading.verdict, [Fact(*triple) for triple in choose(reading, ref, reader, priority)]
+
+
+def panel_builder(priority: str) -> Callable[[Any], tuple[str, list[Fact]]]:
+    """A builder for ``corpus check-season``'s panel: it takes the panel's context but reads only the
+    public statement and the corpus reader from it, never the reference evaluation."""
+    def build(ctx: Any) -> tuple[str, list[Fact]]:
+        return claims(ctx.reader, statement_task(ctx.report.statement), priority)
+    return build
+
+
+INDEPENDENT: dict[str, Callable[[Any], tuple[str, list[Fact]]]] = {
+    f"independant-{priority}": panel_builder(priority) for priority in PRIORITIES}
+
+# Tasks an independent agent may fail without failing the panel, each citing the season defect (kind b, c
+# or d of the audit) that makes an honest agent fail there: agent name -> task id -> finding. Empty: on
+# season 1 as audited, both agents score 10/10 with no overclaim and nothing is excused. Add an entry only
+# with the finding it cites; the panel still prints the task as failed.
+EXCEPTIONS: dict[str, dict[str, str]] = {}
+
+
 def submissions(root: Path, priority: str, *, build_dir: Path | None = None) -> tuple[list[dict], list[Reading]]:
     """This agent's §4 submissions for every task of the season, and its readings (for the report)."""
+    from generator.score import make_submission  # the scorer's public helper, as a participant's tool
+
     reader = CorpusReader(build_dir or root / "build")
     ref = Referentiel(reader.fetch(REFERENTIEL))
     out, readings = [], []
@@ -651,5 +683,7 @@ def submissions(root: Path, priority: str, *, build_dir: Path | None = None) -> 
 
 def score(root: Path, priority: str) -> dict[str, Any]:
     """The corpus-score/1 report of this agent's submissions."""
+    from generator.score import score_submissions
+
     subs, _ = submissions(root, priority)
     return score_submissions(subs, root=root)
