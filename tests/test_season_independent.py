@@ -71,12 +71,19 @@ def test_scores_ten_out_of_ten_with_no_overclaim(world: World, priority: str) ->
     assert all(t["statut"] == "rendue" and t["verdict_exact"] and t["fonde"] for t in report["taches"])
 
 
-def test_the_two_priorities_assert_differently(world: World) -> None:
-    """Two strategies, not one under two names: some task gets another set of assertions."""
+def test_the_priorities_assert_differently(world: World) -> None:
+    """Three strategies, not one under three names: each pair differs on some task, and "sobre" asserts
+    fewer facts than the plafond where the deciding facts allow it (the key is not met by filling)."""
     subs = {p: {s["task_id"]: {json.dumps(a["claim"], sort_keys=True) for a in s["assertions"]}
                 for s in submissions(world.root, p)[0]} for p in PRIORITIES}
-    first, second = subs.values()
-    assert any(first[t] != second[t] for t in first)
+    names = sorted(subs)
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            assert any(subs[first][t] != subs[second][t] for t in subs[first]), (first, second)
+    plafonds = {t.id: t.plafond for t in load_tasks(world.root)}
+    assert sum(len(a) for a in subs["sobre"].values()) < sum(plafonds.values())
+    assert all(len(subs["sobre"][t]) >= m.minimum for t in subs["sobre"] for m in load_tasks(world.root)
+               if m.id == t)
 
 
 def test_verdicts_are_the_published_distribution(world: World) -> None:
@@ -169,7 +176,7 @@ def test_a_match_beats_an_incomplete_declaration(world: World, tmp_path: Path) -
 # -- the panel ---------------------------------------------------------------------------------------------
 
 def test_the_panel_requires_both_independent_agents(world: World) -> None:
-    assert set(INDEPENDENT) <= set(HONEST) and len(INDEPENDENT) == len(PRIORITIES) == 2
+    assert set(INDEPENDENT) <= set(HONEST) and len(INDEPENDENT) == len(PRIORITIES) == 3
     season = world.season()
     report = check_season(season, world.reader(), KEY_LOCATION)
     rows = {row.name: row for row in run_panel(world.root, season, report, world.reader())}
@@ -193,5 +200,6 @@ def test_an_excused_task_is_named_and_only_that_task_is_excused(world: World,
     monkeypatch.setitem(EXCEPTIONS, "independant-termes", {"conf-01": "finding F-test: kind (c)"})
     rows = {row.name: row for row in run_panel(world.root, changed, report, world.reader())}
     assert rows["independant-termes"].problems == []
-    assert rows["independant-liens"].problems[0].startswith("conf-01: ")
+    for name in set(INDEPENDENT) - {"independant-termes"}:
+        assert rows[name].problems[0].startswith("conf-01: "), name
 
