@@ -203,3 +203,98 @@ def test_an_excused_task_is_named_and_only_that_task_is_excused(world: World,
     for name in set(INDEPENDENT) - {"independant-termes"}:
         assert rows[name].problems[0].startswith("conf-01: "), name
 
+
+
+# -- small worlds written by hand: each case of the référentiel's wording, away from season 1's data ------
+
+class DictReader(CorpusReader):
+    """The served /referentiel with hand-written documents; any other path answers existe: false."""
+
+    def __init__(self, build_dir: Path, docs: dict[str, dict]) -> None:
+        super().__init__(build_dir)
+        self.docs = docs
+
+    def fetch(self, path: str) -> object:
+        if path == "/referentiel":
+            return super().fetch(path)
+        return self.docs.get(path, {"ressource": path, "existe": False})
+
+
+DAY = "2026-10-15"
+SMALL = Task("t", "/entites/ENT-9001", "courtage-en-assurance", DAY, 2, 8)
+
+
+def _docs() -> dict[str, dict]:
+    """A conforme world: one entity, one agrément listed alike, one attestation, one complete page."""
+    return {
+        "/entites/ENT-9001": {"existe": True, "statut": "active", "agrements": ["/agrements/AGR-9001"],
+                              "attestations": ["/attestations/ATT-9001"],
+                              "beneficiaires": "/beneficiaires/ENT-9001/1"},
+        "/agrements/AGR-9001": {"existe": True, "entite": "/entites/ENT-9001", "activite": "courtage-en-assurance",
+                                "statut": "actif", "date_debut": "2020-01-01", "date_fin_validite": "2027-12-31"},
+        "/listes/agrees/courtage-en-assurance/1": {"existe": True, "page_suivante": None, "entrees": [
+            {"agrement": "/agrements/AGR-9001", "entite": "/entites/ENT-9001", "statut": "actif"}]},
+        "/attestations/ATT-9001": {"existe": True, "entite": "/entites/ENT-9001",
+                                   "type": "responsabilite-civile-professionnelle", "date_emission": "2026-01-01",
+                                   "date_fin_validite": "2026-12-31", "avenants": []},
+        "/beneficiaires/ENT-9001/1": {"existe": True, "statut_declaration": "complete", "page_suivante": None,
+                                      "entrees": [{"nom": "Oyelaran", "prenoms": "Ysolde",
+                                                   "date_naissance": "1970-01-02"}]},
+        "/mesures-restrictives/1": {"existe": True, "page_suivante": "/mesures-restrictives/2", "entrees": []},
+        "/mesures-restrictives/2": {"existe": True, "page_suivante": None, "entrees": [
+            {"nom": "Oyelaran", "prenoms": "Ysolde", "date_naissance": "1970-01-03"}]},
+    }
+
+
+def _results(world: World, docs: dict[str, dict]) -> tuple[str, list[str]]:
+    reading = read_task(DictReader(world.build, docs), SMALL)
+    return reading.verdict, [o.result for o in reading.outcomes]
+
+
+E, F, N = independent.VRAI, independent.FAUX, independent.NE
+
+
+def test_small_worlds_follow_the_referentiel(world: World) -> None:
+    base = _docs()
+    assert _results(world, base) == ("conforme", [E, E, E, E])  # a homonym on page 2 is no match
+    # a match on page 2 of the restrictive list (read to page_suivante: null) beats everything
+    matched = {**base, "/mesures-restrictives/2": {**base["/mesures-restrictives/2"], "entrees": [
+        {"nom": "Oyelaran", "prenoms": "Ysolde", "date_naissance": "1970-01-02"}]}}
+    assert _results(world, matched) == ("non_conforme", [E, E, E, F])
+    # an absent entity: nothing is known of it
+    assert _results(world, {k: v for k, v in base.items() if not k.startswith("/entites/")}) == \
+        ("indeterminable", [N, N, N, N])
+    # a second attestation in force after a lapsed first one: "établi dès qu'une attestation le satisfait"
+    lapsed = {**base["/attestations/ATT-9001"], "date_emission": "2025-01-01", "date_fin_validite": "2025-12-31"}
+    second = {**base["/attestations/ATT-9001"]}
+    two = {**base, "/attestations/ATT-9001": lapsed, "/attestations/ATT-9002": second,
+           "/entites/ENT-9001": {**base["/entites/ENT-9001"],
+                                 "attestations": ["/attestations/ATT-9001", "/attestations/ATT-9002"]}}
+    assert _results(world, two) == ("conforme", [E, E, E, E])
+    # an exclusion in force of the task's activity: C3 false; of another activity: no effect
+    for activity, expected in (("courtage-en-assurance", F), ("intermediation-en-operations-de-banque", E)):
+        excluded = {**base, "/attestations/ATT-9001": {**base["/attestations/ATT-9001"],
+                                                       "avenants": ["/avenants/AVN-9001"]},
+                    "/avenants/AVN-9001": {"existe": True, "attestation": "/attestations/ATT-9001",
+                                           "objet": "exclusion-activite", "date_effet": DAY,
+                                           "nouvelle_date_fin": None, "activite_exclue": activity}}
+        assert _results(world, excluded)[1][2] == expected, activity
+    # an avenant that designates another attestation is not in force, even listed
+    foreign = {**base, "/attestations/ATT-9001": {**lapsed, "avenants": ["/avenants/AVN-9002"]},
+               "/avenants/AVN-9002": {"existe": True, "attestation": "/attestations/ATT-9999",
+                                      "objet": "prorogation", "date_effet": "2025-12-01",
+                                      "nouvelle_date_fin": "2027-12-31", "activite_exclue": None}}
+    assert _results(world, foreign) == ("non_conforme", [E, E, F, E])
+    # a lapsed attestation that lists an absent avenant: its effect is unknown, not false
+    unknown = {**base, "/attestations/ATT-9001": {**lapsed, "avenants": ["/avenants/AVN-9003"]}}
+    assert _results(world, unknown) == ("indeterminable", [E, E, N, E])
+    # register actif, list suspendu, agrément in force: the sources contradict; lapsed, it is simply false
+    listed = {"existe": True, "page_suivante": None, "entrees": [
+        {"agrement": "/agrements/AGR-9001", "entite": "/entites/ENT-9001", "statut": "suspendu"}]}
+    assert _results(world, {**base, "/listes/agrees/courtage-en-assurance/1": listed})[1][1] == N
+    old = {**base["/agrements/AGR-9001"], "date_fin_validite": "2026-10-14"}
+    assert _results(world, {**base, "/listes/agrees/courtage-en-assurance/1": listed,
+                            "/agrements/AGR-9001": old})[1][1] == F
+    # a page of the restrictive list that cannot be read: no match is established, nor its absence
+    gap = {k: v for k, v in base.items() if k != "/mesures-restrictives/2"}
+    assert _results(world, gap) == ("indeterminable", [E, E, E, N])

@@ -478,8 +478,9 @@ def critere_c4(walk: Walk, ref: Referentiel, task: Task) -> Outcome:
         declared.extend((path, n, e) for n, e in enumerate(doc.get("entrees") or []))
         path, cited_by = walk.field(out, path, "page_suivante"), (path, "/page_suivante")
     keys = ref.rapprochement  # ["nom", "prenoms", "date_naissance"]
-    listed = [(lp, n, e) for lp, doc in walk.pages(ref.liste_mesures)
-              for n, e in enumerate(doc.get("entrees") or [])]
+    list_pages = list(walk.pages(ref.liste_mesures))
+    unread = [lp for lp, doc in list_pages if doc.get("existe") is not True]  # "se lit en entier": it cannot
+    listed = [(lp, n, e) for lp, doc in list_pages for n, e in enumerate(doc.get("entrees") or [])]
     matched, homonyms = [], []
     for bp, bn, b in declared:
         for name in keys:
@@ -498,8 +499,9 @@ def critere_c4(walk: Walk, ref: Referentiel, task: Task) -> Outcome:
             out.term(bp, pointer("entrees", bn, name))
             out.term(lp, pointer("entrees", ln, name))
     if out.result != FAUX:
-        if not isinstance(first, str) or missing or incomplete:
-            out.result = NE
+        if not isinstance(first, str) or missing or incomplete or unread:
+            out.result = NE  # an unreadable page of the list: /referentiel is silent, no match is established
+            reasons += [f"{lp}: page de la liste absente" for lp in unread]
         for page in incomplete:
             out.term(page, "/statut_declaration")
             reasons.append(f"{page}: déclaration non complète")
