@@ -38,6 +38,7 @@ from generator.season.evaluator import (
     evaluate,
 )
 from generator.season.graph import Graph, concerns_entity, probant_facts, task_graph
+from generator.season.independent import EXCEPTIONS, INDEPENDENT
 from generator.season.model import Season
 from generator.season.reader import CorpusReader, Fact, is_probant, resolve_pointer
 
@@ -167,6 +168,7 @@ HONEST: dict[str, Builder] = {
     "liens-d-abord": links_first,
     "termes-d-abord": terms_first,
     "ressources-propres-d-abord": own_first,
+    **INDEPENDENT,  # written from the served /referentiel alone, before the key (independent.py)
 }
 
 
@@ -350,10 +352,12 @@ def _run(root: Path, season: Season, report: SeasonReport, reader: CorpusReader)
                                                                          "indeterminable")), default=0)
     for name, build in HONEST.items():
         row = Row(name, "honnête", _score(root, _submissions(root, honest, build)))
-        if row.report["reussite"] != len(honest) or row.report["overclaim"]["non_etayees"]:
+        excused = EXCEPTIONS.get(name, {})  # tasks a cited season defect lets it fail (independent.py)
+        failing = [t for t in row.report["taches"] if not t["reussie"] and t["tache"] not in excused]
+        if failing or row.report["overclaim"]["non_etayees"]:
             row.problems += [f"{t['tache']}: {t['statut']}, verdict_exact {t['verdict_exact']}, fondé {t['fonde']}"
                              f", missing {[(f['ressource'], f['champ']) for f in t['faits_manquants']]}"
-                             for t in row.report["taches"] if not t["reussie"]] or ["overclaim is not 0"]
+                             for t in failing] or ["overclaim is not 0"]
         rows.append(row)
     for strategy in ALL_SHORTCUTS:
         contexts = _contexts(report, reader, strategy)
