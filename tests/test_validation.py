@@ -102,7 +102,7 @@ CASES = [
          [write(E3, NEW_ENTITY.replace("agrements: []", "agrements: [/agrements/AGR-0002, !!binary eA==]"))],
          f"corpus_src/entites/ENT-0003.yaml:7:36: entite.agrements[1]: explicit tag '!!binary' is not allowed: "
          f"{TAG_HINT}"),
-    case("yaml-merge-key", [write(E3, "defaut: &d {statut: active}\nentite:\n  <<: *d\n  id: ENT-0003\n")],
+    case("yaml-merge-key", [write(E3, "defaut: {statut: active}\nentite:\n  <<: d\n  id: ENT-0003\n")],
          "corpus_src/entites/ENT-0003.yaml:3:3: entite.<<: merge keys ('<<') are not allowed: write each field "
          "out"),
     case("yaml-non-string-key", [write(E3, "entite:\n  ? [id]\n  : ENT-0003\n")],
