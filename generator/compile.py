@@ -12,8 +12,9 @@ from typing import Any
 
 from generator import resource_types as col
 from generator.schemas import served_fields
+from generator.source_paths import page_paths, record_path
 from generator.sources import Record, Sources
-from generator.validate import Index, page_paths, record_path
+from generator.validate import Index
 
 ABSENT_MESSAGE = "Aucune ressource de cette collection ne porte ce chemin dans le corpus."
 

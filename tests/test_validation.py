@@ -406,9 +406,7 @@ CASES = [
          f"page 1: {GAP}"),
     case("pagination-bad-number", [replace(E1, "    - page: 2\n", "    - page: deux\n")],
          "corpus_src/entites/ENT-0001.yaml:50:7: beneficiaires.pages[1].page: 'deux' does not match "
-         "'^[1-9][0-9]{0,2}$'",
-         "corpus_src/entites/ENT-0001.yaml:50:7: beneficiaires.pages[1].page: expected page 2 here, found page "
-         f"deux: {GAP}"),
+         "'^[1-9][0-9]{0,2}$'"),  # and only that: no second, indirect "expected page 2 here" message
     case("pages-defined-in-two-files",
          [rename(LC, "listes/agrees/courtage.yaml"),
           write(LC, "activite: courtage-en-assurance\npages:\n  - page: 1\n    entrees: []\n")],
@@ -486,9 +484,10 @@ def test_every_error_is_located(tmp_path: Path) -> None:
 
 def test_unreadable_source_is_reported(tmp_path: Path) -> None:
     src = copy_fixture(tmp_path)
-    (src / E3).mkdir()  # a folder where a file is expected: reading it fails with an OS error
+    (src / MR).unlink()
+    (src / MR).mkdir()  # a folder where a file is expected: refused before any read
     lines = problem_lines(src)
-    assert lines == ["corpus_src/entites/ENT-0003.yaml: cannot read: Is a directory"]
+    assert lines == [UNREADABLE_EXAMPLE]
 
 
 def test_uncited_absent_is_only_a_warning(tmp_path: Path) -> None:
@@ -567,7 +566,8 @@ def test_seeded_errors_cover_every_rule() -> None:
 # --- the README's examples are real ---------------------------------------------------------------------------
 
 README = Path(__file__).resolve().parent.parent / "docs" / "authoring.md"
-UNREADABLE_EXAMPLE = "corpus_src/entites/ENT-0003.yaml: cannot read: Is a directory"  # test above
+UNREADABLE_EXAMPLE = ("corpus_src/listes/mesures-restrictives.yaml: cannot read: not a regular file (a folder, "
+                      "FIFO, socket or device): remove it")  # test above
 
 
 def readme_examples() -> list[str]:
