@@ -29,6 +29,7 @@ _REFUSED = ("\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\
             "\ufeff\ufffe\uffff")
 _RAW = re.compile(f"[{_REFUSED}]|\r(?!\n)")
 _VALUE = re.compile(f"[{_REFUSED}\r\ud800-\udfff]")
+_ESCAPE = re.compile(f"[{_REFUSED}\r\n\ud800-\udfff]")
 _NAMES = {"\t": "TAB", "\r": "CARRIAGE RETURN", "\n": "LINE FEED", "\x00": "NUL", "\x85": "NEXT LINE (NEL)",
           "\x7f": "DELETE"}
 
@@ -45,6 +46,11 @@ def cut(value: object, limit: int = SHOWN_CHARACTERS) -> str:
         return f"{value[:limit]!r}… ({len(value)} characters)"
     shown = repr(value)
     return shown if len(shown) <= limit + 2 else f"{shown[:limit]}… ({len(shown)} characters)"
+
+
+def escaped(text: str) -> str:
+    """``text`` with every refused character (and the line feed) escaped, so a message stays one line."""
+    return _ESCAPE.sub(lambda found: repr(found.group())[1:-1], text)
 
 
 def line_column(text: str, index: int) -> tuple[int, int]:

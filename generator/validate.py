@@ -313,7 +313,9 @@ class Validator:
         listed = self._listed_by(owner_kind, owner_list)
         for record in self.sources.of(kind):
             path, owner = record_path(record), record.data.get(link)
-            if path is None or self.index.records.get(path) is not record or not isinstance(owner, str) or not self.index.defines(owner) \
+            if path is None or self.index.records.get(path) is not record:
+                continue  # a record without a usable id: the id check said so
+            if not isinstance(owner, str) or not self.index.defines(owner) \
                     or not _ID_COLLECTION[owner_kind].matches(owner):  # a wrong-collection link: _cite said so
                 continue
             owners = listed.get(path, [])

@@ -36,6 +36,7 @@ from generator.text_policy import (
     bad_key,
     bad_text,
     decode_source,
+    escaped,
     is_nfc,
     raw_problem,
 )
@@ -141,7 +142,7 @@ class _Builder:
             raise self.fail(event, "merge keys ('<<') are not allowed: write each field out", self._join(key))
         found = bad_key(key)
         if found:
-            raise self.fail(event, found, self._join(_cut(key)))
+            raise self.fail(event, found, self._join(escaped(_cut(key))))
         if self.check_nfc and not is_nfc(key):
             composed = unicodedata.normalize("NFC", key)
             twin = frame.marks.get(composed)

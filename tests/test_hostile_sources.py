@@ -18,10 +18,13 @@ from pathlib import Path
 
 import pytest
 from corpusfix import Edit, apply, copy_fixture, problem_lines, replace, write
+from season_fixtures import KEY, TASKS, World, edit, edit_in_block, load_problem_lines, make_world, position
+from season_fixtures import problem_lines as problem_lines_season
 
 from generator.errors import CorpusError, Severity
 from generator.pipeline import build, check
 from generator.resource_types import DEFAULT_BASE_URL
+from generator.season.model import MAX_COUNT_DIGITS
 from generator.text_policy import MAX_DEPTH, MAX_FILE_BYTES
 
 E1 = "entites/ENT-0001.yaml"
@@ -85,7 +88,7 @@ CASES = [
          "corpus_src/entites/ENT-0002.yaml:16:5: agrements[0].date_debut: '2021-01-04\\n' does not match "
          "'^[0-9]{4}-[0-9]{2}-[0-9]{2}$' (a line feed is not allowed here)"),
     case("systeme-key-newline", [replace(SY, '"400": {', '"499\\n": {erreur: x, message: y}\n"400": {')],
-         "corpus_src/systeme.yaml:1:1: 499\n: character U+000A LINE FEED ('\\n') is not allowed in a key"),
+         "corpus_src/systeme.yaml:1:1: 499\\n: character U+000A LINE FEED ('\\n') is not allowed in a key"),
     case("id-escaped-newline", [replace(E2, "  - id: AGR-0002\n", '  - id: "AGR-0002\\n"\n')],
          "corpus_src/entites/ENT-0002.yaml:7:15: entite.agrements[0]: /agrements/AGR-0002 does not exist and is "
          "not declared absent (add it to corpus_src/absents.yaml if the reference is deliberate)",
@@ -264,3 +267,39 @@ def test_no_case_is_a_no_op(tmp_path: Path) -> None:
     assert problem_lines(copy_fixture(tmp_path)) == []
     assert all(c.expected for c in CASES)
 
+
+
+# --- season sources: the same loader, the same whole-string rules ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return make_world(tmp_path_factory.mktemp("hostile-season"))
+
+
+QUOTED = '"conf-01\\n"'  # as written in the YAML: a double-quoted key with an escaped line feed
+
+
+def test_key_task_id_with_a_newline_is_refused(world: World, tmp_path: Path) -> None:
+    """``"conf-01\\n"`` would reach season/cle.json, the file the freeze commits to."""
+    key = edit(world.key_text(), "\n  conf-01:\n", f"\n  {QUOTED}:\n")
+    lines = load_problem_lines(world, tmp_path, key=key)
+    assert lines == [f"{KEY}:{position(key, QUOTED)}: taches.conf-01\\n: character U+000A LINE FEED ('\\n') "
+                     "is not allowed in a key"]
+
+
+def test_count_of_5001_digits_is_a_message(world: World, tmp_path: Path) -> None:
+    digits = "9" * 5001
+    tasks = edit_in_block(world.tasks_text(), "  - id: conf-01\n", 'minimum: "2"', f'minimum: "{digits}"')
+    lines = load_problem_lines(world, tmp_path, tasks=tasks)
+    assert lines == [f"{TASKS}:{position(tasks, 'minimum')}: taches[0].assertions.minimum: '{'9' * 60}'… "
+                     f"(5001 characters) is not a count of at most {MAX_COUNT_DIGITS} digits"]
+
+
+def test_task_naming_a_missing_entity_is_reported_once(world: World, tmp_path: Path) -> None:
+    tasks = edit_in_block(world.tasks_text(), "  - id: conf-01\n", "entite: /entites/ENT-4102",
+                          "entite: /entites/ENT-9999")
+    lines = problem_lines_season(world, tmp_path, tasks=tasks)
+    about = [line for line in lines if "conf-01" in line]
+    assert about == [f"{TASKS}:{position(tasks, 'id: conf-01')}: conf-01: entite /entites/ENT-9999 is not in "
+                     "the built corpus (existe: false): fix the task or add the entity; the task's other checks "
+                     "are skipped"]
