@@ -40,7 +40,14 @@ class Problem:
         return f"{prefix}{self.location}:{where} {self.message}"
 
 
-class CorpusError(Exception):
+class GeneratorError(Exception):
+    """Base of every error the project raises on purpose: the CLI prints its message and exits 1.
+
+    Anything else reaching the CLI is a bug, and keeps its traceback.
+    """
+
+
+class CorpusError(GeneratorError):
     """Raised when the sources cannot be compiled; carries every problem found, sorted by place."""
 
     def __init__(self, problems: list[Problem]) -> None:
@@ -48,5 +55,22 @@ class CorpusError(Exception):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
-class FrozenMismatch(Exception):
+class FrozenMismatch(GeneratorError):
     """Raised when a build would change a byte of a frozen season."""
+
+
+class FreezeRecordError(GeneratorError):
+    """``freeze/record.json`` or the salt file cannot be used (not JSON, a key missing, a wrong type)."""
+
+
+class ManifestError(GeneratorError):
+    """``manifest/`` is missing, unreadable, malformed, or disagrees with ``build/``."""
+
+
+class TreeWriteError(GeneratorError):
+    """Writing a tree failed (disk full, read-only file system, permissions); nothing was swapped in."""
+
+
+class BuildLocked(GeneratorError):
+    """Another build holds the lock and the caller asked not to wait."""
+

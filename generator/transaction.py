@@ -1,0 +1,408 @@
+"""A build is one transaction: the served trees (``build/`` + ``manifest/``, or ``season/``) change together
+or not at all, for a reader at any instant and after a kill at any point.
+
+Why real directories and not a ``current`` symlink: git tracks ``build/`` and ``manifest/`` as folders of
+files, nginx's ``root`` points into them and the tests compare them with a fresh build; a symlink would
+commit a link instead of the bytes. POSIX cannot rename two directories in one step, so the pair is made
+atomic by two locks and a journal, all under the repository root and ignored by git:
+
+``.corpus.lock``
+    The builders' lock (``flock``, exclusive, held from before the sources are read until the swap is
+    done): a second build waits for the first (or refuses, with ``wait=False``). It holds the pid of
+    the holder, for the message. Whoever holds it may remove any leftover: no other build is running.
+the root directory itself
+    The swap lock (``flock`` on the folder): the builder holds it exclusively only while it renames,
+    a few microseconds; a reader that needs a consistent pair holds it shared (:func:`reading`, or
+    ``flock -s ROOT command`` from a shell). Under it a reader sees the whole old pair or the whole new
+    one, never a mixture: every rename of a swap happens inside one exclusive hold.
+``.corpus-txn/``
+    ``stage/<tree>`` (the new trees, written whole before anything moves), ``old/<tree>`` (the previous
+    trees, during the swap) and ``journal.json`` (written atomically by rename: ``staging``, then
+    ``swapping`` before the first rename, ``committed`` after the last one). A process killed at any
+    point leaves a journal that says what to do: before ``committed`` the previous trees are put back
+    (roll back), from ``committed`` on only the leftovers go. The next build, or the next reader that
+    finds a swap cut short, does it and says so.
+
+Files are written 0644 and folders 0755 whatever the umask, so that nginx workers can read them.
+A crash of the machine itself is out of scope: nothing is fsynced (it would cost a sync per file).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from generator.errors import BuildLocked, GeneratorError, TreeWriteError
+
+LOCK_FILE = ".corpus.lock"
+TXN_DIR = ".corpus-txn"
+JOURNAL_FILE = "journal.json"
+JOURNAL_FORMAT = "corpus-transaction/1"
+FILE_MODE = 0o644
+DIR_MODE = 0o755
+LEGACY_PREFIXES = (".build-stage-", ".build-old-")  # leftovers of the builds before transactions
+
+STAGING, SWAPPING, COMMITTED = "staging", "swapping", "committed"
+
+Say = Callable[[str], None]
+
+
+def stderr_notice(message: str) -> None:
+    print(f"corpus: {message}", file=sys.stderr)
+
+
+class TransactionError(GeneratorError):
+    """The transaction folder cannot be understood or repaired; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Journal:
+    """What a transaction was doing, so that whoever finds it after a kill can finish or undo it."""
+
+    pid: int
+    trees: tuple[str, ...]
+    existed: tuple[str, ...]  # trees that stood before: they are moved aside, and put back on roll back
+    state: str
+
+    def to_bytes(self) -> bytes:
+        return (json.dumps({"format": JOURNAL_FORMAT, "pid": self.pid, "trees": list(self.trees),
+                            "existed": list(self.existed), "state": self.state}, indent=2) + "\n").encode()
+
+    @classmethod
+    def read(cls, root: Path) -> Journal | None:
+        path = root / TXN_DIR / JOURNAL_FILE
+        try:
+            data = json.loads(path.read_bytes())
+            journal = cls(int(data["pid"]), tuple(data["trees"]), tuple(data["existed"]), data["state"])
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise TransactionError(f"{path}: unreadable journal ({exc}); check build/ and manifest/ by hand, "
+                                   f"then remove {TXN_DIR}/") from None
+        if data.get("format") != JOURNAL_FORMAT or journal.state not in (STAGING, SWAPPING, COMMITTED):
+            raise TransactionError(f"{path}: not a {JOURNAL_FORMAT} journal; check build/ and manifest/ by "
+                                   f"hand, then remove {TXN_DIR}/")
+        return journal
+
+    def write(self, root: Path) -> None:
+        """Replace the journal in one rename: a reader finds the previous state or this one, whole."""
+        path = root / TXN_DIR / JOURNAL_FILE
+        temporary = path.with_name(JOURNAL_FILE + ".new")
+        write_file(temporary, self.to_bytes(), exclusive=False)
+        os.replace(temporary, path)
+
+
+# --------------------------------------------------------------------------------------- modes and writes
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it: put it straight back
+    os.umask(mask)
+    return mask
+
+
+def make_dir(path: str | Path) -> None:
+    """``mkdir`` with mode 0755 whatever the umask (one extra ``chmod`` only when the umask would cut it)."""
+    os.mkdir(path, DIR_MODE)
+    if _umask() & DIR_MODE:
+        os.chmod(path, DIR_MODE)
+
+
+_CREATE = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+def write_file(path: str | Path, data: bytes, *, exclusive: bool = True, fix_mode: bool | None = None) -> None:
+    """Write ``data`` to a new file of mode 0644 whatever the umask; a short write is retried, never kept."""
+    flags = _CREATE | (os.O_EXCL if exclusive else os.O_TRUNC)
+    fd = os.open(path, flags, FILE_MODE)
+    try:
+        if fix_mode if fix_mode is not None else _umask() & FILE_MODE:
+            os.fchmod(fd, FILE_MODE)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as exc:  # os.write's error names no file: name it, the message needs it
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
+    finally:
+        os.close(fd)
+
+
+def write_tree(target: Path, files: dict[str, bytes]) -> None:
+    """Create ``target`` and every ``{relative path: bytes}`` under it (new files only, modes fixed).
+
+    Plain strings and os-level calls: at 100,000 files, pathlib objects and buffered file objects cost
+    about as much as the system calls themselves.
+    """
+    fix_mode = bool(_umask() & FILE_MODE)
+    base = os.fspath(target)
+    make_dir(base)
+    made = {""}
+    for relative, data in files.items():
+        folder = relative.rpartition("/")[0]
+        if folder not in made:
+            parts = folder.split("/")
+            for depth in range(1, len(parts) + 1):
+                sub = "/".join(parts[:depth])
+                if sub not in made:
+                    if not os.path.isdir(os.path.join(base, sub)):
+                        make_dir(os.path.join(base, sub))
+                    made.add(sub)
+        write_file(os.path.join(base, relative), data, fix_mode=fix_mode)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _trees_text(trees: tuple[str, ...] | list[str]) -> str:
+    return " and ".join(t + "/" for t in trees)
+
+
+def write_error(exc: OSError, root: Path, trees: tuple[str, ...] | list[str]) -> TreeWriteError:
+    """One line naming the file (relative to the root) and the reason; the trees were not touched."""
+    where = os.fspath(exc.filename) if exc.filename else os.fspath(root)
+    if os.path.isabs(where) and where.startswith(os.fspath(root) + os.sep):
+        where = os.path.relpath(where, root)
+    reason = exc.strerror or str(exc)
+    return TreeWriteError(f"{where}: cannot write: {reason}; {_trees_text(trees)} left unchanged")
+
+
+# ------------------------------------------------------------------------------------------------- locks
+
+@contextmanager
+def _flock(fd: int, operation: int) -> Iterator[None]:
+    try:
+        fcntl.flock(fd, operation)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _swap_lock(root: Path, operation: int) -> AbstractContextManager[None]:
+    """``flock`` on the root folder itself: present in every checkout, even a read-only one."""
+    return _flock(os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)), operation)
+
+
+@contextmanager
+def builder_lock(root: Path, *, wait: bool = True, say: Say = stderr_notice) -> Iterator[None]:
+    """Hold ``ROOT/.corpus.lock`` exclusively: one build, season build or freeze at a time."""
+    path = root / LOCK_FILE
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
+    except OSError as exc:
+        raise TreeWriteError(f"{path}: cannot create the build lock: {exc.strerror}; nothing was "
+                             "changed") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            if not wait:
+                raise BuildLocked(f"another build (pid {holder}) holds {path}; nothing was changed (try again "
+                                  "when it ends, or without --no-wait to wait for it)") from None
+            say(f"waiting for another build (pid {holder}, holding {LOCK_FILE}) to finish")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+# -------------------------------------------------------------------------------------- undo and recovery
+
+def _roll_back(root: Path, journal: Journal) -> None:
+    """Put the previous trees back; safe to run again if killed half-way (every step is a rename)."""
+    txn = root / TXN_DIR
+    undone = txn / "undone"
+    for name in reversed(journal.trees):
+        current, aside, staged = root / name, txn / "old" / name, txn / "stage" / name
+        if aside.exists():  # the previous tree was moved aside: whatever stands in its place is the new one
+            if current.exists():
+                undone.mkdir(exist_ok=True)
+                os.rename(current, undone / name)
+            os.rename(aside, current)
+        elif name not in journal.existed and current.exists() and not staged.exists():
+            undone.mkdir(exist_ok=True)  # a first build: the new tree came in where nothing stood
+            os.rename(current, undone / name)
+
+
+def _recover_legacy(root: Path, say: Say) -> None:
+    """Leftovers of the builds before transactions: ``.build-old-PID/`` (previous trees) and stages.
+
+    That swap moved each tree aside, then moved its staged tree in, one tree after the other; a staged
+    tree still present means the swap was cut short: every tree set aside goes back. Otherwise only a
+    tree found missing goes back.
+    """
+    for old in sorted(root.glob(".build-old-*")):
+        stage = root / (".build-stage-" + old.name.removeprefix(".build-old-"))
+        cut_short = stage.is_dir() and any(p.is_dir() for p in stage.iterdir())
+        for aside in sorted(p for p in old.iterdir() if p.is_dir()):
+            current = root / aside.name
+            if cut_short or not current.exists():
+                _remove(current)
+                os.rename(aside, current)
+                say(f"restored {aside.name}/ from {old.name}/, left by a build killed during its swap")
+        shutil.rmtree(old)
+        say(f"removed {old.name}/, left by a killed build")
+    for stage in sorted(root.glob(".build-stage-*")):
+        shutil.rmtree(stage)
+        say(f"removed {stage.name}/, left by a killed build")
+
+
+def _finish_interrupted(root: Path, say: Say, *, leftovers: bool) -> None:
+    """Under the exclusive swap lock: roll back or confirm what a killed transaction left.
+
+    ``leftovers``: also delete the transaction folder; only a holder of the builder lock may, since
+    otherwise it could be a live build's stage.
+    """
+    txn = root / TXN_DIR
+    journal = Journal.read(root)
+    if journal is not None and journal.state == SWAPPING:
+        _roll_back(root, journal)
+        (txn / JOURNAL_FILE).unlink()
+        say(f"a build (pid {journal.pid}) was killed during its swap: restored the previous "
+            f"{_trees_text(journal.trees)}")
+    elif journal is not None and journal.state == COMMITTED and leftovers:
+        say(f"a build (pid {journal.pid}) was killed after its swap: its "
+            f"{_trees_text(journal.trees)} stand; removing its leftovers")
+    elif journal is not None and leftovers:
+        say(f"a build (pid {journal.pid}) was killed before its swap: nothing had changed; removing its stage")
+    if leftovers:
+        if txn.exists():
+            if journal is None:
+                say(f"removing {TXN_DIR}/, left by a killed build")
+            shutil.rmtree(txn)
+        _recover_legacy(root, say)
+
+
+def recover(root: Path, say: Say = stderr_notice) -> None:
+    """What a builder runs first, holding the builder lock: repair or remove every leftover, saying so."""
+    if not root.is_dir():
+        return
+    with _swap_lock(root, fcntl.LOCK_EX):
+        _finish_interrupted(root, say, leftovers=True)
+
+
+@contextmanager
+def reading(root: Path, say: Say = stderr_notice) -> Iterator[None]:
+    """Hold the shared swap lock while reading several files of the served trees: they come from one build.
+
+    A swap cut short by a kill is rolled back first (which needs write access to the root).
+    """
+    if not root.is_dir():  # nothing to read; the caller's own error names what is missing
+        yield
+        return
+    for _ in range(2):
+        with _swap_lock(root, fcntl.LOCK_SH):
+            journal = Journal.read(root)
+            if journal is None or journal.state != SWAPPING:
+                yield
+                return
+        with _swap_lock(root, fcntl.LOCK_EX):
+            try:
+                _finish_interrupted(root, say, leftovers=False)
+            except OSError as exc:
+                raise TransactionError(f"{root / TXN_DIR}: a build was killed during its swap and it cannot be "
+                                       f"undone from here ({exc.strerror}); run 'corpus build'") from None
+    raise TransactionError(f"{root / TXN_DIR}: builds keep being killed during their swap")
+
+
+# ---------------------------------------------------------------------------------------------- transaction
+
+class Transaction:
+    """``with Transaction(root) as txn: ... txn.commit(trees)``: lock, recover, then stage and swap.
+
+    Everything done inside the ``with`` (reading the sources, the freeze guard) happens under the
+    builder lock, so builds run one after the other, each on the sources as they are when it starts.
+    """
+
+    def __init__(self, root: Path, *, wait: bool = True, say: Say = stderr_notice) -> None:
+        self.root, self.wait, self.say = root, wait, say
+        self._lock: AbstractContextManager[None] | None = None
+
+    def __enter__(self) -> Transaction:
+        self._lock = builder_lock(self.root, wait=self.wait, say=self.say)
+        self._lock.__enter__()
+        try:
+            recover(self.root, self.say)
+        except OSError as exc:
+            self._lock.__exit__(None, None, None)
+            raise TransactionError(f"cannot clean up after a killed build: {exc}") from None
+        except BaseException:
+            self._lock.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        assert self._lock is not None
+        self._lock.__exit__(*exc_info)
+
+    def commit(self, trees: dict[str, dict[str, bytes]]) -> None:
+        """Write every ``{tree: {relative file: bytes}}`` aside, then swap all of them in at once."""
+        root, txn = self.root, self.root / TXN_DIR
+        names = list(trees)
+        journal = Journal(os.getpid(), tuple(names), tuple(n for n in names if (root / n).exists()), STAGING)
+        try:
+            make_dir(txn)
+            journal.write(root)
+            make_dir(txn / "stage")
+            for name, files in trees.items():
+                write_tree(txn / "stage" / name, files)
+        except OSError as exc:
+            self._discard(txn)
+            raise write_error(exc, root, names) from None
+        except BaseException:
+            self._discard(txn)
+            raise
+        try:
+            with _swap_lock(root, fcntl.LOCK_EX):
+                self._swap(journal)
+        except OSError as exc:
+            raise TreeWriteError(f"{write_error(exc, root, names)} (the swap failed, rolled back)") from None
+        try:
+            shutil.rmtree(txn)
+        except OSError as exc:  # the new trees stand; a leftover is removed by the next build
+            self.say(f"could not remove {TXN_DIR}/ ({exc.strerror}); the next build will")
+
+    def _swap(self, journal: Journal) -> None:
+        root, txn = self.root, self.root / TXN_DIR
+        swapping = replace(journal, state=SWAPPING)
+        try:
+            make_dir(txn / "old")
+            swapping.write(root)
+            for name in journal.trees:
+                if name in journal.existed:
+                    os.rename(root / name, txn / "old" / name)
+                os.rename(txn / "stage" / name, root / name)
+            replace(journal, state=COMMITTED).write(root)
+        except BaseException:
+            if Journal.read(root) == swapping:
+                _roll_back(root, swapping)
+            self._discard(txn)
+            raise
+
+    def _discard(self, txn: Path) -> None:
+        try:
+            shutil.rmtree(txn)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            self.say(f"could not remove {TXN_DIR}/ ({exc.strerror}); the next build will")
+
+
+def commit_trees(root: Path, trees: dict[str, dict[str, bytes]], *, wait: bool = True,
+                 say: Say = stderr_notice) -> None:
+    """One transaction that only writes ``trees`` (for callers with nothing to guard under the lock)."""
+    with Transaction(root, wait=wait, say=say) as txn:
+        txn.commit(trees)

@@ -1,0 +1,298 @@
+"""A build is one transaction: killed at any step, run twice at once, or read while it swaps, the served
+trees are always one whole build; leftovers are repaired by the next run, which says so.
+
+Kills are real SIGKILLs, placed by a Python audit hook (``sys.addaudithook``) on every file-system event
+the process raises (mkdir, open for writing, rename, remove, rmtree...): the hook is independent of the
+code under test, so no step can be forgotten by it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from corpusfix import copy_fixture
+
+from generator import transaction
+from generator.manifest import Manifest
+
+ROOT = Path(__file__).resolve().parent.parent
+TREES = ("build", "manifest")
+MUTATIONS = ("os.mkdir", "os.rename", "os.remove", "os.rmdir", "shutil.rmtree", "os.chmod")
+
+
+def synthetic_pair(tag: str) -> dict[str, dict[str, bytes]]:
+    """A small build and its manifest, every byte depending on ``tag`` (so two pairs differ everywhere)."""
+    build = {(f"{folder}/" if folder else "") + f"{tag}-{n}.json": f'{{"tag": "{tag}", "n": {n}}}\n'.encode()
+             for folder in ("", "a", "a/b") for n in range(2)}
+    listing = json.dumps({p: hashlib.sha256(d).hexdigest() for p, d in sorted(build.items())}, indent=1)
+    return {"build": build, "manifest": {"manifest.json": listing.encode(),
+                                         "manifest.sha256": hashlib.sha256(listing.encode()).hexdigest().encode()}}
+
+
+def flat(trees: dict[str, dict[str, bytes]]) -> dict[str, bytes]:
+    return {f"{name}/{rel}": data for name, files in trees.items() for rel, data in files.items()}
+
+
+def snapshot(root: Path, names: tuple[str, ...] = TREES) -> dict[str, bytes]:
+    files = {}
+    for name in names:
+        for path in sorted((root / name).rglob("*")):
+            if path.is_file():
+                files[path.relative_to(root).as_posix()] = path.read_bytes()
+    return files
+
+
+def leftovers(root: Path) -> list[str]:
+    return sorted(p.name for p in root.iterdir() if p.name.startswith((".corpus-txn", ".build-")))
+
+
+def quiet(_: str) -> None:
+    pass
+
+
+def killed_at(k: int, action: Callable[[], None]) -> bool:
+    """Run ``action`` in a forked child that SIGKILLs itself at its k-th file-system mutation.
+
+    Returns True if the child was killed, False if the action finished first (k is past its last step).
+    """
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        try:
+            count = [0]
+
+            def hook(event: str, args: tuple) -> None:
+                writing = event == "open" and isinstance(args[2], int) and args[2] & (os.O_WRONLY | os.O_RDWR)
+                if event in MUTATIONS or writing:
+                    count[0] += 1
+                    if count[0] == k:
+                        os.kill(os.getpid(), signal.SIGKILL)
+
+            sys.addaudithook(hook)
+            action()
+            os._exit(0)
+        except BaseException:
+            os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        assert os.WTERMSIG(status) == signal.SIGKILL
+        return True
+    assert os.WEXITSTATUS(status) == 0, "the action failed without being killed"
+    return False
+
+
+# --- killed at every step ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("first_build", [False, True], ids=["over-a-previous-build", "first-build"])
+def test_a_build_killed_at_any_step_leaves_one_whole_build(tmp_path: Path, first_build: bool) -> None:
+    old, new, third = synthetic_pair("old"), synthetic_pair("new"), synthetic_pair("third")
+    steps = 0
+    for k in range(1, 500):
+        root = tmp_path / f"k{k}"
+        root.mkdir()
+        if not first_build:
+            transaction.commit_trees(root, old, say=quiet)
+        before = snapshot(root)
+        if not killed_at(k, lambda root=root: transaction.commit_trees(root, new, say=quiet)):
+            assert snapshot(root) == flat(new) and leftovers(root) == []
+            break
+        steps += 1
+        notes: list[str] = []
+        with transaction.reading(root, say=notes.append):  # what any reader sees right after the kill
+            seen = snapshot(root)
+        assert seen in (before, flat(new)), f"killed at step {k}: a mixture of two builds is visible"
+        # the next build repairs or removes whatever was left, says so, and writes its own trees
+        transaction.commit_trees(root, third, say=notes.append)
+        assert snapshot(root) == flat(third), f"killed at step {k}"
+        assert leftovers(root) == [], f"killed at step {k}"
+        if k > 3:  # past the lock file: a stage or a journal was left, and someone said what became of it
+            assert notes, f"killed at step {k}: leftovers handled without a word"
+    assert steps > 20, "the hook did not see the steps of a transaction"
+
+
+def test_a_recovery_killed_at_any_step_can_be_run_again(tmp_path: Path) -> None:
+    """Cut a swap short, then kill the repair itself at each of its steps: the next run still repairs."""
+    old, new = synthetic_pair("old"), synthetic_pair("new")
+    for k in range(1, 200):
+        root = tmp_path / f"k{k}"
+        root.mkdir()
+        transaction.commit_trees(root, old, say=quiet)
+        def swap_cut_short(root: Path = root) -> None:
+            real = os.rename
+
+            def rename(src: str, dst: str) -> None:
+                if Path(dst) == root / "manifest":
+                    os.kill(os.getpid(), signal.SIGKILL)  # build/ is new, manifest/ is set aside
+                real(src, dst)
+            os.rename = rename  # type: ignore[assignment]  (only in the forked child)
+            transaction.commit_trees(root, new, say=quiet)
+
+        assert killed_at(10_000, swap_cut_short)
+        assert not (root / "manifest").exists()  # the kill did land between the two halves of the swap
+        if not killed_at(k, lambda root=root: transaction.recover(root, say=quiet)):
+            assert snapshot(root) == flat(old)
+            break
+        with transaction.reading(root, say=quiet):
+            assert snapshot(root) == flat(old), f"recovery killed at step {k}"
+    else:
+        pytest.fail("recovery never finished")
+
+
+def test_a_killed_corpus_build_is_repaired_by_the_next_command_which_says_so(tmp_path: Path) -> None:
+    """End to end: `corpus build` SIGKILLed between moving build/ in and manifest/ in."""
+    copy_fixture(tmp_path)
+    assert corpus("build", "--root", str(tmp_path), "--base-url", "http://a.invalid").returncode == 0
+    before = snapshot(tmp_path)
+    hook = ("import os, signal, sys\n"
+            f"target = {str(tmp_path / 'manifest')!r}\n"
+            "def hook(event, args):\n"
+            "    if event == 'os.rename' and str(args[1]) == target and 'stage' in str(args[0]):\n"
+            "        os.kill(os.getpid(), signal.SIGKILL)\n"
+            "sys.addaudithook(hook)\n"
+            "from generator.cli import main\n"
+            f"main(['build', '--root', {str(tmp_path)!r}, '--base-url', 'http://b.invalid'])\n")
+    killed = subprocess.run([sys.executable, "-c", hook], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert killed.returncode == -signal.SIGKILL
+    assert not (tmp_path / "manifest").exists() and (tmp_path / "build").exists()  # cut mid-swap
+    shown = corpus("show", "/catalogue", "--root", str(tmp_path))  # a reader, before any new build
+    assert shown.returncode == 0, shown.stderr
+    assert "killed during its swap: restored the previous build/ and manifest/" in shown.stderr
+    assert "http://a.invalid" in shown.stdout and "http://b.invalid" not in shown.stdout
+    assert snapshot(tmp_path) == before
+    again = corpus("build", "--root", str(tmp_path), "--base-url", "http://b.invalid")
+    assert again.returncode == 0, again.stderr
+    assert "removing its stage" in again.stderr or ".corpus-txn" in again.stderr
+    assert leftovers(tmp_path) == []
+    manifest = Manifest.load(tmp_path)
+    assert manifest.base_url == "http://b.invalid" and manifest.check_tree(tmp_path / "build") == []
+
+
+def test_leftovers_of_the_old_swap_are_restored_and_removed(tmp_path: Path) -> None:
+    """The layout the previous code left when killed between its renames: new build/ beside the old
+    manifest/, the old build/ stranded in .build-old-PID/, the new manifest/ still in .build-stage-PID/."""
+    old, new = synthetic_pair("old"), synthetic_pair("new")
+    for name, files in old.items():
+        transaction.write_tree(tmp_path / name, files)
+    (tmp_path / ".build-old-4242").mkdir()
+    (tmp_path / "build").rename(tmp_path / ".build-old-4242" / "build")
+    transaction.write_tree(tmp_path / "build", new["build"])
+    (tmp_path / ".build-stage-4242").mkdir()
+    transaction.write_tree(tmp_path / ".build-stage-4242" / "manifest", new["manifest"])
+    (tmp_path / ".build-stage-99").mkdir()  # a build killed while staging
+    notes: list[str] = []
+    transaction.recover(tmp_path, say=notes.append)
+    assert snapshot(tmp_path) == flat(old)
+    assert leftovers(tmp_path) == []
+    text = "\n".join(notes)
+    assert "restored build/ from .build-old-4242/" in text and "removed .build-stage-99/" in text
+
+
+# --- one build at a time, and readers see whole builds -----------------------------------------------------
+
+def corpus(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "generator.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT, check=False, timeout=120, **kwargs)  # type: ignore[call-overload]
+
+
+def test_a_second_build_waits_for_the_first_or_refuses(tmp_path: Path) -> None:
+    copy_fixture(tmp_path)
+    lock = os.open(tmp_path / transaction.LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # a build in progress, as far as the others can tell
+    os.write(lock, b"31337\n")
+    try:
+        builds = [subprocess.Popen([sys.executable, "-m", "generator.cli", "build", "--root", str(tmp_path),
+                                    "--base-url", url], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+                  for url in ("http://one.invalid", "http://two.invalid")]
+        for proc in builds:
+            assert proc.stderr is not None
+            line = proc.stderr.readline()
+            assert "waiting for another build (pid 31337" in line, line
+        refused = corpus("build", "--root", str(tmp_path), "--no-wait")
+        assert refused.returncode == 1
+        assert "another build (pid 31337) holds" in refused.stderr and "Traceback" not in refused.stderr
+        assert not (tmp_path / "build").exists()  # nobody wrote while the lock was held
+    finally:
+        os.close(lock)
+    for proc in builds:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    manifest = Manifest.load(tmp_path)
+    assert manifest.base_url in ("http://one.invalid", "http://two.invalid")
+    assert manifest.check_tree(tmp_path / "build") == []
+    assert leftovers(tmp_path) == []
+
+
+def test_concurrent_builds_without_help_end_with_a_consistent_pair(tmp_path: Path) -> None:
+    copy_fixture(tmp_path)
+    builds = [subprocess.Popen([sys.executable, "-m", "generator.cli", "build", "--root", str(tmp_path),
+                                "--base-url", f"http://b{n}.invalid"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+              for n in range(3)]
+    for proc in builds:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    manifest = Manifest.load(tmp_path)
+    assert manifest.check_tree(tmp_path / "build") == []
+    assert f'"url": "{manifest.base_url}/entites/' in (tmp_path / "build" / "catalogue.json").read_text("utf-8")
+
+
+def test_a_reader_never_sees_two_builds_mixed(tmp_path: Path) -> None:
+    pairs = [synthetic_pair("a"), synthetic_pair("b")]
+    transaction.commit_trees(tmp_path, pairs[0], say=quiet)
+    expected = [flat(p) for p in pairs]
+    swaps = 40
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for n in range(swaps):
+                transaction.commit_trees(tmp_path, pairs[(n + 1) % 2], say=quiet)
+            os._exit(0)
+        except BaseException:
+            os._exit(3)
+    reads = 0
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with transaction.reading(tmp_path, say=quiet):
+            seen = snapshot(tmp_path)
+        assert seen in expected, f"read #{reads}: a mixture of two builds"
+        reads += 1
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+            break
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the writer did not finish")
+    assert reads >= 5
+
+
+# --- modes ------------------------------------------------------------------------------------------------
+
+def test_modes_do_not_depend_on_the_umask(tmp_path: Path) -> None:
+    """With umask 077, files were 0600: nginx workers (another user) could not read the build."""
+    repo = tmp_path / "repo"
+    for name in ("corpus_src", "season_src"):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cp", "-r", str(ROOT / name), str(repo / name)], check=True)
+
+    def strict_umask() -> None:
+        os.umask(0o077)
+
+    for command in ("build", "build-season"):
+        result = corpus(command, "--root", str(repo), preexec_fn=strict_umask)
+        assert result.returncode == 0, result.stderr
+    modes = {}
+    for name in ("build", "manifest", "season"):
+        for path in [repo / name, *(repo / name).rglob("*")]:
+            modes[path.relative_to(repo).as_posix()] = oct(path.stat().st_mode & 0o777)
+    assert modes and len(modes) > 20
+    wrong = {p: m for p, m in modes.items() if m != (oct(0o755) if (repo / p).is_dir() else oct(0o644))}
+    assert not wrong, wrong
