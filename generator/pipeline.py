@@ -10,7 +10,7 @@ from pathlib import Path
 
 from generator.compile import compile_documents
 from generator.errors import CorpusError, Problem, Severity
-from generator.freeze import guard_manifest
+from generator.freeze import guard_manifest, read_record
 from generator.manifest import BUILD_DIR, MANIFEST_DIR, Manifest
 from generator.output import Built, body_bytes, build_manifest, check_bodies
 from generator.resource_types import file_for
@@ -86,6 +86,7 @@ def build(src: Path, out: Path, base_url: str, *, wait: bool = True, say: Say = 
     ``wait=False``, refuses) and then compiles the sources as the first left them.
     """
     with Transaction(out, wait=wait, say=say) as transaction:
+        read_record(out)  # a corrupt freeze record stops the build before the sources are read
         result = compile_build(src, base_url)
         guard_manifest(out, result.manifest)
         transaction.commit(result.trees())

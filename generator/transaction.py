@@ -168,12 +168,9 @@ def _trees_text(trees: tuple[str, ...] | list[str]) -> str:
 
 
 def write_error(exc: OSError, root: Path, trees: tuple[str, ...] | list[str]) -> TreeWriteError:
-    """One line naming the file (relative to the root) and the reason; the trees were not touched."""
+    """One line naming the file and the reason; the served trees were not touched."""
     where = os.fspath(exc.filename) if exc.filename else os.fspath(root)
-    if os.path.isabs(where) and where.startswith(os.fspath(root) + os.sep):
-        where = os.path.relpath(where, root)
-    reason = exc.strerror or str(exc)
-    return TreeWriteError(f"{where}: cannot write: {reason}; {_trees_text(trees)} left unchanged")
+    return TreeWriteError(f"{where}: cannot write: {exc.strerror or exc}; {_trees_text(trees)} left unchanged")
 
 
 # ------------------------------------------------------------------------------------------------- locks

@@ -296,3 +296,120 @@ def test_modes_do_not_depend_on_the_umask(tmp_path: Path) -> None:
     assert modes and len(modes) > 20
     wrong = {p: m for p, m in modes.items() if m != (oct(0o755) if (repo / p).is_dir() else oct(0o644))}
     assert not wrong, wrong
+
+
+# --- write errors: one message naming the file, exit 1, the trees intact -----------------------------------
+
+RENAMED = ("Cabinet Sans-Bénéficiaires", "Cabinet Neuf")
+
+
+def built_fixture(root: Path) -> dict[str, bytes]:
+    """A project with a build, and a source edit waiting to be built: what an author has before a build."""
+    src = copy_fixture(root)
+    assert corpus("build", "--root", str(root)).returncode == 0
+    entity = src / "entites" / "ENT-0002.yaml"
+    entity.write_text(entity.read_text("utf-8").replace(*RENAMED), "utf-8")
+    return snapshot(root)
+
+
+def assert_refused_cleanly(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, lines  # one clear message
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def test_a_file_size_limit_while_staging_is_one_message(tmp_path: Path) -> None:
+    """RLIMIT_FSIZE makes write(2) fail with EFBIG half-way through the stage, as a full disk would."""
+    import resource
+
+    before = built_fixture(tmp_path)
+
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # get the error from write(), not the signal
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    result = corpus("build", "--root", str(tmp_path), preexec_fn=limited)
+    assert_refused_cleanly(result, "corpus build: ", f"{tmp_path}/.corpus-txn/stage/",
+                           "cannot write: File too large", "build/ and manifest/ left unchanged")
+    assert snapshot(tmp_path) == before and leftovers(tmp_path) == []
+
+
+def test_writing_to_a_full_device_names_the_file(tmp_path: Path) -> None:
+    with pytest.raises(OSError) as info:
+        transaction.write_file("/dev/full", b"x" * 10, exclusive=False)
+    assert info.value.filename == "/dev/full"
+    message = str(transaction.write_error(info.value, tmp_path, ["build", "manifest"]))
+    assert message == "/dev/full: cannot write: No space left on device; build/ and manifest/ left unchanged"
+
+
+def private_namespace(script: str, *args: str) -> dict:
+    """Run ``script`` as root of a private user and mount namespace: a real tmpfs or read-only mount,
+    without privileges and invisible to the rest of the machine."""
+    if subprocess.run(["unshare", "-Urm", "true"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("unprivileged user namespaces are not available (unshare -Urm)")
+    proc = subprocess.run(["unshare", "-Urm", sys.executable, "-c", script, *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=180, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+NAMESPACE_HELPERS = """
+import json, os, shutil, subprocess, sys
+from pathlib import Path
+def corpus(*args):
+    r = subprocess.run([sys.executable, "-m", "generator.cli", *args], capture_output=True, text=True)
+    return {"code": r.returncode, "err": r.stderr, "out": r.stdout}
+def snapshot(root):
+    return {p.relative_to(root).as_posix(): p.read_bytes().hex() for name in ("build", "manifest")
+            for p in sorted((root / name).rglob("*")) if p.is_file()}
+"""
+
+
+def test_a_full_disk_while_staging_is_one_message(tmp_path: Path) -> None:
+    """A real tmpfs, remounted just too small for the stage of the second build: ENOSPC."""
+    script = NAMESPACE_HELPERS + f"""
+root = Path(sys.argv[1])
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(root)], check=True)
+shutil.copytree({str(ROOT / 'tests' / 'fixtures' / 'valid' / 'corpus_src')!r}, root / "corpus_src")
+first = corpus("build", "--root", str(root))
+entity = root / "corpus_src" / "entites" / "ENT-0002.yaml"
+entity.write_text(entity.read_text("utf-8").replace(*{RENAMED!r}), "utf-8")
+before = snapshot(root)
+stat = os.statvfs(root)
+used = (stat.f_blocks - stat.f_bfree) * stat.f_frsize
+built = sum(len(bytes.fromhex(v)) // 4096 + 1 for v in before.values()) * 4096
+subprocess.run(["mount", "-o", f"remount,size={{used + built // 2}}", str(root)], check=True)
+second = corpus("build", "--root", str(root))
+left = sorted(p.name for p in root.iterdir() if p.name.startswith((".corpus-txn", ".build-")))
+print(json.dumps({{"first": first, "second": second, "same": snapshot(root) == before, "left": left}}))
+"""
+    target = tmp_path / "disk"
+    target.mkdir()
+    report = private_namespace(script, str(target))
+    assert report["first"]["code"] == 0, report["first"]["err"]
+    second = subprocess.CompletedProcess([], report["second"]["code"], "", report["second"]["err"])
+    assert_refused_cleanly(second, "cannot write: No space left on device", "build/ and manifest/ left unchanged")
+    assert report["same"] and report["left"] == []
+
+
+def test_a_read_only_tree_is_one_message_and_can_still_be_read(tmp_path: Path) -> None:
+    before = built_fixture(tmp_path)
+    subprocess.run(["cp", "-r", str(ROOT / "season_src"), str(tmp_path / "season_src")], check=True)
+    script = NAMESPACE_HELPERS + """
+root = Path(sys.argv[1])
+subprocess.run(["mount", "--bind", "-o", "ro", str(root), str(root)], check=True)
+before = snapshot(root)
+results = {c[0]: corpus(*c, "--root", str(root)) for c in (["build"], ["build-season"], ["show", "/catalogue"])}
+print(json.dumps({"results": results, "same": snapshot(root) == before}))
+"""
+    report = private_namespace(script, str(tmp_path))
+    for command in ("build", "build-season"):
+        got = report["results"][command]
+        assert_refused_cleanly(subprocess.CompletedProcess([], got["code"], "", got["err"]),
+                               f"corpus {command}: {tmp_path}/.corpus.lock: cannot create the build lock: "
+                               "Read-only file system; nothing was changed")
+    assert report["results"]["show"]["code"] == 0  # readers need no write access
+    assert report["same"] and snapshot(tmp_path) == before
