@@ -251,10 +251,7 @@ class Validator:
     def _cite(self, record: Record, container: Any, key: str | int, fieldname: str,
               target: col.Collection) -> str | None:
         """Check one reference; return the path when it names a defined resource."""
-        if isinstance(container, dict):
-            path = container.get(key)  # a missing field: the schema says so
-        else:
-            path = container[key] if isinstance(container, list) else None
+        path = container[key] if isinstance(container, dict | list) else None
         if not isinstance(path, str):
             return None
         self.index.cited.add(path)
