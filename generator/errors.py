@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 
 
 class Severity(Enum):
@@ -74,3 +75,13 @@ class TreeWriteError(GeneratorError):
 class BuildLocked(GeneratorError):
     """Another build holds the lock and the caller asked not to wait."""
 
+
+
+def read_file(path: Path, error: type[GeneratorError], missing: str) -> bytes:
+    """The bytes of ``path``; an OSError becomes ``error`` naming the file (``missing``: what to say if absent)."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{path} {missing}") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror}") from None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.errors import FreezeRecordError, FrozenMismatch, ManifestError
+from generator.errors import FreezeRecordError, FrozenMismatch, ManifestError, read_file
 from generator.hashing import sha256_hex
 from generator.manifest import MANIFEST_DIR, MANIFEST_FILE, Manifest
 from generator.transaction import builder_lock, make_dir, reading, write_file
@@ -88,13 +88,9 @@ class FreezeRecord:
 def read_record(root: Path) -> FreezeRecord | None:
     """The freeze record, or ``None`` when the season is not frozen."""
     path = root / RECORD
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    if not path.exists():
         return None
-    except OSError as exc:
-        raise FreezeRecordError(f"{path}: cannot read: {exc.strerror}") from None
-    return FreezeRecord.from_bytes(data, str(path))
+    return FreezeRecord.from_bytes(_read(path), str(path))
 
 
 def commitment(salt: bytes, key: bytes) -> str:
@@ -103,14 +99,10 @@ def commitment(salt: bytes, key: bytes) -> str:
 
 
 def read_salt(path: Path) -> bytes:
+    data = read_file(path, FreezeRecordError, "not found: give the salt file written by 'corpus freeze'")
     try:
-        text = path.read_text("ascii").strip()
-        salt = bytes.fromhex(text)
-    except FileNotFoundError:
-        raise FreezeRecordError(f"{path}: salt file not found") from None
-    except OSError as exc:
-        raise FreezeRecordError(f"{path}: cannot read the salt: {exc.strerror}") from None
-    except ValueError:
+        salt = bytes.fromhex(data.decode("ascii").strip())
+    except ValueError:  # UnicodeDecodeError included
         raise FreezeRecordError(f"{path}: does not hold a {SALT_BYTES}-byte hex salt") from None
     if len(salt) != SALT_BYTES:
         raise FreezeRecordError(f"{path}: does not hold a {SALT_BYTES}-byte hex salt")
@@ -135,12 +127,7 @@ def load_or_make_salt(path: Path, root: Path) -> bytes:
 
 
 def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise FreezeRecordError(f"{path} not found: run 'make build' first") from None
-    except OSError as exc:
-        raise FreezeRecordError(f"{path}: cannot read: {exc.strerror}") from None
+    return read_file(path, FreezeRecordError, "not found: run 'make build' first")
 
 
 def freeze(root: Path, bareme: Path, salt_file: Path) -> bytes:

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from generator.errors import ManifestError
+from generator.errors import ManifestError, read_file
 from generator.hashing import sha256_hex
 from generator.transaction import reading
 
@@ -83,12 +83,7 @@ class Entry:
     def read_checked(self, build_dir: Path) -> bytes:
         """The bytes of this entry's file under ``build_dir``, refused if missing or different."""
         path = build_dir / self.file
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise ManifestError(f"{path}: listed in the manifest but missing; run 'corpus build'") from None
-        except OSError as exc:
-            raise ManifestError(f"{path}: cannot read: {exc.strerror}") from None
+        data = read_file(path, ManifestError, "is listed in the manifest but missing; run 'corpus build'")
         return self.check_bytes(data, str(path))
 
 
@@ -131,13 +126,7 @@ class Manifest:
 
     @classmethod
     def read(cls, path: Path) -> Manifest:
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise ManifestError(f"{path} not found: run 'corpus build' first") from None
-        except OSError as exc:
-            raise ManifestError(f"{path}: cannot read: {exc.strerror}") from None
-        return cls.from_bytes(data, str(path))
+        return cls.from_bytes(read_file(path, ManifestError, "not found: run 'corpus build' first"), str(path))
 
     @classmethod
     def load(cls, root: Path) -> Manifest:
