@@ -45,6 +45,11 @@ class Index:
         return path in self.records or path in self.pages
 
 
+def _list(value: Any) -> list[Any]:
+    """``value`` if it is a list, else an empty one: the schema reports the wrong type, rules go on."""
+    return value if isinstance(value, list) else []
+
+
 def _error(record: Record, key: str | int | None, fieldname: str, message: str,
            container: Any = None, severity: Severity = Severity.ERROR) -> Problem:
     location = location_of(record.data if container is None else container, key, record.file)
@@ -69,6 +74,8 @@ def _schema_message(err: Any) -> str:
         return f"missing required field: {message.split(' ')[0]}"
     if err.validator == "oneOf" and isinstance(err.instance, str | type(None)):
         return f"{cut(err.instance)} is not valid here ({err.schema.get('description') or 'see schema'})"
+    if err.instance is True or err.instance is False or err.instance is None:  # as written: true, not True
+        return message.replace(repr(err.instance), {True: "true", False: "false", None: "null"}[err.instance], 1)
     if isinstance(err.instance, str) and len(err.instance) > 60:
         return message.replace(repr(err.instance), cut(err.instance))
     return message
@@ -251,7 +258,10 @@ class Validator:
     def _cite(self, record: Record, container: Any, key: str | int, fieldname: str,
               target: col.Collection) -> str | None:
         """Check one reference; return the path when it names a defined resource."""
-        path = container[key] if isinstance(container, dict | list) else None
+        if isinstance(container, dict):
+            path = container.get(key)  # a missing field: the schema says so
+        else:
+            path = container[key] if isinstance(container, list) else None
         if not isinstance(path, str):
             return None
         self.index.cited.add(path)
@@ -288,8 +298,8 @@ class Validator:
         for record in self.sources.of("avenants"):
             self._cite(record, record.data, "attestation", "attestation", col.ATTESTATIONS)
         for record in self.sources.of("listes-agrees"):
-            for p, page in enumerate(record.data.get("pages") or []):
-                for e, entry in enumerate(page.get("entrees") or [] if isinstance(page, dict) else []):
+            for p, page in enumerate(_list(record.data.get("pages"))):
+                for e, entry in enumerate(_list(page.get("entrees")) if isinstance(page, dict) else []):
                     if isinstance(entry, dict):
                         self._cite(record, entry, "agrement", f"pages[{p}].entrees[{e}].agrement",
                                    col.AGREMENTS)

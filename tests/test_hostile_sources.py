@@ -130,6 +130,14 @@ CASES = [
                                               "titre: Référentiel de test\nressource: /autre\n")],
          "corpus_src/referentiel.yaml:2:1: ressource: 'ressource' is written by the compiler (it is the served "
          "path, /referentiel): remove it from the source"),
+    case("pages-not-a-list", [replace("listes/agrees/conseil-en-investissements-financiers.yaml",
+                                      "pages:\n  - page: 1\n", "pages: true\nx:\n  - page: 1\n")],
+         "corpus_src/listes/agrees/conseil-en-investissements-financiers.yaml:2:1: pages: true is not of type "
+         "'array'",
+         "corpus_src/listes/agrees/conseil-en-investissements-financiers.yaml:3:1: x: unknown field (not in the "
+         "schema of listes-agrees; check its spelling)"),
+    case("reference-field-missing", [replace(E2, "    entite: /entites/ENT-0002\n", "")],
+         "corpus_src/entites/ENT-0002.yaml:12:5: agrements[0]: missing required field: 'entite'"),
     # --- a documented rule not enforced: every explicit tag ------------------------------------------------
     case("tag-non-specific", [replace(E2, "  forme_juridique: SARL\n", "  forme_juridique: ! SARL\n")],
          f"{FJ}: explicit tag '!' {NOT_ALLOWED_TAG}", *LOST_ENT2),
