@@ -128,9 +128,12 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("build", help="compile corpus_src/ into build/ and manifest/",
                        description="Validate, then compile corpus_src/ into one JSON file per served "
-                                   "resource under build/ and the SHA-256 manifest under manifest/. The "
-                                   "previous build stays untouched unless the whole new build succeeds. "
-                                   "Same sources give the same bytes, on any machine.")
+                                   "resource under build/ and the SHA-256 manifest under manifest/. One "
+                                   "transaction: build/ and manifest/ change together or not at all, even if "
+                                   "the command is killed; a second build waits for the first (.corpus.lock); "
+                                   "leftovers of a killed build are repaired first, and said so. Files are "
+                                   "0644 and folders 0755 whatever the umask. Same sources give the same "
+                                   "bytes, on any machine.")
     add_root_options(p)
     base_url_option(p)
     p.add_argument("--no-wait", action="store_true",

@@ -29,6 +29,7 @@ A crash of the machine itself is out of scope: nothing is fsynced (it would cost
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -189,31 +190,56 @@ def _swap_lock(root: Path, operation: int) -> AbstractContextManager[None]:
     return _flock(os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)), operation)
 
 
-@contextmanager
-def builder_lock(root: Path, *, wait: bool = True, say: Say = stderr_notice) -> Iterator[None]:
-    """Hold ``ROOT/.corpus.lock`` exclusively: one build, season build or freeze at a time."""
-    path = root / LOCK_FILE
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
-    except OSError as exc:
-        raise TreeWriteError(f"{path}: cannot create the build lock: {exc.strerror}; nothing was "
-                             "changed") from None
-    try:
+def _acquire(path: Path, wait: bool, say: Say) -> int:
+    """An fd of ``path`` holding its exclusive ``flock``, the file still being the one at ``path``."""
+    said = False
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
+        except OSError as exc:
+            raise TreeWriteError(f"{path}: cannot create the build lock: {exc.strerror}; nothing was "
+                                 "changed") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
             if not wait:
+                os.close(fd)
                 raise BuildLocked(f"another build (pid {holder}) holds {path}; nothing was changed (try again "
                                   "when it ends, or without --no-wait to wait for it)") from None
-            say(f"waiting for another build (pid {holder}, holding {LOCK_FILE}) to finish")
+            if not said:
+                say(f"waiting for another build (pid {holder}, holding {LOCK_FILE}) to finish")
+                said = True
             fcntl.flock(fd, fcntl.LOCK_EX)
+        try:  # the previous holder removes the file as it lets go: a lock on a removed file locks nothing
+            if os.path.samestat(os.fstat(fd), os.stat(path)):
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
+@contextmanager
+def builder_lock(root: Path, *, wait: bool = True, say: Say = stderr_notice) -> Iterator[None]:
+    """Hold ``ROOT/.corpus.lock`` exclusively: one build, season build or freeze at a time.
+
+    The file holds the holder's pid (for the waiting message) and is removed on release, so a finished
+    build leaves nothing behind; whoever waited on the removed file opens the new one (see ``_acquire``).
+    """
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TreeWriteError(f"{root}: cannot create the folder: {exc.strerror}; nothing was changed") from None
+    path = root / LOCK_FILE
+    fd = _acquire(path, wait, say)
+    try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
         yield
     finally:
-        os.close(fd)  # releases the lock
+        with contextlib.suppress(OSError):  # a read-only tree, or removed by hand: the lock goes with the fd
+            os.unlink(path)
+        os.close(fd)
 
 
 # -------------------------------------------------------------------------------------- undo and recovery
