@@ -84,6 +84,16 @@ class _Frame:
         self.key: str | None = None  # a mapping's key whose value is being read
         self.marks: Any = {} if is_map else []
 
+    def add(self, value: Any, mark: tuple[int, int] | None) -> None:
+        """Store a finished value under the pending key, or append it (``mark``: its position, if not noted)."""
+        if self.is_map:
+            self.container[self.key] = value
+            self.key = None
+        else:
+            if mark is not None:
+                self.marks.append(mark)
+            self.container.append(value)
+
 
 class _Builder:
     """Turns one document's events into LocatedDict / LocatedList / str / bool / None."""
@@ -188,16 +198,8 @@ class _Builder:
             elif cls is MappingEndEvent or cls is SequenceEndEvent:
                 done = stack.pop()
                 done.container.marks = done.marks
-                value = done.container
+                value, mark = done.container, None  # a sequence noted the item's position at its start
                 top = stack[-1] if stack else None
-                if top is None:
-                    return value
-                if top.is_map:
-                    top.container[top.key] = value
-                    top.key = None
-                else:
-                    top.container.append(value)
-                continue
             elif cls is AliasEvent:
                 self._refuse_decorations(event)
                 raise self.fail(event, "YAML aliases are not allowed: write each value out")  # pragma: no cover
@@ -205,12 +207,7 @@ class _Builder:
                 raise self.fail(event, f"unexpected YAML event {cls.__name__}")
             if top is None:
                 return value
-            if top.is_map:
-                top.container[top.key] = value
-                top.key = None
-            else:
-                top.marks.append(mark)
-                top.container.append(value)
+            top.add(value, mark)
 
 
 def _cut(text: str, limit: int = 60) -> str:
