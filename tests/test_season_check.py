@@ -340,18 +340,24 @@ def test_task_needing_more_than_12_calls(world: World, tmp_path: Path) -> None:
 
 
 def test_task_needing_fewer_than_2_calls(world: World, tmp_path: Path) -> None:
-    """An absent entity is decided (indeterminable) by its one absent file, and offers one fact only."""
+    """A struck-off entity (radiée) is decided non_conforme by its own file alone: one call."""
     tasks = edit_in_block(world.tasks_text(), "  - id: conf-03", "entite: /entites/ENT-2751",
-                          "entite: /entites/ENT-9999")
+                          "entite: /entites/ENT-1204")
     key = world.key_text()
     assert_problems(
         problem_lines(world, tmp_path, tasks=tasks),
         (statement(tasks, "conf-03"), "decided in 1 corpus calls; a task must be decidable in 2 to 12"),
-        (statement(tasks, "conf-03"), "cannot reach its assertion minimum of 2: the graph offers 1 distinct "
-                                      "probant facts on proper resources (at least 1 needed) and 0 admissible"),
-        (key_entry(key, "conf-03"), "the evaluator gives indeterminable, the key says conforme"),
+        (key_entry(key, "conf-03"), "the evaluator gives non_conforme, the key says conforme"),
         exhaustive=False,
     )
+
+
+def test_task_naming_an_absent_entity_is_one_problem(world: World, tmp_path: Path) -> None:
+    """Issue 8: an entity missing from the build is said once, by name, instead of by its consequences."""
+    tasks = edit_in_block(world.tasks_text(), "  - id: conf-03", "entite: /entites/ENT-2751",
+                          "entite: /entites/ENT-9999")
+    lines = [line for line in problem_lines(world, tmp_path, tasks=tasks) if " conf-03: " in line]
+    assert_problems(lines, (statement(tasks, "conf-03"), "entite /entites/ENT-9999 is not in the built corpus"))
 
 
 @pytest.mark.parametrize(("old", "new", "shown"), [
