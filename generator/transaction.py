@@ -9,19 +9,23 @@ atomic by two locks and a journal, all under the repository root and ignored by 
 ``.corpus.lock``
     The builders' lock (``flock``, exclusive, held from before the sources are read until the swap is
     done): a second build waits for the first (or refuses, with ``wait=False``). It holds the pid of
-    the holder, for the message. Whoever holds it may remove any leftover: no other build is running.
+    the holder, for the message, and is removed on release. Whoever holds it may remove any leftover:
+    no other build is running.
 the root directory itself
-    The swap lock (``flock`` on the folder): the builder holds it exclusively only while it renames,
-    a few microseconds; a reader that needs a consistent pair holds it shared (:func:`reading`, or
+    The swap lock (``flock`` on the folder): the builder holds it exclusively only while it swaps, a few
+    microseconds; a reader that needs a consistent pair holds it shared (:func:`reading`, or
     ``flock -s ROOT command`` from a shell). Under it a reader sees the whole old pair or the whole new
-    one, never a mixture: every rename of a swap happens inside one exclusive hold.
+    one, never a mixture: every step of a swap happens inside one exclusive hold.
 ``.corpus-txn/``
-    ``stage/<tree>`` (the new trees, written whole before anything moves), ``old/<tree>`` (the previous
-    trees, during the swap) and ``journal.json`` (written atomically by rename: ``staging``, then
-    ``swapping`` before the first rename, ``committed`` after the last one). A process killed at any
-    point leaves a journal that says what to do: before ``committed`` the previous trees are put back
-    (roll back), from ``committed`` on only the leftovers go. The next build, or the next reader that
-    finds a swap cut short, does it and says so.
+    ``stage/<tree>`` (the new trees, written whole before anything moves), ``old/<tree>`` and
+    ``journal.json`` (replaced atomically: ``staging``, then ``swapping`` before the first step of the
+    swap, ``committed`` after the last). Each tree is swapped in by ``renameat2(RENAME_EXCHANGE)``, so
+    ``build/`` never stops existing even for nginx, which takes no lock; the previous tree lands in
+    ``stage/<tree>``. Where the exchange is not available, two renames (through ``old/<tree>``).
+    After a kill, the journal says what to do: before ``committed`` the previous trees are put back
+    (roll back; the journal holds each new tree's device and inode, so what stands is known for sure),
+    from ``committed`` on only the leftovers go. The next build, or the next reader that finds a swap
+    cut short, does it and says so.
 
 Files are written 0644 and folders 0755 whatever the umask, so that nginx workers can read them.
 A crash of the machine itself is out of scope: nothing is fsynced (it would cost a sync per file).
@@ -30,6 +34,8 @@ A crash of the machine itself is out of scope: nothing is fsynced (it would cost
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import fcntl
 import json
 import os
@@ -39,6 +45,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from generator.errors import BuildLocked, GeneratorError, TreeWriteError
 
@@ -69,19 +76,24 @@ class Journal:
 
     pid: int
     trees: tuple[str, ...]
-    existed: tuple[str, ...]  # trees that stood before: they are moved aside, and put back on roll back
+    existed: tuple[str, ...]  # trees that stood before: they are set aside, and put back on roll back
     state: str
+    # (st_dev, st_ino) of each staged tree: a rename keeps them, so after a kill they tell for sure
+    # whether what stands at ROOT/<tree> is the new tree or still the previous one
+    new: tuple[tuple[int, int], ...] = ()
 
     def to_bytes(self) -> bytes:
         return (json.dumps({"format": JOURNAL_FORMAT, "pid": self.pid, "trees": list(self.trees),
-                            "existed": list(self.existed), "state": self.state}, indent=2) + "\n").encode()
+                            "existed": list(self.existed), "state": self.state,
+                            "new": [list(identity) for identity in self.new]}, indent=2) + "\n").encode()
 
     @classmethod
     def read(cls, root: Path) -> Journal | None:
         path = root / TXN_DIR / JOURNAL_FILE
         try:
             data = json.loads(path.read_bytes())
-            journal = cls(int(data["pid"]), tuple(data["trees"]), tuple(data["existed"]), data["state"])
+            journal = cls(int(data["pid"]), tuple(data["trees"]), tuple(data["existed"]), data["state"],
+                          tuple((int(dev), int(ino)) for dev, ino in data["new"]))
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -162,6 +174,43 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
     elif path.exists() or path.is_symlink():
         path.unlink()
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+_libc: Any = None
+
+
+def exchange(first: Path, second: Path) -> bool:
+    """Swap two existing paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``), so that ``second``
+    never stops existing: nginx, which takes no lock, finds a whole ``build/`` at every instant.
+
+    False where the kernel, the C library or the file system cannot (the caller then renames twice,
+    leaving ``second`` missing for a few microseconds; readers that take the swap lock never see it).
+    """
+    global _libc
+    if _libc is None:
+        try:
+            _libc = ctypes.CDLL(None, use_errno=True)
+        except OSError:
+            _libc = False
+    function = getattr(_libc, "renameat2", None) if _libc else None
+    if function is None:
+        return False
+    sys.audit("corpus.transaction.exchange", os.fspath(first), os.fspath(second))
+    if function(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), os.fspath(first), None, os.fspath(second))
 
 
 def _trees_text(trees: tuple[str, ...] | list[str]) -> str:
@@ -245,18 +294,31 @@ def builder_lock(root: Path, *, wait: bool = True, say: Say = stderr_notice) -> 
 # -------------------------------------------------------------------------------------- undo and recovery
 
 def _roll_back(root: Path, journal: Journal) -> None:
-    """Put the previous trees back; safe to run again if killed half-way (every step is a rename)."""
+    """Put the previous trees back; safe to run again if killed half-way (each step is one rename).
+
+    A tree is the new one when its (device, inode) is the staged tree's. Its predecessor is then in
+    ``stage/<tree>`` (exchanged) or ``old/<tree>`` (renamed twice), or nowhere (a first build).
+    """
     txn = root / TXN_DIR
     undone = txn / "undone"
-    for name in reversed(journal.trees):
-        current, aside, staged = root / name, txn / "old" / name, txn / "stage" / name
-        if aside.exists():  # the previous tree was moved aside: whatever stands in its place is the new one
-            if current.exists():
-                undone.mkdir(exist_ok=True)
-                os.rename(current, undone / name)
+    for name, new in zip(reversed(journal.trees), reversed(journal.new), strict=True):
+        current, staged, aside = root / name, txn / "stage" / name, txn / "old" / name
+        identity = _identity(current)
+        if identity is None:  # killed between the two renames: the new tree is still staged
+            if aside.exists():
+                os.rename(aside, current)
+            continue
+        if identity != new:  # the previous tree (or nothing new) stands: nothing to undo
+            continue
+        if _identity(staged) is not None:  # exchanged: the previous tree waits where the new one was
+            if not exchange(staged, current):
+                raise TransactionError(f"{current}: cannot exchange it back with {staged}")
+        elif aside.exists():
+            undone.mkdir(exist_ok=True)
+            os.rename(current, undone / name)
             os.rename(aside, current)
-        elif name not in journal.existed and current.exists() and not staged.exists():
-            undone.mkdir(exist_ok=True)  # a first build: the new tree came in where nothing stood
+        else:  # a first build: nothing stood here before
+            undone.mkdir(exist_ok=True)
             os.rename(current, undone / name)
 
 
@@ -400,15 +462,23 @@ class Transaction:
 
     def _swap(self, journal: Journal) -> None:
         root, txn = self.root, self.root / TXN_DIR
-        swapping = replace(journal, state=SWAPPING)
+        identities = []
+        for name in journal.trees:
+            identity = _identity(txn / "stage" / name)
+            assert identity is not None
+            identities.append(identity)
+        swapping = replace(journal, state=SWAPPING, new=tuple(identities))
         try:
             make_dir(txn / "old")
             swapping.write(root)
             for name in journal.trees:
-                if name in journal.existed:
-                    os.rename(root / name, txn / "old" / name)
-                os.rename(txn / "stage" / name, root / name)
-            replace(journal, state=COMMITTED).write(root)
+                staged, current = txn / "stage" / name, root / name
+                if name not in journal.existed:
+                    os.rename(staged, current)
+                elif not exchange(staged, current):
+                    os.rename(current, txn / "old" / name)
+                    os.rename(staged, current)
+            replace(swapping, state=COMMITTED).write(root)
         except BaseException:
             if Journal.read(root) == swapping:
                 _roll_back(root, swapping)

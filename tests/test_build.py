@@ -137,17 +137,27 @@ def test_interrupted_write_leaves_previous_build(built: Path, monkeypatch: pytes
     assert leftovers(built) == []
 
 
-def test_failure_between_swaps_is_rolled_back(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """build/ is already swapped when renaming manifest/ fails: build/ must come back too."""
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "two-renames"])
+def test_failure_between_swaps_is_rolled_back(built: Path, monkeypatch: pytest.MonkeyPatch,
+                                              exchange: bool) -> None:
+    """build/ is already swapped when swapping manifest/ fails: build/ must come back too."""
     before = snapshot(built)
     apply(built / "corpus_src", [RENAME])
-    real_rename = os.rename
+    real_exchange, real_rename = transaction.exchange, os.rename
 
-    def rename(source: Path, target: Path) -> None:
-        if Path(target) == built / "manifest" and "stage" in str(source):
-            raise OSError(5, "simulated failure on the second swap", str(target))
-        real_rename(source, target)
+    def fail_on_manifest(first: Path, second: Path) -> None:
+        if Path(second) == built / "manifest" and "stage" in str(first):
+            raise OSError(5, "simulated failure on the second swap", str(second))
 
+    def exchange_or_fail(first: Path, second: Path) -> bool:
+        fail_on_manifest(first, second)
+        return real_exchange(first, second) if exchange else False
+
+    def rename(first: Path, second: Path) -> None:
+        fail_on_manifest(first, second)
+        real_rename(first, second)
+
+    monkeypatch.setattr(transaction, "exchange", exchange_or_fail)
     monkeypatch.setattr(transaction.os, "rename", rename)
     with pytest.raises(TreeWriteError, match=r"second swap.*rolled back"):
         build(built / "corpus_src", built, DEFAULT_BASE_URL)

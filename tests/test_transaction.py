@@ -27,7 +27,8 @@ from generator.manifest import Manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 TREES = ("build", "manifest")
-MUTATIONS = ("os.mkdir", "os.rename", "os.remove", "os.rmdir", "shutil.rmtree", "os.chmod")
+MUTATIONS = ("os.mkdir", "os.rename", "os.remove", "os.rmdir", "shutil.rmtree", "os.chmod",
+             "corpus.transaction.exchange")  # renameat2(RENAME_EXCHANGE), raised by the code as an audit event
 
 
 def synthetic_pair(tag: str) -> dict[str, dict[str, bytes]]:
@@ -92,17 +93,29 @@ def killed_at(k: int, action: Callable[[], None]) -> bool:
 
 # --- killed at every step ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("first_build", [False, True], ids=["over-a-previous-build", "first-build"])
-def test_a_build_killed_at_any_step_leaves_one_whole_build(tmp_path: Path, first_build: bool) -> None:
+def no_exchange(first: Path, second: Path) -> bool:
+    return False  # as on a kernel or file system without renameat2(RENAME_EXCHANGE): two renames
+
+
+@pytest.mark.parametrize(("first_build", "exchange"), [(False, True), (False, False), (True, True)],
+                         ids=["exchanged-with-the-previous-build", "renamed-twice", "first-build"])
+def test_a_build_killed_at_any_step_leaves_one_whole_build(tmp_path: Path, first_build: bool,
+                                                           exchange: bool) -> None:
     old, new, third = synthetic_pair("old"), synthetic_pair("new"), synthetic_pair("third")
     steps = 0
+
+    def build_new(root: Path) -> None:
+        if not exchange:
+            transaction.exchange = no_exchange  # only in the forked child
+        transaction.commit_trees(root, new, say=quiet)
+
     for k in range(1, 500):
         root = tmp_path / f"k{k}"
         root.mkdir()
         if not first_build:
             transaction.commit_trees(root, old, say=quiet)
         before = snapshot(root)
-        if not killed_at(k, lambda root=root: transaction.commit_trees(root, new, say=quiet)):
+        if not killed_at(k, lambda root=root: build_new(root)):
             assert snapshot(root) == flat(new) and leftovers(root) == []
             break
         steps += 1
@@ -120,6 +133,22 @@ def test_a_build_killed_at_any_step_leaves_one_whole_build(tmp_path: Path, first
     assert steps > 20, "the hook did not see the steps of a transaction"
 
 
+def killed_mid_swap(root: Path, trees: dict[str, dict[str, bytes]]) -> bool:
+    """Kill a transaction as it is about to put manifest/ in place, build/ being new already."""
+    def cut(event: str, args: tuple) -> None:
+        if event in ("os.rename", "corpus.transaction.exchange") and Path(args[1]) == root / "manifest" \
+                and "stage" in str(args[0]):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def action() -> None:
+        sys.addaudithook(cut)
+        transaction.commit_trees(root, trees, say=quiet)
+
+    killed = killed_at(10_000, action)
+    mixed = snapshot(root) not in (flat(trees), {})
+    return killed and mixed and (root / "build" / next(iter(trees["build"]))).exists()
+
+
 def test_a_recovery_killed_at_any_step_can_be_run_again(tmp_path: Path) -> None:
     """Cut a swap short, then kill the repair itself at each of its steps: the next run still repairs."""
     old, new = synthetic_pair("old"), synthetic_pair("new")
@@ -127,18 +156,7 @@ def test_a_recovery_killed_at_any_step_can_be_run_again(tmp_path: Path) -> None:
         root = tmp_path / f"k{k}"
         root.mkdir()
         transaction.commit_trees(root, old, say=quiet)
-        def swap_cut_short(root: Path = root) -> None:
-            real = os.rename
-
-            def rename(src: str, dst: str) -> None:
-                if Path(dst) == root / "manifest":
-                    os.kill(os.getpid(), signal.SIGKILL)  # build/ is new, manifest/ is set aside
-                real(src, dst)
-            os.rename = rename  # type: ignore[assignment]  (only in the forked child)
-            transaction.commit_trees(root, new, say=quiet)
-
-        assert killed_at(10_000, swap_cut_short)
-        assert not (root / "manifest").exists()  # the kill did land between the two halves of the swap
+        assert killed_mid_swap(root, new)
         if not killed_at(k, lambda root=root: transaction.recover(root, say=quiet)):
             assert snapshot(root) == flat(old)
             break
@@ -156,14 +174,16 @@ def test_a_killed_corpus_build_is_repaired_by_the_next_command_which_says_so(tmp
     hook = ("import os, signal, sys\n"
             f"target = {str(tmp_path / 'manifest')!r}\n"
             "def hook(event, args):\n"
-            "    if event == 'os.rename' and str(args[1]) == target and 'stage' in str(args[0]):\n"
+            "    if event in ('os.rename', 'corpus.transaction.exchange') and str(args[1]) == target \\\n"
+            "            and 'stage' in str(args[0]):\n"
             "        os.kill(os.getpid(), signal.SIGKILL)\n"
             "sys.addaudithook(hook)\n"
             "from generator.cli import main\n"
             f"main(['build', '--root', {str(tmp_path)!r}, '--base-url', 'http://b.invalid'])\n")
     killed = subprocess.run([sys.executable, "-c", hook], capture_output=True, text=True, cwd=ROOT, check=False)
     assert killed.returncode == -signal.SIGKILL
-    assert not (tmp_path / "manifest").exists() and (tmp_path / "build").exists()  # cut mid-swap
+    mixed = Manifest.read(tmp_path / "manifest" / "manifest.json").check_tree(tmp_path / "build")
+    assert mixed, "the kill did not land between build/ and manifest/"  # new build/ beside the old manifest/
     shown = corpus("show", "/catalogue", "--root", str(tmp_path))  # a reader, before any new build
     assert shown.returncode == 0, shown.stderr
     assert "killed during its swap: restored the previous build/ and manifest/" in shown.stderr
