@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import tempfile
 import unicodedata
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from corpusfix import FIXTURES
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from generator.errors import CorpusError, Severity
@@ -130,12 +131,25 @@ def test_plain_scalar_is_the_string_written_or_an_error(value: str) -> None:
 
 SOURCE_FILES = sorted(p.relative_to(FIXTURES / "valid" / "corpus_src").as_posix()
                       for p in (FIXTURES / "valid" / "corpus_src").rglob("*.yaml"))
-EDIT = st.tuples(st.sampled_from(SOURCE_FILES), st.integers(0, 80),
-                 st.sampled_from(["replace", "insert", "delete"]), st.text(max_size=30))
+LINE_EDIT = st.tuples(st.sampled_from(SOURCE_FILES), st.integers(0, 80),
+                      st.sampled_from(["replace", "insert", "delete"]), st.text(max_size=30))
+# Rewriting one free-text value keeps most trees valid, so the "builds to its manifest" side is exercised too.
+TEXT_EDIT = st.tuples(st.sampled_from(SOURCE_FILES), st.integers(0, 80), st.just("text"),
+                      st.text(st.characters(categories=("L", "N", "P", "Zs")), min_size=1, max_size=30))
+EDIT = st.one_of(LINE_EDIT, TEXT_EDIT)
+FREE_TEXT = re.compile(r"^(\s*(?:- )?(?:denomination|siege|message|libelle|regle|motif|titre): ).*$", re.M)
 
 
 def _edit(src: Path, relative: str, line: int, how: str, text: str) -> None:
     path = src / relative
+    if how == "text":
+        source = path.read_text("utf-8")
+        found = list(FREE_TEXT.finditer(source))
+        if found:
+            hit = found[line % len(found)]
+            source = source[:hit.start()] + hit.group(1) + _double_quoted(text, False) + source[hit.end():]
+            path.write_text(source, "utf-8")
+        return
     lines = path.read_text("utf-8").splitlines(keepends=True) or [""]
     index = line % len(lines)
     indent = lines[index][:len(lines[index]) - len(lines[index].lstrip(" "))]
@@ -176,16 +190,21 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @settings(SETTINGS, max_examples=40)
-@given(edits=st.lists(EDIT, min_size=1, max_size=3))
+@given(edits=st.one_of(st.lists(TEXT_EDIT, min_size=1, max_size=3), st.lists(EDIT, min_size=1, max_size=3)))
 def test_any_source_tree_builds_to_its_manifest_or_changes_nothing(out: Path, edits: list) -> None:
+    """And ``corpus check`` agrees with the build: the same errors, or none."""
     before = _tree(out)
     with fixture_copy() as src:
         for edit in edits:
             _edit(src, *edit)
+        errors = [str(p) for p in check(src) if p.severity is Severity.ERROR]
         try:
             build(src, out, DEFAULT_BASE_URL)
         except CorpusError as exc:
-            assert exc.problems and all(p.severity is Severity.ERROR for p in exc.problems)
+            assert [str(p) for p in exc.problems] == errors  # check said no, with the same words
             assert _tree(out) == before
+            event("refused")
             return
+    event("built")
+    assert errors == []  # check said yes, and build agreed
     _assert_matches_manifest(out)
