@@ -52,6 +52,15 @@ def symlink(relative: str, target: str) -> Edit:
     return edit
 
 
+def outside_link(relative: str, text: str) -> Edit:
+    """A valid-looking source written beside ``corpus_src/`` (out of the tree), linked from inside it."""
+    def edit(src: Path) -> None:
+        target = src.parent / "elsewhere.yaml"
+        target.write_text(text, "utf-8")
+        (src / relative).symlink_to(target)
+    return edit
+
+
 def write_bytes(relative: str, data: bytes) -> Edit:
     def edit(src: Path) -> None:
         (src / relative).write_bytes(data)
@@ -99,6 +108,9 @@ CASES = [
                                   + "".join(f"{c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n"
                                             for p, c in zip("abcdefgh", "bcdefghi", strict=True)))],
          "corpus_src/entites/ENT-0009.yaml:1:4: a: YAML anchors are not allowed (&a): write each value out"),
+    case("symlink-to-a-source-outside", [outside_link("entites/ENT-0009.yaml", "entite:\n  id: ENT-0009\n")],
+         "corpus_src/entites/ENT-0009.yaml: a symbolic link: sources must be regular files inside the source "
+         "folder (copy the file instead of linking it)"),
     case("symlink-to-dev-zero", [symlink("entites/ENT-0009.yaml", "/dev/zero")],
          "corpus_src/entites/ENT-0009.yaml: a symbolic link: sources must be regular files inside the source "
          "folder (copy the file instead of linking it)"),
