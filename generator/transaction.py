@@ -55,7 +55,6 @@ JOURNAL_FILE = "journal.json"
 JOURNAL_FORMAT = "corpus-transaction/1"
 FILE_MODE = 0o644
 DIR_MODE = 0o755
-LEGACY_PREFIXES = (".build-stage-", ".build-old-")  # leftovers of the builds before transactions
 
 STAGING, SWAPPING, COMMITTED = "staging", "swapping", "committed"
 
@@ -99,7 +98,10 @@ class Journal:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise TransactionError(f"{path}: unreadable journal ({exc}); check build/ and manifest/ by hand, "
                                    f"then remove {TXN_DIR}/") from None
-        if data.get("format") != JOURNAL_FORMAT or journal.state not in (STAGING, SWAPPING, COMMITTED):
+        names_ok = all(isinstance(n, str) and n not in ("", ".", "..") and "/" not in n
+                       for n in journal.trees + journal.existed)
+        if data.get("format") != JOURNAL_FORMAT or journal.state not in (STAGING, SWAPPING, COMMITTED) \
+                or not names_ok or (journal.state != STAGING and len(journal.new) != len(journal.trees)):
             raise TransactionError(f"{path}: not a {JOURNAL_FORMAT} journal; check build/ and manifest/ by "
                                    f"hand, then remove {TXN_DIR}/")
         return journal

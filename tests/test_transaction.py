@@ -492,3 +492,16 @@ def test_nginx_serves_one_whole_build_while_builds_swap(tmp_path: Path) -> None:
         assert answers >= 30 and len(seen["/catalogue"]) == 2, (answers, {p: len(s) for p, s in seen.items()})
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("journal", [b"{", b'{"format": "corpus-transaction/1", "pid": 1, "trees": ["../x"], '
+                                            b'"existed": [], "state": "swapping", "new": [[1, 2]]}'])
+def test_a_corrupt_journal_is_one_message_and_touches_nothing(tmp_path: Path, journal: bytes) -> None:
+    before = built_fixture(tmp_path)
+    (tmp_path / transaction.TXN_DIR).mkdir()
+    (tmp_path / transaction.TXN_DIR / transaction.JOURNAL_FILE).write_bytes(journal)
+    for command in (["build"], ["show", "/catalogue"]):
+        result = corpus(*command, "--root", str(tmp_path))
+        assert_refused_cleanly(result, f"corpus {command[0]}: {tmp_path}/.corpus-txn/journal.json: ",
+                               "check build/ and manifest/ by hand, then remove .corpus-txn/")
+    assert snapshot(tmp_path) == before
