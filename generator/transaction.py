@@ -385,7 +385,8 @@ def recover(root: Path, say: Say = stderr_notice) -> None:
 def reading(root: Path, say: Say = stderr_notice) -> Iterator[None]:
     """Hold the shared swap lock while reading several files of the served trees: they come from one build.
 
-    A swap cut short by a kill is rolled back first (which needs write access to the root).
+    A swap cut short by a kill is rolled back first (which needs write access to the root). Never start a
+    build inside it: the swap's exclusive lock would wait for this very process.
     """
     if not root.is_dir():  # nothing to read; the caller's own error names what is missing
         yield
