@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from generator.errors import CorpusError, Severity
+from generator.fastschema import strict_pattern
 from generator.pipeline import build, check, compile_build
 from generator.resource_types import DEFAULT_BASE_URL, file_for
 from generator.text_policy import bad_text
@@ -208,3 +209,42 @@ def test_any_source_tree_builds_to_its_manifest_or_changes_nothing(out: Path, ed
     event("built")
     assert errors == []  # check said yes, and build agreed
     _assert_matches_manifest(out)
+
+
+# --- every schema pattern is whole-string ----------------------------------------------------------------
+
+def _schema_patterns() -> list[str]:
+    found: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("pattern"), str):
+                found.add(node["pattern"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for path in sorted((Path(__file__).resolve().parent.parent / "generator" / "schemas").glob("*.json")):
+        walk(json.loads(path.read_text("utf-8")))
+    return sorted(found)
+
+
+PATTERNS = _schema_patterns()
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+@settings(SETTINGS, max_examples=150)
+@given(data=st.data(), pattern=st.sampled_from(PATTERNS), tail=st.sampled_from(["", "\n", "\r\n", "\x85", "x"]))
+def test_schema_patterns_match_the_whole_value(data: st.DataObject, pattern: str, tail: str) -> None:
+    """As validation applies them: a value matches only when nothing follows, and holds no control character."""
+    value = data.draw(st.from_regex(pattern, fullmatch=True)) + tail
+    expected = re.search(pattern, value) is not None and CONTROL.search(value) is None \
+        and not (pattern.endswith("$") and value.endswith("\n"))
+    assert (re.search(strict_pattern(pattern), value) is not None) == expected
+
+
+def test_every_schema_pattern_is_anchored() -> None:
+    """strict_pattern refuses controls only in patterns anchored with ^: every schema pattern must be."""
+    assert PATTERNS and all(p.startswith("^") for p in PATTERNS)
