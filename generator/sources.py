@@ -154,6 +154,8 @@ def survey(root: Path, problems: list[Problem]) -> dict[str, list[Path]]:
     found: dict[str, list[Path]] = {folder: [] for folder in _ANY_YAML}
     for folder, (files, folders) in _LAYOUT.items():
         where = root / folder if folder else root
+        if folder and any((root / part).is_symlink() for part in _prefixes(folder)):
+            continue  # a linked folder: its parent's survey names the link, nothing is read through it
         try:
             entries = sorted(os.scandir(where), key=lambda entry: entry.name)
         except FileNotFoundError:
@@ -175,6 +177,12 @@ def survey(root: Path, problems: list[Problem]) -> dict[str, list[Path]]:
             else:
                 problems.append(Problem(Location(_shown(root, path)), "", _unexpected(entry, folder, files)))
     return found
+
+
+def _prefixes(folder: str) -> list[str]:
+    """``listes/agrees`` -> ``["listes", "listes/agrees"]``."""
+    parts = folder.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
 def _shown(root: Path, path: Path) -> str:

@@ -61,6 +61,15 @@ def outside_link(relative: str, text: str) -> Edit:
     return edit
 
 
+def linked_folder(relative: str) -> Edit:
+    """A source folder moved out of the tree and linked back in: nothing is read through the link."""
+    def edit(src: Path) -> None:
+        moved = src.parent / "moved-away"
+        (src / relative).rename(moved)
+        (src / relative).symlink_to(moved)
+    return edit
+
+
 def write_bytes(relative: str, data: bytes) -> Edit:
     def edit(src: Path) -> None:
         (src / relative).write_bytes(data)
@@ -111,6 +120,9 @@ CASES = [
     case("symlink-to-a-source-outside", [outside_link("entites/ENT-0009.yaml", "entite:\n  id: ENT-0009\n")],
          "corpus_src/entites/ENT-0009.yaml: a symbolic link: sources must be regular files inside the source "
          "folder (copy the file instead of linking it)"),
+    case("linked-folder", [linked_folder("listes/agrees")],
+         "corpus_src/listes/agrees: a symbolic link: sources must be regular files inside the source folder (copy "
+         "the file instead of linking it)"),
     case("symlink-to-dev-zero", [symlink("entites/ENT-0009.yaml", "/dev/zero")],
          "corpus_src/entites/ENT-0009.yaml: a symbolic link: sources must be regular files inside the source "
          "folder (copy the file instead of linking it)"),
