@@ -58,29 +58,25 @@ def line_column(text: str, index: int) -> tuple[int, int]:
     return text.count("\n", 0, index) + 1, index - text.rfind("\n", 0, index)
 
 
-def decode_source(data: str | bytes, source_name: str) -> str:
-    """The text of a source; raise a located :class:`~generator.yamlstrict.YamlProblem` if not UTF-8."""
-    from generator.yamlstrict import YamlProblem
-
+def decode_source(data: str | bytes, source_name: str) -> str | Problem:
+    """The text of a source, or the located problem that keeps it from being UTF-8."""
     if isinstance(data, str):
         return data.removeprefix("\ufeff")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise YamlProblem(Problem(Location(source_name, 1, 1), "", "the file is UTF-16 (or UTF-32): save it "
-                                  "as UTF-8"))
+        return Problem(Location(source_name, 1, 1), "", "the file is UTF-16 (or UTF-32): save it as UTF-8")
+    body = data.removeprefix(b"\xef\xbb\xbf")
     try:
-        return data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+        return body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        body = data.removeprefix(b"\xef\xbb\xbf")
-        start = exc.start - (len(data) - len(body))
-        before = body[:start].decode("utf-8")
+        before = body[:exc.start].decode("utf-8")
         line, column = line_column(before, len(before))
-        bad = body[start:exc.end]
+        bad = body[exc.start:exc.end]
         hint = ""
         if len(bad) == 1 and bad[0] >= 0xA0:
-            hint = f" (in Latin-1 it would be {bytes(bad).decode('latin-1')!r}: the file is probably Latin-1)"
+            hint = f" (in Latin-1 it would be {bad.decode('latin-1')!r}: the file is probably Latin-1)"
         shown = "".join(f"\\x{byte:02x}" for byte in bad)
-        raise YamlProblem(Problem(Location(source_name, line, column), "", f"not valid UTF-8: byte(s) {shown} "
-                                  f"{exc.reason}{hint}; save the file as UTF-8")) from None
+        return Problem(Location(source_name, line, column), "", f"not valid UTF-8: byte(s) {shown} {exc.reason}"
+                       f"{hint}; save the file as UTF-8")
 
 
 def raw_problem(text: str, source_name: str) -> Problem | None:

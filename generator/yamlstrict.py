@@ -242,6 +242,8 @@ def load_text(text: str | bytes, source_name: str) -> Any:
         raise YamlProblem(Problem(Location(source_name), "", f"file larger than {MAX_FILE_BYTES} bytes: split "
                                   "it, or ask for the limit to be raised (docs/authoring.md)"))
     decoded = decode_source(text, source_name)
+    if isinstance(decoded, Problem):
+        raise YamlProblem(decoded)
     refused = raw_problem(decoded, source_name)
     if refused is not None:
         raise YamlProblem(refused)
