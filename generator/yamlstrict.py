@@ -29,7 +29,7 @@ from yaml.events import (
     StreamEndEvent,
 )
 
-from generator.errors import Location, Problem
+from generator.errors import GeneratorError, Location, Problem
 from generator.text_policy import (
     MAX_DEPTH,
     MAX_FILE_BYTES,
@@ -49,7 +49,7 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
 _PLAIN_WORDS = {"true": True, "false": False, "null": None}
 
 
-class YamlProblem(Exception):
+class YamlProblem(GeneratorError):
     """A source that cannot be loaded; carries the problem with its position."""
 
     def __init__(self, problem: Problem) -> None:
