@@ -14,11 +14,12 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from generator.errors import CorpusError, FrozenMismatch, Severity
+from generator.errors import CorpusError, FrozenMismatch, GeneratorError, Severity
 from generator.freeze import BAREME_FILE, RECORD, check_freeze, freeze
-from generator.output import MANIFEST_FILE, MANIFEST_HASH_FILE
+from generator.manifest import BUILD_DIR, Manifest
 from generator.pipeline import build, check
-from generator.resource_types import DEFAULT_BASE_URL, file_for
+from generator.resource_types import DEFAULT_BASE_URL
+from generator.transaction import reading
 
 _TOOL_MODULES: tuple[str, ...] = ("generator.nginx_render", "generator.serve", "generator.release",
                                   "generator.instance_commands",
@@ -55,7 +56,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_build(args: argparse.Namespace) -> int:
     try:
-        result = build(args.root / "corpus_src", args.root, args.base_url.rstrip("/"))
+        result = build(args.root / "corpus_src", args.root, args.base_url.rstrip("/"), wait=not args.no_wait)
     except CorpusError as exc:
         _print_problems(exc.problems)
         print(f"corpus build: {len(exc.problems)} error(s); build/ and manifest/ left unchanged",
@@ -75,36 +76,28 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_manifest_hash(args: argparse.Namespace) -> int:
-    path = args.root / "manifest" / MANIFEST_HASH_FILE
-    try:
-        print(path.read_text("ascii").strip())
-    except FileNotFoundError:
-        print(f"corpus manifest-hash: {path} not found; run 'corpus build' first", file=sys.stderr)
-        return 1
+    """The hash of manifest.json's bytes, checked against manifest.sha256 (they come from one build)."""
+    print(Manifest.load(args.root).hash)
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    manifest = json.loads((args.root / "manifest" / MANIFEST_FILE).read_text("utf-8"))
     path = args.path if args.path.startswith("/") else "/" + args.path
-    entry = next((e for e in manifest["resources"] if e["path"] == path), None)
-    if entry is None:
-        print(f"corpus show: {path} is not in the manifest (canonical paths are exact: no trailing slash, "
-              "no '?', no '.json')", file=sys.stderr)
-        return 1
-    body = (args.root / "build" / file_for(path)).read_text("utf-8")
-    sys.stdout.write(body)
+    with reading(args.root):  # the entry and the bytes from the same build
+        entry = Manifest.load(args.root).by_path(path)
+        if entry is None:
+            print(f"corpus show: {path} is not in the manifest (canonical paths are exact: no trailing slash, "
+                  "no '?', no '.json')", file=sys.stderr)
+            return 1
+        body = entry.read_checked(args.root / BUILD_DIR)
+    sys.stdout.write(body.decode("utf-8"))
     print("--- manifest entry ---")
-    print(json.dumps(entry, indent=2, ensure_ascii=False))
+    print(json.dumps(entry.to_json(), indent=2, ensure_ascii=False))
     return 0
 
 
 def cmd_freeze(args: argparse.Namespace) -> int:
-    try:
-        data = freeze(args.root, args.bareme or args.root / BAREME_FILE, args.salt_file)
-    except (FrozenMismatch, ValueError, FileNotFoundError) as exc:
-        print(f"corpus freeze: {exc}", file=sys.stderr)
-        return 1
+    data = freeze(args.root, args.bareme or args.root / BAREME_FILE, args.salt_file)
     sys.stdout.write(data.decode("utf-8"))
     print(f"corpus freeze: wrote {RECORD}; keep {args.salt_file} secret until the close, and anchor the "
           "record through Trust Layer", file=sys.stderr)
@@ -137,11 +130,16 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("build", help="compile corpus_src/ into build/ and manifest/",
                        description="Validate, then compile corpus_src/ into one JSON file per served "
-                                   "resource under build/ and the SHA-256 manifest under manifest/. The "
-                                   "previous build stays untouched unless the whole new build succeeds. "
-                                   "Same sources give the same bytes, on any machine.")
+                                   "resource under build/ and the SHA-256 manifest under manifest/. One "
+                                   "transaction: build/ and manifest/ change together or not at all, even if "
+                                   "the command is killed; a second build waits for the first (.corpus.lock); "
+                                   "leftovers of a killed build are repaired first, and said so. Files are "
+                                   "0644 and folders 0755 whatever the umask. Same sources give the same "
+                                   "bytes, on any machine.")
     add_root_options(p)
     base_url_option(p)
+    p.add_argument("--no-wait", action="store_true",
+                   help="refuse (exit 1) instead of waiting when another build holds the lock")
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("manifest-hash", help="print the manifest hash (SHA-256 of manifest/manifest.json)",
@@ -183,8 +181,19 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one sub-command; every error the project raises on purpose is one message and exit 1."""
     args = parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except CorpusError as exc:
+        _print_problems(exc.problems)
+        print(f"corpus {args.command}: {len(exc.problems)} error(s)", file=sys.stderr)
+    except GeneratorError as exc:
+        print(f"corpus {args.command}: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"corpus {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return 1
 
 
 if __name__ == "__main__":

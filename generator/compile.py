@@ -6,15 +6,23 @@ order of the record kind's schema. Source-only fields (``id``, ``incoherence_vou
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from generator import resource_types as col
+from generator.errors import CorpusError, Location, Problem
 from generator.schemas import served_fields
+from generator.source_paths import page_paths, record_path
 from generator.sources import Record, Sources
-from generator.validate import Index, page_paths, record_path
+from generator.text_policy import cut
+from generator.validate import Index
 
+# What the catalogue and the request hashes may be built on: scheme, host, optional port and path prefix;
+# no user, query, fragment, space, control character or trailing slash (the CLI strips one).
+_BASE_URL = re.compile(r"https?://(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?"
+                       r"(?:/[A-Za-z0-9._~-]+)*")
 ABSENT_MESSAGE = "Aucune ressource de cette collection ne porte ce chemin dans le corpus."
 
 
@@ -70,8 +78,19 @@ def _page_bodies(record: Record) -> Iterator[tuple[str, dict[str, Any]]]:
         yield paths[index], body
 
 
+def check_base_url(base_url: str) -> list[Problem]:
+    """The base URL is served in the catalogue and hashed by the proxy: refuse what no client would send."""
+    if _BASE_URL.fullmatch(base_url):
+        return []
+    return [Problem(Location("--base-url"), "", f"{cut(base_url)} is not a base URL: write scheme://host[:port]"
+                    "[/prefix] (http or https, no user, query, fragment, space or trailing slash)")]
+
+
 def compile_documents(sources: Sources, index: Index, base_url: str) -> list[Document]:
     """Every served document, sorted by path. The sources must have passed validation."""
+    refused = check_base_url(base_url)
+    if refused:
+        raise CorpusError(refused)
     docs: dict[str, Document] = {}
     for kind in ("entites", "agrements", "attestations", "avenants"):
         for record in sources.of(kind):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 
 
 class Severity(Enum):
@@ -40,7 +41,14 @@ class Problem:
         return f"{prefix}{self.location}:{where} {self.message}"
 
 
-class CorpusError(Exception):
+class GeneratorError(Exception):
+    """Base of every error the project raises on purpose: the CLI prints its message and exits 1.
+
+    Anything else reaching the CLI is a bug, and keeps its traceback.
+    """
+
+
+class CorpusError(GeneratorError):
     """Raised when the sources cannot be compiled; carries every problem found, sorted by place."""
 
     def __init__(self, problems: list[Problem]) -> None:
@@ -48,5 +56,32 @@ class CorpusError(Exception):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
-class FrozenMismatch(Exception):
+class FrozenMismatch(GeneratorError):
     """Raised when a build would change a byte of a frozen season."""
+
+
+class FreezeRecordError(GeneratorError):
+    """``freeze/record.json`` or the salt file cannot be used (not JSON, a key missing, a wrong type)."""
+
+
+class ManifestError(GeneratorError):
+    """``manifest/`` is missing, unreadable, malformed, or disagrees with ``build/``."""
+
+
+class TreeWriteError(GeneratorError):
+    """Writing a tree failed (disk full, read-only file system, permissions); nothing was swapped in."""
+
+
+class BuildLocked(GeneratorError):
+    """Another build holds the lock and the caller asked not to wait."""
+
+
+
+def read_file(path: Path, error: type[GeneratorError], missing: str) -> bytes:
+    """The bytes of ``path``; an OSError becomes ``error`` naming the file (``missing``: what to say if absent)."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{path} {missing}") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror}") from None

@@ -6,6 +6,11 @@ valid, so :func:`compile_schema` turns a schema into a plain predicate for the s
 keywords the source schemas use. The validator calls jsonschema only when the predicate says "invalid",
 so every message still comes from jsonschema, unchanged.
 
+Patterns have whole-string semantics here and in jsonschema alike: :func:`strict_patterns` rewrites each
+schema ``pattern`` before either sees it, because Python's ``$`` also matches before a final line feed
+(``"2021-02-30\n"`` would match ``^[0-9]{4}-[0-9]{2}-[0-9]{2}$``), and because a value constrained by a
+pattern is never free text, so it may not hold a control character at all.
+
 Safety rule: the predicate must never accept what jsonschema rejects. A schema using any keyword this
 module does not implement compiles to ``None`` and is always checked by jsonschema; a predicate that is
 stricter than jsonschema only costs time. ``tests/test_schemas.py`` compares both on many mutated records.
@@ -28,6 +33,57 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "null": lambda v: v is None,
     "boolean": lambda v: isinstance(v, bool),
 }
+
+
+# A pattern-constrained value (an id, a date, a path, a key) holds no control or line-breaking character.
+_NO_CONTROL = r"(?![\s\S]*[\x00-\x1f\x7f-\x9f\u2028\u2029])"
+_ORIGINAL: dict[str, str] = {}
+
+
+def strict_pattern(pattern: str) -> str:
+    """``pattern`` with every ``$`` meaning the end of the string, and no control character allowed.
+
+    An unescaped ``$`` outside a character class becomes ``\\Z``; a pattern anchored with ``^`` gets a
+    lookahead refusing control characters anywhere in the value. Idempotent; :func:`written_pattern` gives
+    back the pattern as the schema file spells it, for messages.
+    """
+    if pattern in _ORIGINAL:
+        return pattern
+    out, escaped, in_class = [], False, False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "$":
+            out.append("\\Z")
+            continue
+        out.append(char)
+    body = "".join(out)
+    strict = f"\\A{_NO_CONTROL}{body[1:]}" if body.startswith("^") else body
+    _ORIGINAL[strict] = pattern
+    return strict
+
+
+def written_pattern(pattern: str) -> str:
+    """The pattern as written in the schema file (the inverse of :func:`strict_pattern`)."""
+    return _ORIGINAL.get(pattern, pattern)
+
+
+def strict_patterns(schema: Any) -> Any:
+    """A copy of ``schema`` with every ``pattern`` keyword passed through :func:`strict_pattern`."""
+    if isinstance(schema, list):
+        return [strict_patterns(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: strict_patterns(value) for key, value in schema.items()}
+    if isinstance(out.get("pattern"), str):
+        out["pattern"] = strict_pattern(out["pattern"])
+    return out
 
 
 class Unsupported(Exception):
@@ -83,7 +139,8 @@ def _compile(schema: Any) -> Predicate:
             checks.append(lambda v: isinstance(v, str) and v in expected)
 
     # strings
-    search = re.compile(schema["pattern"]).search if "pattern" in schema else None  # jsonschema: re.search
+    # jsonschema calls re.search; the pattern is made whole-string here too, whoever compiled the schema
+    search = re.compile(strict_pattern(schema["pattern"])).search if "pattern" in schema else None
     min_length = schema.get("minLength", 0)
     if search is not None or min_length:
         strict = only == "string"

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.errors import FrozenMismatch
+from generator.errors import FreezeRecordError, FrozenMismatch, ManifestError, read_file
 from generator.hashing import sha256_hex
-from generator.output import MANIFEST_FILE
+from generator.manifest import MANIFEST_DIR, MANIFEST_FILE, Manifest
+from generator.transaction import builder_lock, make_dir, reading, write_file
 
 RECORD = Path("freeze") / "record.json"
 FORMAT = "corpus-freeze/1"
@@ -28,9 +29,68 @@ PUBLISHED_BAREME_SHA256 = "960a7374f4d905eff4a38a1cc800bd6e75e8ded891b5c6242da13
 SALT_BYTES = 32
 
 
-def read_record(root: Path) -> dict[str, Any] | None:
+def _hex(value: Any, size: int) -> bool:
+    return isinstance(value, str) and len(value) == 2 * size and all(c in "0123456789abcdef" for c in value)
+
+
+@dataclass(frozen=True)
+class FreezeRecord:
+    """``freeze/record.json``, every field checked: a corrupt record is named, never half-read."""
+
+    corpus: str
+    manifest_hash: str
+    bareme_sha256: str
+    key_commitment: str
+
+    def to_bytes(self) -> bytes:
+        record = {"format": FORMAT, "corpus": self.corpus, "manifest_hash": self.manifest_hash,
+                  "bareme": {"section": "conformite-bareme-v3", "sha256": self.bareme_sha256},
+                  "cle": {"fichier": KEY_FILE.as_posix(), "engagement": self.key_commitment,
+                          "sel": "32 octets aléatoires, hors du dépôt, publiés à la clôture"}}
+        return (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+    @classmethod
+    def from_bytes(cls, data: bytes, source: str = RECORD.as_posix()) -> FreezeRecord:
+        def fail(what: str) -> FreezeRecordError:
+            return FreezeRecordError(f"{source}: {what}; the record is corrupt: restore it from git (it is "
+                                     "committed and anchored), never rewrite it by hand")
+
+        try:
+            record = json.loads(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise fail(f"not UTF-8 (byte {exc.start})") from None
+        except json.JSONDecodeError as exc:
+            raise fail(f"line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise fail("expected a JSON object")
+        if record.get("format") != FORMAT:
+            raise fail(f"format: expected {FORMAT!r}")
+
+        def field(*keys: str) -> Any:
+            value: Any = record
+            for key in keys:
+                if not isinstance(value, dict) or key not in value:
+                    raise fail(f"{'.'.join(keys)}: missing")
+                value = value[key]
+            return value
+
+        corpus = field("corpus")
+        if not isinstance(corpus, str):
+            raise fail("corpus: expected a string")
+        hashes = {}
+        for keys in (("manifest_hash",), ("bareme", "sha256"), ("cle", "engagement")):
+            value = hashes[keys] = field(*keys)
+            if not _hex(value, 32):
+                raise fail(f"{'.'.join(keys)}: expected 64 lowercase hex digits")
+        return cls(corpus, *hashes.values())
+
+
+def read_record(root: Path) -> FreezeRecord | None:
+    """The freeze record, or ``None`` when the season is not frozen."""
     path = root / RECORD
-    return json.loads(path.read_text("utf-8")) if path.is_file() else None
+    if not path.exists():
+        return None
+    return FreezeRecord.from_bytes(_read(path), str(path))
 
 
 def commitment(salt: bytes, key: bytes) -> str:
@@ -38,85 +98,89 @@ def commitment(salt: bytes, key: bytes) -> str:
     return sha256_hex(salt + key)
 
 
+def read_salt(path: Path) -> bytes:
+    data = read_file(path, FreezeRecordError, "not found: give the salt file written by 'corpus freeze'")
+    try:
+        salt = bytes.fromhex(data.decode("ascii").strip())
+    except ValueError:  # UnicodeDecodeError included
+        raise FreezeRecordError(f"{path}: does not hold a {SALT_BYTES}-byte hex salt") from None
+    if len(salt) != SALT_BYTES:
+        raise FreezeRecordError(f"{path}: does not hold a {SALT_BYTES}-byte hex salt")
+    return salt
+
+
 def load_or_make_salt(path: Path, root: Path) -> bytes:
     """Read a hex salt, or create one (mode 0600); refuse a path inside the repository."""
     resolved, repo = path.resolve(), root.resolve()
     if resolved == repo or repo in resolved.parents:
-        raise ValueError(f"{path} is inside the repository: the salt must never enter it")
+        raise FreezeRecordError(f"{path} is inside the repository: the salt must never enter it")
     if path.exists():
-        salt = bytes.fromhex(path.read_text("ascii").strip())
-        if len(salt) != SALT_BYTES:
-            raise ValueError(f"{path} does not hold a {SALT_BYTES}-byte hex salt")
-        return salt
+        return read_salt(path)
     salt = secrets.token_bytes(SALT_BYTES)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as handle:
-        handle.write(salt.hex() + "\n")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(salt.hex() + "\n")
+    except OSError as exc:
+        raise FreezeRecordError(f"{path}: cannot write the salt: {exc.strerror}") from None
     return salt
 
 
-@dataclass(frozen=True)
-class FreezeInputs:
-    manifest_hash: str
-    bareme_sha256: str
-    key_commitment: str
-    corpus: str
-
-
-def record_bytes(inputs: FreezeInputs) -> bytes:
-    record = {"format": FORMAT, "corpus": inputs.corpus, "manifest_hash": inputs.manifest_hash,
-              "bareme": {"section": "conformite-bareme-v3", "sha256": inputs.bareme_sha256},
-              "cle": {"fichier": KEY_FILE.as_posix(), "engagement": inputs.key_commitment,
-                      "sel": "32 octets aléatoires, hors du dépôt, publiés à la clôture"}}
-    return (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+def _read(path: Path) -> bytes:
+    return read_file(path, FreezeRecordError, "not found: run 'make build' first")
 
 
 def freeze(root: Path, bareme: Path, salt_file: Path) -> bytes:
-    """Write ``freeze/record.json`` from the committed manifest, the barème section and the key."""
-    if (root / RECORD).exists():
-        raise FrozenMismatch(f"{RECORD} already exists: a season is frozen once (delete the record only to "
-                             "start a new season)")
-    bareme_hash = sha256_hex(bareme.read_bytes())
-    if bareme_hash != PUBLISHED_BAREME_SHA256:
-        raise FrozenMismatch(f"{bareme} hashes to {bareme_hash}, not to the published barème section "
-                             f"{PUBLISHED_BAREME_SHA256}")
-    manifest = (root / "manifest" / MANIFEST_FILE).read_bytes()
-    salt = load_or_make_salt(salt_file, root)
-    data = record_bytes(FreezeInputs(sha256_hex(manifest), bareme_hash,
-                                     commitment(salt, (root / KEY_FILE).read_bytes()),
-                                     json.loads(manifest)["corpus"]))
-    (root / RECORD).parent.mkdir(exist_ok=True)
-    (root / RECORD).write_bytes(data)
+    """Write ``freeze/record.json`` from the committed manifest, the barème section and the key.
+
+    Under the builder lock: no build or season build runs meanwhile, so the record anchors the manifest
+    and the key as they stand, and every later build sees the record.
+    """
+    with builder_lock(root):
+        if (root / RECORD).exists():
+            raise FrozenMismatch(f"{RECORD} already exists: a season is frozen once (delete the record only to "
+                                 "start a new season)")
+        bareme_hash = sha256_hex(_read(bareme))
+        if bareme_hash != PUBLISHED_BAREME_SHA256:
+            raise FrozenMismatch(f"{bareme} hashes to {bareme_hash}, not to the published barème section "
+                                 f"{PUBLISHED_BAREME_SHA256}")
+        with reading(root):
+            manifest = Manifest.load(root)
+            key = _read(root / KEY_FILE)
+        salt = load_or_make_salt(salt_file, root)
+        data = FreezeRecord(manifest.corpus, manifest.hash, bareme_hash, commitment(salt, key)).to_bytes()
+        path = root / RECORD
+        try:
+            if not path.parent.is_dir():
+                make_dir(path.parent)
+            write_file(path, data)
+        except OSError as exc:
+            raise FreezeRecordError(f"{exc.filename or path}: cannot write: {exc.strerror}; the season is not "
+                                    "frozen") from None
     return data
 
 
-def guard_manifest(root: Path, new_manifest: bytes) -> None:
+def guard_manifest(root: Path, new: Manifest) -> None:
     """Refuse a build whose manifest differs from the frozen one, naming the resources that change."""
     record = read_record(root)
-    if record is None or sha256_hex(new_manifest) == record["manifest_hash"]:
+    if record is None or new.hash == record.manifest_hash:
         return
-    changed = _changed_paths(root / "manifest" / MANIFEST_FILE, new_manifest)
-    raise FrozenMismatch(f"the season is frozen ({RECORD}, manifest hash {record['manifest_hash']}); this "
-                         f"build would give {sha256_hex(new_manifest)} and change: "
-                         + (", ".join(changed) or "the manifest itself"))
+    try:
+        changed = Manifest.read(root / MANIFEST_DIR / MANIFEST_FILE).changed_paths(new)
+    except ManifestError:
+        changed = []
+    limit = 20
+    shown = changed[:limit] + ([f"... ({len(changed) - limit} more)"] if len(changed) > limit else [])
+    raise FrozenMismatch(f"the season is frozen ({RECORD}, manifest hash {record.manifest_hash}); this "
+                         f"build would give {new.hash} and change: " + (", ".join(shown) or "the manifest itself"))
 
 
 def guard_key(root: Path, new_key: bytes) -> None:
     """Refuse to rewrite ``season/cle.json`` once frozen (its commitment is anchored)."""
     path = root / KEY_FILE
-    if read_record(root) is not None and path.is_file() and path.read_bytes() != new_key:
+    if read_record(root) is not None and path.is_file() and _read(path) != new_key:
         raise FrozenMismatch(f"the season is frozen ({RECORD}): {KEY_FILE} would change, and its commitment "
                              "is anchored")
-
-
-def _changed_paths(old_file: Path, new_manifest: bytes, limit: int = 20) -> list[str]:
-    def entries(data: bytes) -> dict[str, str]:
-        return {e["path"]: e["sha256"] for e in json.loads(data)["resources"]}
-
-    old = entries(old_file.read_bytes()) if old_file.is_file() else {}
-    new = entries(new_manifest)
-    changed = sorted(p for p in old.keys() | new.keys() if old.get(p) != new.get(p))
-    return changed[:limit] + ([f"... ({len(changed) - limit} more)"] if len(changed) > limit else [])
 
 
 def check_freeze(root: Path, salt_file: Path | None) -> list[str]:
@@ -125,13 +189,13 @@ def check_freeze(root: Path, salt_file: Path | None) -> list[str]:
     if record is None:
         return [f"{RECORD} not found: the season is not frozen"]
     problems = []
-    manifest_hash = sha256_hex((root / "manifest" / MANIFEST_FILE).read_bytes())
-    if manifest_hash != record["manifest_hash"]:
-        problems.append(f"manifest hash {manifest_hash} differs from the frozen {record['manifest_hash']}")
-    if record["bareme"]["sha256"] != PUBLISHED_BAREME_SHA256:
+    with reading(root):
+        manifest_hash = sha256_hex(_read(root / MANIFEST_DIR / MANIFEST_FILE))
+        key = _read(root / KEY_FILE)
+    if manifest_hash != record.manifest_hash:
+        problems.append(f"manifest hash {manifest_hash} differs from the frozen {record.manifest_hash}")
+    if record.bareme_sha256 != PUBLISHED_BAREME_SHA256:
         problems.append("the record's barème hash is not the published one")
-    if salt_file is not None:
-        salt = bytes.fromhex(salt_file.read_text("ascii").strip())
-        if commitment(salt, (root / KEY_FILE).read_bytes()) != record["cle"]["engagement"]:
-            problems.append(f"sha256(salt ‖ {KEY_FILE}) differs from the frozen commitment")
+    if salt_file is not None and commitment(read_salt(salt_file), key) != record.key_commitment:
+        problems.append(f"sha256(salt ‖ {KEY_FILE}) differs from the frozen commitment")
     return problems

@@ -1,17 +1,13 @@
-"""Serialise documents to frozen bytes, write ``build/`` and ``manifest/`` atomically.
+"""Serialise documents to frozen bytes and describe them in the manifest.
 
 The bytes of a body: orjson with two-space indentation, keys in the compiler's order, non-ASCII kept
 as UTF-8, and a trailing newline (identical to ``json.dumps(indent=2, ensure_ascii=False) + "\\n"``,
-which a test checks). A build is written aside, then swapped in, so an interrupted or failed build
-leaves the previous one intact.
+which a test checks). Writing them is :mod:`generator.transaction`'s job.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -20,10 +16,10 @@ from generator import resource_types as col
 from generator.compile import Document
 from generator.errors import Location, Problem
 from generator.hashing import parsed_hash, request_hash, sha256_hex
+from generator.manifest import MANIFEST_FILE, MANIFEST_HASH_FILE, Entry, Manifest
 
-MANIFEST_FORMAT = "corpus-manifest/1"
-MANIFEST_FILE = "manifest.json"
-MANIFEST_HASH_FILE = "manifest.sha256"
+__all__ = ["MANIFEST_FILE", "MANIFEST_HASH_FILE", "Built", "body_bytes", "build_manifest", "check_bodies",
+           "find_numbers"]  # the two file names stay importable from here for nginx_render and serve
 
 
 def body_bytes(body: dict[str, Any]) -> bytes:
@@ -80,78 +76,16 @@ class Built:
     document: Document
     data: bytes
 
-    def entry(self, base_url: str) -> dict[str, Any]:
+    def entry(self, base_url: str) -> Entry:
         doc = self.document
-        entry: dict[str, Any] = {"path": doc.path, "kind": doc.kind, "file": col.file_for(doc.path),
-                                 "length": len(self.data), "sha256": sha256_hex(self.data)}
-        if doc.kind == "systeme":
-            entry["status"] = doc.status
-        else:
-            entry["request_hash"] = request_hash(base_url + doc.path)
         # The proxy parses the bytes back into exactly doc.body (they were serialised from it), so hash
         # that value instead of parsing 100,000 files again; tests recompute it from the files.
-        entry["response_hash"] = parsed_hash(doc.body)
-        return entry
+        common = (doc.path, doc.kind, col.file_for(doc.path), len(self.data), sha256_hex(self.data),
+                  parsed_hash(doc.body))
+        if doc.kind == "systeme":
+            return Entry(*common, status=doc.status)
+        return Entry(*common, request_hash=request_hash(base_url + doc.path))
 
 
-def manifest_bytes(corpus_id: str, base_url: str, built: list[Built]) -> bytes:
-    manifest = {"format": MANIFEST_FORMAT, "corpus": corpus_id, "base_url": base_url,
-                "resources": [b.entry(base_url) for b in sorted(built, key=lambda b: b.document.path)]}
-    # orjson: the same bytes as json.dumps(indent=2, ensure_ascii=False) + "\n" (a test checks it), without
-    # the pure-Python encoder that json.dumps falls back to when indenting (seconds on 100,000 entries).
-    return orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n"
-
-
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
-
-
-def _write_tree(target: Path, files: dict[str, bytes]) -> None:
-    # Plain strings and os-level calls: at 100,000 files, pathlib objects and buffered file objects cost
-    # about as much as the system calls themselves (open, write, close is all a file needs).
-    base = os.fspath(target)
-    made: set[str] = set()
-    for relative, data in files.items():
-        folder, _, _ = relative.rpartition("/")
-        if folder not in made:
-            os.makedirs(os.path.join(base, folder), exist_ok=True)
-            made.add(folder)
-        fd = os.open(os.path.join(base, relative), _CREATE, 0o666)  # as open() does; the umask applies
-        try:
-            view = memoryview(data)
-            while view:  # a regular file takes everything at once; loop in case a write is ever partial
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
-
-
-def write_atomically(root: Path, trees: dict[str, dict[str, bytes]]) -> None:
-    """Write each ``{folder: {relative file: bytes}}`` aside under ``root``, then swap them in.
-
-    Every tree is complete on disk before the first swap, so a failure while writing leaves the
-    previous build untouched; the swaps are renames, undone if one of them fails.
-    """
-    stage = root / f".build-stage-{os.getpid()}"
-    old = root / f".build-old-{os.getpid()}"
-    for leftover in (stage, old):
-        shutil.rmtree(leftover, ignore_errors=True)
-    swapped: list[str] = []
-    try:
-        for name, files in trees.items():
-            _write_tree(stage / name, files)
-        old.mkdir()
-        for name in trees:
-            current = root / name
-            if current.exists():
-                current.rename(old / name)
-            (stage / name).rename(current)
-            swapped.append(name)
-    except BaseException:
-        for name in trees:
-            if (old / name).exists():
-                if name in swapped:
-                    shutil.rmtree(root / name)
-                (old / name).rename(root / name)
-        raise
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
-        shutil.rmtree(old, ignore_errors=True)
+def build_manifest(corpus_id: str, base_url: str, built: list[Built]) -> Manifest:
+    return Manifest.create(corpus_id, base_url, (b.entry(base_url) for b in built))

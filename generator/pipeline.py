@@ -1,4 +1,4 @@
-"""The whole path from sources to files: load, validate, compile, serialise, write."""
+"""The whole path from sources to files: load, validate, compile, serialise, write (one transaction)."""
 
 from __future__ import annotations
 
@@ -10,38 +10,29 @@ from pathlib import Path
 
 from generator.compile import compile_documents
 from generator.errors import CorpusError, Problem, Severity
-from generator.freeze import guard_manifest
-from generator.hashing import sha256_hex
-from generator.output import (
-    MANIFEST_FILE,
-    MANIFEST_HASH_FILE,
-    Built,
-    body_bytes,
-    check_bodies,
-    manifest_bytes,
-    write_atomically,
-)
+from generator.freeze import guard_manifest, read_record
+from generator.manifest import BUILD_DIR, MANIFEST_DIR, Manifest
+from generator.output import Built, body_bytes, build_manifest, check_bodies
 from generator.resource_types import file_for
 from generator.sources import load_sources
+from generator.transaction import Say, Transaction, stderr_notice
 from generator.validate import validate
 
 
 @dataclass(frozen=True)
 class BuildResult:
     built: list[Built]
-    manifest: bytes
+    manifest: Manifest
     warnings: list[Problem]
 
     @property
     def manifest_hash(self) -> str:
-        return sha256_hex(self.manifest)
+        return self.manifest.hash
 
     def trees(self) -> dict[str, dict[str, bytes]]:
         """The two committed folders, as ``{folder: {relative file: bytes}}``."""
-        files = {file_for(b.document.path): b.data for b in self.built}
-        return {"build": files,
-                "manifest": {MANIFEST_FILE: self.manifest,
-                             MANIFEST_HASH_FILE: (self.manifest_hash + "\n").encode("ascii")}}
+        return {BUILD_DIR: {file_for(b.document.path): b.data for b in self.built},
+                MANIFEST_DIR: self.manifest.files()}
 
 
 @contextmanager
@@ -84,13 +75,19 @@ def compile_build(src: Path, base_url: str) -> BuildResult:
         raise CorpusError(body_errors)
     built = [Built(doc, body_bytes(doc.body)) for doc in documents]
     assert sources.corpus is not None
-    manifest = manifest_bytes(sources.corpus.data["corpus"], base_url, built)
+    manifest = build_manifest(sources.corpus.data["corpus"], base_url, built)
     return BuildResult(built, manifest, [p for p in problems if p.severity is Severity.WARNING])
 
 
-def build(src: Path, out: Path, base_url: str) -> BuildResult:
-    """Compile and write ``out/build`` and ``out/manifest`` atomically; refuse to change a frozen season."""
-    result = compile_build(src, base_url)
-    guard_manifest(out, result.manifest)
-    write_atomically(out, result.trees())
+def build(src: Path, out: Path, base_url: str, *, wait: bool = True, say: Say = stderr_notice) -> BuildResult:
+    """Compile and write ``out/build`` and ``out/manifest`` as one transaction; refuse to change a frozen season.
+
+    The builder lock is taken before the sources are read: of two builds, the second waits (or, with
+    ``wait=False``, refuses) and then compiles the sources as the first left them.
+    """
+    with Transaction(out, wait=wait, say=say) as transaction:
+        read_record(out)  # a corrupt freeze record stops the build before the sources are read
+        result = compile_build(src, base_url)
+        guard_manifest(out, result.manifest)
+        transaction.commit(result.trees())
     return result

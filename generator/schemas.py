@@ -11,7 +11,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from generator.fastschema import compile_schema
+from generator.fastschema import compile_schema, strict_patterns
 
 SCHEMA_NAMES = (
     "corpus", "referentiel", "systeme", "absents", "entites", "agrements", "attestations", "avenants",
@@ -60,15 +60,25 @@ def _inline_common(node: Any, defs: dict[str, Any]) -> Any:
 
 
 @cache
+def _checked_schema(name: str) -> dict[str, Any]:
+    """The schema as validation applies it: common definitions inlined, patterns whole-string.
+
+    Every pattern goes through :func:`generator.fastschema.strict_pattern` here, once for all schema
+    files, so a ``$`` written in any of them never lets a trailing line feed through.
+    """
+    return strict_patterns(_inline_common(schema(name), schema("common")["$defs"]))
+
+
+@cache
 def validator(name: str) -> Draft202012Validator:
     """A validator for one source kind, common definitions inlined (other references use a local registry)."""
-    return Draft202012Validator(_inline_common(schema(name), schema("common")["$defs"]), registry=_registry())
+    return Draft202012Validator(_checked_schema(name), registry=_registry())
 
 
 @cache
 def quick_check(name: str) -> Callable[[Any], bool] | None:
     """A fast predicate that accepts only what :func:`validator` accepts (None: use the validator)."""
-    return compile_schema(_inline_common(schema(name), schema("common")["$defs"]))
+    return compile_schema(_checked_schema(name))
 
 
 def served_fields(name: str) -> tuple[str, ...]:

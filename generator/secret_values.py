@@ -16,6 +16,8 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from generator.errors import GeneratorError
+
 MIN_LENGTH = 16
 MAX_LENGTH = 512
 # base64, base64url, hex and UUID alphabets: nothing that nginx's config parser, PCRE or a shell would
@@ -25,7 +27,7 @@ SECRET_SHAPE = re.compile(rf"[A-Za-z0-9._~+/=-]{{{MIN_LENGTH},{MAX_LENGTH}}}")
 PRIVATE_RUN_DIR = "run"
 
 
-class SecretError(ValueError):
+class SecretError(GeneratorError, ValueError):
     """The secret source is unusable; the message says why without ever quoting a secret."""
 
 

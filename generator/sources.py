@@ -8,11 +8,14 @@ collected so that one run reports them all.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.errors import Location, Problem
+from generator.errors import Location, Problem, Severity
+from generator.text_policy import MAX_FILE_BYTES
 from generator.yamlstrict import LocatedDict, YamlProblem, load_text, location_of
 
 ENTITY_FILE_KEYS = ("entite", "agrements", "attestations", "avenants", "beneficiaires")
@@ -54,10 +57,67 @@ class Sources:
         self.records.setdefault(record.kind, []).append(record)
 
 
+# Files an editor or the system leaves beside sources: ignored by name, with a warning saying so.
+_LOCK_PREFIXES = (".#",)  # Emacs lock files (.#ENT-1066.yaml), often dangling symbolic links
+_BACKUP_SUFFIXES = ("~", ".swp", ".swo", ".swx", ".bak", ".orig", ".rej", ".tmp")
+_SYSTEM_NAMES = (".DS_Store", "Thumbs.db", "desktop.ini", ".gitkeep", ".gitignore")
+
+# The layout of corpus_src/ (docs/authoring.md): the files and folders each folder may hold.
+_TOP_FILES = ("corpus.yaml", "referentiel.yaml", "systeme.yaml", "absents.yaml")
+_LAYOUT: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {  # folder -> (fixed files, sub-folders)
+    "": (_TOP_FILES, ("entites", "listes")),
+    "listes": (("mesures-restrictives.yaml",), ("agrees",)),
+    "entites": ((), ()),  # any <ENT-id>.yaml
+    "listes/agrees": ((), ()),  # any <activite>.yaml
+}
+_ANY_YAML = ("entites", "listes/agrees")
+
+
+def ignored_reason(name: str) -> str | None:
+    """Why a file name is ignored (an editor's lock or backup, a system file), or None for a real file."""
+    if name.startswith(_LOCK_PREFIXES) or (name.startswith("#") and name.endswith("#")):
+        return "an editor lock or autosave file"
+    if name.endswith(_BACKUP_SUFFIXES):
+        return "an editor backup or swap file"
+    if name in _SYSTEM_NAMES:
+        return "a system file, not a source"
+    return None
+
+
+def read_bounded(path: Path) -> bytes:
+    """The bytes of a regular file, at most one byte past the loader's limit.
+
+    Opened without following a symbolic link and without blocking (a FIFO named like a source would
+    otherwise hang the run), then checked to be a regular file: a device such as /dev/zero is refused
+    before a byte is read. Raises :class:`OSError` with a message fit for an author.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if path.is_symlink():
+            raise OSError(exc.errno, "a symbolic link: sources must be regular files inside the source "
+                          "folder (copy the file instead of linking it)") from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file (a folder, FIFO, socket or device): remove it")
+        chunks, size = [], 0
+        while size <= MAX_FILE_BYTES:
+            chunk = os.read(fd, MAX_FILE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _read(root: Path, path: Path, problems: list[Problem]) -> tuple[str, Any] | None:
     name = path.relative_to(root.parent).as_posix()
     try:
-        return name, load_text(path.read_bytes(), name)
+        return name, load_text(read_bounded(path), name)
     except YamlProblem as exc:
         problems.append(exc.problem)
     except OSError as exc:
@@ -69,7 +129,7 @@ def read_record(root: Path, relative: str, kind: str, problems: list[Problem],
                 required: bool = True) -> Record | None:
     """Load one YAML file holding a mapping (corpus or season source); problems are collected."""
     path = root / relative
-    if not path.exists():
+    if not os.path.lexists(path):
         if required:
             name = (Path(root.name) / relative).as_posix()
             problems.append(Problem(Location(name), "", "required file is missing"))
@@ -82,6 +142,67 @@ def read_record(root: Path, relative: str, kind: str, problems: list[Problem],
         problems.append(Problem(location_of(data, None, name), "", "the file must hold a mapping"))
         return None
     return Record(kind, data, name)
+
+
+def survey(root: Path, problems: list[Problem]) -> dict[str, list[Path]]:
+    """The ``*.yaml`` files of ``entites/`` and ``listes/agrees/``, sorted by name; every other entry named.
+
+    Nothing under the source folder is skipped silently: an editor's lock or backup file is ignored with
+    a warning; a ``.yml`` or ``.YAML`` file, an unknown file, a sub-folder, a symbolic link or anything
+    that is not a regular file is an error naming it.
+    """
+    found: dict[str, list[Path]] = {folder: [] for folder in _ANY_YAML}
+    for folder, (files, folders) in _LAYOUT.items():
+        where = root / folder if folder else root
+        if folder and any((root / part).is_symlink() for part in _prefixes(folder)):
+            continue  # a linked folder: its parent's survey names the link, nothing is read through it
+        try:
+            entries = sorted(os.scandir(where), key=lambda entry: entry.name)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            problems.append(Problem(Location(_shown(root, where)), "", f"cannot read: {exc.strerror}"))
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            reason = ignored_reason(entry.name)
+            if reason is not None:
+                problems.append(Problem(Location(_shown(root, path)), "", f"ignored: {reason}",
+                                        Severity.WARNING))
+            elif entry.name in files or (entry.name in folders and entry.is_dir(follow_symlinks=False)):
+                continue  # read where the layout says (a symbolic link there is refused by read_bounded)
+            elif folder in _ANY_YAML and entry.name.endswith(".yaml") and not entry.is_symlink() \
+                    and entry.is_file(follow_symlinks=False):
+                found[folder].append(path)
+            else:
+                problems.append(Problem(Location(_shown(root, path)), "", _unexpected(entry, folder, files)))
+    return found
+
+
+def _prefixes(folder: str) -> list[str]:
+    """``listes/agrees`` -> ``["listes", "listes/agrees"]``."""
+    parts = folder.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def _shown(root: Path, path: Path) -> str:
+    return path.relative_to(root.parent).as_posix()
+
+
+def _unexpected(entry: os.DirEntry, folder: str, files: tuple[str, ...]) -> str:
+    """Why an entry of the source folder is not read, worded for the author."""
+    if entry.is_symlink():
+        return ("a symbolic link: sources must be regular files inside the source folder (copy the file "
+                "instead of linking it)")
+    if entry.is_dir(follow_symlinks=False):
+        return f"sub-folder not read: {folder or 'the source folder'} has no sub-folders (see docs/authoring.md)"
+    if not entry.is_file(follow_symlinks=False):
+        return "not a regular file (a FIFO, socket or device): remove it"
+    stem, dot, extension = entry.name.rpartition(".")
+    if dot and extension.lower() in ("yaml", "yml") and (folder in _ANY_YAML or f"{stem}.yaml" in files):
+        return f"not read: sources end in '.yaml' (lowercase): rename it {stem}.yaml"
+    expected = "<name>.yaml files only" if folder in _ANY_YAML else ", ".join(files)
+    return f"unknown file, not read (this folder holds {expected})"
 
 
 def _single(sources: Sources, relative: str, kind: str, required: bool = True) -> Record | None:
@@ -137,9 +258,10 @@ def load_sources(root: Path) -> Sources:
     sources.referentiel = _single(sources, "referentiel.yaml", "referentiel")
     sources.systeme = _single(sources, "systeme.yaml", "systeme")
     sources.absents = _single(sources, "absents.yaml", "absents", required=False)
-    for path in sorted((root / "entites").glob("*.yaml")):
+    listed = survey(root, sources.problems)
+    for path in listed["entites"]:
         _entity_file(sources, path)
-    for path in sorted((root / "listes" / "agrees").glob("*.yaml")):
+    for path in listed["listes/agrees"]:
         record = _single(sources, path.relative_to(root).as_posix(), "listes-agrees")
         if record is not None:
             sources.add(record)

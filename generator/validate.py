@@ -14,15 +14,21 @@ from typing import Any
 
 from generator import resource_types as col
 from generator.errors import Problem, Severity
+from generator.fastschema import written_pattern
 from generator.schemas import quick_check, validator
+from generator.source_paths import ID_COLLECTION as _ID_COLLECTION
+from generator.source_paths import REQUIRED_SYSTEME, page_paths, record_path
 from generator.sources import Record, Sources
+from generator.text_policy import bad_text, cut
 from generator.yamlstrict import location_of
 
-REQUIRED_SYSTEME = ("400", "403", "404", "405", "408", "412", "413", "414", "431", "500", "501", "502",
-                    "503", "504", "505")
 _DATE_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_ID_COLLECTION = {"entites": col.ENTITES, "agrements": col.AGREMENTS, "attestations": col.ATTESTATIONS,
-                  "avenants": col.AVENANTS}
+_PAGE = re.compile(col.PAGE)
+# (start, end) date fields of a record kind: an end before its start is worth a warning.
+_DATE_ORDER = {"agrements": ("date_debut", "date_fin_validite"),
+               "attestations": ("date_emission", "date_fin_validite")}
+# Keys the compiler writes into a body itself: a source may not write them where its mapping is served whole.
+_RESERVED_REFERENTIEL = ("ressource",)
 
 
 @dataclass
@@ -39,25 +45,9 @@ class Index:
         return path in self.records or path in self.pages
 
 
-def record_path(record: Record) -> str | None:
-    """Canonical path of an entity, agrément, attestation or avenant record (None if its id is unusable)."""
-    rid = record.data.get("id") if isinstance(record.data, dict) else None
-    if not isinstance(rid, str):
-        return None
-    return _ID_COLLECTION[record.kind].prefix + rid
-
-
-def page_paths(record: Record) -> list[str]:
-    """Canonical paths of the pages of a paginated record, in written order."""
-    pages = record.data.get("pages") if isinstance(record.data, dict) else None
-    if not isinstance(pages, list):
-        return []
-    numbers = [p.get("page") for p in pages if isinstance(p, dict)]
-    if record.kind == "beneficiaires":
-        return [col.beneficiaires_page_path(record.owner or "?", str(n)) for n in numbers]
-    if record.kind == "listes-agrees":
-        return [col.liste_agrees_page_path(str(record.data.get("activite")), str(n)) for n in numbers]
-    return [col.mesures_page_path(str(n)) for n in numbers]
+def _list(value: Any) -> list[Any]:
+    """``value`` if it is a list, else an empty one: the schema reports the wrong type, rules go on."""
+    return value if isinstance(value, list) else []
 
 
 def _error(record: Record, key: str | int | None, fieldname: str, message: str,
@@ -71,6 +61,24 @@ def _json_path(parts: Iterable[str | int]) -> str:
     for part in parts:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
+
+
+def _schema_message(err: Any) -> str:
+    """jsonschema's message, with the pattern as written in the schema file and long values cut."""
+    message: str = err.message
+    if err.validator == "pattern" and isinstance(err.instance, str):
+        found = bad_text(err.instance) or ("a line feed is not allowed here" if "\n" in err.instance else "")
+        return f"{cut(err.instance)} does not match {written_pattern(err.validator_value)!r}" + \
+            (f" ({found})" if found else "")
+    if err.validator == "required":
+        return f"missing required field: {message.split(' ')[0]}"
+    if err.validator == "oneOf" and isinstance(err.instance, str | type(None)):
+        return f"{cut(err.instance)} is not valid here ({err.schema.get('description') or 'see schema'})"
+    if err.instance is True or err.instance is False or err.instance is None:  # as written: true, not True
+        return message.replace(repr(err.instance), {True: "true", False: "false", None: "null"}[err.instance], 1)
+    if isinstance(err.instance, str) and len(err.instance) > 60:
+        return message.replace(repr(err.instance), cut(err.instance))
+    return message
 
 
 def check_schema(record: Record) -> list[Problem]:
@@ -99,16 +107,12 @@ def check_schema(record: Record) -> list[Problem]:
                                        "unknown field (not in the schema of "
                                        f"{record.kind}; check its spelling)", container))
             continue
+        message = _schema_message(err)
         if "propertyNames" in err.schema_path and key is None and isinstance(container, dict) \
                 and err.instance in container:  # a badly named key: point at the key, not its mapping
             problems.append(_error(record, err.instance, _json_path([*parts, err.instance]),
-                                   f"key {err.message}", container))
+                                   f"key {message}", container))
             continue
-        message = err.message
-        if err.validator == "required":
-            message = f"missing required field: {message.split(' ')[0]}"
-        elif err.validator == "oneOf" and isinstance(err.instance, str | type(None)):
-            message = f"{err.instance!r} is not valid here ({err.schema.get('description') or 'see schema'})"
         problems.append(_error(record, key, _json_path(parts), message, container))
     return problems
 
@@ -168,6 +172,8 @@ class Validator:
         self._check_links()
         self._check_activities()
         self._check_systeme()
+        self._check_reserved()
+        self._check_date_order()
         self._check_absents_cited()
         return sorted(self.problems)
 
@@ -211,8 +217,8 @@ class Validator:
         seen: dict[str, int] = {}
         for index, page in enumerate(pages):
             number = page.get("page") if isinstance(page, dict) else None
-            if not isinstance(number, str):
-                continue
+            if not isinstance(number, str) or not _PAGE.fullmatch(number):
+                continue  # not a page number at all: the schema says so, naming the value
             expected = str(index + 1)
             if number in seen:
                 self.problems.append(_error(record, "page", f"pages[{index}].page", f"page {number} is written "
@@ -252,7 +258,10 @@ class Validator:
     def _cite(self, record: Record, container: Any, key: str | int, fieldname: str,
               target: col.Collection) -> str | None:
         """Check one reference; return the path when it names a defined resource."""
-        path = container[key] if isinstance(container, dict | list) else None
+        if isinstance(container, dict):
+            path = container.get(key)  # a missing field: the schema says so
+        else:
+            path = container[key] if isinstance(container, list) else None
         if not isinstance(path, str):
             return None
         self.index.cited.add(path)
@@ -289,8 +298,8 @@ class Validator:
         for record in self.sources.of("avenants"):
             self._cite(record, record.data, "attestation", "attestation", col.ATTESTATIONS)
         for record in self.sources.of("listes-agrees"):
-            for p, page in enumerate(record.data.get("pages") or []):
-                for e, entry in enumerate(page.get("entrees") or [] if isinstance(page, dict) else []):
+            for p, page in enumerate(_list(record.data.get("pages"))):
+                for e, entry in enumerate(_list(page.get("entrees")) if isinstance(page, dict) else []):
                     if isinstance(entry, dict):
                         self._cite(record, entry, "agrement", f"pages[{p}].entrees[{e}].agrement",
                                    col.AGREMENTS)
@@ -314,7 +323,9 @@ class Validator:
         listed = self._listed_by(owner_kind, owner_list)
         for record in self.sources.of(kind):
             path, owner = record_path(record), record.data.get(link)
-            if path is None or not isinstance(owner, str) or not self.index.defines(owner) \
+            if path is None or self.index.records.get(path) is not record:
+                continue  # a record without a usable id: the id check said so
+            if not isinstance(owner, str) or not self.index.defines(owner) \
                     or not _ID_COLLECTION[owner_kind].matches(owner):  # a wrong-collection link: _cite said so
                 continue
             owners = listed.get(path, [])
@@ -382,6 +393,27 @@ class Validator:
         if missing:
             self.problems.append(_error(record, None, "", "missing bodies for statuses the vhost can send: "
                                         + ", ".join(missing)))
+
+    def _check_reserved(self) -> None:
+        """The compiler writes ``ressource`` into /referentiel itself: a source key would be overwritten."""
+        record = self.sources.referentiel
+        if record is None or not isinstance(record.data, dict):
+            return
+        for key in _RESERVED_REFERENTIEL:
+            if key in record.data:
+                self.problems.append(_error(record, key, key, f"'{key}' is written by the compiler (it is the "
+                                            "served path, /referentiel): remove it from the source"))
+
+    def _check_date_order(self) -> None:
+        """An end date before its start date is legal (a trap may need it) but rarely meant: say so."""
+        for kind, (first, last) in _DATE_ORDER.items():
+            for record in self.sources.of(kind):
+                start, end = record.data.get(first), record.data.get(last)
+                if isinstance(start, str) and isinstance(end, str) and _DATE_SHAPE.fullmatch(start) \
+                        and _DATE_SHAPE.fullmatch(end) and end < start:
+                    self.problems.append(_error(record, last, last, f"{end} is before {first} {start} "
+                                                "(served as written; make sure the trap is intended)",
+                                                severity=Severity.WARNING))
 
     def _check_absents_cited(self) -> None:
         record = self.sources.absents

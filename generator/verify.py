@@ -23,8 +23,9 @@ import requests
 
 from generator import resource_types as col
 from generator.compile import absent_body
+from generator.errors import GeneratorError
 from generator.hashing import parsed_hash, request_hash, response_hash, sha256_hex
-from generator.nginx_render import RenderError, load_manifest
+from generator.manifest import Entry, Manifest, bytes_difference
 from generator.output import body_bytes
 from generator.secret_values import SecretError, read_secret_env, read_secret_file
 
@@ -32,7 +33,7 @@ JSON_TYPE = "application/json; charset=utf-8"
 SECRET_HEADER = "X-Challenge-Secret"
 
 
-class VerifyError(Exception):
+class VerifyError(GeneratorError):
     """Nothing meaningful can be verified (empty manifest, no secret, inconsistent base URL)."""
 
 
@@ -73,13 +74,13 @@ def _from_bytes(label: str, path: str, status: int, data: bytes, **extra: Any) -
     return Expected(label, path, status, len(data), sha256_hex(data), response_hash(data), **extra)
 
 
-def undeclared_paths(manifest: dict[str, Any], rng: random.Random | None = None) -> list[str]:
+def undeclared_paths(manifest: Manifest, rng: random.Random | None = None) -> list[str]:
     """One identifier per collection that has the collection's shape but names nothing in the manifest.
 
     Derived from a path the manifest lists (its last number changed), so it follows the collection's
     pattern whatever the season holds; ``rng`` picks a random one instead of the nearest free one.
     """
-    taken = {e["path"] for e in manifest["resources"]}
+    taken = {e.path for e in manifest.entries}
     found = []
     for collection in col.COLLECTIONS:
         model = next((p for p in sorted(taken) if collection.matches(p)), None)
@@ -96,25 +97,25 @@ def undeclared_paths(manifest: dict[str, Any], rng: random.Random | None = None)
     return found
 
 
-def expectations(manifest: dict[str, Any], secrets: list[str],
-                 rng: random.Random | None = None) -> list[Expected]:
+def _from_entry(label: str, path: str, status: int, entry: Entry, **extra: Any) -> Expected:
+    return Expected(label, path, status, entry.length, entry.sha256, entry.response_hash, **extra)
+
+
+def expectations(manifest: Manifest, secrets: list[str], rng: random.Random | None = None) -> list[Expected]:
     """Everything to request: each served body, then the refusals, then undeclared absents."""
-    base = manifest["base_url"]
-    entries = manifest["resources"]
-    systeme = {e["status"]: e for e in entries if e["kind"] == "systeme"}
-    served = [e for e in entries if e["kind"] in ("resource", "absent")]
+    base = manifest.base_url
+    served = manifest.of_kind("resource", "absent")
     if not served or not secrets:
         raise VerifyError("nothing to verify: empty manifest or no secret")
     secret = secrets[0]
-    plan = [Expected(e["path"], e["path"], 200, e["length"], e["sha256"], e["response_hash"],
-                     request_hash=e["request_hash"], secret=secret) for e in served]
-    if request_hash(base + served[0]["path"]) != served[0]["request_hash"]:
+    plan = [_from_entry(e.path, e.path, 200, e, request_hash=e.request_hash, secret=secret) for e in served]
+    if request_hash(base + served[0].path) != served[0].request_hash:
         raise VerifyError(f"manifest base URL {base} does not give the manifest's request hashes")
-    sample = next((e["path"] for e in served if e["kind"] == "resource"), served[0]["path"])
+    sample_entry = next((e for e in served if e.kind == "resource"), served[0])
+    sample = sample_entry.path
 
     def refusal(label: str, status: int, path: str, **extra: Any) -> Expected:
-        entry = systeme[status]
-        return Expected(label, path, status, entry["length"], entry["sha256"], entry["response_hash"], **extra)
+        return _from_entry(label, path, status, manifest.systeme(status), **extra)
 
     wrong = secret.swapcase() if secret.swapcase() != secret else secret + "x"
     plan += [
@@ -124,10 +125,9 @@ def expectations(manifest: dict[str, Any], secrets: list[str],
         refusal(f"404 for a .json suffix ({sample}.json)", 404, sample + ".json", secret=secret),
         refusal(f"405 for POST ({sample})", 405, sample, method="POST", secret=secret),
     ]
-    sample_entry = next(e for e in served if e["path"] == sample)
     for index, other in enumerate(secrets[1:], start=2):
-        plan.append(Expected(f"{sample} with accepted secret #{index}", sample, 200, sample_entry["length"],
-                             sample_entry["sha256"], sample_entry["response_hash"], secret=other))
+        plan.append(_from_entry(f"{sample} with accepted secret #{index}", sample, 200, sample_entry,
+                                secret=other))
     for path in undeclared_paths(manifest, rng):
         plan.append(_from_bytes(f"undeclared absent {path}", path, 200, body_bytes(absent_body(path)),
                                 secret=secret))
@@ -151,9 +151,9 @@ def check_one(session: requests.Session, base_url: str, canonical_base: str, exp
         problems.append(f"Content-Type {resp.headers.get('Content-Type')!r}, expected {JSON_TYPE!r}")
     if "no-store" not in resp.headers.get("Cache-Control", ""):
         problems.append("Cache-Control without no-store")
-    if len(data) != exp.length or sha256_hex(data) != exp.sha256:
-        problems.append(f"bytes differ: {len(data)} bytes sha256 {sha256_hex(data)[:16]}..., expected "
-                        f"{exp.length} bytes sha256 {exp.sha256[:16]}...")
+    difference = bytes_difference(data, exp.length, exp.sha256)
+    if difference is not None:
+        problems.append(f"bytes differ: {difference}")
     got_hash = proxy_response_hash(resp)
     if got_hash != exp.response_hash:
         problems.append(f"response_hash {got_hash[:16]}..., expected {exp.response_hash[:16]}...")
@@ -162,7 +162,7 @@ def check_one(session: requests.Session, base_url: str, canonical_base: str, exp
     return problems
 
 
-def verify(base_url: str, manifest: dict[str, Any], secrets: list[str], *, verify_tls: bool | str = True,
+def verify(base_url: str, manifest: Manifest, secrets: list[str], *, verify_tls: bool | str = True,
            timeout: float = 10.0, progress: Callable[[int, int, int], None] | None = None,
            rng: random.Random | None = None) -> tuple[int, list[Difference]]:
     """Run every check; returns (number of checks, differences)."""
@@ -172,7 +172,7 @@ def verify(base_url: str, manifest: dict[str, Any], secrets: list[str], *, verif
     with requests.Session() as session:
         for done, exp in enumerate(plan, start=1):
             try:
-                problems = check_one(session, base, manifest["base_url"], exp, timeout, verify_tls)
+                problems = check_one(session, base, manifest.base_url, exp, timeout, verify_tls)
             except requests.RequestException as exc:
                 problems = [f"request failed: {exc}"]
                 if done == 1:
@@ -214,12 +214,8 @@ def _summary(count: int, differences: Iterable[Difference], elapsed: float) -> t
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    try:
-        secrets = _secrets(args)
-        manifest = load_manifest(args.root)
-    except (SecretError, RenderError) as exc:
-        print(f"corpus verify: {exc}", file=sys.stderr)
-        return 1
+    secrets = _secrets(args)
+    manifest = Manifest.load(args.root)
     verify_tls: bool | str = True
     if args.insecure:
         import urllib3
@@ -229,12 +225,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     elif args.ca is not None:
         verify_tls = str(args.ca)
     started = time.monotonic()
-    try:
-        count, differences = verify(args.url, manifest, secrets, verify_tls=verify_tls, timeout=args.timeout,
-                                    progress=_printer(max(args.progress_every, 1)))
-    except VerifyError as exc:
-        print(f"corpus verify: {exc}", file=sys.stderr)
-        return 1
+    count, differences = verify(args.url, manifest, secrets, verify_tls=verify_tls, timeout=args.timeout,
+                                progress=_printer(max(args.progress_every, 1)))
     text, code = _summary(count, differences, time.monotonic() - started)
     print(text)
     return code

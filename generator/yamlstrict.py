@@ -1,52 +1,60 @@
-"""A YAML loader that never changes a value's type behind the author's back.
+"""A YAML loader that never changes a value's type, or a character, behind the author's back.
 
 PyYAML's SafeLoader follows YAML 1.1: ``no`` becomes ``False``, ``2026-03-31`` a ``date``, ``0755`` an
 octal integer, ``1e3`` a float. A corpus served byte-for-byte cannot afford any of it, so here a scalar is
-a string unless it is written exactly ``true``, ``false`` or ``null``; explicit tags are refused, and a
-duplicate key is an error. Mappings and sequences remember where each item was written so that the
-validator can name ``file:line:column`` for any field.
+a string unless it is written exactly ``true``, ``false`` or ``null``; a duplicate key is an error.
+
+The loader is bounded by construction (docs/authoring.md, "What the loader refuses"): it builds values
+straight from libyaml's event stream with an explicit stack (no recursion, so no depth can crash it), and
+it refuses what an author never needs and an attacker loves: anchors and aliases (the "billion laughs"),
+every explicit tag (``!``, ``!!str``, ``!<...>``, ``%TAG``), nesting deeper than :data:`MAX_DEPTH`, text
+that is not UTF-8, and characters outside the policy of :mod:`generator.text_policy`. Mappings and
+sequences remember where each item was written so that the validator can name ``file:line:column``.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 import yaml
+from yaml.events import (
+    AliasEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
 
-from generator.errors import Location, Problem
+from generator.errors import GeneratorError, Location, Problem
+from generator.text_policy import (
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    bad_key,
+    bad_text,
+    decode_source,
+    escaped,
+    is_nfc,
+    raw_problem,
+)
 
-try:  # The C parser is what makes a 10,000-entity corpus load quickly; fall back when absent.
-    _BaseLoader: type = yaml.CSafeLoader
+try:  # libyaml's parser is what makes a 10,000-entity corpus load quickly; fall back when absent.
+    _Parser: type = yaml.CBaseLoader  # only its parser is used: values are built from its events here
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _BaseLoader = yaml.SafeLoader
+    _Parser = yaml.BaseLoader
 
-# Private tags, given only by ``resolve`` (which PyYAML calls only for nodes written without a tag): a node
-# carrying any other tag, even a standard one such as ``!!str`` or ``!!map``, was tagged by the author.
-_STR = "tag:proveit-corpus,implicit:str"
-_MAP = "tag:proveit-corpus,implicit:map"
-_SEQ = "tag:proveit-corpus,implicit:seq"
-_BOOL = "tag:proveit-corpus,implicit:bool"
-_NULL = "tag:proveit-corpus,implicit:null"
-_PLAIN_WORDS = {"true": (_BOOL, True), "false": (_BOOL, False), "null": (_NULL, None)}
+_PLAIN_WORDS = {"true": True, "false": False, "null": None}
 
 
-class YamlProblem(Exception):
+class YamlProblem(GeneratorError):
     """A source that cannot be loaded; carries the problem with its position."""
 
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
         super().__init__(str(problem))
-
-    def within(self, part: str | int) -> YamlProblem:
-        """The same problem, its field prefixed by the key or index that contains it.
-
-        Raised from deep inside a document, the problem then names the full field path
-        (``agrements[0].statut``), the way the validator names fields.
-        """
-        head = f"[{part}]" if isinstance(part, int) else part
-        inner = self.problem.field
-        field = head if not inner else head + (inner if inner.startswith("[") else f".{inner}")
-        return YamlProblem(Problem(self.problem.location, field, self.problem.message))
 
 
 class LocatedDict(dict):
@@ -61,101 +69,196 @@ class LocatedList(list):
     __slots__ = ("mark", "marks")
 
 
-_Scalar = yaml.ScalarNode
+def _pos(event: yaml.Event) -> tuple[int, int]:
+    return event.start_mark.line + 1, event.start_mark.column + 1
 
 
-def _pos(node: yaml.Node) -> tuple[int, int]:
-    return node.start_mark.line + 1, node.start_mark.column + 1
+class _Frame:
+    """An open mapping or sequence while its events are read."""
+
+    __slots__ = ("container", "is_map", "key", "marks")
+
+    def __init__(self, container: LocatedDict | LocatedList, is_map: bool) -> None:
+        self.container = container
+        self.is_map = is_map
+        self.key: str | None = None  # a mapping's key whose value is being read
+        self.marks: Any = {} if is_map else []
+
+    def add(self, value: Any, mark: tuple[int, int] | None) -> None:
+        """Store a finished value under the pending key, or append it (``mark``: its position, if not noted)."""
+        if self.is_map:
+            self.container[self.key] = value
+            self.key = None
+        else:
+            if mark is not None:
+                self.marks.append(mark)
+            self.container.append(value)
 
 
-class StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """Loader with the resolution and construction rules described in the module docstring."""
+class _Builder:
+    """Turns one document's events into LocatedDict / LocatedList / str / bool / None."""
 
-    source_name = "<string>"
+    def __init__(self, parser: Any, source_name: str, check_nfc: bool) -> None:
+        self.parser = parser
+        self.source_name = source_name
+        self.check_nfc = check_nfc
+        self.stack: list[_Frame] = []
 
-    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
-        if kind is yaml.ScalarNode:
-            if implicit[0] and value in _PLAIN_WORDS:
-                return _PLAIN_WORDS[value][0]
-            return _STR
-        return _MAP if kind is yaml.MappingNode else _SEQ
+    def field(self) -> str:
+        """The field path of the value being read (``agrements[0].statut``), as the validator names it."""
+        out = ""
+        for frame in self.stack:
+            if frame.is_map:
+                if frame.key is not None:
+                    out += f".{frame.key}" if out else frame.key
+            else:
+                out += f"[{len(frame.container)}]"
+        return out
 
-    def _fail(self, node: yaml.Node, field: str, message: str) -> YamlProblem:
-        line, column = _pos(node)
-        return YamlProblem(Problem(Location(self.source_name, line, column), field, message))
+    def fail(self, event: yaml.Event, message: str, field: str | None = None) -> YamlProblem:
+        line, column = _pos(event)
+        where = self.field() if field is None else field
+        return YamlProblem(Problem(Location(self.source_name, line, column), where, message))
 
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        tag = node.tag
-        if isinstance(node, yaml.ScalarNode):
-            if tag == _STR:
-                return node.value
-            if tag in (_BOOL, _NULL) and node.value in _PLAIN_WORDS:
-                return _PLAIN_WORDS[node.value][1]
-            raise self._tagged(node)
-        if isinstance(node, yaml.MappingNode) and tag == _MAP:
-            return self._mapping(node)
-        if isinstance(node, yaml.SequenceNode) and tag == _SEQ:
-            seq = LocatedList()
-            for index, item in enumerate(node.value):
-                try:
-                    seq.append(self.construct_object(item))
-                except YamlProblem as exc:
-                    raise exc.within(index) from None
-            seq.marks = [_pos(item) for item in node.value]
-            seq.mark = _pos(node)
-            return seq
-        raise self._tagged(node)
+    def _refuse_decorations(self, event: yaml.Event) -> None:
+        if event.anchor is not None:
+            kind, sign = ("aliases", "*") if isinstance(event, AliasEvent) else ("anchors", "&")
+            raise self.fail(event, f"YAML {kind} are not allowed ({sign}{_cut(event.anchor)}): write each "
+                            "value out")
+        tag = getattr(event, "tag", None)
+        if tag is not None:
+            shown = tag.replace("tag:yaml.org,2002:", "!!", 1)  # as the author wrote it
+            raise self.fail(event, f"explicit tag {_cut(shown)!r} is not allowed: write the value without a "
+                            "tag (a plain string, or exactly true, false or null)")
 
-    def _tagged(self, node: yaml.Node) -> YamlProblem:
-        shown = node.tag.replace("tag:yaml.org,2002:", "!!", 1)  # as the author wrote it
-        return self._fail(node, "", f"explicit tag {shown!r} is not allowed: write the value without a tag "
-                          "(a plain string, or exactly true, false or null)")
+    def _scalar(self, event: ScalarEvent) -> Any:
+        value = event.value
+        if event.implicit[0] and value in _PLAIN_WORDS:
+            return _PLAIN_WORDS[value]
+        if event.style == '"':  # only escapes (\x85, \u2028, \0...) can bring a refused character in
+            found = bad_text(value)
+            if found:
+                raise self.fail(event, found)
+        if self.check_nfc and not is_nfc(value):
+            raise self.fail(event, "text not in Unicode NFC form (write composed characters, e.g. 'é' as "
+                            "one character); see docs/authoring.md")
+        return value
 
-    def _mapping(self, node: yaml.MappingNode) -> LocatedDict:
-        result = LocatedDict()
-        marks: dict[str, tuple[int, int]] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _STR:
-                raise self._fail(key_node, "", "a mapping key must be a plain string")
-            key = key_node.value
-            if key == "<<":
-                raise self._fail(key_node, key, "merge keys ('<<') are not allowed: write each field out")
-            if key in marks:
-                first = marks[key]
-                raise self._fail(key_node, key, f"duplicate key (first written at line {first[0]})")
-            mark = key_node.start_mark
-            marks[key] = (mark.line + 1, mark.column + 1)
-            if value_node.__class__ is _Scalar and value_node.tag == _STR:
-                result[key] = value_node.value  # the common case, inlined: most values are plain strings
+    def _key(self, frame: _Frame, event: yaml.Event) -> str:
+        if not isinstance(event, ScalarEvent) or (event.implicit[0] and event.value in _PLAIN_WORDS):
+            raise self.fail(event, "a mapping key must be a plain string")
+        key = event.value
+        if key == "<<" and event.implicit[0]:
+            raise self.fail(event, "merge keys ('<<') are not allowed: write each field out", self._join(key))
+        found = bad_key(key)
+        if found:
+            raise self.fail(event, found, self._join(escaped(_cut(key))))
+        if self.check_nfc and not is_nfc(key):
+            composed = unicodedata.normalize("NFC", key)
+            twin = frame.marks.get(composed)
+            also = f"; its NFC form is already a key at line {twin[0]}" if twin else ""
+            raise self.fail(event, f"key not in Unicode NFC form{also}", self._join(key))
+        first = frame.marks.get(key)
+        if first is not None:
+            raise self.fail(event, f"duplicate key (first written at line {first[0]})", self._join(key))
+        return key
+
+    def _join(self, key: str) -> str:
+        head = self.field()
+        return f"{head}.{key}" if head else key
+
+    def build(self) -> Any:
+        """Read the events of one value (the document's root) and return it."""
+        get_event = self.parser.get_event
+        stack = self.stack
+        while True:
+            event = get_event()
+            cls = event.__class__
+            mark = _pos(event)
+            top = stack[-1] if stack else None
+            if top is not None and top.is_map and top.key is None and cls is not MappingEndEvent:
+                top.key = self._key(top, event)
+                top.marks[top.key] = mark
                 continue
-            try:
-                result[key] = self.construct_object(value_node)
-            except YamlProblem as exc:
-                raise exc.within(key) from None
-        result.marks = marks
-        result.mark = _pos(node)
-        return result
+            if cls is ScalarEvent:
+                if event.tag is not None or event.anchor is not None:
+                    self._refuse_decorations(event)
+                value: Any = self._scalar(event)
+            elif cls is MappingStartEvent or cls is SequenceStartEvent:
+                self._refuse_decorations(event)
+                if len(stack) >= MAX_DEPTH:
+                    raise self.fail(event, f"nesting deeper than {MAX_DEPTH} levels is not allowed")
+                is_map = cls is MappingStartEvent
+                container: Any = LocatedDict() if is_map else LocatedList()
+                container.mark = mark
+                if top is not None and not top.is_map:
+                    top.marks.append(mark)
+                stack.append(_Frame(container, is_map))
+                continue
+            elif cls is MappingEndEvent or cls is SequenceEndEvent:
+                done = stack.pop()
+                done.container.marks = done.marks
+                value, mark = done.container, None  # a sequence noted the item's position at its start
+                top = stack[-1] if stack else None
+            elif cls is AliasEvent:
+                self._refuse_decorations(event)
+                raise self.fail(event, "YAML aliases are not allowed: write each value out")  # pragma: no cover
+            else:  # pragma: no cover - libyaml never sends another event inside a document
+                raise self.fail(event, f"unexpected YAML event {cls.__name__}")
+            if top is None:
+                return value
+            top.add(value, mark)
 
-    def get_single_data(self) -> Any:
-        node = self.get_single_node()
-        return None if node is None else self.construct_object(node)
+
+def _cut(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def _single_document(parser: Any, source_name: str, check_nfc: bool) -> Any:
+    parser.get_event()  # StreamStartEvent
+    start = parser.get_event()
+    if isinstance(start, StreamEndEvent):
+        return None  # an empty file, or only comments
+    assert isinstance(start, DocumentStartEvent)
+    if start.tags:
+        raise _builder_problem(start, source_name, "%TAG directives are not allowed: write values without tags")
+    data = _Builder(parser, source_name, check_nfc).build()
+    parser.get_event()  # DocumentEndEvent
+    after = parser.get_event()
+    if not isinstance(after, StreamEndEvent):
+        raise _builder_problem(after, source_name, "YAML syntax: expected a single document in the stream "
+                               "but found another document")
+    return data
+
+
+def _builder_problem(event: yaml.Event, source_name: str, message: str) -> YamlProblem:
+    line, column = _pos(event)
+    return YamlProblem(Problem(Location(source_name, line, column), "", message))
 
 
 def load_text(text: str | bytes, source_name: str) -> Any:
     """Load one YAML document strictly; raise :class:`YamlProblem` naming the source and position."""
-    loader = StrictLoader(text)
-    loader.source_name = source_name
+    if len(text) > MAX_FILE_BYTES:
+        raise YamlProblem(Problem(Location(source_name), "", f"file larger than {MAX_FILE_BYTES} bytes: split "
+                                  "it, or ask for the limit to be raised (docs/authoring.md)"))
+    decoded = decode_source(text, source_name)
+    if isinstance(decoded, Problem):
+        raise YamlProblem(decoded)
+    refused = raw_problem(decoded, source_name)
+    if refused is not None:
+        raise YamlProblem(refused)
+    parser = _Parser(decoded)
     try:
-        return loader.get_single_data()
+        return _single_document(parser, source_name, not decoded.isascii())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+        line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)  # no raw U+2028: lines as edited
         message = " ".join(part for part in (exc.context, exc.problem) if part)
         raise YamlProblem(Problem(Location(source_name, line, column), "", f"YAML syntax: {message}")) from None
-    except yaml.YAMLError as exc:
+    except yaml.YAMLError as exc:  # pragma: no cover - every libyaml error carries a mark
         raise YamlProblem(Problem(Location(source_name), "", f"YAML: {exc}")) from None
     finally:
-        loader.dispose()
+        parser.dispose()
 
 
 def location_of(container: Any, key: str | int | None, file: str) -> Location:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from corpusfix import apply, copy_fixture, replace
 
-from generator import output
+from generator import transaction
+from generator.errors import TreeWriteError
 from generator.pipeline import build
 from generator.resource_types import DEFAULT_BASE_URL
 
@@ -41,7 +42,7 @@ def tree_differences(expected: dict[str, bytes], actual: dict[str, bytes]) -> st
 
 
 def leftovers(root: Path) -> list[str]:
-    return sorted(p.name for p in root.iterdir() if p.name.startswith((".build-stage-", ".build-old-")))
+    return sorted(p.name for p in root.iterdir() if p.name.startswith((".build-", ".corpus-txn")))
 
 
 # --- the committed build is exactly what the sources compile to -------------------------------------------
@@ -87,7 +88,7 @@ def test_build_is_reproducible_across_paths_and_environments(tmp_path: Path) -> 
 def test_base_url_is_a_build_setting(tmp_path: Path) -> None:
     src = copy_fixture(tmp_path)
     result = build(src, tmp_path, "http://127.0.0.1:8080")
-    assert b'"base_url": "http://127.0.0.1:8080"' in result.manifest
+    assert b'"base_url": "http://127.0.0.1:8080"' in result.manifest.data
     catalogue = (tmp_path / "build" / "catalogue.json").read_text("utf-8")
     assert '"url": "http://127.0.0.1:8080/entites/ENT-0001"' in catalogue
     assert DEFAULT_BASE_URL not in catalogue
@@ -117,38 +118,48 @@ def test_failed_validation_leaves_previous_build(built: Path) -> None:
     assert leftovers(built) == []
 
 
-@pytest.mark.parametrize("exception", [OSError("No space left on device"), KeyboardInterrupt()])
+@pytest.mark.parametrize("exception", [OSError(28, "No space left on device"), KeyboardInterrupt()])
 def test_interrupted_write_leaves_previous_build(built: Path, monkeypatch: pytest.MonkeyPatch,
                                                  exception: BaseException) -> None:
     before = snapshot(built)
     apply(built / "corpus_src", [RENAME])
-    real_write = output._write_tree
+    real_write = transaction.write_tree
 
     def write_half_then_fail(target: Path, files: dict[str, bytes]) -> None:
         half = dict(list(files.items())[: len(files) // 2])
         real_write(target, half)
         raise exception
 
-    monkeypatch.setattr(output, "_write_tree", write_half_then_fail)
-    with pytest.raises(type(exception)):
+    monkeypatch.setattr(transaction, "write_tree", write_half_then_fail)
+    with pytest.raises(TreeWriteError if isinstance(exception, OSError) else KeyboardInterrupt):
         build(built / "corpus_src", built, DEFAULT_BASE_URL)
     assert not tree_differences(before, snapshot(built))
     assert leftovers(built) == []
 
 
-def test_failure_between_swaps_is_rolled_back(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """build/ is already swapped when renaming manifest/ fails: build/ must come back too."""
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "two-renames"])
+def test_failure_between_swaps_is_rolled_back(built: Path, monkeypatch: pytest.MonkeyPatch,
+                                              exchange: bool) -> None:
+    """build/ is already swapped when swapping manifest/ fails: build/ must come back too."""
     before = snapshot(built)
     apply(built / "corpus_src", [RENAME])
-    real_rename = Path.rename
+    real_exchange, real_rename = transaction.exchange, os.rename
 
-    def rename(self: Path, target: Path) -> Path:
-        if Path(target) == built / "manifest" and ".build-stage-" in str(self):
-            raise OSError("simulated failure on the second swap")
-        return real_rename(self, target)
+    def fail_on_manifest(first: Path, second: Path) -> None:
+        if Path(second) == built / "manifest" and "stage" in str(first):
+            raise OSError(5, "simulated failure on the second swap", str(second))
 
-    monkeypatch.setattr(Path, "rename", rename)
-    with pytest.raises(OSError, match="second swap"):
+    def exchange_or_fail(first: Path, second: Path) -> bool:
+        fail_on_manifest(first, second)
+        return real_exchange(first, second) if exchange else False
+
+    def rename(first: Path, second: Path) -> None:
+        fail_on_manifest(first, second)
+        real_rename(first, second)
+
+    monkeypatch.setattr(transaction, "exchange", exchange_or_fail)
+    monkeypatch.setattr(transaction.os, "rename", rename)
+    with pytest.raises(TreeWriteError, match=r"second swap.*rolled back"):
         build(built / "corpus_src", built, DEFAULT_BASE_URL)
     assert not tree_differences(before, snapshot(built))
     assert leftovers(built) == []
@@ -158,10 +169,10 @@ def test_interrupted_first_build_leaves_nothing(tmp_path: Path, monkeypatch: pyt
     src = copy_fixture(tmp_path)
 
     def fail(target: Path, files: dict[str, bytes]) -> None:
-        raise OSError("interrupted")
+        raise OSError(5, "interrupted")
 
-    monkeypatch.setattr(output, "_write_tree", fail)
-    with pytest.raises(OSError):
+    monkeypatch.setattr(transaction, "write_tree", fail)
+    with pytest.raises(TreeWriteError):
         build(src, tmp_path, DEFAULT_BASE_URL)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus_src"]
 

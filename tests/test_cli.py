@@ -12,6 +12,7 @@ import pytest
 from corpusfix import apply, copy_fixture, replace
 
 from generator.cli import main, parser
+from generator.errors import BuildLocked, GeneratorError, TreeWriteError
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPILER_COMMANDS = ("build", "check", "manifest-hash", "show")
@@ -130,3 +131,37 @@ def test_build_reports_and_exits_nonzero_on_errors(tmp_path: Path, capsys: pytes
     assert "agrements[0].statut: 'suspended' is not one of" in err
     assert err.endswith("corpus build: 1 error(s); build/ and manifest/ left unchanged\n")
     assert not (tmp_path / "build").exists()
+
+
+WRITE_ERROR = "/x/.corpus-txn/stage/build/a.json: cannot write: No space left on device; build/ left unchanged"
+
+
+@pytest.mark.parametrize(("raised", "code", "line"), [
+    (TreeWriteError(WRITE_ERROR), 1, f"corpus build: {WRITE_ERROR}"),
+    (BuildLocked("another build (pid 7) holds /x/.corpus.lock"), 1,
+     "corpus build: another build (pid 7) holds /x/.corpus.lock"),
+    (KeyboardInterrupt(), 130, "corpus build: interrupted"),
+])
+def test_every_error_of_the_project_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str], raised: BaseException,
+                                                code: int, line: str) -> None:
+    """The CLI catches the base class of the project's errors: one line, exit 1, never a traceback."""
+    import generator.cli
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise raised
+
+    monkeypatch.setattr(generator.cli, "build", fail)
+    assert main(["build", "--root", str(tmp_path)]) == code
+    assert capsys.readouterr().err.splitlines() == [line]
+
+
+def test_project_errors_share_one_base() -> None:
+    from generator.errors import CorpusError, FreezeRecordError, FrozenMismatch, ManifestError
+    from generator.secret_values import SecretError
+    from generator.transaction import TransactionError
+    from generator.verify import VerifyError
+
+    for error in (CorpusError, FrozenMismatch, FreezeRecordError, ManifestError, TreeWriteError, BuildLocked,
+                  SecretError, TransactionError, VerifyError):
+        assert issubclass(error, GeneratorError), error

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+from generator.cli import main
+
 BAREME = ROOT / "spec" / "conformite-bareme-v3.section-5.txt"
 # CONTRACT §5: the value published with the spec, not computed by the code under test.
 PUBLISHED_BAREME_SHA256 = "960a7374f4d905eff4a38a1cc800bd6e75e8ded891b5c6242da139ecb7da51f1"
@@ -129,3 +131,58 @@ def test_unfrozen_repository_reports_it() -> None:
         pytest.skip("the repository's season is frozen")
     result = corpus("freeze-check", "--root", str(ROOT))
     assert result.returncode == 1 and "not frozen" in result.stderr
+
+
+VALID_RECORD = {"format": "corpus-freeze/1", "corpus": "c", "manifest_hash": "a" * 64,
+                "bareme": {"section": "conformite-bareme-v3", "sha256": "b" * 64},
+                "cle": {"fichier": "season/cle.json", "engagement": "c" * 64, "sel": "..."}}
+
+
+def _without(*keys: str) -> dict:
+    record = json.loads(json.dumps(VALID_RECORD))
+    *parents, last = keys
+    inner = record
+    for key in parents:
+        inner = inner[key]
+    del inner[last]
+    return record
+
+
+CORRUPT_RECORDS = {
+    "not JSON": (b'{"format": "corpus-freeze/1",\n  "corpus": }\n', "line 2 column 13: not valid JSON"),
+    "not UTF-8": (b'{"corpus": "\xff"}', "not UTF-8 (byte 12)"),
+    "a list": (b"[]\n", "expected a JSON object"),
+    "missing manifest hash": (json.dumps(_without("manifest_hash")).encode(), "manifest_hash: missing"),
+    "missing key commitment": (json.dumps(_without("cle", "engagement")).encode(), "cle.engagement: missing"),
+    "bareme a string": (json.dumps({**VALID_RECORD, "bareme": "b" * 64}).encode(), "bareme.sha256: missing"),
+    "hash a number": (json.dumps({**VALID_RECORD, "manifest_hash": 12}).encode(),
+                      "manifest_hash: expected 64 lowercase hex digits"),
+    "corpus a list": (json.dumps({**VALID_RECORD, "corpus": []}).encode(), "corpus: expected a string"),
+    "other format": (json.dumps({**VALID_RECORD, "format": "x"}).encode(), "format: expected 'corpus-freeze/1'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CORRUPT_RECORDS))
+def test_a_corrupt_record_is_one_message_naming_it(repo: Path, case: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    data, expected = CORRUPT_RECORDS[case]
+    (repo / "freeze").mkdir()
+    (repo / "freeze" / "record.json").write_bytes(data)
+    files = [p for name in ("build", "manifest", "season") for p in (repo / name).rglob("*") if p.is_file()]
+    trees = {p: p.read_bytes() for p in files}
+    for command in ("build", "build-season", "freeze-check"):
+        assert main([command, "--root", str(repo)]) == 1, command
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"corpus {command}: {repo}/freeze/record.json: "), lines
+        assert expected in lines[0] and "restore it from git" in lines[0]
+    assert trees == {p: p.read_bytes() for p in trees}
+
+
+def test_a_bad_salt_file_is_one_message(repo: Path, tmp_path: Path) -> None:
+    assert frozen(repo, tmp_path / "salt.hex").returncode == 0
+    bad = tmp_path / "bad.hex"
+    bad.write_text("not hex at all\n", "ascii")
+    for result in (corpus("freeze-check", "--root", str(repo), "--salt-file", str(bad)),
+                   corpus("freeze-check", "--root", str(repo), "--salt-file", str(tmp_path / "missing.hex"))):
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and "salt" in result.stderr

@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from generator import yamlstrict
 from generator.errors import Location
-from generator.yamlstrict import LocatedDict, LocatedList, StrictLoader, YamlProblem, load_text, location_of
+from generator.yamlstrict import LocatedDict, LocatedList, YamlProblem, load_text, location_of
 
 # Written plain (unquoted), each of these would be typed by YAML 1.1 or 1.2 core resolution.
 STAY_STRINGS = [
@@ -75,7 +76,7 @@ def test_uses_the_c_parser_when_available() -> None:
     """The 10,000-entity benchmark depends on libyaml; fail loudly if the fast path is lost."""
     if not getattr(yaml, "__with_libyaml__", False):
         pytest.skip("PyYAML built without libyaml")
-    assert issubclass(StrictLoader, yaml.CSafeLoader)
+    assert yamlstrict._Parser is yaml.CBaseLoader
 
 
 def _problem(text: str) -> str:
@@ -95,9 +96,7 @@ def test_duplicate_key_at_top_level() -> None:
 @pytest.mark.parametrize("tag", ["!!int", "!!float", "!!bool", "!!null", "!!str", "!!timestamp", "!!binary",
                                  "!custom", "!"])
 def test_explicit_scalar_tags_are_refused(tag: str) -> None:
-    if tag == "!":  # the non-specific tag only forces "string": harmless, and allowed
-        assert load_text("l:\n  - !  12\n", "t.yaml") == {"l": ["12"]}
-        return
+    """Even the non-specific ``!`` (YAML: "a string"; PyYAML: ``! true`` is a boolean) is refused."""
     assert _problem(f"l:\n  - ok\n  - {tag} 12\n") == (
         f"t.yaml:3:5: l[1]: explicit tag '{tag}' is not allowed: write the value without a tag (a plain string, "
         "or exactly true, false or null)")
@@ -110,7 +109,7 @@ def test_explicit_collection_tags_are_refused(text: str, shown: str) -> None:
 
 
 def test_merge_key_is_refused() -> None:
-    assert _problem("base: &b {x: 1}\nitem:\n  <<: *b\n  y: 2\n") == (
+    assert _problem("base: {x: 1}\nitem:\n  <<: x\n  y: 2\n") == (
         "t.yaml:3:3: item.<<: merge keys ('<<') are not allowed: write each field out")
 
 
@@ -128,8 +127,9 @@ def test_syntax_error_names_the_position() -> None:
         "t.yaml:2:2: YAML syntax: while parsing a flow sequence did not find expected ',' or ']'")
 
 
-def test_tab_indentation_is_a_syntax_error() -> None:
-    assert _problem("a:\n\tb: c\n").startswith("t.yaml:2:1: YAML syntax: ")
+def test_tab_is_refused_where_written() -> None:
+    assert _problem("a:\n\tb: c\n") == \
+        "t.yaml:2:1: character U+0009 TAB ('\\t') is not allowed in a source: use spaces"
 
 
 def test_several_documents_are_refused() -> None:
@@ -137,7 +137,71 @@ def test_several_documents_are_refused() -> None:
         "t.yaml:2:1: YAML syntax: expected a single document in the stream but found another document")
 
 
-def test_aliases_copy_plain_values() -> None:
-    """Anchors and aliases are plain YAML (not a type change): the alias gets an equal copy."""
-    data = load_text("a: &x Société\nb: *x\n", "t.yaml")
-    assert data == {"a": "Société", "b": "Société"}
+def test_anchors_and_aliases_are_refused() -> None:
+    """Authors never need them, and an alias is how a 1 KB file expands to gigabytes."""
+    assert _problem("a: &x Société\nb: c\n") == (
+        "t.yaml:1:4: a: YAML anchors are not allowed (&x): write each value out")
+    assert _problem("a: [x]\nb: *x\n") .startswith("t.yaml:2:4: b: YAML aliases are not allowed (*x)")
+
+
+# --- bounded by construction, and the character policy (issue 8) ---------------------------------------------
+
+def test_depth_limit_is_exact() -> None:
+    """The top mapping is level 1: MAX_DEPTH levels load, one more is refused where it opens."""
+    from generator.text_policy import MAX_DEPTH
+
+    def nested(levels: int) -> str:  # the top mapping, then levels - 1 flow mappings
+        return "a: " + "{a: " * (levels - 1) + "x" + "}" * (levels - 1) + "\n"
+
+    data = load_text(nested(MAX_DEPTH), "t.yaml")
+    for _ in range(MAX_DEPTH - 1):
+        data = data["a"]
+    assert data == {"a": "x"}
+    assert _problem(nested(MAX_DEPTH + 1)) == (
+        f"t.yaml:1:{4 + 4 * (MAX_DEPTH - 1)}: {'.'.join(['a'] * MAX_DEPTH)}: nesting deeper than {MAX_DEPTH} "
+        "levels is not allowed")
+
+
+def test_a_hundred_thousand_open_brackets_are_a_message_not_a_crash() -> None:
+    """Whichever limit answers first (libyaml's flow depth, or ours), the author gets a located line."""
+    message = _problem("a: " + "[" * 100_000 + "\n")
+    assert message.startswith("t.yaml:1:") and "nesting" in message
+    block = "".join(" " * level + "- x:\n" for level in range(0, 2000, 2))  # block style, 1,000 levels
+    assert "nesting" in _problem(block)
+
+
+def test_size_limit() -> None:
+    from generator.text_policy import MAX_FILE_BYTES
+
+    assert load_text(b"# " + b"x" * (MAX_FILE_BYTES - 3) + b"\n", "t.yaml") is None  # exactly the limit
+    assert _problem(b"# " + b"x" * (MAX_FILE_BYTES - 2) + b"\n").startswith("t.yaml: file larger than")
+
+
+def test_bom_and_crlf_are_fine_a_lone_cr_is_not() -> None:
+    assert load_text(b"\xef\xbb\xbfa: b\r\nc: d\r\n", "t.yaml") == {"a": "b", "c": "d"}
+    assert _problem("a: b\rc: d\n") == ("t.yaml:1:5: character U+000D CARRIAGE RETURN ('\\r') is not allowed in "
+                                        "a source: save the file with LF or CRLF line endings")
+
+
+def test_positions_after_crlf_lines_are_editor_positions() -> None:
+    assert _problem("a: b\r\nb: c\r\nb: d\r\n") == "t.yaml:3:1: b: duplicate key (first written at line 2)"
+
+
+@pytest.mark.parametrize(("escape", "shown"), [("\\t", "U+0009 TAB ('\\t')"), ("\\0", "U+0000 NUL ('\\x00')"),
+                                               ("\\x85", "U+0085 NEXT LINE (NEL) ('\\x85')"),
+                                               ("\\u2029", "U+2029 PARAGRAPH SEPARATOR ('\\u2029')"),
+                                               ("\\u200f", "U+200F RIGHT-TO-LEFT MARK ('\\u200f')")])
+def test_escapes_cannot_bring_a_refused_character_in(escape: str, shown: str) -> None:
+    assert _problem(f'v: "a{escape}b"\n') == (f"t.yaml:1:4: v: character {shown} is not allowed in a value "
+                                              "(docs/authoring.md, Characters)")
+
+
+def test_line_feeds_are_free_text_and_escapes_are_kept() -> None:
+    assert load_text('a: "x\\ny"\nb: "\\u00e9\\x41"\nc: |\n  l1\n  l2\n', "t.yaml") == {
+        "a": "x\ny", "b": "éA", "c": "l1\nl2\n"}
+
+
+def test_nfc_is_required_of_values_and_keys() -> None:
+    assert load_text("Société: Mésange\n", "t.yaml") == {"Société": "Mésange"}
+    assert _problem("v: Me\u0301sange\n").startswith("t.yaml:1:4: v: text not in Unicode NFC form")
+    assert _problem("cle\u0301: x\n") == "t.yaml:1:1: cle\u0301: key not in Unicode NFC form"

@@ -403,23 +403,6 @@ def test_task_needing_more_than_12_calls(world: World, tmp_path: Path) -> None:
     assert not any("corpus calls" in line for line in lines if "conf-03" not in line)
 
 
-def test_task_needing_fewer_than_2_calls(world: World, tmp_path: Path) -> None:
-    """An absent entity is decided (indeterminable) by /referentiel and its one absent file: 2 calls, the
-    least a task can cost; it offers one fact only."""
-    tasks = edit_in_block(world.tasks_text(), "  - id: conf-03", "entite: /entites/ENT-2751",
-                          "entite: /entites/ENT-9999")
-    lines = problem_lines(world, tmp_path, tasks=tasks)
-    key = world.key_text()
-    assert_problems(
-        lines,
-        (statement(tasks, "conf-03"), "cannot reach its assertion minimum of 2: the graph offers 1 distinct "
-                                      "probant facts on proper resources (at least 1 needed) and 0 admissible"),
-        (key_entry(key, "conf-03"), "the evaluator gives indeterminable, the key says non_conforme"),
-        exhaustive=False,
-    )
-    assert not any("corpus calls" in line for line in lines)
-
-
 def test_calls_below_two_are_refused(world: World) -> None:
     """check_task on a task whose evaluation made a single call (forced): the bound is checked."""
     season = world.season()
@@ -431,6 +414,14 @@ def test_calls_below_two_are_refused(world: World) -> None:
                                                         for s in ALL_SHORTCUTS})
     assert "decided in 1 corpus calls; a task must be decidable in 2 to 12" in \
         [p.message for p in check_task(reader, report)]
+
+
+def test_task_naming_an_absent_entity_is_one_problem(world: World, tmp_path: Path) -> None:
+    """Issue 8: an entity missing from the build is said once, by name, instead of by its consequences."""
+    tasks = edit_in_block(world.tasks_text(), "  - id: conf-03", "entite: /entites/ENT-2751",
+                          "entite: /entites/ENT-9999")
+    lines = [line for line in problem_lines(world, tmp_path, tasks=tasks) if " conf-03: " in line]
+    assert_problems(lines, (statement(tasks, "conf-03"), "entite /entites/ENT-9999 is not in the built corpus"))
 
 
 @pytest.mark.parametrize(("old", "new", "shown"), [

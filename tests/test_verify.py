@@ -14,6 +14,7 @@ from nginx_server import NginxServer, build_copy
 
 from generator import resource_types as col
 from generator.cli import main
+from generator.manifest import Manifest
 from generator.secret_values import write_private
 from generator.verify import proxy_response_hash, undeclared_paths
 
@@ -88,10 +89,10 @@ def test_verify_names_every_tampered_resource(tampered: tuple[Path, dict[str, An
     assert f"DIFF {changed['path']}: response_hash" in out
 
 
-def test_undeclared_paths_follow_each_collection_and_name_nothing(manifest: dict[str, Any]) -> None:
+def test_undeclared_paths_follow_each_collection_and_name_nothing(manifest: dict[str, Any], root: Path) -> None:
     taken = {e["path"] for e in manifest["resources"]}
     for seed in range(5):
-        paths = undeclared_paths(manifest, random.Random(seed))
+        paths = undeclared_paths(Manifest.load(root), random.Random(seed))
         assert paths and not set(paths) & taken
         assert all(col.collection_of(p) is not None for p in paths)
         assert len({col.collection_of(p) for p in paths}) == len(paths)

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from generator.freeze import guard_key
-from generator.output import write_atomically
 from generator.season.model import Season
+from generator.transaction import Transaction
 
 TASKS_ARTIFACT = "taches.json"
 KEY_ARTIFACT = "cle.json"
@@ -51,8 +51,10 @@ def key_artifact(season: Season) -> bytes:
     })
 
 
-def write_artifacts(season: Season, root: Path) -> dict[str, bytes]:
+def write_artifacts(season: Season, root: Path, *, wait: bool = True) -> dict[str, bytes]:
+    """Write ``season/`` as one transaction; under the builder lock, so the freeze guard sees the record."""
     files = {TASKS_ARTIFACT: tasks_artifact(season), KEY_ARTIFACT: key_artifact(season)}
-    guard_key(root, files[KEY_ARTIFACT])
-    write_atomically(root, {"season": files})
+    with Transaction(root, wait=wait) as transaction:
+        guard_key(root, files[KEY_ARTIFACT])
+        transaction.commit({"season": files})
     return files

@@ -104,14 +104,18 @@ def check_task(reader: CorpusReader, report: TaskReport) -> list[Problem]:
     elif (st.minimum, st.plafond) != bounds:
         problems.append(_problem(st.location, task_id, f"assertions minimum {st.minimum}, plafond {st.plafond}; "
                                  f"the barème (spec §5.5) fixes {bounds[0]} and {bounds[1]}"))
+    if not col.ENTITES.matches(st.task.entite):
+        return [*problems, _problem(st.location, task_id, f"{st.task.entite} is not a path of /entites/")]
+    if resolve_pointer(reader.fetch(st.task.entite), "/existe") is not True:  # one cause, said once
+        return [*problems, _problem(st.location, task_id, f"entite {st.task.entite} is not in the built corpus "
+                                    "(existe: false): fix the task or add the entity; the task's other checks "
+                                    "are skipped")]
     if ev.verdict != entry.verdict:
         problems.append(_problem(entry.location, task_id, f"the evaluator gives {ev.verdict}, the key says "
                                  f"{entry.verdict}"))
     if not CALLS_MIN <= len(ev.calls) <= CALLS_MAX:
         problems.append(_problem(st.location, task_id, f"decided in {len(ev.calls)} corpus calls; a task must "
                                  f"be decidable in {CALLS_MIN} to {CALLS_MAX}"))
-    if not col.ENTITES.matches(st.task.entite):
-        problems.append(_problem(st.location, task_id, f"{st.task.entite} is not a path of /entites/"))
     first_page = col.liste_agrees_page_path(st.task.activite, "1")
     if resolve_pointer(reader.fetch(first_page), "/existe") is not True:
         problems.append(_problem(st.location, task_id, f"activité {st.task.activite!r} has no liste des "

@@ -14,6 +14,7 @@ from generator.errors import CorpusError, Location, Problem
 from generator.season.evaluator import Task
 from generator.season.reader import Fact
 from generator.sources import Record, read_record
+from generator.text_policy import cut
 from generator.validate import check_dates, check_schema
 from generator.yamlstrict import location_of
 
@@ -75,6 +76,20 @@ def _load(root: Path, name: str, kind: str, problems: list[Problem]) -> Record |
     return None if found else record
 
 
+MAX_COUNT_DIGITS = 4  # an assertion bound is a small count; int() of 5,001 digits would raise, not report
+
+
+def _check_counts(tasks: Record, problems: list[Problem]) -> None:
+    """Assertion bounds are decimal counts of at most :data:`MAX_COUNT_DIGITS` digits (the schema says decimal)."""
+    for index, task in enumerate(tasks.data["taches"]):
+        for name in ("minimum", "plafond"):
+            value = task["assertions"][name]
+            if len(value) > MAX_COUNT_DIGITS:
+                problems.append(Problem(location_of(task["assertions"], name, tasks.file),
+                                        f"taches[{index}].assertions.{name}", f"{cut(value)} is not a count of "
+                                        f"at most {MAX_COUNT_DIGITS} digits"))
+
+
 def _fact(data: dict[str, Any]) -> Fact:
     value = data["valeur"]
     # A whole-array form (a link field) is compared with the served JSON array: a plain list.
@@ -86,6 +101,8 @@ def load_season(root: Path) -> Season:
     problems: list[Problem] = []
     tasks = _load(root, TASKS_FILE, "taches", problems)
     key = _load(root, KEY_FILE, "cle", problems)
+    if tasks is not None:
+        _check_counts(tasks, problems)
     if tasks is not None and key is not None and tasks.data["saison"] != key.data["saison"]:
         problems.append(Problem(location_of(key.data, "saison", key.file), "saison", f"the key is for season "
                                 f"{key.data['saison']} but {tasks.file} states season {tasks.data['saison']}"))

@@ -11,7 +11,7 @@ from typing import Any
 from generator import resource_types as col
 from generator.compile import absent_body
 
-_INDEX = re.compile(r"^[0-9]+$")
+_INDEX = re.compile(r"[0-9]{1,9}")  # whole-string (fullmatch): "3\n" or a 5,001-digit index is no index
 MISSING = object()
 
 
@@ -43,7 +43,7 @@ def resolve_pointer(doc: Any, pointer: str) -> Any:
         token = raw.replace("~1", "/").replace("~0", "~")
         if isinstance(value, dict) and token in value:
             value = value[token]
-        elif isinstance(value, list) and _INDEX.match(token) and int(token) < len(value) \
+        elif isinstance(value, list) and _INDEX.fullmatch(token) and int(token) < len(value) \
                 and (token == "0" or not token.startswith("0")):
             value = value[int(token)]
         else:
@@ -53,7 +53,7 @@ def resolve_pointer(doc: Any, pointer: str) -> Any:
 
 def pointer_pattern(pointer: str) -> str:
     """``/entrees/3/nom`` -> ``/entrees/<n>/nom``: the form of spec §5.7's probant table."""
-    return "/".join("<n>" if _INDEX.match(part) else part for part in pointer.split("/"))
+    return "/".join("<n>" if _INDEX.fullmatch(part) else part for part in pointer.split("/"))
 
 
 def collection_prefix(path: str) -> str:
