@@ -82,6 +82,6 @@ def read_file(path: Path, error: type[GeneratorError], missing: str) -> bytes:
     try:
         return path.read_bytes()
     except FileNotFoundError:
-        raise error(f"{path} {missing}") from None
+        raise error(f"{path}: {missing}") from None
     except OSError as exc:
         raise error(f"{path}: cannot read: {exc.strerror}") from None

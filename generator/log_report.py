@@ -30,7 +30,8 @@ from typing import Any, BinaryIO, NamedTuple
 import orjson
 
 from generator import resource_types as col
-from generator.output import MANIFEST_FILE
+from generator.errors import GeneratorError, ManifestError
+from generator.manifest import MANIFEST_FILE, Manifest
 
 REPORT_FORMAT = "corpus-log-report/1"
 FRONTAL = "frontal"
@@ -48,7 +49,7 @@ _PROXY_CAUSES = {403: "the proxy did not send an accepted secret",
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-class LogReportError(Exception):
+class LogReportError(GeneratorError):
     """An input that cannot be read at all (missing path, unreadable manifest, bad option)."""
 
 
@@ -270,15 +271,11 @@ class PathKinds:
     @classmethod
     def from_manifest(cls, manifest_path: Path) -> PathKinds:
         try:
-            manifest = json.loads(manifest_path.read_text("utf-8"))
-            entries = manifest["resources"]
-            return cls(frozenset(e["path"] for e in entries if e["kind"] == "absent"),
-                       frozenset(e["path"] for e in entries))
-        except FileNotFoundError:
-            raise LogReportError(f"{manifest_path}: not found (give --manifest, or run from the checkout)") \
-                from None
-        except (ValueError, KeyError, TypeError) as exc:
-            raise LogReportError(f"{manifest_path}: not a corpus manifest ({exc})") from None
+            manifest = Manifest.read(manifest_path)
+        except ManifestError as exc:
+            raise LogReportError(f"{exc} (give --manifest, or run from the checkout)") from None
+        return cls(frozenset(e.path for e in manifest.of_kind("absent")),
+                   frozenset(e.path for e in manifest.entries))
 
     def is_absent(self, uri: str) -> bool:
         return uri in self.declared_absent or (uri not in self.known and col.collection_of(uri) is not None)

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from generator.errors import ManifestError, read_file
-from generator.hashing import sha256_hex
+from generator.hashing import request_hash, sha256_hex
 from generator.transaction import reading
 
 FORMAT = "corpus-manifest/1"
@@ -83,7 +83,7 @@ class Entry:
     def read_checked(self, build_dir: Path) -> bytes:
         """The bytes of this entry's file under ``build_dir``, refused if missing or different."""
         path = build_dir / self.file
-        data = read_file(path, ManifestError, "is listed in the manifest but missing; run 'corpus build'")
+        data = read_file(path, ManifestError, "listed in the manifest but missing; run 'corpus build'")
         return self.check_bytes(data, str(path))
 
 
@@ -155,6 +155,19 @@ class Manifest:
 
     def by_path(self, path: str) -> Entry | None:
         return self._index().get(path)
+
+    def request_hash(self, path: str) -> str:
+        """The proxy's request hash of ``GET base_url + path``: the manifest's, or recomputed (CONTRACT §2) for
+        a canonical-shaped path the manifest does not list (an undeclared absent)."""
+        entry = self.by_path(path)
+        if entry is not None and entry.request_hash is not None:
+            return entry.request_hash
+        return request_hash(self.base_url + path)
+
+    def response_hash(self, path: str) -> str | None:
+        """The proxy's response hash of the body served at ``path``, if the manifest lists it."""
+        entry = self.by_path(path)
+        return None if entry is None else entry.response_hash
 
     def systeme(self, status: int) -> Entry:
         """The ``/_systeme`` body answered with ``status``."""

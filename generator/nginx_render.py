@@ -25,8 +25,9 @@ from urllib.parse import urlsplit
 import jinja2
 
 from generator import resource_types as col
-from generator.build_proof import entry_bytes, manifest_hash, prove_build, read_manifest
+from generator.build_proof import prove_build
 from generator.compile import absent_body
+from generator.manifest import BUILD_DIR, Manifest
 from generator.nginx_process import reload_and_wait, test_config
 from generator.nginx_settings import (
     DEFAULT_WORKER_USER,
@@ -88,33 +89,26 @@ class Rendered:
 # ---------------------------------------------------------------------------------------------- inputs
 
 
-def load_manifest(root: Path) -> dict[str, Any]:
-    """The manifest of ``root`` (kept under this name for the modules that import it from here)."""
-    return read_manifest(root)
-
-
-def error_pages(root: Path, manifest: dict[str, Any], skip: tuple[int, ...] = ()) -> list[ErrorPage]:
+def error_pages(root: Path, manifest: Manifest, skip: tuple[int, ...] = ()) -> list[ErrorPage]:
     """One error location per ``/_systeme`` body, each checked against the manifest."""
-    entries = {e["status"]: e for e in manifest["resources"] if e["kind"] == "systeme"}
+    entries = {e.status: e for e in manifest.of_kind("systeme") if e.status is not None}
     missing = sorted(int(s) for s in REQUIRED_SYSTEME if int(s) not in entries)
     if missing:
         raise RenderError(f"the manifest has no /_systeme body for status {missing}; the vhost answers them")
-    return [ErrorPage(status, quote_text(entry_bytes(root, entries[status])))
+    return [ErrorPage(status, quote_text(entries[status].read_checked(root / BUILD_DIR)))
             for status in sorted(entries) if status not in skip]
 
 
-def absent_template(root: Path, manifest: dict[str, Any]) -> tuple[str, bool]:
+def absent_template(root: Path, manifest: Manifest) -> tuple[str, bool]:
     """The quoted return text of the existe:false body, with ``${uri}`` in place of the path.
 
     Also proves that the template reproduces every declared absent byte for byte, so that an identifier
     nobody declared and one the corpus cites are answered by the same documented function.
     """
-    for entry in manifest["resources"]:
-        if entry["kind"] == "absent":
-            data = entry_bytes(root, entry)
-            if body_bytes(absent_body(entry["path"])) != data:
-                raise RenderError(f"declared absent {entry['path']}: its file differs from the absent "
-                                  "template (generator.compile.absent_body); rebuild")
+    for entry in manifest.of_kind("absent"):
+        if body_bytes(absent_body(entry.path)) != entry.read_checked(root / BUILD_DIR):
+            raise RenderError(f"declared absent {entry.path}: its file differs from the absent "
+                              "template (generator.compile.absent_body); rebuild")
     data = body_bytes(absent_body(ABSENT_PLACEHOLDER))
     return quote_text(data, ABSENT_PLACEHOLDER, "uri"), needs_dollar(data)
 
@@ -156,8 +150,8 @@ def _check_world_access(path: Path, what: str) -> None:
                               "'corpus serve' runs the workers as you")
 
 
-def _server_name(settings: Settings, manifest: dict[str, Any]) -> str:
-    name = settings.server_name or urlsplit(manifest.get("base_url", col.DEFAULT_BASE_URL)).hostname or "_"
+def _server_name(settings: Settings, manifest: Manifest) -> str:
+    name = settings.server_name or urlsplit(manifest.base_url).hostname or "_"
     if not all(c.isalnum() or c in "-._*" for c in name):
         raise RenderError(f"server name {name!r}: letters, digits, '-', '.', '_' and '*' only")
     return name
@@ -193,7 +187,7 @@ def environment() -> jinja2.Environment:
                               lstrip_blocks=True)
 
 
-def _context(s: Settings, manifest: dict[str, Any], digest: str, worker_user: str | None) -> dict[str, Any]:
+def _context(s: Settings, manifest: Manifest, worker_user: str | None) -> dict[str, Any]:
     """Every value the templates use, already quoted or validated for nginx."""
     frontal = s.role == "frontal"
     remapped = {**REMAPPED, **(FRONTAL_REMAPPED if frontal else {})}
@@ -201,8 +195,8 @@ def _context(s: Settings, manifest: dict[str, Any], digest: str, worker_user: st
     absent_text, absent_dollar = absent_template(s.root, manifest)
     return {
         "role": s.role,
-        "corpus_id": manifest.get("corpus", "?"),
-        "manifest_hash": digest,
+        "corpus_id": manifest.corpus,
+        "manifest_hash": manifest.hash,
         "worker_user": worker_user,
         "worker_processes": _worker_processes(s.worker_processes),
         "worker_connections": WORKER_CONNECTIONS,
@@ -252,8 +246,7 @@ def render(settings: Settings, repo_root: Path | None = None) -> Rendered:
         raise RenderError("TLS needs both --tls-cert and --tls-key (or neither, for plain HTTP)")
     if s.role == "frontal" and not s.tls:
         raise RenderError("the frontal terminates TLS: give --tls-cert and --tls-key")
-    digest = prove_build(s.root, s.expect_manifest_hash) if s.role == "replica" else manifest_hash(s.root)
-    manifest = read_manifest(s.root)
+    manifest = prove_build(s.root, s.expect_manifest_hash) if s.role == "replica" else Manifest.load(s.root)
     secrets = _secret_values(s, repo_root)
     account = _worker_account(s)
     worker_user = None
@@ -263,7 +256,7 @@ def render(settings: Settings, repo_root: Path | None = None) -> Rendered:
             _check_world_access(s.root / "build", "the build")
             _check_world_access(s.maintenance_path.parent, "the maintenance flag's folder")
     try:
-        context = _context(s, manifest, digest, worker_user)
+        context = _context(s, manifest, worker_user)
     except NginxSyntaxError as exc:
         raise RenderError(str(exc)) from None
     env = environment()
@@ -272,7 +265,7 @@ def render(settings: Settings, repo_root: Path | None = None) -> Rendered:
                     + "".join(line + "\n" for line in nginx_map_entries(secrets)))
     saved = s.saved()
     saved.update(maintenance_flag=str(s.maintenance_path), access_log=str(s.access_log_path),
-                 error_log=str(s.error_log_path), secrets_accepted=len(secrets), manifest_hash=digest)
+                 error_log=str(s.error_log_path), secrets_accepted=len(secrets), manifest_hash=manifest.hash)
     return Rendered(env.get_template("nginx.conf.j2").render(context),
                     env.get_template(SITE_TEMPLATES[s.role]).render(context), secrets_text, saved)
 
@@ -314,15 +307,11 @@ def render_and_write(settings: Settings, repo_root: Path | None) -> None:
 def cmd_render_nginx(args: argparse.Namespace) -> int:
     upstreams = tuple(u for item in args.replica for u in item.split(",") if u)
     settings = settings_from_args(args, args.prefix, role=args.role, upstreams=upstreams)
-    try:
-        render_and_write(settings, args.root)
-        if args.reload:
-            pid = reload_and_wait(settings.resolved())
-            print(f"corpus render-nginx: reloaded nginx (master pid {pid}); only the new configuration "
-                  "answers now", file=sys.stderr)
-    except RenderError as exc:
-        print(f"corpus render-nginx: {exc}", file=sys.stderr)
-        return 1
+    render_and_write(settings, args.root)
+    if args.reload:
+        pid = reload_and_wait(settings.resolved())
+        print(f"corpus render-nginx: reloaded nginx (master pid {pid}); only the new configuration "
+              "answers now", file=sys.stderr)
     print(f"corpus render-nginx: {settings.nginx_conf} ({settings.role} {settings.corpus_conf}, secrets "
           f"{settings.secrets_conf}, mode 0600); nginx -t passed", file=sys.stderr)
     return 0

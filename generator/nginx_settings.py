@@ -19,11 +19,13 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from generator.errors import GeneratorError
+
 DEFAULT_WORKER_USER = "nobody"
 ROLES = ("replica", "frontal")
 
 
-class RenderError(Exception):
+class RenderError(GeneratorError):
     """The config cannot be rendered (or nginx run) safely; the message says what to fix."""
 
 

@@ -29,7 +29,7 @@ PREVIOUS = "previous"
 
 def install(root: Path, releases: Path, expect: str | None = None) -> Path:
     """Copy ``root``'s proven build into ``releases/<hash>/`` (kept if already there and still intact)."""
-    digest = prove_build(root, expect)
+    digest = prove_build(root, expect).hash
     target = releases / digest
     if target.is_dir():
         prove_build(target, digest)
@@ -95,19 +95,15 @@ def reload_prefixes(releases: Path, prefixes: list[Path], digest: str) -> list[i
 
 def cmd_release(args: argparse.Namespace) -> int:
     releases: Path = args.releases.resolve()
-    try:
-        if args.rollback:
-            current, previous = rollback(releases)
-            what = f"rolled back to {current.name} (previous {previous.name})"
-        else:
-            target = install(args.root.resolve(), releases, args.expect_manifest_hash)
-            old = switch(releases, target)
-            current = target
-            what = f"{target.name} is current (previous {old.name if old else 'none'})"
-        pids = reload_prefixes(releases, [p.resolve() for p in args.prefix], current.name)
-    except RenderError as exc:
-        print(f"corpus release: {exc}", file=sys.stderr)
-        return 1
+    if args.rollback:
+        current, previous = rollback(releases)
+        what = f"rolled back to {current.name} (previous {previous.name})"
+    else:
+        target = install(args.root.resolve(), releases, args.expect_manifest_hash)
+        old = switch(releases, target)
+        current = target
+        what = f"{target.name} is current (previous {old.name if old else 'none'})"
+    pids = reload_prefixes(releases, [p.resolve() for p in args.prefix], current.name)
     reloaded = (f"; reloaded {len(pids)} nginx (master pids {', '.join(map(str, pids))}), each answers with the "
                 "new configuration") if pids else "; no --prefix given, nothing reloaded"
     print(f"corpus release: {what}{reloaded}", file=sys.stderr)

@@ -21,8 +21,9 @@ from pathlib import Path
 from types import FrameType
 
 from generator.errors import CorpusError
+from generator.manifest import Manifest
 from generator.nginx_process import NginxProcess
-from generator.nginx_render import load_manifest, render_and_write
+from generator.nginx_render import render_and_write
 from generator.nginx_settings import (
     RenderError,
     Settings,
@@ -130,9 +131,6 @@ def run_foreground(settings: Settings) -> int:
             print(f"corpus serve: ready on {_base(settings)} (nginx master pid {process.pid}); Ctrl-C stops it",
                   file=sys.stderr, flush=True)
             died = _wait_until_stopped(stop, [process])
-        except RenderError as exc:
-            print(f"corpus serve: {exc}", file=sys.stderr)
-            return 1
         finally:
             process.stop()
     if died is None:
@@ -165,8 +163,7 @@ def _banner(settings: Settings, secret_note: str, secret_value: str | None, samp
 
 def _sample_path(root: Path) -> str:
     """An existing agrément for the printed curl line (else the catalogue)."""
-    entries = load_manifest(root)["resources"]
-    paths = [e["path"] for e in entries if e["kind"] == "resource" and e["path"].startswith("/agrements/")]
+    paths = [e.path for e in Manifest.load(root).of_kind("resource") if e.path.startswith("/agrements/")]
     return paths[0] if paths else "/catalogue"
 
 
@@ -201,9 +198,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(problem, file=sys.stderr)
         print("corpus serve: corpus_src/ does not compile; fix it, or serve the current build with --no-build",
               file=sys.stderr)
-        return 1
-    except RenderError as exc:
-        print(f"corpus serve: {exc}", file=sys.stderr)
         return 1
     print(_banner(settings, note, secret_value, _sample_path(root)), flush=True)
     return run_foreground(settings)
@@ -247,9 +241,6 @@ def run_topology(args: argparse.Namespace, root: Path, prefix: Path, note: str, 
                 f"  state: {args.state_file or '(give --state-file FILE for JSON)'}",
                 "  Ctrl-C stops everything", ""]), flush=True)
             died = _wait_until_stopped(stop, [*topology.frontals, *topology.replicas])
-        except RenderError as exc:
-            print(f"corpus serve: {exc}", file=sys.stderr)
-            return 1
         finally:
             topology.stop()
             if args.state_file is not None:
@@ -272,11 +263,7 @@ def maintenance_flag(prefix: Path) -> Path:
 
 def cmd_maintenance(args: argparse.Namespace) -> int:
     prefix: Path = (args.prefix or args.root / DEFAULT_PREFIX).resolve()
-    try:
-        flag = maintenance_flag(prefix)
-    except RenderError as exc:
-        print(f"corpus maintenance: {exc}", file=sys.stderr)
-        return 1
+    flag = maintenance_flag(prefix)
     if args.state == "on":
         flag.parent.mkdir(parents=True, exist_ok=True)
         flag.touch()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -123,7 +124,7 @@ def test_refuses_when_the_freeze_check_fails(world: ScoreWorld, tmp_path: Path,
 def test_refuses_altered_frozen_bytes(world: ScoreWorld) -> None:
     path = world.root / "build" / "agrements" / "AGR-0001.json"
     path.write_text(path.read_text("utf-8").replace("2026-03-31", "2027-03-31"), "utf-8")
-    with pytest.raises(ScoreRefused, match=r"agrements/AGR-0001\.json hashes to"):
+    with pytest.raises(ScoreRefused, match=r"AGR-0001\.json: .* expected .*: the frozen bytes were altered"):
         score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root)
 
 
@@ -135,6 +136,7 @@ def test_make_disclosure_reads_the_manifest_as_it_is_now(world: ScoreWorld) -> N
     entry = next(e for e in data["resources"] if e["path"] == "/agrements/AGR-0001")
     entry["response_hash"] = "0" * 64
     manifest.write_text(json.dumps(data, indent=2), "utf-8")
+    (manifest.parent / "manifest.sha256").write_text(hashlib.sha256(manifest.read_bytes()).hexdigest() + "\n")
     _, after = make_disclosure(world.root, "/agrements/AGR-0001")
     assert after["response_hash"]["value"] == "0" * 64
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -235,6 +236,13 @@ def test_render_refuses_a_build_that_differs_from_the_manifest(snapshot: Path, w
         render(_settings(copy, work))
 
 
+def _rewrite_manifest(manifest_file: Path, manifest: dict[str, object]) -> None:
+    """A consistent tampered manifest: its ``manifest.sha256`` follows, so only the render's checks refuse it."""
+    manifest_file.write_text(json.dumps(manifest))
+    digest = hashlib.sha256(manifest_file.read_bytes()).hexdigest()
+    (manifest_file.parent / "manifest.sha256").write_text(digest + "\n")
+
+
 def test_render_refuses_a_declared_absent_that_is_not_the_template(snapshot: Path, work: Path) -> None:
     copy = _copy(snapshot, work)
     manifest_file = copy / "manifest" / "manifest.json"
@@ -242,10 +250,8 @@ def test_render_refuses_a_declared_absent_that_is_not_the_template(snapshot: Pat
     entry = next(e for e in manifest["resources"] if e["kind"] == "absent")
     data = (copy / "build" / entry["file"]).read_bytes().replace(b"Aucune", b"Nulle")
     (copy / "build" / entry["file"]).write_bytes(data)
-    import hashlib
-
     entry["sha256"], entry["length"] = hashlib.sha256(data).hexdigest(), len(data)
-    manifest_file.write_text(json.dumps(manifest))
+    _rewrite_manifest(manifest_file, manifest)
     with pytest.raises(RenderError, match=re.escape(entry["path"])):
         render(_settings(copy, work))
 
@@ -255,7 +261,7 @@ def test_render_refuses_a_manifest_without_a_required_systeme_body(snapshot: Pat
     manifest_file = copy / "manifest" / "manifest.json"
     manifest = json.loads(manifest_file.read_text())
     manifest["resources"] = [e for e in manifest["resources"] if e["path"] != "/_systeme/503"]
-    manifest_file.write_text(json.dumps(manifest))
+    _rewrite_manifest(manifest_file, manifest)
     with pytest.raises(RenderError, match="503"):
         render(_settings(copy, work))
 

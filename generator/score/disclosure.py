@@ -11,15 +11,15 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from generator.output import MANIFEST_FILE
-from generator.score.inputs import Manifest, load_manifest
+from generator.manifest import MANIFEST_DIR, MANIFEST_FILE, Manifest
+from generator.score.inputs import load_manifest
 
 _CACHE: dict[tuple[str, int, int], Manifest] = {}
 
 
 def _manifest(root: Path) -> Manifest:
     """The manifest of ``root``, parsed once per version of the file (a panel asks for hundreds of proofs)."""
-    stat = (root / "manifest" / MANIFEST_FILE).stat()
+    stat = (root / MANIFEST_DIR / MANIFEST_FILE).stat()
     key = (str(root.resolve()), stat.st_mtime_ns, stat.st_size)
     if key not in _CACHE:
         _CACHE.clear()

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from generator import resource_types as col
-from generator.hashing import request_hash, sha256_hex
-from generator.output import MANIFEST_FILE
+from generator.errors import GeneratorError, ManifestError, read_file
+from generator.manifest import Manifest
 from generator.season.evaluator import Task
 from generator.season.graph import Graph, task_graph
 from generator.season.reader import CorpusReader
@@ -26,11 +26,11 @@ KEY_FILE = Path("season") / "cle.json"
 DEFECT_STATUSES = (403, 503, 400)
 
 
-class ScoreInputError(Exception):
+class ScoreInputError(GeneratorError):
     """The inputs cannot be scored (missing or malformed file, two submissions for one task...)."""
 
 
-class ScoreRefused(Exception):
+class ScoreRefused(GeneratorError):
     """Scoring is refused: the freeze check failed, or a frozen file differs from the manifest."""
 
 
@@ -54,36 +54,17 @@ def _read_json(root: Path, relative: Path) -> Any:
         raise ScoreInputError(f"{relative}: not JSON: {exc}") from None
 
 
-@dataclass(frozen=True)
-class Manifest:
-    """``manifest/manifest.json`` indexed by canonical path."""
-
-    base_url: str
-    entries: dict[str, dict[str, Any]]
-
-    def request_hash(self, path: str) -> str:
-        """The manifest's request hash, or the one recomputed from the canonical URL (spec §2.4)."""
-        entry = self.entries.get(path)
-        if entry is not None and "request_hash" in entry:
-            return entry["request_hash"]
-        return request_hash(self.base_url + path)
-
-    def response_hash(self, path: str) -> str | None:
-        entry = self.entries.get(path)
-        return None if entry is None else entry["response_hash"]
-
-    def defect_hashes(self) -> dict[str, int]:
-        """Response hash -> status of the /_systeme bodies that make an instrument defect."""
-        return {e["response_hash"]: e["status"] for e in self.entries.values()
-                if e.get("kind") == "systeme" and e.get("status") in DEFECT_STATUSES}
+def defect_hashes(manifest: Manifest) -> dict[str, int]:
+    """Response hash -> status of the /_systeme bodies that make an instrument defect (§4.1)."""
+    return {e.response_hash: e.status for e in manifest.of_kind("systeme") if e.status in DEFECT_STATUSES}
 
 
 def load_manifest(root: Path) -> Manifest:
-    data = _read_json(root, Path("manifest") / MANIFEST_FILE)
+    """The published manifest, checked against ``manifest.sha256``."""
     try:
-        return Manifest(data["base_url"].rstrip("/"), {e["path"]: e for e in data["resources"]})
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise ScoreInputError(f"manifest/{MANIFEST_FILE}: not a corpus manifest ({exc!r} missing)") from None
+        return Manifest.load(root)
+    except ManifestError as exc:
+        raise ScoreInputError(str(exc)) from None
 
 
 def load_statements(root: Path) -> tuple[int, dict[str, Statement]]:
@@ -142,17 +123,13 @@ class ScoringInputs:
     def document(self, path: str) -> Any:
         """The parsed frozen bytes of ``path``, once their SHA-256 is checked against the manifest."""
         if path not in self._verified:
-            entry = self.manifest.entries.get(path)
+            entry = self.manifest.by_path(path)
             if entry is not None:
-                file = self.root / "build" / entry["file"]
-                try:
-                    digest = sha256_hex(file.read_bytes())
-                except FileNotFoundError:
-                    raise ScoreRefused(f"build/{entry['file']} is missing: the frozen bytes of {path} are "
-                                       "needed to check condition 4") from None
-                if digest != entry["sha256"]:
-                    raise ScoreRefused(f"build/{entry['file']} hashes to {digest}, not to the manifest's "
-                                       f"{entry['sha256']}: the frozen bytes were altered")
+                data = read_file(self.root / "build" / entry.file, ScoreRefused,
+                                 f"missing: the frozen bytes of {path} are needed to check condition 4")
+                problem = entry.difference(data)
+                if problem is not None:
+                    raise ScoreRefused(f"build/{entry.file}: {problem}: the frozen bytes were altered")
             self._verified.add(path)
         return self.reader.fetch(path)
 
@@ -166,7 +143,7 @@ def load_inputs(root: Path) -> ScoringInputs:
     if missing:
         raise ScoreInputError(f"{KEY_FILE}: no key entry for {', '.join(missing)}")
     reader = CorpusReader(root / "build")
-    inputs = ScoringInputs(root, manifest, saison, statements, key, reader, {}, manifest.defect_hashes())
+    inputs = ScoringInputs(root, manifest, saison, statements, key, reader, {}, defect_hashes(manifest))
     inputs.champs = consumed_fields(inputs.document(col.REFERENTIEL_PATH))
     if not inputs.champs:
         raise ScoreInputError(f"build/{col.file_for(col.REFERENTIEL_PATH)}: no criterion declares the fields it "
