@@ -22,7 +22,7 @@ from generator.season.evaluator import (
     Strategy,
     evaluate,
 )
-from generator.season.founding import FoundingFact, founding_facts
+from generator.season.founding import FoundingFact, fonde_par, founding_facts
 from generator.season.graph import Graph, concerns_entity, probant_facts, task_graph
 from generator.season.model import KeyEntry, Season, Statement
 from generator.season.reader import MISSING, CorpusReader, Fact, is_probant, resolve_pointer
@@ -160,6 +160,11 @@ def check_rule(reader: CorpusReader, report: TaskReport) -> list[Problem]:
     wanted = {_signature(f.critere, f.forms): f for f in derived}
     held = {_signature(k.critere, k.forms): k for k in entry.faits}
     problems = []
+    rule = fonde_par(report.evaluation, derived)
+    if entry.fonde_par != rule:
+        problems.append(_problem(entry.location, task_id, f"the rule derives fonde_par: {rule} (the facts of "
+                                 f"{'any one deciding criterion' if rule == 'un_critere' else 'every deciding criterion'}"
+                                 f" found the verdict); the key says {entry.fonde_par}"))
     for sig in sorted(set(wanted) - set(held)):
         forms = "; ".join(_shown(f) for f in wanted[sig].equivalents) or "none"
         problems.append(_problem(entry.location, task_id, f"the rule derives the founding fact {sig[1]} for "
