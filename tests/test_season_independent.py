@@ -187,12 +187,15 @@ def test_the_panel_requires_both_independent_agents(world: World) -> None:
 
 def test_an_excused_task_is_named_and_only_that_task_is_excused(world: World,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """A key fact no honest agent asserts (conf-01's /activite): without an exception both independent
-    agents fail the panel on conf-01; an exception citing a finding excuses that task for that agent only."""
+    """A key fact no honest agent asserts in each alternative group of conf-01 (/activite, /type): without
+    an exception the independent agents fail the panel on conf-01; an exception citing a finding excuses
+    that task for that agent only."""
     season = world.season()
     report = check_season(season, world.reader(), KEY_LOCATION)
     extra = KeyFact(Fact("/agrements/AGR-5113", "/activite", "courtage-en-assurance"), (), KEY_LOCATION, "C2")
-    entry = dataclasses.replace(season.key["conf-01"], faits=(*season.key["conf-01"].faits, extra))
+    other = KeyFact(Fact("/attestations/ATT-6120", "/type", "responsabilite-civile-professionnelle"), (),
+                    KEY_LOCATION, "C3")
+    entry = dataclasses.replace(season.key["conf-01"], faits=(*season.key["conf-01"].faits, extra, other))
     changed = dataclasses.replace(season, key={**season.key, "conf-01": entry})
     rows = {row.name: row for row in run_panel(world.root, changed, report, world.reader())}
     for name in INDEPENDENT:

@@ -121,9 +121,14 @@ def check_task(reader: CorpusReader, report: TaskReport) -> list[Problem]:
         for n, form in enumerate(kf.forms):
             label = "founding fact" if n == 0 else "equivalent form"
             problems += check_fact(reader, graph, report, form, kf.location, label)
-    if len(entry.faits) > st.plafond:
-        problems.append(_problem(entry.location, task_id, f"{len(entry.faits)} founding facts exceed the "
-                                 f"ceiling of {st.plafond} assertions"))
+    # With fonde_par: un_critere one deciding criterion's facts found the verdict: each group must fit.
+    groups = Counter(k.critere for k in entry.faits) if entry.fonde_par == "un_critere" else \
+        Counter({"": len(entry.faits)})
+    for critere, count in sorted(groups.items()):
+        if count > st.plafond:
+            of = f" of {critere}" if critere else ""
+            problems.append(_problem(entry.location, task_id, f"{count} founding facts{of} exceed the "
+                                     f"ceiling of {st.plafond} assertions"))
     proper, common = probant_facts(reader, st.task, graph)
     report.proper_facts, report.common_facts = len(proper), len(common)
     need_proper = math.ceil(st.minimum / 2)

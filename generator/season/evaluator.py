@@ -219,7 +219,6 @@ class _Run:
     def c2(self) -> CriterionResult:
         unknown: list[tuple[str, list[Fact]]] = []
         failed: list[tuple[str, list[Fact]]] = []
-        pages = self.liste_pages()
         for ref, link, assumed in self.cited("C2", "agrements", unknown):
             if assumed:
                 return CriterionResult("C2", VRAI, f"{ref} supposé exister et convenir", [link])
@@ -236,9 +235,10 @@ class _Run:
             statut = self.fact("C2", ref, "/statut")
             if not self.s.single_register:
                 entry = self._liste_entry(ref)
-                if entry is None and self.absent_pages(pages):
+                absent = self.absent_pages(self.liste_pages())
+                if entry is None and absent:
                     unknown.append((f"{ref} : une page de la liste des agréés est absente",
-                                    [link, statut, *self.absent_pages(pages)]))
+                                    [link, statut, *absent]))
                     continue
                 if entry is None:
                     unknown.append((f"{ref} : la liste des agréés ne porte pas d'entrée", [link, statut]))
@@ -257,6 +257,8 @@ class _Run:
                 continue
             return CriterionResult("C2", VRAI, f"{ref} actif et en cours de validité jusqu'au {end.valeur}",
                                    [link, end])
+        if not self.s.single_register:
+            self.liste_pages()  # a literal reader of C2 reads the list whole, whatever the agréments are
         return self._result("C2", unknown, failed, "aucun agrément cité ne porte sur l'activité")
 
     # -- C3 ----------------------------------------------------------------------------------------
