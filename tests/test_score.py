@@ -550,7 +550,8 @@ def world_with_conf_02(tmp_path: Path, fonde_par: str | None) -> ScoreWorld:
 def test_un_critere_any_one_false_criterion_founds_the_verdict(tmp_path: Path) -> None:
     world = world_with_conf_02(tmp_path, "un_critere")
     only_c1 = [("/entites/ENT-0002", "/statut", "en-liquidation"), EXISTE_02]
-    only_c2 = [("/agrements/AGR-0002", "/entite", "/entites/ENT-0002"), ("/agrements/AGR-0002", "/statut", "suspendu")]
+    only_c2 = [("/agrements/AGR-0002", "/entite", "/entites/ENT-0002"),
+               ("/agrements/AGR-0002", "/statut", "suspendu")]
     for claims in (only_c1, only_c2):
         result = one(world, submission(world, "conf-02", "non_conforme", claims))
         assert result["statut"] == "rendue" and result["fonde"] and result["reussie"], result

@@ -167,9 +167,9 @@ def check_rule(reader: CorpusReader, report: TaskReport) -> list[Problem]:
     problems = []
     rule = fonde_par(report.evaluation, derived)
     if entry.fonde_par != rule:
+        which = "any one deciding criterion" if rule == "un_critere" else "every deciding criterion"
         problems.append(_problem(entry.location, task_id, f"the rule derives fonde_par: {rule} (the facts of "
-                                 f"{'any one deciding criterion' if rule == 'un_critere' else 'every deciding criterion'}"
-                                 f" found the verdict); the key says {entry.fonde_par}"))
+                                 f"{which} found the verdict); the key says {entry.fonde_par}"))
     for sig in sorted(set(wanted) - set(held)):
         forms = "; ".join(_shown(f) for f in wanted[sig].equivalents) or "none"
         problems.append(_problem(entry.location, task_id, f"the rule derives the founding fact {sig[1]} for "

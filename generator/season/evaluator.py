@@ -178,10 +178,10 @@ class _Run:
         whatever the agréments turn out to be)."""
         return self.pages(_params(self.ref, "C2")["liste"].replace("<activite>", self.task.activite), None)
 
-    def absent_pages(self, pages: list[str]) -> list[Fact]:
-        """Pages of a common list that answer existe: false (principes.navigation: the criterion that
-        reads the list is not establishable unless it is established false otherwise)."""
-        return [Fact(p, "/existe", False) for p in pages if self.session.navigate(p, "/existe") is not True]
+    def absent_pages(self, pages: list[str]) -> list[str]:
+        """Pages of a common list that answer existe: false (principes.navigation: C2 and C4 say what
+        they leave unknown). Reaching a page is navigation: no fact of a common list's page is asked."""
+        return [p for p in pages if self.session.navigate(p, "/existe") is not True]
 
     def _liste_entry(self, agrement: str) -> tuple[str, int] | None:
         """The entry of the liste des agréés for ``agrement``: (page, index), every page read."""
@@ -237,8 +237,8 @@ class _Run:
                 entry = self._liste_entry(ref)
                 absent = self.absent_pages(self.liste_pages())
                 if entry is None and absent:
-                    unknown.append((f"{ref} : une page de la liste des agréés est absente",
-                                    [link, statut, *absent]))
+                    unknown.append((f"{ref} : la liste des agréés ne porte pas d'entrée sur ses pages lues, "
+                                    f"{absent[0]} est absente", [link, statut]))
                     continue
                 if entry is None:
                     unknown.append((f"{ref} : la liste des agréés ne porte pas d'entrée", [link, statut]))
@@ -360,7 +360,8 @@ class _Run:
                                  Fact(page, f"/entrees/{k}/date_naissance", naissance)]
         unread = self.absent_pages(list_pages)
         if unread:
-            return CriterionResult("C4", NON_ETABLI, f"{unread[0].ressource} est absente", [*unread, *homonyms])
+            return CriterionResult("C4", NON_ETABLI, f"{unread[0]} est absente (liste des mesures restrictives)",
+                                   homonyms)
         incomplete = [d for d in declarations if d.valeur != params["statut_declaration_requis"]]
         if incomplete:
             return CriterionResult("C4", NON_ETABLI, f"déclaration {incomplete[0].valeur} "

@@ -27,6 +27,8 @@ The rule, as the key's header and docs/season.md state it:
      complete gives each such page's ``/statut_declaration``; an established C4 gives every page's
      ``/statut_declaration``; and each homonym (same nom and prénoms) gives the two dates of birth.
      Bénéficiaires pages are attached to the entity by their own path, so no link is asked.
+   - A page of a common list answering ``existe: false`` gives no fact: reaching it is navigation, and
+     no field of such a page is probant.
 3. **Equivalent forms**, generated, never hand-written: a link may be asserted in either direction
    (``/agrements/Y /entite``, ``/avenants/Z /attestation``) when the target serves the reverse field,
    or as the whole array of the citing field (``/agrements``, ``/attestations``, ``/avenants``); a fact
