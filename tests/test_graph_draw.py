@@ -91,10 +91,12 @@ EDGES = {
     ("/listes/agrees/courtage-en-assurance/2", "/entrees/0/entite", "/entites/ENT-0001"),
 }
 # The reference reading by hand: C2 reads AGR-0001 (expired at 2026-06-15, so its list entry is not
-# sought), then the absent AGR-0999; C3 the attestation and both avenants; C4 both pages, then the list.
-CALLS = ["/entites/ENT-0001", "/agrements/AGR-0001", "/agrements/AGR-0999", "/attestations/ATT-0001",
-         "/avenants/AVN-0001", "/avenants/AVN-0002", "/beneficiaires/ENT-0001/1", "/beneficiaires/ENT-0001/2",
-         "/mesures-restrictives/1"]
+# sought), then the absent AGR-0999, then the liste des agréés whole (a literal reader of C2 reads it,
+# whatever the agréments turn out to be); C3 the attestation and both avenants; C4 both pages, then the list.
+CALLS = ["/entites/ENT-0001", "/agrements/AGR-0001", "/agrements/AGR-0999",
+         "/listes/agrees/courtage-en-assurance/1", "/listes/agrees/courtage-en-assurance/2",
+         "/attestations/ATT-0001", "/avenants/AVN-0001", "/avenants/AVN-0002", "/beneficiaires/ENT-0001/1",
+         "/beneficiaires/ENT-0001/2", "/mesures-restrictives/1"]
 
 
 def make_fixture(root: Path, tasks: str = TASKS, key: str = KEY) -> Path:

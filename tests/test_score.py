@@ -520,3 +520,52 @@ def test_absent_resource_cited_by_the_entity_can_be_asserted(world: ScoreWorld) 
     sub = submission(world, "conf-01", "conforme", [*HONEST_01, ("/agrements/AGR-0999", "/existe", False),
                                                     ("/agrements/AGR-0999", "/existe", None)])
     assert statuses(one(world, sub))[2:] == [("etayee", None), ("non_etayee", "valeur")]
+
+
+# --- fonde_par: un_critere (several criteria decide; any one of them founds the verdict) ------------------
+
+C1_STATUT = {"ressource": "/entites/ENT-0002", "champ": "/statut", "valeur": "en-liquidation", "critere": "C1",
+             "formes_equivalentes": []}
+C2_LINK = {"ressource": "/entites/ENT-0002", "champ": "/agrements/0", "valeur": "/agrements/AGR-0002",
+           "critere": "C2", "formes_equivalentes": [
+               {"ressource": "/agrements/AGR-0002", "champ": "/entite", "valeur": "/entites/ENT-0002"}]}
+C2_STATUT = {"ressource": "/agrements/AGR-0002", "champ": "/statut", "valeur": "suspendu", "critere": "C2",
+             "formes_equivalentes": []}
+EXISTE_02 = ("/entites/ENT-0002", "/existe", True)
+
+
+def world_with_conf_02(tmp_path: Path, fonde_par: str | None) -> ScoreWorld:
+    """The scorer's world, conf-02's key holding two false criteria (C1 the entity's statut, C2 the
+    agrément's link and statut), with or without ``fonde_par``."""
+    world = make_score_world(tmp_path)
+    key = json.loads((world.root / "season" / "cle.json").read_text("utf-8"))
+    entry = key["taches"]["conf-02"]
+    entry["faits"] = [C1_STATUT, C2_LINK, C2_STATUT]
+    if fonde_par is not None:
+        entry["fonde_par"] = fonde_par
+    (world.root / "season" / "cle.json").write_text(json.dumps(key, ensure_ascii=False), "utf-8")
+    return world
+
+
+def test_un_critere_any_one_false_criterion_founds_the_verdict(tmp_path: Path) -> None:
+    world = world_with_conf_02(tmp_path, "un_critere")
+    only_c1 = [("/entites/ENT-0002", "/statut", "en-liquidation"), EXISTE_02]
+    only_c2 = [("/agrements/AGR-0002", "/entite", "/entites/ENT-0002"),
+               ("/agrements/AGR-0002", "/statut", "suspendu")]
+    for claims in (only_c1, only_c2):
+        result = one(world, submission(world, "conf-02", "non_conforme", claims))
+        assert result["statut"] == "rendue" and result["fonde"] and result["reussie"], result
+    half = [("/entites/ENT-0002", "/agrements/0", "/agrements/AGR-0002"), EXISTE_02]
+    result = one(world, submission(world, "conf-02", "non_conforme", half))
+    # no group whole: the closest group's missing facts are named (C1 and C2 both miss one: the first, C1)
+    assert not result["fonde"] and result["faits_manquants"] == [C1_STATUT]
+
+
+def test_without_un_critere_every_founding_fact_is_needed(tmp_path: Path) -> None:
+    """The failing fixture of the rule above: the same key without fonde_par asks every fact."""
+    for fonde_par in (None, "tous"):
+        world = world_with_conf_02(tmp_path / str(fonde_par), fonde_par)
+        claims = [("/entites/ENT-0002", "/statut", "en-liquidation"), EXISTE_02]
+        result = one(world, submission(world, "conf-02", "non_conforme", claims))
+        assert result["statut"] == "rendue" and not result["fonde"] and not result["reussie"]
+        assert result["faits_manquants"] == [C2_LINK, C2_STATUT]

@@ -140,8 +140,7 @@ def test_best_constant_answer_not_four_out_of_ten(world: World, tmp_path: Path) 
         (VERDICTS, "the best constant answer (non_conforme) scores 5/10; it must be 4/10"),
         (VERDICTS, "the key has 2 conforme, 5 non_conforme, 3 indeterminable"),
         (key_entry(key, "conf-06"), "the evaluator gives conforme, the key says non_conforme"),
-        # the bounds-excluded shortcut answers non_conforme, which is now "right": the trap no longer traps
-        (key_entry(key, "conf-06"), "the trap does not trap: the P5 shortcut P5-bornes-exclues"),
+        # conf-06 is P4: the first-page reading answers indeterminable, so its trap still traps
     )
 
 
@@ -159,10 +158,10 @@ def test_family_missing(world: World, tmp_path: Path) -> None:
 
 
 def test_p5_on_fewer_than_three_tasks(world: World, tmp_path: Path) -> None:
-    """conf-03 and conf-06 relabelled P2 (reading statuses without dates, or reading dates, misses
-    neither trap, but the named readings still catch them): two P5 tasks left."""
+    """conf-03 relabelled P2 (its named reading, the entity's statut unread, still catches it): two P5
+    tasks left."""
     key = world.key_text()
-    for task in ("conf-03", "conf-06"):
+    for task in ("conf-03",):
         key = edit_in_block(key, f"  {task}:", "famille: P5", "famille: P2")
     assert_problems(problem_lines(world, tmp_path, key=key),
                     (FAMILLES, "P5 must be on at least 3 tasks (found 2)"))
@@ -173,7 +172,6 @@ def test_two_control_tasks(world: World, tmp_path: Path) -> None:
     assert_problems(
         problem_lines(world, tmp_path, key=key),
         (FAMILLES, "exactly one control task without a trap is required (found 2)"),
-        (FAMILLES, "family P4 has no task"),
         (key_entry(key, "conf-08"), "control task: the shortcut P4-premiere-reponse answers non_conforme "
                                     "instead of conforme"),
     )
@@ -278,12 +276,12 @@ def test_fact_on_a_non_probant_field(world: World, tmp_path: Path) -> None:
     """The entity's dénomination is served exactly, in the graph, but no criterion consumes it."""
     old = "ressource: /entites/ENT-2751\n        champ: /statut\n        valeur: \"radiee\""
     key = edit(world.key_text(), old, "ressource: /entites/ENT-2751\n        champ: /denomination\n"
-                                      "        valeur: Cabinet Valmorin Conseil")
-    assert world.doc("/entites/ENT-2751")["denomination"] == "Cabinet Valmorin Conseil"
+                                      "        valeur: Cabinet Morvellec Conseil")
+    assert world.doc("/entites/ENT-2751")["denomination"] == "Cabinet Morvellec Conseil"
     where = key_fact(key, "conf-03", "ressource: /entites/ENT-2751")
     assert_problems(
         problem_lines(world, tmp_path, key=key),
-        (where, "founding fact (/entites/ENT-2751, /denomination) = \"Cabinet Valmorin Conseil\" is not on a "
+        (where, "founding fact (/entites/ENT-2751, /denomination) = \"Cabinet Morvellec Conseil\" is not on a "
                 "probant field of /entites/ (spec §5.7)"),
         (key_entry(key, "conf-03"), RULE_DERIVES + "(/entites/ENT-2751, /statut) = \"radiee\" for C1"),
         (where, RULE_EXTRA),
@@ -353,7 +351,7 @@ def test_agrees_list_fact_on_another_entitys_entry(world: World, tmp_path: Path)
 def test_mesures_list_fact_on_a_person_who_is_not_a_beneficiary(world: World, tmp_path: Path) -> None:
     """Entry 0 of mesures page 1 is served exactly, but nobody of that name is a bénéficiaire of ENT-2264."""
     first = world.doc("/mesures-restrictives/1")["entrees"][0]
-    old = ("ressource: /mesures-restrictives/1\n        champ: /entrees/4/date_naissance\n"
+    old = ("ressource: /mesures-restrictives/3\n        champ: /entrees/2/date_naissance\n"
            "        valeur: \"1971-11-23\"")
     new = f"ressource: /mesures-restrictives/1\n        champ: /entrees/0/date_naissance\n        valeur: " \
           f"\"{first['date_naissance']}\""
@@ -363,19 +361,19 @@ def test_mesures_list_fact_on_a_person_who_is_not_a_beneficiary(world: World, tm
         problem_lines(world, tmp_path, key=key),
         (where, f"(/mesures-restrictives/1, /entrees/0/date_naissance) = \"{first['date_naissance']}\" is on a "
                 "common-list entry that does not concern the entity"),
-        (key_entry(key, "conf-07"), RULE_DERIVES + "(/mesures-restrictives/1, /entrees/4/date_naissance)"),
+        (key_entry(key, "conf-07"), RULE_DERIVES + "(/mesures-restrictives/3, /entrees/2/date_naissance)"),
         (where, RULE_EXTRA),
     )
 
 
 def test_founding_facts_exceeding_the_ceiling(world: World, tmp_path: Path) -> None:
-    """conf-01 (ceiling 4) gets three more facts, true and probant: five facts cannot all be asserted."""
-    extra = "".join(f"      - {{ressource: /entites/ENT-4102, champ: {c}, valeur: {v}, critere: C1}}\n"
+    """conf-09 (ceiling 6) gets three more facts, true and probant: seven facts cannot all be asserted."""
+    extra = "".join(f"      - {{ressource: /entites/ENT-1530, champ: {c}, valeur: {v}, critere: C1}}\n"
                     for c, v in (("/existe", "true"), ("/statut", "active"), ("/beneficiaires",
-                                                                              "/beneficiaires/ENT-4102/1")))
-    key = edit_in_block(world.key_text(), "  conf-01:", "    faits:\n", "    faits:\n" + extra)
+                                                                              "/beneficiaires/ENT-1530/1")))
+    key = edit_in_block(world.key_text(), "  conf-09:", "    faits:\n", "    faits:\n" + extra)
     lines = problem_lines(world, tmp_path, key=key)
-    assert_problems(lines, (key_entry(key, "conf-01"), "5 founding facts exceed the ceiling of 4 assertions"),
+    assert_problems(lines, (key_entry(key, "conf-09"), "7 founding facts exceed the ceiling of 6 assertions"),
                     exhaustive=False)
     assert sum(RULE_EXTRA in line for line in lines) == 3 and len(lines) == 4
 

@@ -148,9 +148,10 @@ def test_calls_of_the_control_follow_the_referentiel(world: World, season: Seaso
     assert [c.id for c in ev.deciding] == ["C1", "C2", "C3", "C4"]
 
 
-def test_calls_of_conf_09_stop_at_the_avenant(world: World, season: Season) -> None:
-    """C3 is established false at the avenant (not yet in force): by precedence nothing else is read.
-    The liste des agréés is read to its last page although the agrément's entry comes before."""
+def test_calls_of_conf_09_read_every_criterion(world: World, season: Season) -> None:
+    """C3 is established false at the avenant (not yet in force), and the reading goes on: a literal
+    reader reads all four criteria, so C4's pages are read too (the call count of spec §5.6). The liste
+    des agréés is read to its last page although the agrément's entry comes before."""
     task = statement_of(season, "conf-09").task
     entity = world.doc(task.entite)
     (agrement,) = entity["agrements"]
@@ -165,29 +166,36 @@ def test_calls_of_conf_09_stop_at_the_avenant(world: World, season: Season) -> N
     assert avn["attestation"] == attestation and avn["objet"] == "prorogation"
     assert att["date_fin_validite"] < task.date_examen < avn["date_effet"]
 
+    beneficiaires = chain(world, entity["beneficiaires"])
+    mesures = chain(world, col.mesures_page_path("1"))
     ev = run(world, season, "conf-09")
-    assert ev.calls == [col.REFERENTIEL_PATH, task.entite, agrement, *liste, attestation, avenant]
+    assert ev.calls == [col.REFERENTIEL_PATH, task.entite, agrement, *liste, attestation, avenant,
+                        *beneficiaires, *mesures]
     assert ev.verdict == "non_conforme"
     assert [(c.id, c.etat) for c in ev.deciding] == [("C3", "faux")]
-    assert not any(c.startswith(col.BENEFICIAIRES.prefix) for c in ev.calls)
+    stopped = run(world, season, "conf-09", NAMED_SHORTCUTS["arret-au-premier-probleme"])
+    assert not any(c.startswith(col.BENEFICIAIRES.prefix) for c in stopped.calls)
 
 
-def test_c1_decides_and_stops_the_reading(world: World, season: Season) -> None:
-    """conf-03: the entity is radiée; every other criterion would be established, C1 decides alone."""
+def test_c1_decides_over_a_contradiction(world: World, season: Season) -> None:
+    """conf-03: the entity is radiée (C1 false); the liste des agréés already gives its agrément retiré
+    while the registre keeps it actif (C2 not establishable); C1 decides alone, by precedence."""
     task = statement_of(season, "conf-03").task
     assert world.doc(task.entite)["statut"] == "radiee"
     ev = run(world, season, "conf-03")
-    assert ev.calls == [col.REFERENTIEL_PATH, task.entite]
+    assert {c.id: c.etat for c in ev.criteres} == {"C1": "faux", "C2": "non_etablissable", "C3": "etabli",
+                                                   "C4": "etabli"}
     assert [(c.id, c.etat) for c in ev.deciding] == [("C1", "faux")]
     skipped = run(world, season, "conf-03", NAMED_SHORTCUTS["situation-de-l-entite-non-lue"])
-    assert skipped.verdict == "conforme" and {c.etat for c in skipped.criteres} == {"etabli"}
+    assert skipped.verdict == "indeterminable"
 
 
 def test_precedence_a_false_criterion_beats_a_non_establishable_one(world: World, season: Season) -> None:
     """conf-10: C2 cannot be established (an absent agrément) and C3 is false: non_conforme, decided by C3;
     a reader that stops at the first problem answers indeterminable."""
     ev = run(world, season, "conf-10")
-    assert {c.id: c.etat for c in ev.criteres} == {"C1": "etabli", "C2": "non_etablissable", "C3": "faux"}
+    assert {c.id: c.etat for c in ev.criteres} == {"C1": "etabli", "C2": "non_etablissable", "C3": "faux",
+                                                   "C4": "etabli"}
     assert ev.verdict == "non_conforme"
     assert [(c.id, c.etat) for c in ev.deciding] == [("C3", "faux")]
     assert run(world, season, "conf-10", NAMED_SHORTCUTS["arret-au-premier-probleme"]).verdict == "indeterminable"
@@ -219,7 +227,8 @@ def test_homonym_and_incomplete_declaration(world: World, season: Season) -> Non
 def test_a_match_is_false_even_when_the_declaration_is_incomplete(world: World, season: Season,
                                                                   tmp_path: Path) -> None:
     """/referentiel: a declared bénéficiaire on the list makes C4 false, complete declaration or not."""
-    listed = next(e for e in world.doc("/mesures-restrictives/1")["entrees"] if e["nom"] == "Rouvenac")
+    listed = next(e for page in chain(world, col.mesures_page_path("1")) for e in world.doc(page)["entrees"]
+                  if e["nom"] == "Rouvenac")
     build_dir = rebuilt(world, tmp_path, [("entites/ENT-2264.yaml", "date_naissance: 1977-02-08",
                                            f"date_naissance: {listed['date_naissance']}")])
     ev = evaluate(statement_of(season, "conf-07").task, CorpusReader(build_dir))
@@ -447,11 +456,12 @@ def test_corpus_evaluate_with_a_shortcut(world: World, season: Season) -> None:
 
 
 def test_corpus_evaluate_prints_the_founding_facts_as_the_key_writes_them(world: World) -> None:
-    """``--faits`` prints what the rule derives, in the key's own YAML: pasted back, it is the key."""
+    """``--faits`` prints what the rule derives, in the key's own YAML: pasted back, it is the key
+    (conf-01 has two false criteria, so ``fonde_par: un_critere`` comes first)."""
     result = _corpus("evaluate", "conf-01", "--faits", "--root", str(world.root))
     assert result.returncode == 0, result.stderr
     key = world.key_text()
-    block = key[key.index("    faits:", key.index("  conf-01:")):key.index("  conf-02:")]
+    block = key[key.index("    fonde_par: un_critere", key.index("  conf-01:")):key.index("  conf-02:")]
     assert result.stdout == "  conf-01:\n" + block
 
 

@@ -21,6 +21,8 @@ from season_fixtures import KEY_LOCATION, ROOT, World, make_world, rebuilt
 from generator.season import independent
 from generator.season.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
 from generator.season.checks import check_season
+from generator.season.evaluator import Task as EvalTask
+from generator.season.evaluator import evaluate
 from generator.season.independent import (
     EXCEPTIONS,
     INDEPENDENT,
@@ -109,6 +111,17 @@ def test_lists_are_read_to_page_suivante_null_within_twelve_calls(world: World) 
         assert 2 <= len(reading.calls) <= 12, (task.id, reading.calls)
 
 
+def test_the_season_check_counts_what_this_literal_reader_fetches(world: World) -> None:
+    """check-season bounds the reference evaluator's calls (spec §5.6); that count must be the full
+    literal reading, the same resources this agent, written apart, fetches reading all four criteria."""
+    reader = CorpusReader(world.build)
+    season = world.season()
+    for task in load_tasks(world.root):
+        statement = next(s for s in season.statements if s.task.id == task.id)
+        reference = evaluate(statement.task, reader)
+        assert sorted(reference.calls) == sorted(read_task(reader, task).calls), task.id
+
+
 def test_common_list_navigation_is_not_a_consumed_fact(world: World) -> None:
     reading = read_task(CorpusReader(world.build), _task(world, "conf-05"))
     assert not [f for f in reading.consumed if f.resource.startswith(("/listes/", "/mesures-restrictives/"))
@@ -187,12 +200,15 @@ def test_the_panel_requires_both_independent_agents(world: World) -> None:
 
 def test_an_excused_task_is_named_and_only_that_task_is_excused(world: World,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """A key fact no honest agent asserts (conf-01's /activite): without an exception both independent
-    agents fail the panel on conf-01; an exception citing a finding excuses that task for that agent only."""
+    """A key fact no honest agent asserts in each alternative group of conf-01 (/activite, /type): without
+    an exception the independent agents fail the panel on conf-01; an exception citing a finding excuses
+    that task for that agent only."""
     season = world.season()
     report = check_season(season, world.reader(), KEY_LOCATION)
     extra = KeyFact(Fact("/agrements/AGR-5113", "/activite", "courtage-en-assurance"), (), KEY_LOCATION, "C2")
-    entry = dataclasses.replace(season.key["conf-01"], faits=(*season.key["conf-01"].faits, extra))
+    other = KeyFact(Fact("/attestations/ATT-6120", "/type", "responsabilite-civile-professionnelle"), (),
+                    KEY_LOCATION, "C3")
+    entry = dataclasses.replace(season.key["conf-01"], faits=(*season.key["conf-01"].faits, extra, other))
     changed = dataclasses.replace(season, key={**season.key, "conf-01": entry})
     rows = {row.name: row for row in run_panel(world.root, changed, report, world.reader())}
     for name in INDEPENDENT:
@@ -247,8 +263,13 @@ def _docs() -> dict[str, dict]:
 
 
 def _results(world: World, docs: dict[str, dict]) -> tuple[str, list[str]]:
+    """This agent's verdict and criterion results; the reference evaluator, written apart, must agree."""
     reading = read_task(DictReader(world.build, docs), SMALL)
-    return reading.verdict, [o.result for o in reading.outcomes]
+    found = reading.verdict, [o.result for o in reading.outcomes]
+    reference = evaluate(EvalTask(SMALL.id, SMALL.entite, SMALL.activite, SMALL.date_examen),
+                         DictReader(world.build, docs))
+    assert (reference.verdict, [c.etat for c in reference.criteres]) == found
+    return found
 
 
 E, F, N = independent.VRAI, independent.FAUX, independent.NE
@@ -298,3 +319,29 @@ def test_small_worlds_follow_the_referentiel(world: World) -> None:
     # a page of the restrictive list that cannot be read: no match is established, nor its absence
     gap = {k: v for k, v in base.items() if k != "/mesures-restrictives/2"}
     assert _results(world, gap) == ("indeterminable", [E, E, E, N])
+    # ... unless a bénéficiaire figures on a page read: then C4 is false
+    early = {**gap, "/mesures-restrictives/1": {**gap["/mesures-restrictives/1"], "entrees": [
+        {"nom": "Oyelaran", "prenoms": "Ysolde", "date_naissance": "1970-01-02"}]}}
+    assert _results(world, early) == ("non_conforme", [E, E, E, F])
+    # the liste des agréés whose page 2, where the entry would be, is absent: C2 not establishable
+    paged = {**base, "/listes/agrees/courtage-en-assurance/1": {
+        "existe": True, "page_suivante": "/listes/agrees/courtage-en-assurance/2", "entrees": []}}
+    assert _results(world, paged) == ("indeterminable", [E, N, E, E])
+    # two prorogations with the same date_effet apply in the order the attestation lists them: the last wins
+    for ends, expected in ((("2027-12-31", "2026-10-14"), F), (("2026-10-14", "2027-12-31"), E)):
+        avenants = {f"/avenants/AVN-910{n}": {"existe": True, "attestation": "/attestations/ATT-9001",
+                                              "objet": "prorogation", "date_effet": "2026-09-01",
+                                              "nouvelle_date_fin": end, "activite_exclue": None}
+                    for n, end in enumerate(ends)}
+        same_day = {**base, **avenants, "/attestations/ATT-9001": {
+            **base["/attestations/ATT-9001"], "avenants": sorted(avenants)}}
+        assert _results(world, same_day)[1][2] == expected, ends
+    # a lapsed agrément beside one that satisfies C2: established (the lapsed one is no indetermination)
+    second = {**base["/agrements/AGR-9001"]}
+    both = {**base, "/agrements/AGR-9001": old, "/agrements/AGR-9002": second,
+            "/entites/ENT-9001": {**base["/entites/ENT-9001"],
+                                  "agrements": ["/agrements/AGR-9001", "/agrements/AGR-9002"]},
+            "/listes/agrees/courtage-en-assurance/1": {"existe": True, "page_suivante": None, "entrees": [
+                {"agrement": "/agrements/AGR-9001", "entite": "/entites/ENT-9001", "statut": "actif"},
+                {"agrement": "/agrements/AGR-9002", "entite": "/entites/ENT-9001", "statut": "actif"}]}}
+    assert _results(world, both) == ("conforme", [E, E, E, E])

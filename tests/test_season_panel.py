@@ -95,11 +95,14 @@ def test_abusers_get_what_the_bareme_promises(rows: dict[str, Row]) -> None:
 
 def test_a_founding_fact_honest_agents_do_not_assert_fails_them(world: World,
                                                                checked: tuple[Season, SeasonReport]) -> None:
-    """conf-01 gains a founding fact the rule does not derive (the agrément's /activite, as the audited key
-    had): honest agents, who justify what decides, are 'non fondé' there, and the panel names it."""
+    """conf-01 gains a founding fact the rule does not derive in each of its two alternative groups (the
+    agrément's /activite, as the audited key had, and the attestation's /type): honest agents, who justify
+    what decides, are 'non fondé' there, and the panel names the closest group's missing fact."""
     season, report = checked
     extra = KeyFact(Fact("/agrements/AGR-5113", "/activite", "courtage-en-assurance"), (), KEY_LOCATION, "C2")
-    changed = _with_key(season, "conf-01", faits=(*season.key["conf-01"].faits, extra))
+    other = KeyFact(Fact("/attestations/ATT-6120", "/type", "responsabilite-civile-professionnelle"), (),
+                    KEY_LOCATION, "C3")
+    changed = _with_key(season, "conf-01", faits=(*season.key["conf-01"].faits, extra, other))
     found = run_panel(world.root, changed, report, world.reader())
     failing = {row.name: row.problems for row in found if row.problems}
     assert set(HONEST) <= set(failing)

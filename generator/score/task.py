@@ -2,8 +2,9 @@
 
 Rendered: at least the minimum of counted assertions (instrument defects do not count), and at least half
 the minimum, rounded up, on resources proper to the entity. Fondé: every founding fact of the key is met
-by an étayée assertion in one of its forms (strict JSON equality on the value). A task succeeds when it
-is rendered, its verdict is exact and fondé.
+by an étayée assertion in one of its forms (strict JSON equality on the value), or, when the key says
+``fonde_par: un_critere``, every fact of one deciding criterion. A task succeeds when it is rendered, its
+verdict is exact and fondé.
 """
 
 from __future__ import annotations
@@ -24,15 +25,27 @@ def _forms(fact: dict[str, Any]) -> list[dict[str, Any]]:
     return [fact, *(fact.get("formes_equivalentes") or [])]
 
 
+UN_CRITERE = "un_critere"  # the key's fonde_par: the facts of any one deciding criterion found the verdict
+
+
 def missing_facts(key_entry: dict[str, Any], etayees: list[AssertionResult]) -> list[dict[str, Any]]:
-    """Founding facts of the key that no étayée assertion meets in any of their forms."""
+    """Founding facts of the key that no étayée assertion meets in any of their forms.
+
+    With ``fonde_par: un_critere`` (several criteria decide, each enough on its own), the facts form one
+    group per ``critere`` and a single fully met group founds the verdict; otherwise the missing facts of
+    the group closest to being met are named (the first criterion on a tie)."""
     held = {(a.resource, a.field, json_key(a.value)) for a in etayees}
-    missing = []
+    groups: dict[str, list[dict[str, Any]]] = {}
+    every: list[dict[str, Any]] = []
     for fact in key_entry["faits"]:
+        missing = groups.setdefault(str(fact.get("critere", "")), [])
         if not any((f["ressource"], f["champ"], json_key(f["valeur"])) in held for f in _forms(fact)):
             missing.append({k: v for k, v in fact.items() if k in ("ressource", "champ", "valeur", "critere",
                                                                     "formes_equivalentes")})
-    return missing
+            every.append(missing[-1])
+    if key_entry.get("fonde_par") == UN_CRITERE and groups:
+        return min(groups.values(), key=len)
+    return every
 
 
 def _half_up(n: int) -> int:

@@ -45,6 +45,7 @@ def key_artifact(season: Season) -> bytes:
         "saison": int(season.saison),
         "taches": {task_id: {
             "famille": e.famille, "verdict": e.verdict, "piege": e.piege, "raccourci": e.raccourci,
+            "fonde_par": e.fonde_par,
             "faits": [{**fact(k.fact), "critere": k.critere,
                        "formes_equivalentes": [fact(f) for f in k.equivalents]} for k in e.faits],
         } for task_id, e in sorted(season.key.items())},

@@ -22,7 +22,7 @@ from generator.season.evaluator import (
     Strategy,
     evaluate,
 )
-from generator.season.founding import FoundingFact, founding_facts
+from generator.season.founding import FoundingFact, fonde_par, founding_facts
 from generator.season.graph import Graph, concerns_entity, probant_facts, task_graph
 from generator.season.model import KeyEntry, Season, Statement
 from generator.season.reader import MISSING, CorpusReader, Fact, is_probant, resolve_pointer
@@ -125,9 +125,14 @@ def check_task(reader: CorpusReader, report: TaskReport) -> list[Problem]:
         for n, form in enumerate(kf.forms):
             label = "founding fact" if n == 0 else "equivalent form"
             problems += check_fact(reader, graph, report, form, kf.location, label)
-    if len(entry.faits) > st.plafond:
-        problems.append(_problem(entry.location, task_id, f"{len(entry.faits)} founding facts exceed the "
-                                 f"ceiling of {st.plafond} assertions"))
+    # With fonde_par: un_critere one deciding criterion's facts found the verdict: each group must fit.
+    groups = Counter(k.critere for k in entry.faits) if entry.fonde_par == "un_critere" else \
+        Counter({"": len(entry.faits)})
+    for critere, count in sorted(groups.items()):
+        if count > st.plafond:
+            of = f" of {critere}" if critere else ""
+            problems.append(_problem(entry.location, task_id, f"{count} founding facts{of} exceed the "
+                                     f"ceiling of {st.plafond} assertions"))
     proper, common = probant_facts(reader, st.task, graph)
     report.proper_facts, report.common_facts = len(proper), len(common)
     need_proper = math.ceil(st.minimum / 2)
@@ -164,6 +169,11 @@ def check_rule(reader: CorpusReader, report: TaskReport) -> list[Problem]:
     wanted = {_signature(f.critere, f.forms): f for f in derived}
     held = {_signature(k.critere, k.forms): k for k in entry.faits}
     problems = []
+    rule = fonde_par(report.evaluation, derived)
+    if entry.fonde_par != rule:
+        which = "any one deciding criterion" if rule == "un_critere" else "every deciding criterion"
+        problems.append(_problem(entry.location, task_id, f"the rule derives fonde_par: {rule} (the facts of "
+                                 f"{which} found the verdict); the key says {entry.fonde_par}"))
     for sig in sorted(set(wanted) - set(held)):
         forms = "; ".join(_shown(f) for f in wanted[sig].equivalents) or "none"
         problems.append(_problem(entry.location, task_id, f"the rule derives the founding fact {sig[1]} for "

@@ -12,7 +12,7 @@ from generator.hashing import sha256_hex
 from generator.season.artifacts import write_artifacts
 from generator.season.checks import ALL_SHORTCUTS, SeasonReport, check_season
 from generator.season.evaluator import REFERENCE, Evaluation, evaluate
-from generator.season.founding import founding_facts
+from generator.season.founding import TOUS, fonde_par, founding_facts
 from generator.season.model import KEY_FILE, Season, load_season
 from generator.season.panel import panel_problems, print_panel, run_panel
 from generator.season.reader import CorpusReader
@@ -78,8 +78,12 @@ def _yaml_value(value: object) -> str:
 
 def print_founding_yaml(reader: CorpusReader, evaluation: Evaluation, out=sys.stdout) -> None:
     """The founding facts the rule derives, as the `faits:` block of season_src/cle.yaml."""
-    print(f"  {evaluation.task.id}:\n    faits:", file=out)
-    for f in founding_facts(reader, evaluation):
+    facts = founding_facts(reader, evaluation)
+    print(f"  {evaluation.task.id}:", file=out)
+    if fonde_par(evaluation, facts) != TOUS:
+        print(f"    fonde_par: {fonde_par(evaluation, facts)}", file=out)
+    print("    faits:", file=out)
+    for f in facts:
         print(f"      - ressource: {f.fact.ressource}\n        champ: {f.fact.champ}\n"
               f"        valeur: {_yaml_value(f.fact.valeur)}\n        critere: {f.critere}", file=out)
         if f.equivalents:

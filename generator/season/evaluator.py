@@ -173,11 +173,20 @@ class _Run:
         return CriterionResult("C1", state, f"statut {statut.valeur}", [statut])
 
     # -- C2 ----------------------------------------------------------------------------------------
+    def liste_pages(self) -> list[str]:
+        """The liste des agréés of the activity, every page read (a literal reader of C2 reads it whole,
+        whatever the agréments turn out to be)."""
+        return self.pages(_params(self.ref, "C2")["liste"].replace("<activite>", self.task.activite), None)
+
+    def absent_pages(self, pages: list[str]) -> list[str]:
+        """Pages of a common list that answer existe: false (principes.navigation: C2 and C4 say what
+        they leave unknown). Reaching a page is navigation: no fact of a common list's page is asked."""
+        return [p for p in pages if self.session.navigate(p, "/existe") is not True]
+
     def _liste_entry(self, agrement: str) -> tuple[str, int] | None:
         """The entry of the liste des agréés for ``agrement``: (page, index), every page read."""
-        first = _params(self.ref, "C2")["liste"].replace("<activite>", self.task.activite)
         found = None
-        for page in self.pages(first, None):
+        for page in self.liste_pages():
             entries = self.session.navigate(page, "/entrees")
             for k in _entries(entries):
                 if self.read("C2", page, f"/entrees/{k}/agrement") == agrement and found is None:
@@ -226,6 +235,11 @@ class _Run:
             statut = self.fact("C2", ref, "/statut")
             if not self.s.single_register:
                 entry = self._liste_entry(ref)
+                absent = self.absent_pages(self.liste_pages())
+                if entry is None and absent:
+                    unknown.append((f"{ref} : la liste des agréés ne porte pas d'entrée sur ses pages lues, "
+                                    f"{absent[0]} est absente", [link, statut]))
+                    continue
                 if entry is None:
                     unknown.append((f"{ref} : la liste des agréés ne porte pas d'entrée", [link, statut]))
                     continue
@@ -243,6 +257,8 @@ class _Run:
                 continue
             return CriterionResult("C2", VRAI, f"{ref} actif et en cours de validité jusqu'au {end.valeur}",
                                    [link, end])
+        if not self.s.single_register:
+            self.liste_pages()  # a literal reader of C2 reads the list whole, whatever the agréments are
         return self._result("C2", unknown, failed, "aucun agrément cité ne porte sur l'activité")
 
     # -- C3 ----------------------------------------------------------------------------------------
@@ -325,7 +341,8 @@ class _Run:
                 people.append((page, k, *(self.read("C4", page, f"/entrees/{k}/{f}")
                                           for f in ("nom", "prenoms", "date_naissance"))))
         homonyms: list[Fact] = []
-        for page in self.pages(params["liste"], None):
+        list_pages = self.pages(params["liste"], None)
+        for page in list_pages:
             entries = self.session.navigate(page, "/entrees")
             for k in _entries(entries):
                 nom, prenoms = (self.read("C4", page, f"/entrees/{k}/{f}") for f in ("nom", "prenoms"))
@@ -341,6 +358,10 @@ class _Run:
                         return CriterionResult("C4", FAUX, f"{bprenoms} {bnom} figure sur {page}", facts)
                     homonyms += [Fact(bpage, f"/entrees/{bk}/date_naissance", bnaissance),
                                  Fact(page, f"/entrees/{k}/date_naissance", naissance)]
+        unread = self.absent_pages(list_pages)
+        if unread:
+            return CriterionResult("C4", NON_ETABLI, f"{unread[0]} est absente (liste des mesures restrictives)",
+                                   homonyms)
         incomplete = [d for d in declarations if d.valeur != params["statut_declaration_requis"]]
         if incomplete:
             return CriterionResult("C4", NON_ETABLI, f"déclaration {incomplete[0].valeur} "
@@ -350,20 +371,28 @@ class _Run:
 
 
 def evaluate(task: Task, reader: CorpusReader, strategy: Strategy = REFERENCE) -> Evaluation:
-    """Apply the served référentiel to the task; stop at the first criterion established false.
+    """Apply the served référentiel to the task: all four criteria, then the precedence.
 
+    The reference reads every criterion even once one is established false, as a literal reader of
+    ``/referentiel`` does (the precedence is applied to the four results, and any false criterion founds a
+    non_conforme verdict); its calls are the task's call count (spec §5.6), checked by ``check-season``.
     ``/referentiel`` is the first call of every task: a literal reader starting a task reads the rules,
-    so the call count holds whether or not an agent keeps them from one task to the next."""
+    so the count holds whether or not an agent keeps them from one task to the next. Only the
+    ``arret-au-premier-probleme`` shortcut stops at the first criterion not established."""
     session = Session(reader)
     referentiel = session.get(col.REFERENTIEL_PATH)
     run = _Run(task, strategy, session, referentiel)
-    results: list[CriterionResult] = []
-    for criterion in (run.c1, run.c2, run.c3, run.c4):
-        results.append(criterion())
-        if results[-1].etat == FAUX or (strategy.stop_at_first_problem and results[-1].etat != VRAI):
-            break  # a criterion established false decides
-        if results[0].etat == NON_ETABLI:
-            break  # without the entity's file nothing else can be read
+    results: list[CriterionResult] = [run.c1()]
+    if results[0].etat == NON_ETABLI:
+        # Without the entity's file, its agréments, attestations and bénéficiaires are not known
+        # (C1's wording): C2, C3 and C4 are not establishable, on the same fact.
+        results += [CriterionResult(c, NON_ETABLI, "la fiche de l'entité est absente", list(results[0].faits))
+                    for c in ("C2", "C3", "C4")]
+    else:
+        for criterion in (run.c2, run.c3, run.c4):
+            if strategy.stop_at_first_problem and results[-1].etat != VRAI:
+                break
+            results.append(criterion())
     states = [r.etat for r in results]
     if strategy.stop_at_first_problem:
         first = next((s for s in states if s != VRAI), VRAI)

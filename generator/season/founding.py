@@ -3,9 +3,12 @@ equivalent forms. The key holds what this rule derives; ``corpus check-season`` 
 
 The rule, as the key's header and docs/season.md state it:
 
-1. **Deciding criteria.** ``non_conforme``: the first criterion established false, in the order C1–C4
-   (precedence: it decides whatever the others are). ``indeterminable``: every criterion not
-   establishable. ``conforme``: all four criteria.
+1. **Deciding criteria.** All four criteria are read. ``non_conforme``: every criterion established
+   false (precedence: a false criterion decides whatever the others are). ``indeterminable``: every
+   criterion not establishable. ``conforme``: all four criteria. When a ``non_conforme`` or an
+   ``indeterminable`` verdict has several deciding criteria, each decides on its own: the facts of any
+   ONE of them found the verdict (the key says ``fonde_par: un_critere`` and groups the facts by
+   ``critere``); otherwise every fact is needed (``fonde_par: tous``).
 2. **Facts of a deciding criterion**: the link that attaches each decisive resource to the one that
    cites it (the entity's ``/agrements/<n>`` or ``/attestations/<n>``, the attestation's
    ``/avenants/<n>``), and the corpus terms of the comparison that decides it. The other term is the
@@ -24,6 +27,8 @@ The rule, as the key's header and docs/season.md state it:
      complete gives each such page's ``/statut_declaration``; an established C4 gives every page's
      ``/statut_declaration``; and each homonym (same nom and prénoms) gives the two dates of birth.
      Bénéficiaires pages are attached to the entity by their own path, so no link is asked.
+   - A page of a common list answering ``existe: false`` gives no fact: reaching it is navigation, and
+     no field of such a page is probant.
 3. **Equivalent forms**, generated, never hand-written: a link may be asserted in either direction
    (``/agrements/Y /entite``, ``/avenants/Z /attestation``) when the target serves the reverse field,
    or as the whole array of the citing field (``/agrements``, ``/attestations``, ``/avenants``); a fact
@@ -104,6 +109,16 @@ def _listed_statut(reader: CorpusReader, fact: Fact) -> list[Fact]:
                 return [Fact(page, f"/entrees/{k}/statut", fact.valeur)]
         page = doc.get("page_suivante") if isinstance(doc, dict) else None
     return []
+
+
+TOUS, UN_CRITERE = "tous", "un_critere"
+
+
+def fonde_par(evaluation: Evaluation, facts: list[FoundingFact]) -> str:
+    """``un_critere`` when several criteria decide a non_conforme or indeterminable verdict (any one of
+    them founds it), else ``tous``. A conforme verdict needs all four criteria."""
+    several = len({f.critere for f in facts}) > 1
+    return UN_CRITERE if several and evaluation.verdict != "conforme" else TOUS
 
 
 def founding_facts(reader: CorpusReader, evaluation: Evaluation) -> list[FoundingFact]:

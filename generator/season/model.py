@@ -56,6 +56,7 @@ class KeyEntry:
     raccourci: str | None
     faits: tuple[KeyFact, ...]
     location: Location
+    fonde_par: str = "tous"  # "un_critere": the facts of any one deciding criterion found the verdict
 
 
 @dataclass(frozen=True)
@@ -120,5 +121,6 @@ def load_season(root: Path) -> Season:
                       for i, f in enumerate(entry["faits"]))
         entries[task_id] = KeyEntry(task_id, entry["famille"], entry["verdict"], entry["piege"],
                                     entry.get("raccourci"), faits, location_of(key.data["taches"], task_id,
-                                                                               key.file))
+                                                                               key.file),
+                                    entry.get("fonde_par", "tous"))
     return Season(tasks.data["saison"], statements, entries, tasks.data, key.data)

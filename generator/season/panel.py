@@ -133,14 +133,15 @@ def fill(chosen: Iterable[Fact], extra: Iterable[Fact], upto: int, limit: int) -
 # -- honest strategies ----------------------------------------------------------------------------------
 
 def links_first(ctx: Context) -> tuple[str, Claims]:
-    """Every link of the decisive facts in both directions, then the comparison terms."""
-    facts = [f for group in decided(ctx) for f in group]
-    links = []
-    for f in facts:
-        if is_link(f):
-            links += [f, *filter(None, [reverse(ctx, f)])]
-    terms = [f for f in facts if not is_link(f)]
-    return ctx.evaluation.verdict, fill([*links, *terms], filler(ctx), ctx.minimum, ctx.plafond)
+    """Per deciding criterion in turn, every link of its decisive facts in both directions, then its
+    comparison terms."""
+    chosen: Claims = []
+    for group in decided(ctx):
+        for f in group:
+            if is_link(f):
+                chosen += [f, *filter(None, [reverse(ctx, f)])]
+        chosen += [f for f in group if not is_link(f)]
+    return ctx.evaluation.verdict, fill(chosen, filler(ctx), ctx.minimum, ctx.plafond)
 
 
 def terms_first(ctx: Context) -> tuple[str, Claims]:
