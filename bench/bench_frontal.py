@@ -101,7 +101,7 @@ def main() -> int:
                         help="keep the rendered TLS session cache (wrk then resumes sessions; the proxy does not)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args()
-    entries, path, expected = benchmark_file(args.path)
+    path, file, expected = benchmark_file(args.path)
 
     work = Path(tempfile.mkdtemp(prefix="corpus-bench-frontal-"))
     work.chmod(0o755)
@@ -131,8 +131,8 @@ def main() -> int:
             port = free_port(["127.0.0.1"])
             processes.append(bare(work / f"bare-{kind}", port, tls.cert, tls.key, args.workers,
                                   args.allow_resumption))
-            url = f"https://127.0.0.1:{port}/{entries[path]['file']}"
-            answer = fetch([("127.0.0.1", port)], f"/{entries[path]['file']}", None, tls_context(tls.ca))
+            url = f"https://127.0.0.1:{port}/{file}"
+            answer = fetch([("127.0.0.1", port)], f"/{file}", None, tls_context(tls.ca))
             assert (answer.status, answer.body) == (200, expected), f"bare-{kind} does not serve the file"
             targets[f"bare-{kind}"] = (url, work / "close.lua", [processes[-1].pid])
         for url, script, _masters in targets.values():

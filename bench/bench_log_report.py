@@ -28,6 +28,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from generator.manifest import Manifest  # noqa: E402
+
 AGENTS = ["python-httpx/0.27.0"] * 20 + ["Mozilla/5.0 (X11; Linux x86_64)", "curl/8.5.0", "zgrab/0.x"]
 REPLICAS = ["127.0.0.2:8081", "127.0.0.3:8081", "127.0.0.4:8081"]
 
@@ -60,8 +64,7 @@ print(json.dumps({"seconds": seconds, "peak_kib": peak - base}))
 def generate(path: Path, lines: int, seed: int = 7) -> None:
     """A day of frontal and replica lines, deterministic for a seed."""
     rng = random.Random(seed)
-    manifest = json.loads((ROOT / "manifest" / "manifest.json").read_text("utf-8"))
-    resources = [e["path"] for e in manifest["resources"] if e["kind"] == "resource"]
+    resources = [e.path for e in Manifest.load(ROOT).of_kind("resource")]
     start = datetime(2026, 11, 30, tzinfo=UTC)
     step = timedelta(days=1) / lines
     with path.open("w", encoding="utf-8") as out:

@@ -38,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from generator.manifest import Manifest  # noqa: E402
 from generator.nginx_process import NginxProcess  # noqa: E402
 from generator.nginx_render import ACCESS_LOG_BUFFER, environment, render_and_write  # noqa: E402
 from generator.nginx_settings import Settings  # noqa: E402
@@ -172,14 +173,16 @@ def wrk(url: str, args: argparse.Namespace, script: Path | None, duration: int) 
     return subprocess.run(command, capture_output=True, text=True, check=True, timeout=duration + 30).stdout
 
 
-def benchmark_file(path: str | None) -> tuple[dict[str, dict[str, object]], str, bytes]:
-    """The manifest entries, the path to request (default: the first agrément) and its bytes; wrk present."""
+def benchmark_file(path: str | None) -> tuple[str, str, bytes]:
+    """The path to request (default: the first agrément), its file under build/ and its checked bytes."""
     if shutil.which("wrk") is None:
         raise SystemExit("wrk not found: make setup (installs it from the Debian packages)")
-    manifest = json.loads((ROOT / "manifest" / "manifest.json").read_text("utf-8"))
-    entries = {e["path"]: e for e in manifest["resources"]}
-    path = path or next(p for p in sorted(entries) if p.startswith("/agrements/"))
-    return entries, path, (ROOT / "build" / str(entries[path]["file"])).read_bytes()
+    manifest = Manifest.load(ROOT)
+    path = path or next(e.path for e in manifest.of_kind("resource") if e.path.startswith("/agrements/"))
+    entry = manifest.by_path(path)
+    if entry is None:
+        raise SystemExit(f"{path}: not in the manifest")
+    return path, entry.file, entry.read_checked(ROOT / "build")
 
 
 def medians(runs: list[Run], names: list[str]) -> dict[str, dict[str, float]]:
@@ -227,7 +230,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--check", action="store_true", help="exit 1 if ratio < 0.9 or vhost p99 >= 5 ms")
     args = parser.parse_args()
-    entries, path, expected = benchmark_file(args.path)
+    path, file, expected = benchmark_file(args.path)
 
     work = Path(tempfile.mkdtemp(prefix="corpus-bench-"))
     work.chmod(0o755)
@@ -248,7 +251,7 @@ def main() -> int:
             port, folder = free_port(), work / kind
             folder.mkdir()
             processes.append(start_conf(folder, ceiling_conf(kind, folder, port, args), port))
-            targets[kind] = (f"http://127.0.0.1:{port}/{entries[path]['file']}", None, processes[-1].pid)
+            targets[kind] = (f"http://127.0.0.1:{port}/{file}", None, processes[-1].pid)
         for name, (url, script, _master) in targets.items():
             assert fetch(url, secret if script else None) == (200, expected), f"{name} does not serve the file"
             wrk(url, args, script, 2)  # warm-up, not counted

@@ -94,8 +94,7 @@ def generate(inputs: ScoringInputs, count: int, seed: int) -> tuple[list[list[by
     """``count`` submissions as JSON bytes, grouped by participant (one per task), and the kind mix."""
     rng = random.Random(seed)
     task_ids = sorted(inputs.statements)
-    outside = sorted(p for p, e in inputs.manifest.entries.items() if e.get("kind") == "resource"
-                     and p.startswith("/entites/"))[-1]
+    outside = [e.path for e in inputs.manifest.of_kind("resource") if e.path.startswith("/entites/")][-1]
     kinds: Counter[str] = Counter()
     participants: list[list[bytes]] = []
     while sum(len(p) for p in participants) < count:
