@@ -1,0 +1,28 @@
+"""The benchmark scripts still run, on tiny inputs: a refactor broke bench_score once, unseen by the suite.
+
+No figure is asserted (speed is shown by the benchmarks' own output, never by a timed test); each script
+must end with exit 0 and print the line that carries its figure. The frontal and vhost benchmarks are
+left out: they need minutes of wrk load by design.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(("script", "args", "figure"), [
+    ("bench_score.py", ["--submissions", "60"], "submissions/s"),
+    ("bench_log_report.py", ["--lines", "500"], "lines/s"),
+    ("bench_build.py", ["--entities", "40", "--small", "0", "--repeat", "1"], "check + build"),
+])
+def test_benchmark_runs(script: str, args: list[str], figure: str) -> None:
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert figure in result.stdout
