@@ -260,6 +260,37 @@ def test_pictures_never_land_in_served_folders(tmp_path: Path) -> None:
     assert not (root / "build" / "graphs").exists() and not (root / "nginx").exists()
 
 
+def test_out_is_only_run_or_outside_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--out`` is an allow-list: a folder under ROOT/run/ or outside ROOT, judged after resolving symlinks;
+    the root itself (``.``, ``""``), ``releases/``, ``docs/``, ``run`` itself and a symlink into the tree
+    are refused and leave the tracked tree as it was."""
+    root = make_fixture(tmp_path / "w")
+    (root / "docs").mkdir()
+    outside = tmp_path / "elsewhere"
+    (tmp_path / "link-to-root").symlink_to(root)
+    (root / "run").mkdir()
+    (root / "run" / "to-docs").symlink_to(root / "docs")
+    monkeypatch.chdir(root)
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    refused = [".", "", str(root), "releases", "releases/v1", "docs", "docs/x", "run", "run/../docs",
+               "run/to-docs", "run/to-docs/x", str(tmp_path / "link-to-root"), str(tmp_path / "link-to-root" / "x")]
+    for bad in refused:
+        assert main(["graph", "conf-01", "--root", str(root), "--out", bad]) == 2, bad
+        assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before, bad
+    result = _corpus("conf-01", "--root", str(root), "--out", ".")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "inside the repository root" in result.stderr and "under run/" in result.stderr
+    result = _corpus("conf-01", "--root", str(root), "--out", "releases")
+    assert result.returncode == 2 and "inside releases/ of the repository" in result.stderr
+    result = _corpus("conf-01", "--root", str(root), "--out", "")
+    assert result.returncode == 2 and "empty" in result.stderr
+    for good in ("run/g", "run/deep/er", str(outside)):
+        assert main(["graph", "conf-01", "--root", str(root), "--out", good]) == 0, good
+    assert (root / "run" / "g" / "conf-01.svg").is_file() and (root / "run" / "deep" / "er" / "index.html").is_file()
+    assert (outside / "conf-01.svg").is_file()
+    assert not (root / "conf-01.svg").exists() and not (root / "index.html").exists()
+
+
 def _corpus(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``corpus graph`` as a user runs it: the console script, its real stderr and exit status."""
     script = Path(sys.executable).parent / "corpus"
