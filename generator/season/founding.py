@@ -42,8 +42,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator import resource_types as col
+from generator.score.jsonvalue import json_key
 from generator.season.evaluator import Evaluation
-from generator.season.reader import MISSING, CorpusReader, Fact, resolve_pointer
+from generator.season.reader import MISSING, CorpusReader, Fact, is_index, resolve_pointer
 
 # Citing field (on the citing collection) -> the field of the cited document that points back.
 LINK_FIELDS: dict[tuple[str, str], str] = {
@@ -70,7 +71,7 @@ def _link(fact: Fact) -> tuple[str, str] | None:
     """(citing key, index) when ``fact`` is one element of a link array, else None."""
     found = col.collection_of(fact.ressource)
     parts = fact.champ.split("/")
-    if found is None or len(parts) != 3 or not parts[2].isdigit():
+    if found is None or len(parts) != 3 or not is_index(parts[2]):
         return None
     return (parts[1], parts[2]) if (found.prefix, parts[1]) in LINK_FIELDS else None
 
@@ -122,13 +123,19 @@ def fonde_par(evaluation: Evaluation, facts: list[FoundingFact]) -> str:
 
 
 def founding_facts(reader: CorpusReader, evaluation: Evaluation) -> list[FoundingFact]:
-    """Apply the rule to the reference evaluation of a task: deciding criteria, facts, forms."""
+    """Apply the rule to the reference evaluation of a task: deciding criteria, facts, forms.
+
+    A fact is listed once per criterion, not once per task: under ``un_critere`` each criterion's group
+    must found the verdict on its own, so a fact two criteria share belongs to both groups. Equality is
+    strict JSON equality (``"1"`` is not ``1``), as the scorer compares values."""
     out: list[FoundingFact] = []
-    seen: set[tuple[str, str, str]] = set()
+    seen: set[tuple[str, str, str, Any]] = set()
     for criterion in evaluation.deciding:
         for fact in criterion.faits:
-            key = (fact.ressource, fact.champ, repr(fact.valeur))
-            if key in seen or fact.valeur is MISSING:
+            if fact.valeur is MISSING:
+                continue
+            key = (criterion.id, fact.ressource, fact.champ, json_key(fact.valeur))
+            if key in seen:
                 continue
             seen.add(key)
             out.append(FoundingFact(criterion.id, fact, equivalent_forms(reader, fact)))
