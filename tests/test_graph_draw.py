@@ -273,7 +273,8 @@ def test_out_is_only_run_or_outside_the_repository(tmp_path: Path, monkeypatch: 
     monkeypatch.chdir(root)
     before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
     refused = [".", "", str(root), "releases", "releases/v1", "docs", "docs/x", "run", "run/../docs",
-               "run/to-docs", "run/to-docs/x", str(tmp_path / "link-to-root"), str(tmp_path / "link-to-root" / "x")]
+               "run/to-docs", "run/to-docs/x", str(tmp_path / "link-to-root"),
+               str(tmp_path / "link-to-root" / "x")]
     for bad in refused:
         assert main(["graph", "conf-01", "--root", str(root), "--out", bad]) == 2, bad
         assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before, bad
@@ -286,7 +287,8 @@ def test_out_is_only_run_or_outside_the_repository(tmp_path: Path, monkeypatch: 
     assert result.returncode == 2 and "empty" in result.stderr
     for good in ("run/g", "run/deep/er", str(outside)):
         assert main(["graph", "conf-01", "--root", str(root), "--out", good]) == 0, good
-    assert (root / "run" / "g" / "conf-01.svg").is_file() and (root / "run" / "deep" / "er" / "index.html").is_file()
+    assert (root / "run" / "g" / "conf-01.svg").is_file()
+    assert (root / "run" / "deep" / "er" / "index.html").is_file()
     assert (outside / "conf-01.svg").is_file()
     assert not (root / "conf-01.svg").exists() and not (root / "index.html").exists()
 
