@@ -25,7 +25,7 @@ from season_fixtures import ROOT, edit
 from generator.cli import main
 from generator.pipeline import build
 from generator.resource_types import DEFAULT_BASE_URL
-from generator.season.drawing import attribute, draw_task
+from generator.season.drawing import Highlight, attribute, draw_task
 from generator.season.evaluator import evaluate
 from generator.season.graph import task_graph
 from generator.season.model import load_season
@@ -342,9 +342,10 @@ def test_a_criterion_named_by_the_key_wins(fixture_root: Path) -> None:
     evaluation = evaluate(season.statements[0].task, reader)
     fact = Fact("/agrements/AGR-0001", "/date_fin_validite", "2026-03-31")
     as_c2 = attribute(SimpleNamespace(fact=fact, forms=(fact,), critere="C2"), evaluation)  # type: ignore[arg-type]
-    assert [(h.critere, h.etat) for h in as_c2] == [("C2", "non_etablissable")]
+    assert isinstance(as_c2, Highlight)  # one criterion per key fact: no tuple, no "unattributed"
+    assert (as_c2.critere, as_c2.etat, as_c2.text) == ("C2", "non_etablissable", "C2 non établissable")
     named = attribute(SimpleNamespace(fact=fact, forms=(fact,), critere="C3"), evaluation)  # type: ignore[arg-type]
-    assert [(h.critere, h.etat) for h in named] == [("C3", "etabli")]
+    assert (named.critere, named.etat, named.text) == ("C3", "etabli", "C3 établi")
     array = Fact("/entites/ENT-0001", "/agrements", ["/agrements/AGR-0001", "/agrements/AGR-0999"])
     entry = season.key["conf-01"]
     whole = dataclasses.replace(entry, faits=(dataclasses.replace(entry.faits[0], fact=array, equivalents=()),))
