@@ -25,7 +25,7 @@ from season_fixtures import ROOT, edit
 from generator.cli import main
 from generator.pipeline import build
 from generator.resource_types import DEFAULT_BASE_URL
-from generator.season.drawing import attribute, draw_task
+from generator.season.drawing import Highlight, attribute, draw_task
 from generator.season.evaluator import evaluate
 from generator.season.graph import task_graph
 from generator.season.model import load_season
@@ -260,6 +260,39 @@ def test_pictures_never_land_in_served_folders(tmp_path: Path) -> None:
     assert not (root / "build" / "graphs").exists() and not (root / "nginx").exists()
 
 
+def test_out_is_only_run_or_outside_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--out`` is an allow-list: a folder under ROOT/run/ or outside ROOT, judged after resolving symlinks;
+    the root itself (``.``, ``""``), ``releases/``, ``docs/``, ``run`` itself and a symlink into the tree
+    are refused and leave the tracked tree as it was."""
+    root = make_fixture(tmp_path / "w")
+    (root / "docs").mkdir()
+    outside = tmp_path / "elsewhere"
+    (tmp_path / "link-to-root").symlink_to(root)
+    (root / "run").mkdir()
+    (root / "run" / "to-docs").symlink_to(root / "docs")
+    monkeypatch.chdir(root)
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    refused = [".", "", str(root), "releases", "releases/v1", "docs", "docs/x", "run", "run/../docs",
+               "run/to-docs", "run/to-docs/x", str(tmp_path / "link-to-root"),
+               str(tmp_path / "link-to-root" / "x")]
+    for bad in refused:
+        assert main(["graph", "conf-01", "--root", str(root), "--out", bad]) == 2, bad
+        assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before, bad
+    result = _corpus("conf-01", "--root", str(root), "--out", ".")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "inside the repository root" in result.stderr and "under run/" in result.stderr
+    result = _corpus("conf-01", "--root", str(root), "--out", "releases")
+    assert result.returncode == 2 and "inside releases/ of the repository" in result.stderr
+    result = _corpus("conf-01", "--root", str(root), "--out", "")
+    assert result.returncode == 2 and "empty" in result.stderr
+    for good in ("run/g", "run/deep/er", str(outside)):
+        assert main(["graph", "conf-01", "--root", str(root), "--out", good]) == 0, good
+    assert (root / "run" / "g" / "conf-01.svg").is_file()
+    assert (root / "run" / "deep" / "er" / "index.html").is_file()
+    assert (outside / "conf-01.svg").is_file()
+    assert not (root / "conf-01.svg").exists() and not (root / "index.html").exists()
+
+
 def _corpus(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``corpus graph`` as a user runs it: the console script, its real stderr and exit status."""
     script = Path(sys.executable).parent / "corpus"
@@ -309,9 +342,10 @@ def test_a_criterion_named_by_the_key_wins(fixture_root: Path) -> None:
     evaluation = evaluate(season.statements[0].task, reader)
     fact = Fact("/agrements/AGR-0001", "/date_fin_validite", "2026-03-31")
     as_c2 = attribute(SimpleNamespace(fact=fact, forms=(fact,), critere="C2"), evaluation)  # type: ignore[arg-type]
-    assert [(h.critere, h.etat) for h in as_c2] == [("C2", "non_etablissable")]
+    assert isinstance(as_c2, Highlight)  # one criterion per key fact: no tuple, no "unattributed"
+    assert (as_c2.critere, as_c2.etat, as_c2.text) == ("C2", "non_etablissable", "C2 non établissable")
     named = attribute(SimpleNamespace(fact=fact, forms=(fact,), critere="C3"), evaluation)  # type: ignore[arg-type]
-    assert [(h.critere, h.etat) for h in named] == [("C3", "etabli")]
+    assert (named.critere, named.etat, named.text) == ("C3", "etabli", "C3 établi")
     array = Fact("/entites/ENT-0001", "/agrements", ["/agrements/AGR-0001", "/agrements/AGR-0999"])
     entry = season.key["conf-01"]
     whole = dataclasses.replace(entry, faits=(dataclasses.replace(entry.faits[0], fact=array, equivalents=()),))

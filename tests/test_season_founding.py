@@ -6,11 +6,13 @@ built JSON, never copied from what ``generator.season.founding`` returns.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from season_fixtures import World, make_world
 
 from generator.season.evaluator import evaluate
-from generator.season.founding import equivalent_forms, founding_facts
+from generator.season.founding import equivalent_forms, fonde_par, founding_facts
 from generator.season.model import Season
 from generator.season.reader import Fact
 
@@ -100,3 +102,38 @@ def test_same_rank_sources_stating_the_same_statut(world: World) -> None:
     assert equivalent_forms(world.reader(), Fact(agrement, "/statut", "actif")) == (
         Fact(page, f"/entrees/{k}/statut", "actif"),)
     assert equivalent_forms(world.reader(), Fact("/agrements/AGR-5466", "/statut", "actif")) == ()
+
+
+def _deciding(verdict: str, *criteria: tuple[str, list[Fact]]) -> SimpleNamespace:
+    """An evaluation reduced to what the rule reads: the verdict and each deciding criterion's facts."""
+    return SimpleNamespace(verdict=verdict, deciding=[SimpleNamespace(id=c, faits=f) for c, f in criteria])
+
+
+def test_a_fact_two_false_criteria_share_founds_both_groups(world: World) -> None:
+    """Under un_critere each criterion's group must found the verdict alone: a fact C2 and C3 both read
+    (here the entity's statut) is listed under each, not dropped from the second."""
+    entity = "/entites/ENT-1530"
+    shared = Fact(entity, "/statut", world.doc(entity)["statut"])
+    (attestation,) = world.doc(entity)["attestations"]
+    own = Fact(entity, "/attestations/0", attestation)
+    evaluation = _deciding("non_conforme", ("C2", [shared]), ("C3", [own, shared, shared]))
+    facts = founding_facts(world.reader(), evaluation)  # type: ignore[arg-type]
+    assert [(f.critere, f.fact) for f in facts] == [("C2", shared), ("C3", own), ("C3", shared)]
+    assert fonde_par(evaluation, facts) == "un_critere"  # type: ignore[arg-type]
+
+
+def test_facts_are_told_apart_by_strict_json_equality(world: World) -> None:
+    """"1", 1 and true are three facts; 1 and 1.0 are one JSON number (the scorer's equality)."""
+    entity = "/entites/ENT-1530"
+    values = ["1", 1, True, 1.0, None, "null"]
+    evaluation = _deciding("non_conforme", ("C1", [Fact(entity, "/x", v) for v in values]))
+    kept = [f.fact.valeur for f in founding_facts(world.reader(), evaluation)]  # type: ignore[arg-type]
+    assert kept == ["1", 1, True, None, "null"] and type(kept[1]) is int
+
+
+@pytest.mark.parametrize("index", ["٣", "０", "01", "1 ", "+1", "1234567890"])
+def test_a_link_index_is_the_readers_index(world: World, index: str) -> None:
+    """A token isdigit() accepts but no JSON array serves (Unicode digits, leading zero) is no link."""
+    entity = "/entites/ENT-3917"
+    _, second = world.doc(entity)["attestations"]
+    assert equivalent_forms(world.reader(), Fact(entity, f"/attestations/{index}", second)) == ()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from generator import resource_types as col
 from generator.errors import Location, Problem
+from generator.score.inputs import consumed_fields
 from generator.season.evaluator import (
     ALL_SHORTCUTS,
     FAMILY_SHORTCUTS,
@@ -248,13 +249,19 @@ def best_constant(season: Season) -> tuple[str, int]:
 
 
 def check_referentiel(reader: CorpusReader, evaluations: list[Evaluation]) -> list[Problem]:
-    """/referentiel declares exactly the probant fields, and the evaluator consumes only what it declares."""
+    """/referentiel declares exactly the probant fields, and the evaluator consumes only what it declares.
+
+    Two tables say what is probant: the scorer's close rule reads /referentiel's ``champs``
+    (:func:`generator.score.inputs.consumed_fields`), the panel and the graph read ``resource_types``
+    (:func:`generator.season.reader.is_probant`). This check compares exactly those two tables, both
+    ways, so they cannot drift apart."""
     where = Location(f"build/{col.file_for(col.REFERENTIEL_PATH)}")
     referentiel = reader.fetch(col.REFERENTIEL_PATH)
     declared = {(c["id"], prefix, pattern) for c in referentiel["criteres"]
                 for prefix, patterns in c["champs"].items() for pattern in patterns}
     probant = {(c.prefix, pattern) for c in col.COLLECTIONS for pattern in c.probant}
-    listed = {(prefix, pattern) for _, prefix, pattern in declared}
+    listed = {(prefix, pattern) for prefix, patterns in consumed_fields(referentiel).items()
+              for pattern in patterns}
     problems = [Problem(where, "criteres", f"{prefix}{pattern.lstrip('/')} is declared but is not a probant "
                         "field of spec §5.7") for prefix, pattern in sorted(listed - probant)]
     problems += [Problem(where, "criteres", f"probant field {pattern} of {prefix} is consumed by no criterion")

@@ -20,7 +20,9 @@ from generator.season.reader import CorpusReader
 STRATEGIES = {s.name: s for s in (REFERENCE, *ALL_SHORTCUTS)}
 
 
-def _season_or_exit(root: Path) -> Season:
+def season_or_exit(root: Path) -> Season:
+    """The season of ``ROOT/season_src``, or its problems on stderr and exit 1 (shared by every season
+    sub-command, ``graph`` included, so they all fail alike)."""
     try:
         return load_season(root / "season_src")
     except CorpusError as exc:
@@ -29,7 +31,8 @@ def _season_or_exit(root: Path) -> Season:
         raise SystemExit(1) from None
 
 
-def _reader(root: Path) -> CorpusReader:
+def built_reader(root: Path) -> CorpusReader:
+    """A reader of ``ROOT/build``, or a clear 'run corpus build first' and exit 1."""
     build = root / "build"
     if not (build / "referentiel.json").is_file():
         print(f"no built corpus in {build}: run 'corpus build' first", file=sys.stderr)
@@ -53,8 +56,8 @@ def print_evaluation(ev: Evaluation, out=sys.stdout) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    season = _season_or_exit(args.root)
-    reader = _reader(args.root)
+    season = season_or_exit(args.root)
+    reader = built_reader(args.root)
     wanted = [s for s in season.statements if not args.task or s.task.id == args.task]
     if not wanted:
         print(f"unknown task {args.task!r}; tasks: {', '.join(s.task.id for s in season.statements)}",
@@ -112,8 +115,8 @@ def print_report(report: SeasonReport, out=sys.stdout) -> None:
 
 
 def cmd_check_season(args: argparse.Namespace) -> int:
-    season = _season_or_exit(args.root)
-    reader = _reader(args.root)
+    season = season_or_exit(args.root)
+    reader = built_reader(args.root)
     where = Location(f"season_src/{KEY_FILE}")
     report = check_season(season, reader, where)
     print_report(report)
@@ -129,7 +132,7 @@ def cmd_check_season(args: argparse.Namespace) -> int:
 
 
 def cmd_build_season(args: argparse.Namespace) -> int:
-    season = _season_or_exit(args.root)
+    season = season_or_exit(args.root)
     try:
         files = write_artifacts(season, args.root)
     except FrozenMismatch as exc:

@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import textwrap
+from collections.abc import Iterable
 from pathlib import Path
 
 from generator.season.drawing import (
@@ -27,9 +28,7 @@ from generator.season.drawing import (
     GROUP_PROPER,
     NOT_EVALUATED,
     STATE_LABELS,
-    UNATTRIBUTED,
     Edge,
-    Highlight,
     Mark,
     Node,
     TaskDrawing,
@@ -37,8 +36,7 @@ from generator.season.drawing import (
 from generator.season.evaluator import FAUX, NON_ETABLI, VRAI
 
 FONT = "Helvetica"
-STATE_COLOURS = {VRAI: "#2e7d32", FAUX: "#c62828", NON_ETABLI: "#e65100", NOT_EVALUATED: "#757575",
-                 "": "#6a1b9a"}
+STATE_COLOURS = {VRAI: "#2e7d32", FAUX: "#c62828", NON_ETABLI: "#e65100", NOT_EVALUATED: "#757575"}
 ABSENT_COLOUR = "#9e9e9e"
 CALL_COLOUR = "#1565c0"
 DOT_TIMEOUT = 60  # seconds; one task's graph takes well under one
@@ -58,17 +56,17 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _colour(highlights: tuple[Highlight, ...]) -> str:
-    """The colour of the strongest state among the criteria a fact serves (faux, then non établissable)."""
-    states = [h.etat for h in highlights]
-    for state in (FAUX, NON_ETABLI, VRAI, NOT_EVALUATED):
-        if state in states:
-            return STATE_COLOURS[state]
-    return STATE_COLOURS[""]
+_STRENGTH = (FAUX, NON_ETABLI, VRAI, NOT_EVALUATED)
+
+
+def _colour(marks: Iterable[Mark]) -> str:
+    """The colour of the strongest state among the criteria the marks serve (faux, then non établissable);
+    called only with at least one mark."""
+    return STATE_COLOURS[min((m.highlight.etat for m in marks), key=_STRENGTH.index)]
 
 
 def _criteria(mark: Mark) -> str:
-    return ", ".join(h.text + (" *" if h.decisif else "") for h in mark.highlights)
+    return mark.highlight.text + (" *" if mark.highlight.decisif else "")
 
 
 def _classes(*names: str) -> str:
@@ -78,14 +76,14 @@ def _classes(*names: str) -> str:
 def _fondement_classes(marks: tuple[Mark, ...]) -> list[str]:
     if not marks:
         return []
-    ids = sorted({h.critere for m in marks for h in m.highlights if h.critere != UNATTRIBUTED})
+    ids = sorted({m.highlight.critere for m in marks})
     return ["fondement", *(f"fondement-{i}" for i in ids)]
 
 
 def _node(node: Node) -> str:
     grey = not node.existe
     font = ABSENT_COLOUR if grey else "black"
-    border = _colour(tuple(h for m in node.marks for h in m.highlights)) if node.marks else \
+    border = _colour(node.marks) if node.marks else \
         (ABSENT_COLOUR if grey else "#424242")
     call = (f'<TD BGCOLOR="{CALL_COLOUR}"><FONT COLOR="white"><B>{node.call}</B></FONT></TD>'
             if node.call is not None else "")
@@ -94,7 +92,7 @@ def _node(node: Node) -> str:
     rows += [f'<TR><TD{span} ALIGN="LEFT"><FONT COLOR="{font}" POINT-SIZE="9">{esc(line)}</FONT></TD></TR>'
              for line in node.summary if line]
     for mark in node.marks:
-        colour = _colour(mark.highlights)
+        colour = _colour((mark,))
         rows.append(f'<TR><TD{span} ALIGN="LEFT" BGCOLOR="{colour}20"><FONT COLOR="{colour}" POINT-SIZE="9">'
                     f'<B>{esc(_criteria(mark))}</B>  {esc(mark.text)}</FONT></TD></TR>')
     style = []
@@ -120,7 +118,7 @@ def _edge(edge: Edge, absent_target: bool) -> str:
     label = esc(edge.pointer)
     attrs = [f"id={quoted(edge.id)}"]
     if edge.marks:
-        colour = _colour(tuple(h for m in edge.marks for h in m.highlights))
+        colour = _colour(edge.marks)
         crit = "; ".join(_criteria(m) for m in edge.marks)
         label = f'{label}<BR/><FONT COLOR="{colour}"><B>{esc(crit)}</B></FONT>'
         attrs += [f'color="{colour}"', "penwidth=2.5", f'fontcolor="{colour}"']

@@ -21,7 +21,6 @@ from generator.season.model import KeyEntry, KeyFact, Statement
 from generator.season.reader import CorpusReader, Fact, is_probant
 
 NOT_EVALUATED = "non_evalue"  # the criterion comes after one established false (precedence)
-UNATTRIBUTED = "?"  # a founding fact no criterion of the evaluation consumed, and the key names none
 GROUP_PROPER, GROUP_AGREES, GROUP_MESURES = "propre", "agrees", "mesures"
 STATE_LABELS = {VRAI: "établi", FAUX: "faux", NON_ETABLI: "non établissable", NOT_EVALUATED: "non évalué"}
 _COLLECTION_ORDER = {c.name: i for i, c in enumerate(col.COLLECTIONS)}
@@ -38,7 +37,7 @@ class Highlight:
 
     @property
     def text(self) -> str:
-        return f"{self.critere} {STATE_LABELS.get(self.etat, 'clé')}"
+        return f"{self.critere} {STATE_LABELS[self.etat]}"
 
 
 @dataclass(frozen=True)
@@ -47,7 +46,7 @@ class Mark:
 
     champ: str
     valeur: Any
-    highlights: tuple[Highlight, ...]
+    highlight: Highlight  # the criterion the key names for this fact
     equivalentes: tuple[str, ...]  # "resource pointer = value" of the other forms
 
     @property
@@ -158,12 +157,12 @@ def _matches(fact: Fact, path: str, pointer: str) -> bool:
                                                                  pointer.startswith(fact.champ + "/")))
 
 
-def attribute(key_fact: KeyFact, evaluation: Evaluation) -> tuple[Highlight, ...]:
-    """The criterion a founding fact serves, as the key names it, with that criterion's evaluated state."""
+def attribute(key_fact: KeyFact, evaluation: Evaluation) -> Highlight:
+    """The criterion a founding fact serves, as the key names it (every key fact names one), with that
+    criterion's evaluated state (``non_evalue`` when precedence stopped before it)."""
     states = {r.id: r.etat for r in evaluation.criteres}
     deciding = {r.id for r in evaluation.deciding}
-    return (Highlight(key_fact.critere, states.get(key_fact.critere, NOT_EVALUATED),
-                      key_fact.critere in deciding),)
+    return Highlight(key_fact.critere, states.get(key_fact.critere, NOT_EVALUATED), key_fact.critere in deciding)
 
 
 def _form(fact: Fact) -> str:

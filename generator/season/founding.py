@@ -42,8 +42,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator import resource_types as col
+from generator.score.jsonvalue import json_key
 from generator.season.evaluator import Evaluation
-from generator.season.reader import MISSING, CorpusReader, Fact, resolve_pointer
+from generator.season.reader import MISSING, CorpusReader, Fact, is_index, resolve_pointer
 
 # Citing field (on the citing collection) -> the field of the cited document that points back.
 LINK_FIELDS: dict[tuple[str, str], str] = {
@@ -66,29 +67,49 @@ class FoundingFact:
         return (self.fact, *self.equivalents)
 
 
-def _link(fact: Fact) -> tuple[str, str] | None:
-    """(citing key, index) when ``fact`` is one element of a link array, else None."""
+def _link(fact: Fact) -> str | None:
+    """The citing field (``agrements``, ``attestations``, ``avenants``) when ``fact`` is one element of a
+    link array of its collection (``LINK_FIELDS``), else None."""
     found = col.collection_of(fact.ressource)
     parts = fact.champ.split("/")
-    if found is None or len(parts) != 3 or not parts[2].isdigit():
+    if found is None or len(parts) != 3 or not is_index(parts[2]):
         return None
-    return (parts[1], parts[2]) if (found.prefix, parts[1]) in LINK_FIELDS else None
+    return parts[1] if (found.prefix, parts[1]) in LINK_FIELDS else None
+
+
+def is_link(fact: Fact) -> bool:
+    """Whether ``fact`` is one element of a link array (``/agrements/<n>`` of an entity...)."""
+    return _link(fact) is not None
+
+
+def reverse_form(reader: CorpusReader, fact: Fact) -> Fact | None:
+    """The link read from the cited document's side (``/agrements/Y /entite``), when that document
+    serves the reverse field pointing back; None for any other fact."""
+    key = _link(fact)
+    found = col.collection_of(fact.ressource)
+    if key is None or found is None or not isinstance(fact.valeur, str):
+        return None
+    back = LINK_FIELDS[(found.prefix, key)]
+    if resolve_pointer(reader.fetch(fact.valeur), back) == fact.ressource:
+        return Fact(fact.valeur, back, fact.ressource)
+    return None
+
+
+def whole_array_form(reader: CorpusReader, fact: Fact) -> Fact | None:
+    """The whole array of the citing field (``/agrements``) that holds the link; None for any other fact."""
+    key = _link(fact)
+    if key is None:
+        return None
+    whole = resolve_pointer(reader.fetch(fact.ressource), f"/{key}")
+    return Fact(fact.ressource, f"/{key}", whole) if isinstance(whole, list) else None
 
 
 def equivalent_forms(reader: CorpusReader, fact: Fact) -> tuple[Fact, ...]:
     """The forms that state the same fact, each served exactly as written."""
     forms: list[Fact] = []
-    link = _link(fact)
-    found = col.collection_of(fact.ressource)
-    if link is not None and found is not None and isinstance(fact.valeur, str):
-        key, _ = link
-        back = LINK_FIELDS[(found.prefix, key)]
-        if resolve_pointer(reader.fetch(fact.valeur), back) == fact.ressource:
-            forms.append(Fact(fact.valeur, back, fact.ressource))
-        whole = resolve_pointer(reader.fetch(fact.ressource), f"/{key}")
-        if isinstance(whole, list):
-            forms.append(Fact(fact.ressource, f"/{key}", whole))
-    if found is col.AGREMENTS and fact.champ == "/statut":
+    if isinstance(fact.valeur, str):
+        forms += filter(None, (reverse_form(reader, fact), whole_array_form(reader, fact)))
+    if col.collection_of(fact.ressource) is col.AGREMENTS and fact.champ == "/statut":
         forms += _listed_statut(reader, fact)
     return tuple(forms)
 
@@ -122,13 +143,19 @@ def fonde_par(evaluation: Evaluation, facts: list[FoundingFact]) -> str:
 
 
 def founding_facts(reader: CorpusReader, evaluation: Evaluation) -> list[FoundingFact]:
-    """Apply the rule to the reference evaluation of a task: deciding criteria, facts, forms."""
+    """Apply the rule to the reference evaluation of a task: deciding criteria, facts, forms.
+
+    A fact is listed once per criterion, not once per task: under ``un_critere`` each criterion's group
+    must found the verdict on its own, so a fact two criteria share belongs to both groups. Equality is
+    strict JSON equality (``"1"`` is not ``1``), as the scorer compares values."""
     out: list[FoundingFact] = []
-    seen: set[tuple[str, str, str]] = set()
+    seen: set[tuple[str, str, str, Any]] = set()
     for criterion in evaluation.deciding:
         for fact in criterion.faits:
-            key = (fact.ressource, fact.champ, repr(fact.valeur))
-            if key in seen or fact.valeur is MISSING:
+            if fact.valeur is MISSING:
+                continue
+            key = (criterion.id, fact.ressource, fact.champ, json_key(fact.valeur))
+            if key in seen:
                 continue
             seen.add(key)
             out.append(FoundingFact(criterion.id, fact, equivalent_forms(reader, fact)))

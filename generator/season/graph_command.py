@@ -1,8 +1,8 @@
 """``corpus graph``: draw each task's graph (spec §5.2) with its calls and founding facts, and an index.
 
-The pictures reveal the sealed key, so they go under the git-ignored ``run/graphs/`` by default and
-never into a folder that is served or compiled (``build/``, ``manifest/``, ``nginx/``, ``season/``, the
-sources): such an ``--out`` is refused before anything is drawn.
+The pictures reveal the sealed key, so they go under the git-ignored ``run/graphs/`` by default; an
+``--out`` must be a folder under ``ROOT/run/`` or outside the repository (resolved, symlinks followed).
+Anything else in the tracked tree is refused before anything is drawn.
 """
 
 from __future__ import annotations
@@ -11,30 +11,41 @@ import argparse
 import sys
 from pathlib import Path
 
-from generator.season.cli import _reader, _season_or_exit
+from generator.season.cli import built_reader, season_or_exit
 from generator.season.dot_text import DotError, dot_program, render, to_dot
 from generator.season.drawing import TaskDrawing, draw_task
 from generator.season.graph_index import index_html
 from generator.secret_values import write_private
 
-DEFAULT_OUT = Path("run") / "graphs"
-FORBIDDEN = ("build", "manifest", "nginx", "season", "corpus_src", "season_src")
+RUN = "run"  # git-ignored, never served or compiled
+DEFAULT_OUT = Path(RUN) / "graphs"
 INDEX = "index.html"
 USAGE_ERROR = 2
 
 
 class OutputRefused(ValueError):
-    """An ``--out`` that would put the key's pictures where they can be served or compiled."""
+    """An ``--out`` that would put the key's pictures where they can be served, compiled or committed."""
 
 
-def output_dir(root: Path, out: Path | None) -> Path:
-    """The folder to write: ``--out`` (relative to the current directory) or ``ROOT/run/graphs``."""
-    target = (out if out is not None else root / DEFAULT_OUT).resolve()
-    for name in FORBIDDEN:
-        guarded = (root / name).resolve()
-        if target == guarded or guarded in target.parents:
-            raise OutputRefused(f"--out {out or target}: inside {name}/ of {root.resolve()}, which is served "
-                                "or compiled; the pictures reveal the key: use a folder under run/")
+def output_dir(root: Path, out: str | None) -> Path:
+    """The folder to write: ``--out`` (relative to the current directory) or ``ROOT/run/graphs``.
+
+    Allow-list, not deny-list: inside the repository only a folder strictly under ``ROOT/run/`` is
+    accepted (it is git-ignored); anything else in the tree (the root itself, ``releases/``, ``docs/``,
+    the sources, ``build/``...) is refused, because the pictures reveal the sealed key. A folder outside
+    the repository is the user's own. Paths are resolved, symlinks followed, before judging.
+    """
+    if out is not None and not out.strip():
+        raise OutputRefused("--out '': empty folder name; give a folder under run/ or outside the repository")
+    target = (Path(out) if out is not None else root / DEFAULT_OUT).resolve()
+    top = root.resolve()
+    run = top / RUN
+    if target.is_relative_to(top) and not (target.is_relative_to(run) and target != run):
+        rel = target.relative_to(top)
+        where = "the repository root" if rel == Path(".") else f"{rel.parts[0]}/ of the repository"
+        raise OutputRefused(f"--out {out or target}: resolves to {target}, inside {where} ({top}); the "
+                            f"pictures reveal the key: use a folder under {RUN}/ (git-ignored) or outside "
+                            "the repository")
     if target.exists() and not target.is_dir():
         raise OutputRefused(f"--out {out or target}: exists and is not a folder")
     return target
@@ -46,14 +57,14 @@ def cmd_graph(args: argparse.Namespace) -> int:
     except OutputRefused as exc:
         print(f"corpus graph: {exc}", file=sys.stderr)
         return USAGE_ERROR
-    season = _season_or_exit(args.root)
+    season = season_or_exit(args.root)
     known = [s.task.id for s in season.statements]
     unknown = [t for t in args.tasks if t not in known]
     if unknown:
         print(f"corpus graph: unknown task(s) {', '.join(unknown)}; tasks: {', '.join(known)}", file=sys.stderr)
         return USAGE_ERROR
     wanted = [s for s in season.statements if not args.tasks or s.task.id in args.tasks]
-    reader = _reader(args.root)
+    reader = built_reader(args.root)
     try:
         dot_program()
         out.mkdir(parents=True, exist_ok=True)
@@ -83,10 +94,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "of the activity and the mesures-restrictives list), the links labelled by "
                                    "their JSON pointer, absent resources dashed, the reference reading's calls "
                                    "numbered, and the key's founding facts highlighted per criterion; plus "
-                                   "index.html. Written under run/graphs/ by default; an --out inside build/, "
-                                   "manifest/, nginx/, season/ or the sources is refused (exit 2).")
+                                   "index.html. Written under run/graphs/ by default; an --out must be a folder "
+                                   "under ROOT/run/ or outside the repository, anything else is refused "
+                                   "(exit 2).")
     p.add_argument("tasks", nargs="*", metavar="TASK", help="task ids, e.g. conf-03 (default: all tasks)")
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", default=None,
                    help=f"output folder (default: ROOT/{DEFAULT_OUT.as_posix()}, ignored by git)")
     p.add_argument("--format", choices=("svg", "png"), default="svg", help="picture format (default: svg)")
     add_root_options(p)

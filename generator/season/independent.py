@@ -220,6 +220,45 @@ def _agrees_entries(walk: Walk, ref: Referentiel, task: Task) -> list[tuple[str,
             for n, entry in enumerate(doc.get("entrees") or [])]
 
 
+class Listed:
+    """The documents the fiche lists under one field (``agrements``, ``attestations``), walked as C2 and C3
+    word it: a listed document is absent, or of another entity or activity/type (not retained), or
+    retained. Iterating :meth:`retained` reads each in order and sorts the first two kinds aside, so a
+    criterion that stops at the first satisfying document reads no further, as a literal reader does."""
+
+    def __init__(self, walk: Walk, out: Outcome, task: Task, key: str) -> None:
+        self.walk, self.out, self.task, self.key = walk, out, task, key
+        self.listed: list[Any] = walk.field(out, task.entite, key) or []
+        self.absent: list[tuple[int, str]] = []
+        self.other: list[tuple[int, str]] = []
+
+    def retained(self, kind_field: str, kind: Any) -> Iterable[tuple[int, str]]:
+        """(index, path) of each listed document that exists, names this entity and has ``kind``."""
+        walk, out = self.walk, self.out
+        for i, path in enumerate(self.listed):
+            walk.field(out, self.task.entite, self.key, i)
+            if walk.field(out, path, "existe") is not True:
+                self.absent.append((i, path))
+                continue
+            owner, value = walk.field(out, path, "entite"), walk.field(out, path, kind_field)
+            if owner != self.task.entite or value != kind:
+                self.other.append((i, path))
+                continue
+            yield i, path
+
+    def explain_absent(self) -> None:
+        """Each absent document: the cited reference (the fiche's link) and its body's ``existe: false``."""
+        for i, path in self.absent:
+            self.out.term(path, "/existe")
+            self.out.link(self.task.entite, pointer(self.key, i))
+
+    def explain_other(self, kind_field: str) -> None:
+        """Why each existing document is not retained: its entity and its activity or type."""
+        for i, path in self.other:
+            self.out.term(path, f"/{kind_field}", "/entite")
+            self.out.link(self.task.entite, pointer(self.key, i))
+
+
 @dataclass
 class Agrement:
     """A retained agrément and what the reading found about it."""
@@ -244,27 +283,17 @@ def critere_c2(walk: Walk, ref: Referentiel, task: Task) -> Outcome:
     if walk.get(task.entite).get("existe") is not True:
         out.result, out.why = NE, "fiche absente: ses agréments ne sont pas connus"
         return out
-    listed = walk.field(out, task.entite, "agrements") or []
+    docs = Listed(walk, out, task, "agrements")
     entries = _agrees_entries(walk, ref, task)  # read in full whatever the outcome
-    absent: list[tuple[int, str]] = []
-    other: list[tuple[int, str]] = []
     retained: list[Agrement] = []
-    for i, path in enumerate(listed):
-        walk.field(out, task.entite, "agrements", i)
-        if walk.field(out, path, "existe") is not True:
-            absent.append((i, path))
-            continue
-        owner, activite = walk.field(out, path, "entite"), walk.field(out, path, "activite")
-        if owner != task.entite or activite != task.activite:
-            other.append((i, path))
-            continue
+    for i, path in docs.retained("activite", task.activite):
         debut, fin = walk.field(out, path, "date_debut"), walk.field(out, path, "date_fin_validite")
         statut = walk.field(out, path, "statut")
         matches = [(lp, n, e) for lp, n, e in entries if e.get("agrement") == path]
         for lp, n, _ in matches:
             for name in ("agrement", "entite", "statut"):
                 walk.field(out, lp, "entrees", n, name)
-        agreeing = bool(matches) and all(e.get("entite") == owner and e.get("statut") == statut
+        agreeing = bool(matches) and all(e.get("entite") == task.entite and e.get("statut") == statut
                                          for _, _, e in matches)
         agr = Agrement(i, path, debut, fin, statut, matches, agreeing)
         retained.append(agr)
@@ -277,12 +306,10 @@ def critere_c2(walk: Walk, ref: Referentiel, task: Task) -> Outcome:
             _link_agrement(out, task, agr)
             return out
     contradicted = [a for a in retained if a.in_force(task.date_examen) and not a.agreeing]
-    reasons = [f"{p} absent" for _, p in absent] + [f"{p}: autre entité ou activité" for _, p in other]
-    if absent or contradicted:
+    reasons = [f"{p} absent" for _, p in docs.absent] + [f"{p}: autre entité ou activité" for _, p in docs.other]
+    if docs.absent or contradicted:
         out.result = NE
-        for i, path in absent:  # the cited reference, and its body existe: false
-            out.term(path, "/existe")
-            out.link(task.entite, pointer("agrements", i))
+        docs.explain_absent()
         for agr in contradicted:  # the register's statut against the list's, for an agrément in force
             reasons.append(f"{agr.path} en cours: registre {agr.statut}, liste "
                            f"{[e.get('statut') for _, _, e in agr.entries] or 'sans entrée'}")
@@ -292,12 +319,10 @@ def critere_c2(walk: Walk, ref: Referentiel, task: Task) -> Outcome:
             out.term(agr.path, "/date_fin_validite", "/date_debut")
             _link_agrement(out, task, agr)
     else:
-        if not listed:
+        if not docs.listed:
             reasons.append("la fiche ne liste aucun agrément")
             out.term(task.entite, "/agrements")
-        for i, path in other:  # why each cited agrément is not retained
-            out.term(path, "/activite", "/entite")
-            out.link(task.entite, pointer("agrements", i))
+        docs.explain_other("activite")
         for agr in retained:  # why each retained agrément fails: dates, then statut
             if agr.fin < task.date_examen:
                 out.term(agr.path, "/date_fin_validite")
@@ -384,19 +409,9 @@ def critere_c3(walk: Walk, ref: Referentiel, task: Task) -> Outcome:
     if walk.get(task.entite).get("existe") is not True:
         out.result, out.why = NE, "fiche absente: ses attestations ne sont pas connues"
         return out
-    listed = walk.field(out, task.entite, "attestations") or []
-    absent: list[tuple[int, str]] = []
-    other: list[tuple[int, str]] = []
+    docs = Listed(walk, out, task, "attestations")
     retained: list[Attestation] = []
-    for i, path in enumerate(listed):
-        walk.field(out, task.entite, "attestations", i)
-        if walk.field(out, path, "existe") is not True:
-            absent.append((i, path))
-            continue
-        owner, kind = walk.field(out, path, "entite"), walk.field(out, path, "type")
-        if owner != task.entite or kind != ref.type_requis:
-            other.append((i, path))
-            continue
+    for i, path in docs.retained("type", ref.type_requis):
         att = Attestation(i, path, walk.field(out, path, "date_emission"),
                           walk.field(out, path, "date_fin_validite"), (path, "/date_fin_validite"))
         _apply_avenants(walk, out, ref, task, att)
@@ -410,25 +425,21 @@ def critere_c3(walk: Walk, ref: Referentiel, task: Task) -> Outcome:
                 out.term(avn, "/date_effet", "/objet")
             _link_attestation(out, task, att, att.applied)
             return out
-    reasons = [f"{p} absente" for _, p in absent] + [f"{p}: autre entité ou type" for _, p in other]
+    reasons = [f"{p} absente" for _, p in docs.absent] + [f"{p}: autre entité ou type" for _, p in docs.other]
     unknown = [a for a in retained if a.absent]
-    if absent or unknown:
+    if docs.absent or unknown:
         out.result = NE
-        for i, path in absent:
-            out.term(path, "/existe")
-            out.link(task.entite, pointer("attestations", i))
+        docs.explain_absent()
         for att in unknown:
             reasons.append(f"{att.path} liste un avenant absent")
             for _, avn in att.absent:
                 out.term(avn, "/existe")
             _link_attestation(out, task, att, att.absent)
     else:
-        if not listed:
+        if not docs.listed:
             reasons.append("la fiche ne liste aucune attestation")
             out.term(task.entite, "/attestations")
-        for i, path in other:
-            out.term(path, "/type", "/entite")
-            out.link(task.entite, pointer("attestations", i))
+        docs.explain_other("type")
         for att in retained:  # why each fails: the date de fin retenue, the issue date, or the exclusion
             if task.activite in att.excluded and in_force(att.emission, att.fin, task.date_examen):
                 avn = att.excluded[task.activite]

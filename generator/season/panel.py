@@ -18,7 +18,6 @@ reference reading, or a shortcut) and never reads the key:
 
 from __future__ import annotations
 
-import re
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -37,13 +36,11 @@ from generator.season.evaluator import (
     Strategy,
     evaluate,
 )
+from generator.season.founding import is_link, reverse_form, whole_array_form
 from generator.season.graph import Graph, concerns_entity, probant_facts, task_graph
 from generator.season.independent import EXCEPTIONS, INDEPENDENT
 from generator.season.model import Season
 from generator.season.reader import CorpusReader, Fact, is_probant, resolve_pointer
-
-_LINK = re.compile(r"^/(agrements|attestations|avenants)/[0-9]+$")
-_BACK = {"agrements": "/entite", "attestations": "/entite", "avenants": "/attestation"}
 
 
 @dataclass
@@ -87,23 +84,6 @@ def decided(ctx: Context) -> list[list[Fact]]:
     return [list(c.faits) for c in ctx.evaluation.deciding if c.faits]
 
 
-def is_link(fact: Fact) -> bool:
-    return _LINK.match(fact.champ) is not None
-
-
-def reverse(ctx: Context, link: Fact) -> Fact | None:
-    """The link read from the cited document's side, when it points back."""
-    back = _BACK[link.champ.split("/")[1]]
-    if isinstance(link.valeur, str) and resolve_pointer(ctx.reader.fetch(link.valeur), back) == link.ressource:
-        return Fact(link.valeur, back, link.ressource)
-    return None
-
-
-def whole_array(ctx: Context, link: Fact) -> Fact:
-    key = link.champ.split("/")[1]
-    return Fact(link.ressource, f"/{key}", resolve_pointer(ctx.reader.fetch(link.ressource), f"/{key}"))
-
-
 def admissible(ctx: Context, fact: Fact) -> bool:
     return fact.ressource in ctx.graph and is_probant(fact.ressource, fact.champ) \
         and concerns_entity(ctx.reader, ctx.report.statement.task, ctx.graph, fact)
@@ -139,7 +119,7 @@ def links_first(ctx: Context) -> tuple[str, Claims]:
     for group in decided(ctx):
         for f in group:
             if is_link(f):
-                chosen += [f, *filter(None, [reverse(ctx, f)])]
+                chosen += [f, *filter(None, [reverse_form(ctx.reader, f)])]
         chosen += [f for f in group if not is_link(f)]
     return ctx.evaluation.verdict, fill(chosen, filler(ctx), ctx.minimum, ctx.plafond)
 
@@ -148,7 +128,7 @@ def terms_first(ctx: Context) -> tuple[str, Claims]:
     """Comparison terms first, links as the whole array of the citing field, then filler to the plafond."""
     facts = [f for group in decided(ctx) for f in group]
     terms = [f for f in facts if not is_link(f)]
-    links = [whole_array(ctx, f) for f in facts if is_link(f)]
+    links = [w for f in facts if (w := whole_array_form(ctx.reader, f)) is not None]
     return ctx.evaluation.verdict, fill([*terms, *links], filler(ctx), ctx.plafond, ctx.plafond)
 
 
@@ -157,7 +137,7 @@ def own_first(ctx: Context) -> tuple[str, Claims]:
     turn, then filler from own resources."""
     groups = []
     for group in decided(ctx):
-        stated = [reverse(ctx, f) or f if is_link(f) else f for f in group]
+        stated = [reverse_form(ctx.reader, f) or f for f in group]
         groups.append(sorted(stated, key=lambda f: f.ressource not in ctx.graph.proper))
     turns: Claims = []
     for rank in range(max((len(g) for g in groups), default=0)):

@@ -15,6 +15,12 @@ _INDEX = re.compile(r"[0-9]{1,9}")  # whole-string (fullmatch): "3\n" or a 5,001
 MISSING = object()
 
 
+def is_index(token: str) -> bool:
+    """Whether a pointer token is an array index as the reader resolves it: 1 to 9 ASCII digits, no
+    leading zero (``isdigit`` would take Unicode digits such as ``"٣"``, which no JSON array serves)."""
+    return _INDEX.fullmatch(token) is not None and (token == "0" or not token.startswith("0"))
+
+
 class CorpusReader:
     """Parsed documents of a build directory; a canonical-shaped unknown path gives the absent body."""
 
@@ -43,8 +49,7 @@ def resolve_pointer(doc: Any, pointer: str) -> Any:
         token = raw.replace("~1", "/").replace("~0", "~")
         if isinstance(value, dict) and token in value:
             value = value[token]
-        elif isinstance(value, list) and _INDEX.fullmatch(token) and int(token) < len(value) \
-                and (token == "0" or not token.startswith("0")):
+        elif isinstance(value, list) and is_index(token) and int(token) < len(value):
             value = value[int(token)]
         else:
             return MISSING
