@@ -700,6 +700,10 @@ def _rewritten(tmp_path: Path, name: str, change: Any) -> ScoreWorld:
      "season/taches.json: /taches/0/assertions: minimum 5 above the plafond 4"),
     ("taches.json", lambda t: t["taches"][1].update(id="conf-01"),
      "season/taches.json: /taches/1/id: conf-01 is already the id"),
+    ("taches.json", lambda t: t["taches"][1].update(date_examen="2026-02-30"),
+     "season/taches.json: /taches/1/date_examen: 2026-02-30 is not a calendar date"),
+    ("cle.json", lambda k: k["taches"].update({"conf-03": k["taches"]["conf-01"]}),
+     "season/cle.json: /taches: conf-03 is no task of season/taches.json"),
 ])
 def test_malformed_season_file_is_a_clear_error(tmp_path: Path, name: str, change: Any, message: str) -> None:
     world = _rewritten(tmp_path, name, change)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,8 @@ class ScoreInputError(GeneratorError):
 
 
 class ScoreRefused(GeneratorError):
-    """Scoring is refused: the freeze check failed, or a frozen file differs from the manifest."""
+    """Scoring is refused: the season is frozen and no salt is given or the freeze check fails, or a frozen
+    file of ``build/`` differs from the manifest (or is not in it)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,10 @@ def load_statements(root: Path) -> tuple[int, dict[str, Statement]]:
         minimum, plafond = t["assertions"]["minimum"], t["assertions"]["plafond"]
         if minimum > plafond:
             raise ScoreInputError(f"{where}/assertions: minimum {minimum} above the plafond {plafond}")
+        try:
+            date.fromisoformat(t["date_examen"])
+        except ValueError:
+            raise ScoreInputError(f"{where}/date_examen: {t['date_examen']} is not a calendar date") from None
         statements[t["id"]] = Statement(Task(t["id"], t["entite"], t["activite"], t["date_examen"]), minimum,
                                         plafond)
     return data["saison"], statements
@@ -180,6 +186,9 @@ def load_inputs(root: Path) -> ScoringInputs:
     missing = sorted(set(statements) - set(key))
     if missing:
         raise ScoreInputError(f"{KEY_FILE}: /taches: no key entry for {', '.join(missing)}")
+    extra = sorted(set(key) - set(statements))
+    if extra:  # it would count in the best constant answer
+        raise ScoreInputError(f"{KEY_FILE}: /taches: {', '.join(extra)} is no task of {TASKS_FILE}")
     reader = VerifiedReader(root / "build", manifest)
     inputs = ScoringInputs(root, manifest, saison, statements, key, reader, {}, defect_hashes(manifest))
     inputs.champs = consumed_fields(inputs.document(col.REFERENTIEL_PATH))
