@@ -77,11 +77,11 @@ def _submission(inputs: ScoringInputs, task_id: str, kind: str, rng: random.Rand
         claims = [*claims[:-1], (resource, field, "valeur-inventee")]
     assertions, disclosures = [], {}
     for number, (resource, field, value) in enumerate(claims, 1):
-        proof_id, disclosure = make_disclosure(inputs.root, resource)
+        proof_id, disclosure = make_disclosure(inputs.manifest, resource)
         if kind == "other-proof" and number == len(claims):
-            proof_id, disclosure = make_disclosure(inputs.root, outside)
+            proof_id, disclosure = make_disclosure(inputs.manifest, outside)
         if kind == "defect-403" and number == len(claims):
-            proof_id, disclosure = make_disclosure(inputs.root, resource, response_of="/_systeme/403")
+            proof_id, disclosure = make_disclosure(inputs.manifest, resource, response_of="/_systeme/403")
         disclosures[proof_id] = disclosure
         assertions.append({"id": f"a{number}", "claim": {"resource": resource, "field": field, "value": value},
                            "proof_ids": [proof_id]})

@@ -32,7 +32,14 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "array": lambda v: isinstance(v, list),
     "null": lambda v: v is None,
     "boolean": lambda v: isinstance(v, bool),
+    # JSON Schema's integer is a number with no fractional part; ``True`` is a Python int but a JSON boolean.
+    # ``1.0`` is an integer to jsonschema and not here: stricter only costs a jsonschema run.
+    "integer": lambda v: type(v) is int,
 }
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 # A pattern-constrained value (an id, a date, a path, a key) holds no control or line-breaking character.
@@ -112,8 +119,8 @@ def _compile(schema: Any) -> Predicate:
     if not isinstance(schema, dict):
         raise Unsupported(repr(schema))
     unknown = set(schema) - _ANNOTATIONS - {
-        "type", "enum", "const", "pattern", "minLength", "required", "properties", "additionalProperties",
-        "items", "minItems", "minProperties", "propertyNames", "oneOf", "anyOf", "allOf"}
+        "type", "enum", "const", "pattern", "minLength", "maxLength", "minimum", "required", "properties",
+        "additionalProperties", "items", "minItems", "minProperties", "propertyNames", "oneOf", "anyOf", "allOf"}
     if unknown:
         raise Unsupported(", ".join(sorted(unknown)))
     checks: list[Predicate] = []
@@ -142,15 +149,22 @@ def _compile(schema: Any) -> Predicate:
     # jsonschema calls re.search; the pattern is made whole-string here too, whoever compiled the schema
     search = re.compile(strict_pattern(schema["pattern"])).search if "pattern" in schema else None
     min_length = schema.get("minLength", 0)
-    if search is not None or min_length:
+    max_length = schema.get("maxLength")
+    if search is not None or min_length or max_length is not None:
         strict = only == "string"
 
         def check_string(v: Any) -> bool:
             if not isinstance(v, str):
                 return not strict
-            return (search is None or search(v) is not None) and len(v) >= min_length
+            return (search is None or search(v) is not None) and len(v) >= min_length \
+                and (max_length is None or len(v) <= max_length)
         checks.append(check_string)
         type_test = None if strict else type_test
+
+    # numbers (jsonschema ignores minimum on a non-number, a boolean included)
+    if "minimum" in schema:
+        minimum = schema["minimum"]
+        checks.append(lambda v: not _is_number(v) or v >= minimum)
 
     # objects
     required = tuple(schema.get("required", ()))

@@ -1,9 +1,11 @@
 """The freeze record (spec §8, CONTRACT §5): what the pre-registration anchors, and the build guard.
 
-``freeze/record.json`` holds the manifest hash, the SHA-256 of the frozen barème section and the
-answer-key commitment ``sha256(salt ‖ key bytes)``. The 32-byte salt lives in a file outside the
-repository and is published only at the close. Once the record exists, any build that would change a
-byte of ``manifest/``, or of ``season/cle.json``, fails loudly instead of writing.
+``freeze/record.json`` holds the manifest hash, the SHA-256 of the frozen barème section, the SHA-256 of
+the task statements ``season/taches.json`` (entity, date d'examen, minimum and plafond of each task: the
+scorer reads them, so they are anchored too) and the answer-key commitment ``sha256(salt ‖ key bytes)``.
+The 32-byte salt lives in a file outside the repository and is published only at the close. Once the
+record exists, any build that would change a byte of ``manifest/``, of ``season/taches.json`` or of
+``season/cle.json`` fails loudly instead of writing.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from generator.manifest import MANIFEST_DIR, MANIFEST_FILE, Manifest
 from generator.transaction import builder_lock, make_dir, reading, write_file
 
 RECORD = Path("freeze") / "record.json"
-FORMAT = "corpus-freeze/1"
+FORMAT = "corpus-freeze/2"  # /2: the task statements are anchored (taches.sha256)
 KEY_FILE = Path("season") / "cle.json"
+TASKS_FILE = Path("season") / "taches.json"
 BAREME_FILE = Path("spec") / "conformite-bareme-v3.section-5.txt"  # byte-exact copy of the published section
 # Published with the spec (CONTRACT §5): the only barème section this season may be frozen with.
 PUBLISHED_BAREME_SHA256 = "960a7374f4d905eff4a38a1cc800bd6e75e8ded891b5c6242da139ecb7da51f1"
@@ -40,11 +43,13 @@ class FreezeRecord:
     corpus: str
     manifest_hash: str
     bareme_sha256: str
+    tasks_sha256: str
     key_commitment: str
 
     def to_bytes(self) -> bytes:
         record = {"format": FORMAT, "corpus": self.corpus, "manifest_hash": self.manifest_hash,
                   "bareme": {"section": "conformite-bareme-v3", "sha256": self.bareme_sha256},
+                  "taches": {"fichier": TASKS_FILE.as_posix(), "sha256": self.tasks_sha256},
                   "cle": {"fichier": KEY_FILE.as_posix(), "engagement": self.key_commitment,
                           "sel": "32 octets aléatoires, hors du dépôt, publiés à la clôture"}}
         return (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
@@ -78,7 +83,7 @@ class FreezeRecord:
         if not isinstance(corpus, str):
             raise fail("corpus: expected a string")
         hashes = {}
-        for keys in (("manifest_hash",), ("bareme", "sha256"), ("cle", "engagement")):
+        for keys in (("manifest_hash",), ("bareme", "sha256"), ("taches", "sha256"), ("cle", "engagement")):
             value = hashes[keys] = field(*keys)
             if not _hex(value, 32):
                 raise fail(f"{'.'.join(keys)}: expected 64 lowercase hex digits")
@@ -146,9 +151,11 @@ def freeze(root: Path, bareme: Path, salt_file: Path) -> bytes:
                                  f"{PUBLISHED_BAREME_SHA256}")
         with reading(root):
             manifest = Manifest.load(root)
+            tasks = _read(root / TASKS_FILE)
             key = _read(root / KEY_FILE)
         salt = load_or_make_salt(salt_file, root)
-        data = FreezeRecord(manifest.corpus, manifest.hash, bareme_hash, commitment(salt, key)).to_bytes()
+        data = FreezeRecord(manifest.corpus, manifest.hash, bareme_hash, sha256_hex(tasks),
+                            commitment(salt, key)).to_bytes()
         path = root / RECORD
         try:
             if not path.parent.is_dir():
@@ -175,10 +182,19 @@ def guard_manifest(root: Path, new: Manifest) -> None:
                          f"build would give {new.hash} and change: " + (", ".join(shown) or "the manifest itself"))
 
 
-def guard_key(root: Path, new_key: bytes) -> None:
-    """Refuse to rewrite ``season/cle.json`` once frozen (its commitment is anchored)."""
+def guard_season(root: Path, new_tasks: bytes, new_key: bytes) -> None:
+    """Refuse to rewrite ``season/taches.json`` or ``season/cle.json`` once frozen (both are anchored).
+
+    The statements are compared with their anchored SHA-256 (the record holds it); the key with the file
+    on disk, since only its salted commitment is anchored and the salt is not at hand."""
+    record = read_record(root)
+    if record is None:
+        return
+    if sha256_hex(new_tasks) != record.tasks_sha256:
+        raise FrozenMismatch(f"the season is frozen ({RECORD}): {TASKS_FILE} would change, and its SHA-256 "
+                             f"{record.tasks_sha256} is anchored")
     path = root / KEY_FILE
-    if read_record(root) is not None and path.is_file() and _read(path) != new_key:
+    if path.is_file() and _read(path) != new_key:
         raise FrozenMismatch(f"the season is frozen ({RECORD}): {KEY_FILE} would change, and its commitment "
                              "is anchored")
 
@@ -191,9 +207,12 @@ def check_freeze(root: Path, salt_file: Path | None) -> list[str]:
     problems = []
     with reading(root):
         manifest_hash = sha256_hex(_read(root / MANIFEST_DIR / MANIFEST_FILE))
+        tasks_hash = sha256_hex(_read(root / TASKS_FILE))
         key = _read(root / KEY_FILE)
     if manifest_hash != record.manifest_hash:
         problems.append(f"manifest hash {manifest_hash} differs from the frozen {record.manifest_hash}")
+    if tasks_hash != record.tasks_sha256:
+        problems.append(f"{TASKS_FILE} hashes to {tasks_hash}, not to the frozen {record.tasks_sha256}")
     if record.bareme_sha256 != PUBLISHED_BAREME_SHA256:
         problems.append("the record's barème hash is not the published one")
     if salt_file is not None and commitment(read_salt(salt_file), key) != record.key_commitment:

@@ -63,7 +63,7 @@ def _json_path(parts: Iterable[str | int]) -> str:
     return out
 
 
-def _schema_message(err: Any) -> str:
+def schema_message(err: Any) -> str:
     """jsonschema's message, with the pattern as written in the schema file and long values cut."""
     message: str = err.message
     if err.validator == "pattern" and isinstance(err.instance, str):
@@ -107,7 +107,7 @@ def check_schema(record: Record) -> list[Problem]:
                                        "unknown field (not in the schema of "
                                        f"{record.kind}; check its spelling)", container))
             continue
-        message = _schema_message(err)
+        message = schema_message(err)
         if "propertyNames" in err.schema_path and key is None and isinstance(container, dict) \
                 and err.instance in container:  # a badly named key: point at the key, not its mapping
             problems.append(_error(record, err.instance, _json_path([*parts, err.instance]),

@@ -86,16 +86,16 @@ LINK = {"ressource": "/entites/ENT-0001", "champ": "/agrements/0", "valeur": "/a
              "valeur": ["/agrements/AGR-0001", "/agrements/AGR-0999"]}]}
 END_DATE = {"ressource": "/agrements/AGR-0001", "champ": "/date_fin_validite", "valeur": "2026-03-31",
             "critere": "C2", "formes_equivalentes": []}
-STATUT_02 = {"ressource": "/entites/ENT-0002", "champ": "/statut", "valeur": "en-liquidation",
-             "formes_equivalentes": []}  # no "critere": the scorer must not require it
+STATUT_02 = {"ressource": "/entites/ENT-0002", "champ": "/statut", "valeur": "en-liquidation", "critere": "C1",
+             "formes_equivalentes": []}
 
 KEY = {
     "format": "season-cle/1", "saison": 1,
     "taches": {
         "conf-01": {"famille": "controle", "verdict": "conforme", "piege": "-", "raccourci": None,
-                    "faits": [LINK, END_DATE], "extra": "tolerated"},
+                    "fonde_par": "tous", "faits": [LINK, END_DATE]},
         "conf-02": {"famille": "P2", "verdict": "non_conforme", "piege": "-", "raccourci": None,
-                    "faits": [STATUT_02]},
+                    "fonde_par": "tous", "faits": [STATUT_02]},
     },
 }
 

@@ -64,6 +64,9 @@ def test_freeze_records_manifest_bareme_and_salted_key_commitment(repo: Path, tm
     assert record["manifest_hash"] == hashlib.sha256(manifest).hexdigest()
     assert record["manifest_hash"] == (repo / "manifest" / "manifest.sha256").read_text("ascii").strip()
     assert record["bareme"]["sha256"] == PUBLISHED_BAREME_SHA256
+    tasks = (repo / "season" / "taches.json").read_bytes()
+    assert record["format"] == "corpus-freeze/2"
+    assert record["taches"] == {"fichier": "season/taches.json", "sha256": hashlib.sha256(tasks).hexdigest()}
     key = (repo / "season" / "cle.json").read_bytes()
     assert record["cle"]["engagement"] == hashlib.sha256(salt + key).hexdigest()
     assert record["cle"]["engagement"] != hashlib.sha256(key).hexdigest()
@@ -113,6 +116,26 @@ def test_frozen_key_cannot_be_rebuilt_differently(repo: Path, tmp_path: Path) ->
     assert (repo / "season" / "cle.json").read_bytes() == before
 
 
+def test_frozen_task_statements_cannot_change(repo: Path, tmp_path: Path) -> None:
+    """season/taches.json is anchored: build-season refuses to rewrite it, freeze-check sees it changed."""
+    salt_file = tmp_path / "salt.hex"
+    assert frozen(repo, salt_file).returncode == 0
+    assert corpus("build-season", "--root", str(repo)).returncode == 0, "an identical season build is allowed"
+    tasks_src = repo / "season_src" / "taches.yaml"
+    text = tasks_src.read_text("utf-8")
+    changed = text.replace('plafond: "4"', 'plafond: "5"', 1)
+    assert changed != text
+    tasks_src.write_text(changed, "utf-8")
+    before = (repo / "season" / "taches.json").read_bytes()
+    result = corpus("build-season", "--root", str(repo))
+    assert result.returncode == 1 and "season/taches.json would change" in result.stderr, result.stderr
+    assert (repo / "season" / "taches.json").read_bytes() == before
+    tasks = repo / "season" / "taches.json"
+    tasks.write_bytes(before.replace(b'"plafond": 4', b'"plafond": 5', 1))
+    result = corpus("freeze-check", "--root", str(repo), "--salt-file", str(salt_file))
+    assert result.returncode == 1 and "season/taches.json hashes to" in result.stderr, result.stderr
+
+
 def test_freeze_check_detects_a_wrong_salt_and_a_changed_manifest(repo: Path, tmp_path: Path) -> None:
     salt_file = tmp_path / "salt.hex"
     assert frozen(repo, salt_file).returncode == 0
@@ -133,8 +156,9 @@ def test_unfrozen_repository_reports_it() -> None:
     assert result.returncode == 1 and "not frozen" in result.stderr
 
 
-VALID_RECORD = {"format": "corpus-freeze/1", "corpus": "c", "manifest_hash": "a" * 64,
+VALID_RECORD = {"format": "corpus-freeze/2", "corpus": "c", "manifest_hash": "a" * 64,
                 "bareme": {"section": "conformite-bareme-v3", "sha256": "b" * 64},
+                "taches": {"fichier": "season/taches.json", "sha256": "d" * 64},
                 "cle": {"fichier": "season/cle.json", "engagement": "c" * 64, "sel": "..."}}
 
 
@@ -154,11 +178,16 @@ CORRUPT_RECORDS = {
     "a list": (b"[]\n", "expected a JSON object"),
     "missing manifest hash": (json.dumps(_without("manifest_hash")).encode(), "manifest_hash: missing"),
     "missing key commitment": (json.dumps(_without("cle", "engagement")).encode(), "cle.engagement: missing"),
+    "missing statements hash": (json.dumps(_without("taches", "sha256")).encode(), "taches.sha256: missing"),
+    "statements hash uppercase": (json.dumps({**VALID_RECORD, "taches": {"sha256": "D" * 64}}).encode(),
+                                  "taches.sha256: expected 64 lowercase hex digits"),
+    "format 1, before the statements were anchored": (
+        json.dumps({**VALID_RECORD, "format": "corpus-freeze/1"}).encode(), "format: expected 'corpus-freeze/2'"),
     "bareme a string": (json.dumps({**VALID_RECORD, "bareme": "b" * 64}).encode(), "bareme.sha256: missing"),
     "hash a number": (json.dumps({**VALID_RECORD, "manifest_hash": 12}).encode(),
                       "manifest_hash: expected 64 lowercase hex digits"),
     "corpus a list": (json.dumps({**VALID_RECORD, "corpus": []}).encode(), "corpus: expected a string"),
-    "other format": (json.dumps({**VALID_RECORD, "format": "x"}).encode(), "format: expected 'corpus-freeze/1'"),
+    "other format": (json.dumps({**VALID_RECORD, "format": "x"}).encode(), "format: expected 'corpus-freeze/2'"),
 }
 
 

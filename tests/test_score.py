@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +103,7 @@ def test_schema_rejects_at_entry(world: ScoreWorld, change: dict, prefix: str, f
 def test_missing_property_and_bad_pointer_rejected_at_entry(world: ScoreWorld) -> None:
     sub = honest(world)
     del sub["verdict"]
-    single_rejection(one(world, sub), "rejetee_entree", "/:", "'verdict' is a required property")
+    single_rejection(one(world, sub), "rejetee_entree", "/:", "missing required field: 'verdict'")
     sub = honest(world)
     sub["assertions"][0]["claim"]["field"] = "agrements/0"  # not a JSON Pointer
     single_rejection(one(world, sub), "rejetee_entree", "/assertions/0/claim/field:", "does not match")
@@ -165,12 +166,55 @@ def test_proof_listed_twice_rejected_at_entry(world: ScoreWorld) -> None:
     lambda d: d.update(extra={"nonce": NONCE, "value": NONCE}),
     lambda d: d["request_hash"].update(nonce=7),
     lambda d: d["response_hash"].pop("value"),
-    lambda d: d["request_hash"].update(value="NOT-HEX"),
+    lambda d: d["request_hash"].update(value=7),
+    lambda d: d["response_hash"].update(nonce="a" * 129),  # a string, but far longer than any hash
 ])
 def test_ill_formed_disclosure_rejected_at_entry(world: ScoreWorld, damage: Any) -> None:
     sub = honest(world)
     damage(sub["disclosures"]["prf_0000"])
     single_rejection(one(world, sub), "rejetee_entree", "/disclosures/prf_0000", "ill-formed disclosure")
+
+
+@pytest.mark.parametrize(("opening", "value", "cause"), [
+    ("request_hash", lambda v: v.upper(), "ressource"),
+    ("request_hash", lambda v: v[:63], "ressource"),
+    ("request_hash", lambda v: "not hex at all", "ressource"),
+    ("response_hash", lambda v: v.upper(), "valeur"),
+    ("response_hash", lambda v: v + "0", "valeur"),
+    ("response_hash", lambda v: "", "valeur"),
+])
+def test_well_formed_disclosure_that_fails_verification_is_non_etayee(world: ScoreWorld, opening: str,
+                                                                      value: Any, cause: str) -> None:
+    """Spec §4: {nonce, value} as strings is well formed; a value that is not the expected hash fails
+    condition 3 (request) or 4 (response), it does not reject the submission."""
+    sub = honest(world)
+    sub["disclosures"]["prf_0001"][opening]["value"] = value(sub["disclosures"]["prf_0001"][opening]["value"])
+    sub["disclosures"]["prf_0001"][opening]["nonce"] = "NONCE-of-any-shape"
+    result = one(world, sub)
+    assert result["statut"] == "rendue" and result["rejets"] == []
+    assert statuses(result) == [("etayee", None), ("non_etayee", cause)]
+
+
+def test_rejected_submission_has_no_exact_verdict_and_no_missing_fact(world: ScoreWorld) -> None:
+    """The verdict of a rejected submission is the key's, yet it is not judged: verdict_exact is false
+    and no founding fact is listed as missing (the submission is not scored at all, spec §4)."""
+    at_entry = edited(honest(world), track="generique")
+    at_close = submission(world, "conf-01", "conforme", [HONEST_01[0], ("/referentiel", "/titre", "x")])
+    for sub, statut in ((at_entry, "rejetee_entree"), (at_close, "rejetee_cloture")):
+        result = one(world, sub)
+        assert result["statut"] == statut and result["verdict"] == "conforme" == result["verdict_attendu"]
+        assert result["verdict_exact"] is False and result["faits_manquants"] == [] and not result["fonde"]
+
+
+def test_pattern_rejection_shows_the_pattern_as_written(world: ScoreWorld) -> None:
+    sub = honest(world)
+    sub["assertions"][0]["claim"]["field"] = "agrements/0"
+    sub["assertions"][1]["claim"]["resource"] = "x" * 5000
+    rejets = one(world, sub)["rejets"]
+    assert rejets[0] == "/assertions/0/claim/field: 'agrements/0' does not match '^(/([^~/]|~[01])*)*$'"
+    assert rejets[1].startswith("/assertions/1/claim/resource: 'xxx") and "(5000 characters)" in rejets[1]
+    assert rejets[1].endswith("does not match '^(/[A-Za-z0-9-]+)+$'") and len(rejets[1]) < 400
+    assert not any("\\A" in r or "(?!" in r for r in rejets), rejets
 
 
 def test_above_plafond_rejected_at_entry(world: ScoreWorld) -> None:
@@ -331,6 +375,34 @@ def test_every_cited_proof_must_hold(world: ScoreWorld) -> None:
     assert statuses(one(world, sub))[1] == ("non_etayee", "ressource")
 
 
+def test_a_defect_proof_does_not_hide_a_failing_proof(world: ScoreWorld) -> None:
+    """Each cited proof on its own, in §4.1's order: any failing proof makes the assertion non étayée
+    with the first failing proof's cause; a defect body counts only when no proof fails."""
+    def cited(*disclosures: dict[str, Any]) -> dict[str, Any]:
+        sub = honest(world)
+        ids = [f"prf_x{i}" for i in range(len(disclosures))]
+        sub["assertions"][1]["proof_ids"] = ids
+        del sub["disclosures"]["prf_0001"]
+        sub["disclosures"].update(zip(ids, disclosures, strict=True))
+        return sub
+
+    path = "/agrements/AGR-0001"
+    defect = world.disclosure(path, "/_systeme/403")
+    other_call = world.disclosure("/agrements/AGR-0999")  # condition 3 fails
+    other_body = world.disclosure(path, "/agrements/AGR-0999")  # condition 4 fails
+    good = world.disclosure(path)
+    assert statuses(one(world, cited(defect, other_call)))[1] == ("non_etayee", "ressource")
+    assert statuses(one(world, cited(other_call, defect)))[1] == ("non_etayee", "ressource")
+    assert statuses(one(world, cited(defect, other_body)))[1] == ("non_etayee", "valeur")
+    # the first failing proof names the cause, not the first condition that fails somewhere
+    assert statuses(one(world, cited(other_body, other_call)))[1] == ("non_etayee", "valeur")
+    assert statuses(one(world, cited(good, defect)))[1] == ("defaut_instrument", "defaut_instrument")
+    assert statuses(one(world, cited(good, good)))[1] == ("etayee", None)
+    bound = {"valide": True, "identite_liee": True}
+    proofs = {"prf_0000": bound, "prf_x0": bound, "prf_x1": {"valide": True, "identite_liee": False}}
+    assert statuses(one(world, cited(defect, good), proofs))[1] == ("non_etayee", "identite_non_liee")
+
+
 def test_five_causes_reported_separately(world: ScoreWorld) -> None:
     claims = [*HONEST_01, ("/agrements/AGR-0001", "/statut", "actif"), ("/agrements/AGR-0001", "/existe", True)]
     sub = submission(world, "conf-01", "conforme", claims, responses={3: "/_systeme/503"})
@@ -478,6 +550,30 @@ def test_quick_schema_check_never_accepts_what_jsonschema_rejects(world: ScoreWo
     assert 0 < accepted < len(mutations)
 
 
+def test_quick_check_is_the_compiled_schema_with_integers() -> None:
+    """generator.fastschema compiles the whole submission schema (season's integer type included): no
+    special case beside it, and jsonschema runs only to word the errors."""
+    from jsonschema import Draft202012Validator
+
+    from generator.fastschema import compile_schema
+    from generator.schemas import validator
+    from generator.score.entry import SCHEMA, quick_check
+
+    assert quick_check() is not validator(SCHEMA).is_valid
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1},
+                                               "s": {"type": "string", "maxLength": 3}}}
+    predicate = compile_schema(schema)
+    assert predicate is not None
+    check = Draft202012Validator(schema)
+    for n in (True, False, 0, 1, 2, -1, 1.0, 1.5, "1", None, [1], 10**20):
+        for text in ("", "abc", "abcd", "é" * 3, "é" * 4, 3):
+            value = {"n": n, "s": text}
+            if predicate(value):
+                assert check.is_valid(value), value
+    assert predicate({"n": 1, "s": "abc"}) and not predicate({"n": True, "s": "a"})
+    assert not predicate({"n": 0, "s": "a"}) and not predicate({"n": 1, "s": "abcd"})
+
+
 def test_deeply_nested_value_rejected_at_entry_without_recursion_error(world: ScoreWorld) -> None:
     deep: Any = "x"
     for _ in range(5000):
@@ -541,6 +637,7 @@ def world_with_conf_02(tmp_path: Path, fonde_par: str | None) -> ScoreWorld:
     key = json.loads((world.root / "season" / "cle.json").read_text("utf-8"))
     entry = key["taches"]["conf-02"]
     entry["faits"] = [C1_STATUT, C2_LINK, C2_STATUT]
+    entry.pop("fonde_par")
     if fonde_par is not None:
         entry["fonde_par"] = fonde_par
     (world.root / "season" / "cle.json").write_text(json.dumps(key, ensure_ascii=False), "utf-8")
@@ -569,3 +666,116 @@ def test_without_un_critere_every_founding_fact_is_needed(tmp_path: Path) -> Non
         result = one(world, submission(world, "conf-02", "non_conforme", claims))
         assert result["statut"] == "rendue" and not result["fonde"] and not result["reussie"]
         assert result["faits_manquants"] == [C2_LINK, C2_STATUT]
+
+
+# --- the season files are checked before use (season-cle / season-taches schemas) -----------------------
+
+def _rewritten(tmp_path: Path, name: str, change: Any) -> ScoreWorld:
+    world = make_score_world(tmp_path)
+    path = world.root / "season" / name
+    data = json.loads(path.read_text("utf-8"))
+    change(data)
+    path.write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+    return world
+
+
+@pytest.mark.parametrize(("name", "change", "message"), [
+    ("cle.json", lambda k: k["taches"]["conf-01"]["faits"][0].pop("ressource"),
+     "season/cle.json: /taches/conf-01/faits/0: missing required field: 'ressource'"),
+    ("cle.json", lambda k: k["taches"]["conf-02"]["faits"][0].pop("critere"),
+     "season/cle.json: /taches/conf-02/faits/0: missing required field: 'critere'"),
+    ("cle.json", lambda k: k["taches"]["conf-01"].update(verdict="oui"),
+     "season/cle.json: /taches/conf-01/verdict: 'oui' is not one of"),
+    ("cle.json", lambda k: k["taches"]["conf-01"]["faits"][1].update(champ="date_fin_validite"),
+     "season/cle.json: /taches/conf-01/faits/1/champ: 'date_fin_validite' does not match '^(/[^/]+)+$'"),
+    ("cle.json", lambda k: k.update(saison=2), "season/cle.json: /saison: 2, while season/taches.json"),
+    ("cle.json", lambda k: k["taches"].pop("conf-02"), "season/cle.json: /taches: no key entry for conf-02"),
+    ("taches.json", lambda t: t["taches"][1]["assertions"].update(minimum="2"),
+     "season/taches.json: /taches/1/assertions/minimum: '2' is not of type 'integer'"),
+    ("taches.json", lambda t: t["taches"][0].pop("entite"),
+     "season/taches.json: /taches/0: missing required field: 'entite'"),
+    ("taches.json", lambda t: t["taches"][0].update(date_examen="15/10/2026"),
+     "season/taches.json: /taches/0/date_examen: '15/10/2026' does not match"),
+    ("taches.json", lambda t: t["taches"][0]["assertions"].update(minimum=5),
+     "season/taches.json: /taches/0/assertions: minimum 5 above the plafond 4"),
+    ("taches.json", lambda t: t["taches"][1].update(id="conf-01"),
+     "season/taches.json: /taches/1/id: conf-01 is already the id"),
+    ("taches.json", lambda t: t["taches"][1].update(date_examen="2026-02-30"),
+     "season/taches.json: /taches/1/date_examen: 2026-02-30 is not a calendar date"),
+    ("cle.json", lambda k: k["taches"].update({"conf-03": k["taches"]["conf-01"]}),
+     "season/cle.json: /taches: conf-03 is no task of season/taches.json"),
+])
+def test_malformed_season_file_is_a_clear_error(tmp_path: Path, name: str, change: Any, message: str) -> None:
+    world = _rewritten(tmp_path, name, change)
+    with pytest.raises(ScoreInputError) as caught:
+        score(world, honest(world))
+    assert str(caught.value).startswith(message), str(caught.value)
+
+
+def test_the_repository_season_files_have_the_published_shape() -> None:
+    """The files 'corpus build-season' wrote are the shape the scorer accepts (season data, not fixtures)."""
+    from generator.score.key import KEY_SCHEMA, TASKS_SCHEMA, shape_problem
+
+    root = Path(__file__).resolve().parent.parent
+    for name, schema_name in (("cle.json", KEY_SCHEMA), ("taches.json", TASKS_SCHEMA)):
+        data = json.loads((root / "season" / name).read_text("utf-8"))
+        assert shape_problem(schema_name, data) is None, name
+
+
+def test_un_critere_is_defined_once() -> None:
+    from generator.score import key, task
+
+    assert task.UN_CRITERE is key.UN_CRITERE == "un_critere" and key.TOUS == "tous"
+
+
+# --- each frozen document is read once, verified, and parsed from the verified bytes ----------------------
+
+def test_each_scored_document_is_read_once(world: ScoreWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+    subs = [honest(world), submission(world, "conf-02", "non_conforme", HONEST_02)]  # the fixture reads too
+    reads: dict[str, int] = {}
+    original = Path.read_bytes
+
+    def counted(self: Path) -> bytes:
+        if "build" in self.parts:
+            reads[self.as_posix()] = reads.get(self.as_posix(), 0) + 1
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    report = score(world, *subs)
+    assert report["reussite"] == 2
+    assert reads and max(reads.values()) == 1, {p: n for p, n in reads.items() if n > 1}
+
+
+def test_unlisted_build_file_is_refused(world: ScoreWorld, tmp_path: Path) -> None:
+    from generator.score import ScoreRefused
+    from generator.score.inputs import load_inputs
+
+    root = tmp_path / "copy"
+    shutil.copytree(world.root, root)
+    (root / "build" / "agrements" / "AGR-0777.json").write_text('{"existe": true}', "utf-8")
+    inputs = load_inputs(root)
+    with pytest.raises(ScoreRefused, match=r"AGR-0777\.json: not in the manifest"):
+        inputs.document("/agrements/AGR-0777")
+    assert inputs.document("/agrements/AGR-0778")["existe"] is False  # an absent: computed, nothing read
+
+
+# --- one duplicate-task check; make_disclosure's errors -------------------------------------------------
+
+def test_duplicate_task_names_the_positions(world: ScoreWorld) -> None:
+    from generator.score.track import DuplicateTask
+
+    with pytest.raises(DuplicateTask) as caught:
+        score(world, honest(world), submission(world, "conf-02", "non_conforme", HONEST_02), honest(world))
+    assert (caught.value.task_id, caught.value.positions) == ("conf-01", [0, 2])
+    assert isinstance(caught.value, ScoreInputError)
+
+
+def test_make_disclosure_takes_a_manifest_and_names_an_unknown_path(world: ScoreWorld) -> None:
+    from generator.manifest import Manifest
+
+    manifest = Manifest.load(world.root)
+    assert make_disclosure(manifest, "/agrements/AGR-0001") == make_disclosure(world.root, "/agrements/AGR-0001")
+    assert make_submission(manifest, "conf-01", "conforme", HONEST_01) == \
+        make_submission(world.root, "conf-01", "conforme", HONEST_01)
+    with pytest.raises(ScoreInputError, match="/_systeme/999: not in the manifest"):
+        make_disclosure(world.root, "/agrements/AGR-0001", response_of="/_systeme/999")

@@ -80,9 +80,13 @@ def test_bad_json_names_file_line_column(world: ScoreWorld, tmp_path: Path,
 
 def test_two_files_for_one_task(world: ScoreWorld, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     first = write(tmp_path, "a.json", submission(world, "conf-01", "conforme", HONEST_01))
-    second = write(tmp_path, "b.json", submission(world, "conf-01", "conforme", HONEST_01))
-    code, _, err = run(capsys, str(tmp_path), "--root", str(world.root))
-    assert code == 1 and f"conf-01 is submitted by {first}, {second}" in err
+    write(tmp_path, "b.json", submission(world, "conf-02", "conforme", HONEST_02))
+    third = write(tmp_path, "c.json", submission(world, "conf-01", "conforme", HONEST_01))
+    out_json = tmp_path / "report.json"
+    code, out, err = run(capsys, str(tmp_path), "--root", str(world.root), "--json", str(out_json))
+    assert code == 1 and out == "" and not out_json.exists()
+    assert err == (f"corpus score: conf-01 is submitted by {first}, {third}: the season keeps the last one "
+                   "recorded; give one file per task\n")
 
 
 def test_missing_input(world: ScoreWorld, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -116,9 +120,37 @@ def test_refuses_when_the_freeze_check_fails(world: ScoreWorld, tmp_path: Path,
     manifest.write_bytes(manifest.read_bytes() + b"\n")
     sub = write(tmp_path, "s.json", submission(world, "conf-01", "conforme", HONEST_01))
     out_json = tmp_path / "report.json"
-    code, out, err = run(capsys, str(sub), "--root", str(world.root), "--json", str(out_json))
+    code, out, err = run(capsys, str(sub), "--root", str(world.root), "--json", str(out_json), "--salt-file",
+                         str(salt))
     assert code == 1 and out == "" and "REFUSED" in err and "manifest hash" in err
     assert not out_json.exists()
+
+
+def test_frozen_season_requires_the_salt(world: ScoreWorld, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Spec §8.5: the scorer recomputes sha256(sel ‖ clé) before any score; without the salt it cannot."""
+    _frozen(world, tmp_path)
+    with pytest.raises(ScoreRefused, match=r"frozen .*give --salt-file.*sha256\(salt ‖ season/cle\.json\)"):
+        score_submissions([], root=world.root)
+    sub = write(tmp_path, "s.json", submission(world, "conf-01", "conforme", HONEST_01))
+    out_json = tmp_path / "report.json"
+    code, out, err = run(capsys, str(sub), "--root", str(world.root), "--json", str(out_json))
+    assert code == 1 and out == "" and "REFUSED" in err and "--salt-file" in err
+    assert not out_json.exists()
+
+
+def test_frozen_task_statements_are_checked(world: ScoreWorld, tmp_path: Path) -> None:
+    """season/taches.json (minimum, plafond, entity, date d'examen) is anchored by the record: a plafond
+    raised after the freeze refuses the scoring."""
+    salt = _frozen(world, tmp_path)
+    tasks = world.root / "season" / "taches.json"
+    data = json.loads(tasks.read_text("utf-8"))
+    record = json.loads((world.root / "freeze" / "record.json").read_text("utf-8"))
+    assert record["taches"]["sha256"] == hashlib.sha256(tasks.read_bytes()).hexdigest()
+    data["taches"][0]["assertions"]["plafond"] = 9
+    tasks.write_text(json.dumps(data, ensure_ascii=False, indent=2), "utf-8")
+    with pytest.raises(ScoreRefused, match=r"season/taches\.json hashes to [0-9a-f]{64}, not to the frozen"):
+        score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root, salt_file=salt)
 
 
 def test_refuses_altered_frozen_bytes(world: ScoreWorld) -> None:

@@ -8,7 +8,9 @@ Public API (stable; the season panel calls it)::
 Modules, one job each: :mod:`inputs` (what is read at the close), :mod:`entry` (rejection at entry, §4),
 :mod:`close` (rejection at the close, §5.7), :mod:`assertion` (conditions 3 and 4 and the instrument
 defect, §4.1), :mod:`task` (rendered, exact, fondé), :mod:`track` (réussite, overclaim, best constant
-answer, freeze check), :mod:`render` (table and JSON), :mod:`disclosure` (honest proofs for panels).
+answer, freeze check), :mod:`render` (table and JSON), :mod:`disclosure` (honest proofs for panels),
+:mod:`key` (the key's ``fonde_par`` values, ``TOUS`` and ``UN_CRITERE``, and the published shapes of
+``season/cle.json`` and ``season/taches.json``).
 """
 
 from generator.score.disclosure import make_disclosure, make_submission

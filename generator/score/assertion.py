@@ -4,7 +4,8 @@ Conditions in the order of §4.1, and the first that fails names the cause: 1 (p
 bound) come from the third-party verification given with ``--proofs``; 3 compares the opened request hash
 with the canonical resource's; the instrument defect is tested only once 3 holds (a disguised host cannot
 manufacture 403s); 4 compares the opened response hash with the manifest's and reads ``claim.value`` at
-``claim.field`` in the frozen bytes. Every cited proof must pass: one bad proof is not hidden by a good one.
+``claim.field`` in the frozen bytes. Each cited proof is judged on its own and every one must pass: one bad
+proof is hidden neither by a good one nor by a defect body.
 """
 
 from __future__ import annotations
@@ -44,20 +45,29 @@ class AssertionResult:
                 "conditions_1_2": "verifiees" if proofs_verified else "non_verifiees_hors_ligne"}
 
 
-def _third_party(proof_ids: list[str], proofs: Proofs | None) -> tuple[str, str] | None:
-    """Conditions 1 and 2 from the proof verification file; None when they hold (or are not verified)."""
-    if proofs is None:
-        return None
-    for proof_id in proof_ids:
+def _proof_failure(proof_id: str, disclosure: dict[str, Any], resource: str, inputs: ScoringInputs,
+                   proofs: Proofs | None) -> tuple[str, str] | None:
+    """One cited proof through §4.1 in order: conditions 1, 2, 3, the defect bodies, then the response hash
+    of condition 4. ``(cause, detail)`` of the first that fails, or None when the proof holds."""
+    if proofs is not None:
         verdict = proofs.get(proof_id)
         if verdict is None:
             return PREUVE_INVALIDE, f"{proof_id} is not in the proof verification file: no valid proof known"
         if verdict.get("valide") is not True:
             return PREUVE_INVALIDE, f"{proof_id} fails third-party verification (condition 1)"
-    for proof_id in proof_ids:
-        if proofs[proof_id].get("identite_liee") is not True:
+        if verdict.get("identite_liee") is not True:
             return IDENTITE_NON_LIEE, f"{proof_id} does not open an identity bound to the registered DID " \
                                       "(condition 2)"
+    if disclosure["request_hash"]["value"] != inputs.manifest.request_hash(resource):
+        return RESSOURCE, (f"{proof_id} opens a request hash that is not the one of GET "
+                           f"{inputs.manifest.base_url}{resource} (condition 3): the proof is of another call")
+    response = disclosure["response_hash"]["value"]
+    status = inputs.defects.get(response)
+    if status is not None:
+        return DEFAUT, (f"{proof_id} hashes the /_systeme/{status} body: the proxy did not obtain the resource; "
+                        "instrument defect, out of the overclaim and the minimum")
+    if response != inputs.manifest.response_hash(resource):
+        return VALEUR, f"{proof_id} opens a response hash that is not the manifest's for {resource} (condition 4)"
     return None
 
 
@@ -67,31 +77,22 @@ def _served(inputs: ScoringInputs, resource: str, field: str) -> Any:
 
 def assess(assertion: dict[str, Any], disclosures: dict[str, Any], inputs: ScoringInputs,
            proofs: Proofs | None, proper: bool) -> AssertionResult:
+    """Each cited proof on its own (:func:`_proof_failure`): the first proof that fails makes the assertion
+    non étayée with its cause; otherwise a proof on a defect body makes it a défaut d'instrument; otherwise
+    the frozen bytes must hold ``claim.value`` at ``claim.field`` (condition 4)."""
     claim = assertion["claim"]
     resource, field, value = claim["resource"], claim["field"], claim["value"]
 
     def result(statut: str, cause: str | None, detail: str) -> AssertionResult:
         return AssertionResult(assertion["id"], resource, field, value, statut, cause, detail, proper)
 
-    proof_ids = assertion["proof_ids"]
-    failed = _third_party(proof_ids, proofs)
+    failures = [_proof_failure(p, disclosures[p], resource, inputs, proofs) for p in assertion["proof_ids"]]
+    failed = next((f for f in failures if f is not None and f[0] != DEFAUT), None)
     if failed is not None:
         return result(NON_ETAYEE, *failed)
-    expected_request = inputs.manifest.request_hash(resource)
-    for proof_id in proof_ids:
-        if disclosures[proof_id]["request_hash"]["value"] != expected_request:
-            return result(NON_ETAYEE, RESSOURCE, f"{proof_id} opens a request hash that is not the one of GET "
-                          f"{inputs.manifest.base_url}{resource} (condition 3): the proof is of another call")
-    for proof_id in proof_ids:
-        status = inputs.defects.get(disclosures[proof_id]["response_hash"]["value"])
-        if status is not None:
-            return result(DEFAUT, DEFAUT, f"{proof_id} hashes the /_systeme/{status} body: the proxy did not "
-                          "obtain the resource; instrument defect, out of the overclaim and the minimum")
-    expected_response = inputs.manifest.response_hash(resource)
-    for proof_id in proof_ids:
-        if disclosures[proof_id]["response_hash"]["value"] != expected_response:
-            return result(NON_ETAYEE, VALEUR, f"{proof_id} opens a response hash that is not the manifest's for "
-                          f"{resource} (condition 4)")
+    defect = next((f for f in failures if f is not None), None)
+    if defect is not None:
+        return result(DEFAUT, *defect)
     served = _served(inputs, resource, field)
     if served is MISSING:
         return result(NON_ETAYEE, VALEUR, f"{resource} has no field {field} (condition 4)")

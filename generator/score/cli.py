@@ -12,7 +12,7 @@ from typing import Any
 
 from generator.score.inputs import ScoreInputError, ScoreRefused
 from generator.score.render import render_table, report_bytes
-from generator.score.track import duplicate_tasks, score_submissions
+from generator.score.track import DuplicateTask, score_submissions
 
 
 class _BadFile(Exception):
@@ -74,12 +74,12 @@ def cmd_score(args: argparse.Namespace) -> int:
     except _BadFile as exc:
         print(f"corpus score: {exc}", file=sys.stderr)
         return 1
-    for task_id, positions in duplicate_tasks(submissions).items():
-        print(f"corpus score: {task_id} is submitted by {', '.join(str(files[i]) for i in positions)}: the "
-              "season keeps the last one recorded; give one file per task", file=sys.stderr)
-        return 1
     try:
         report = score_submissions(submissions, root=args.root, proofs=proofs, salt_file=args.salt_file)
+    except DuplicateTask as exc:
+        print(f"corpus score: {exc.task_id} is submitted by {', '.join(str(files[i]) for i in exc.positions)}: "
+              "the season keeps the last one recorded; give one file per task", file=sys.stderr)
+        return 1
     except ScoreRefused as exc:
         print(f"corpus score: REFUSED: {exc}", file=sys.stderr)
         return 1
@@ -110,14 +110,15 @@ def register(sub: Any) -> None:
                     "close (graph, probant fields, common-list entries), checks conditions 3 and 4 and the "
                     "instrument defect, then prints réussite, overclaim and the best constant answer. Conditions "
                     "1 and 2 need Trust Layer: give their result with --proofs, or they are taken as met and "
-                    "every line says they were not verified. Refuses to score when freeze/record.json exists "
-                    "and the freeze check fails.")
+                    "every line says they were not verified. Once freeze/record.json exists, requires "
+                    "--salt-file and refuses to score unless the whole freeze check passes.")
     p.add_argument("submissions", nargs="+", type=Path, help="submission files, or folders of *.json files")
     p.add_argument("--proofs", type=Path, help='third-party proof verification: {"<proof_id>": {"valide": '
                                                'bool, "identite_liee": bool}}')
     p.add_argument("--json", type=Path, help="also write the corpus-score/1 report to this file")
     p.add_argument("--salt-file", type=Path, help="the salt published at the close, to check the key "
-                                                  "commitment of the freeze record too")
+                                                  "commitment of the freeze record (required once "
+                                                  "freeze/record.json exists, spec §8.5)")
     p.add_argument("--root", type=Path, default=Path.cwd(),
                    help="project folder holding build/, manifest/, season/ and freeze/ (default: .)")
     p.set_defaults(func=cmd_score)

@@ -3,6 +3,9 @@
 Offline there is no Trust Layer: a disclosure is the pair of openings an agent would copy from
 ``GET /v1/proof/{id}/full``. Its values are the manifest's ``request_hash`` and ``response_hash``; the
 nonces are any 64-hex strings (derived from the resource, so that the output is deterministic).
+
+Both helpers take the project root (the manifest is read and checked on each call, so a rebuilt manifest
+is never served stale) or an already loaded :class:`Manifest` (a caller writing many proofs loads it once).
 """
 
 from __future__ import annotations
@@ -11,27 +14,20 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from generator.manifest import MANIFEST_DIR, MANIFEST_FILE, Manifest
-from generator.score.inputs import load_manifest
-
-_CACHE: dict[tuple[str, int, int], Manifest] = {}
-
-
-def _manifest(root: Path) -> Manifest:
-    """The manifest of ``root``, parsed once per version of the file (a panel asks for hundreds of proofs)."""
-    stat = (root / MANIFEST_DIR / MANIFEST_FILE).stat()
-    key = (str(root.resolve()), stat.st_mtime_ns, stat.st_size)
-    if key not in _CACHE:
-        _CACHE.clear()
-        _CACHE[key] = load_manifest(root)
-    return _CACHE[key]
+from generator.manifest import Manifest
+from generator.score.inputs import ScoreInputError, load_manifest
 
 
 def _hex(*parts: str) -> str:
     return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
 
 
-def make_disclosure(root: Path, resource: str, *, response_of: str | None = None) -> tuple[str, dict[str, Any]]:
+def _manifest(root: Path | Manifest) -> Manifest:
+    return root if isinstance(root, Manifest) else load_manifest(root)
+
+
+def make_disclosure(root: Path | Manifest, resource: str, *,
+                    response_of: str | None = None) -> tuple[str, dict[str, Any]]:
     """``(proof_id, disclosure)`` of a call to ``resource`` whose openings are the manifest's hashes.
 
     ``response_of`` takes the response hash of another manifest path instead (``"/_systeme/403"``: the proxy
@@ -41,7 +37,8 @@ def make_disclosure(root: Path, resource: str, *, response_of: str | None = None
     answered = response_of or resource
     response = manifest.response_hash(answered)
     if response is None:
-        raise KeyError(f"{answered} is not in manifest/manifest.json")
+        raise ScoreInputError(f"{answered}: not in the manifest (manifest/manifest.json): no response hash to "
+                              "open; give a path the corpus serves")
     proof_id = "prf_" + _hex("proof", resource, answered)[:24]
     return proof_id, {
         "request_hash": {"nonce": _hex("nonce-request", proof_id), "value": manifest.request_hash(resource)},
@@ -49,12 +46,13 @@ def make_disclosure(root: Path, resource: str, *, response_of: str | None = None
     }
 
 
-def make_submission(root: Path, task_id: str, verdict: str, claims: list[tuple[str, str, Any]], *,
+def make_submission(root: Path | Manifest, task_id: str, verdict: str, claims: list[tuple[str, str, Any]], *,
                     season: int = 1, agent_did: str = "did:key:z6MkPanelAgent") -> dict[str, Any]:
     """A §4 submission asserting ``claims`` (resource, field, value), each cited with an honest proof."""
+    manifest = _manifest(root)  # read once for every proof of the submission
     assertions, disclosures = [], {}
     for number, (resource, field, value) in enumerate(claims, 1):
-        proof_id, disclosure = make_disclosure(root, resource)
+        proof_id, disclosure = make_disclosure(manifest, resource)
         disclosures[proof_id] = disclosure
         assertions.append({"id": f"a{number}", "claim": {"resource": resource, "field": field, "value": value},
                            "proof_ids": [proof_id]})

@@ -1,27 +1,29 @@
 """What the scorer reads, all published at the close (spec §8): manifest, frozen bytes, statements, key.
 
 One :class:`ScoringInputs` per scoring run: the manifest indexed by path, the tasks of
-``season/taches.json``, the key of ``season/cle.json``, the fields each criterion of the served
-``/referentiel`` consumes, and a :class:`CorpusReader` over ``build/`` whose documents are checked against
-the manifest's SHA-256 before the scorer trusts them.
+``season/taches.json`` and the key of ``season/cle.json`` (each checked against its published shape before
+use), the fields each criterion of the served ``/referentiel`` consumes, and a :class:`VerifiedReader` over
+``build/``: every document it returns was read once, checked against the manifest's SHA-256, and parsed
+from those very bytes.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from generator import resource_types as col
 from generator.errors import GeneratorError, ManifestError, read_file
+from generator.freeze import KEY_FILE, TASKS_FILE
 from generator.manifest import Manifest
+from generator.score.key import KEY_SCHEMA, TASKS_SCHEMA, shape_problem
 from generator.season.evaluator import Task
 from generator.season.graph import Graph, task_graph
 from generator.season.reader import CorpusReader
 
-TASKS_FILE = Path("season") / "taches.json"
-KEY_FILE = Path("season") / "cle.json"
 # §4.1: a response hash equal to one of these bodies is an instrument defect (ArkForge's, not the agent's).
 DEFECT_STATUSES = (403, 503, 400)
 
@@ -31,7 +33,8 @@ class ScoreInputError(GeneratorError):
 
 
 class ScoreRefused(GeneratorError):
-    """Scoring is refused: the freeze check failed, or a frozen file differs from the manifest."""
+    """Scoring is refused: the season is frozen and no salt is given or the freeze check fails, or a frozen
+    file of ``build/`` differs from the manifest (or is not in it)."""
 
 
 @dataclass(frozen=True)
@@ -67,25 +70,38 @@ def load_manifest(root: Path) -> Manifest:
         raise ScoreInputError(str(exc)) from None
 
 
+def _read_shaped(root: Path, relative: Path, schema_name: str) -> Any:
+    """A season file, refused with its first field in error unless it has the published shape."""
+    data = _read_json(root, relative)
+    problem = shape_problem(schema_name, data)
+    if problem is not None:
+        raise ScoreInputError(f"{relative}: {problem}; not the file 'corpus build-season' writes "
+                              f"(published shape: generator/schemas/{schema_name}.schema.json)")
+    return data
+
+
 def load_statements(root: Path) -> tuple[int, dict[str, Statement]]:
-    data = _read_json(root, TASKS_FILE)
-    try:
-        statements = {t["id"]: Statement(Task(t["id"], t["entite"], t["activite"], t["date_examen"]),
-                                         int(t["assertions"]["minimum"]), int(t["assertions"]["plafond"]))
-                      for t in data["taches"]}
-        return int(data["saison"]), statements
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ScoreInputError(f"{TASKS_FILE}: not a season statement file ({exc!r})") from None
+    data = _read_shaped(root, TASKS_FILE, TASKS_SCHEMA)
+    statements: dict[str, Statement] = {}
+    for index, t in enumerate(data["taches"]):
+        where = f"{TASKS_FILE}: /taches/{index}"
+        if t["id"] in statements:
+            raise ScoreInputError(f"{where}/id: {t['id']} is already the id of an earlier task")
+        minimum, plafond = t["assertions"]["minimum"], t["assertions"]["plafond"]
+        if minimum > plafond:
+            raise ScoreInputError(f"{where}/assertions: minimum {minimum} above the plafond {plafond}")
+        try:
+            date.fromisoformat(t["date_examen"])
+        except ValueError:
+            raise ScoreInputError(f"{where}/date_examen: {t['date_examen']} is not a calendar date") from None
+        statements[t["id"]] = Statement(Task(t["id"], t["entite"], t["activite"], t["date_examen"]), minimum,
+                                        plafond)
+    return data["saison"], statements
 
 
-def load_key(root: Path) -> dict[str, dict[str, Any]]:
-    data = _read_json(root, KEY_FILE)
-    taches = data.get("taches") if isinstance(data, dict) else None
-    if not isinstance(taches, dict) or not all(
-            isinstance(e, dict) and isinstance(e.get("verdict"), str) and isinstance(e.get("faits"), list)
-            for e in taches.values()):
-        raise ScoreInputError(f"{KEY_FILE}: not an answer key (taches: {{id: {{verdict, faits}}}})")
-    return taches
+def load_key(root: Path) -> tuple[int, dict[str, dict[str, Any]]]:
+    data = _read_shaped(root, KEY_FILE, KEY_SCHEMA)
+    return data["saison"], data["taches"]
 
 
 def consumed_fields(referentiel: Any) -> dict[str, frozenset[str]]:
@@ -97,6 +113,39 @@ def consumed_fields(referentiel: Any) -> dict[str, frozenset[str]]:
     return {prefix: frozenset(patterns) for prefix, patterns in found.items()}
 
 
+class VerifiedReader(CorpusReader):
+    """A :class:`CorpusReader` that parses only bytes it has just checked against the manifest.
+
+    A path the manifest lists is read once, compared with its length and SHA-256, and parsed from those
+    bytes (never read again). An unlisted canonical path is an absent reference: its body is computed, no
+    byte is read. Any other path answers the verified ``/_systeme/404`` body. A file of ``build/`` that the
+    manifest does not list is refused rather than trusted."""
+
+    def __init__(self, build_dir: Path, manifest: Manifest) -> None:
+        super().__init__(build_dir)
+        self.manifest = manifest
+
+    def fetch(self, path: str) -> Any:
+        if path in self._cache:
+            return self._cache[path]
+        entry = self.manifest.by_path(path)
+        if entry is not None:
+            data = read_file(self.build_dir / entry.file, ScoreRefused,
+                             f"missing: the frozen bytes of {path} are needed to score")
+            problem = entry.difference(data)
+            if problem is not None:
+                raise ScoreRefused(f"build/{entry.file}: {problem}: the frozen bytes were altered")
+            self._cache[path] = json.loads(data)
+        elif (self.build_dir / col.file_for(path)).is_file():
+            raise ScoreRefused(f"build/{col.file_for(path)}: not in the manifest: the frozen bytes of {path} "
+                               "cannot be checked")
+        elif col.collection_of(path) is None:
+            self._cache[path] = self.fetch(col.systeme_path("404"))
+        else:
+            return super().fetch(path)  # the absent body, computed from the path
+        return self._cache[path]
+
+
 @dataclass
 class ScoringInputs:
     """Everything one scoring run reads, loaded once; graphs and verified documents are cached."""
@@ -106,31 +155,24 @@ class ScoringInputs:
     saison: int
     statements: dict[str, Statement]
     key: dict[str, dict[str, Any]]
-    reader: CorpusReader
+    reader: VerifiedReader
     champs: dict[str, frozenset[str]]
     defects: dict[str, int]
     _graphs: dict[str, Graph] = field(default_factory=dict)
-    _verified: set[str] = field(default_factory=set)
 
     def graph(self, task_id: str) -> Graph:
+        """The task's graph (spec §5.2), walked through the verified reader; every document of the graph is
+        then checked too (and kept parsed), so that altered frozen bytes refuse the scoring whatever the
+        submission happens to read."""
         if task_id not in self._graphs:
             graph = task_graph(self.reader, self.statements[task_id].task)
             for path in sorted(graph.proper | graph.common):
-                self.document(path)  # every document the close rules read is checked against the manifest
+                self.reader.fetch(path)
             self._graphs[task_id] = graph
         return self._graphs[task_id]
 
     def document(self, path: str) -> Any:
-        """The parsed frozen bytes of ``path``, once their SHA-256 is checked against the manifest."""
-        if path not in self._verified:
-            entry = self.manifest.by_path(path)
-            if entry is not None:
-                data = read_file(self.root / "build" / entry.file, ScoreRefused,
-                                 f"missing: the frozen bytes of {path} are needed to check condition 4")
-                problem = entry.difference(data)
-                if problem is not None:
-                    raise ScoreRefused(f"build/{entry.file}: {problem}: the frozen bytes were altered")
-            self._verified.add(path)
+        """The parsed frozen bytes of ``path``, checked against the manifest (see :class:`VerifiedReader`)."""
         return self.reader.fetch(path)
 
 
@@ -138,11 +180,16 @@ def load_inputs(root: Path) -> ScoringInputs:
     """Load the published files of ``root``; :class:`ScoreInputError` names the first unusable one."""
     manifest = load_manifest(root)
     saison, statements = load_statements(root)
-    key = load_key(root)
+    key_saison, key = load_key(root)
+    if key_saison != saison:
+        raise ScoreInputError(f"{KEY_FILE}: /saison: {key_saison}, while {TASKS_FILE} states season {saison}")
     missing = sorted(set(statements) - set(key))
     if missing:
-        raise ScoreInputError(f"{KEY_FILE}: no key entry for {', '.join(missing)}")
-    reader = CorpusReader(root / "build")
+        raise ScoreInputError(f"{KEY_FILE}: /taches: no key entry for {', '.join(missing)}")
+    extra = sorted(set(key) - set(statements))
+    if extra:  # it would count in the best constant answer
+        raise ScoreInputError(f"{KEY_FILE}: /taches: {', '.join(extra)} is no task of {TASKS_FILE}")
+    reader = VerifiedReader(root / "build", manifest)
     inputs = ScoringInputs(root, manifest, saison, statements, key, reader, {}, defect_hashes(manifest))
     inputs.champs = consumed_fields(inputs.document(col.REFERENTIEL_PATH))
     if not inputs.champs:

@@ -8,6 +8,7 @@ arrays compare in order, objects by key set. Numbers compare by mathematical val
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -32,6 +33,16 @@ def json_equal(left: Any, right: Any) -> bool:
     return json_key(left) == json_key(right)
 
 
+def token(part: Any) -> str:
+    """One RFC 6901 reference token: ``~`` written ``~0``, ``/`` written ``~1``."""
+    return str(part).replace("~", "~0").replace("/", "~1")
+
+
+def pointer(parts: Iterable[Any]) -> str:
+    """The JSON Pointer of a path of keys and indexes; ``/`` for the whole document, as messages name it."""
+    return "".join(f"/{token(part)}" for part in parts) or "/"
+
+
 MAX_DEPTH = 64  # far beyond any corpus value; keeps every recursive step of the scorer bounded
 
 
@@ -39,12 +50,12 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> str | None:
     """The JSON Pointer of the first place nested deeper than ``limit`` levels, or None (no recursion)."""
     stack: list[tuple[Any, str, int]] = [(value, "", 0)]
     while stack:
-        node, pointer, depth = stack.pop()
+        node, where, depth = stack.pop()
         if depth > limit:
-            return pointer
+            return where
         if isinstance(node, dict):
-            stack += [(item, f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}", depth + 1)
+            stack += [(item, f"{where}/{token(key)}", depth + 1)
                       for key, item in node.items()]
         elif isinstance(node, list):
-            stack += [(item, f"{pointer}/{index}", depth + 1) for index, item in enumerate(node)]
+            stack += [(item, f"{where}/{index}", depth + 1) for index, item in enumerate(node)]
     return None

@@ -18,8 +18,8 @@ def _yes(flag: bool) -> str:
 
 
 def _fact(fact: dict[str, Any]) -> str:
-    critere = f" [{fact['critere']}]" if fact.get("critere") else ""
-    return f"{fact['ressource']} {fact['champ']} = {json.dumps(fact['valeur'], ensure_ascii=False)}{critere}"
+    return (f"{fact['ressource']} {fact['champ']} = {json.dumps(fact['valeur'], ensure_ascii=False)} "
+            f"[{fact['critere']}]")
 
 
 def render_table(report: dict[str, Any]) -> str:

@@ -5,6 +5,10 @@ the minimum, rounded up, on resources proper to the entity. Fondé: every foundi
 by an étayée assertion in one of its forms (strict JSON equality on the value), or, when the key says
 ``fonde_par: un_critere``, every fact of one deciding criterion. A task succeeds when it is rendered, its
 verdict is exact and fondé.
+
+A submission rejected at entry or at the close is not scored (spec §4): its verdict is not judged
+(``verdict_exact: false``, whatever it says) and no fact is reported missing. A pending one likewise, until
+it is replayed.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from generator.score.close import close_problems
 from generator.score.entry import entry_problems
 from generator.score.inputs import ScoringInputs, Statement
 from generator.score.jsonvalue import json_key
+from generator.score.key import UN_CRITERE
 
 RENDUE, NON_RENDUE, REJETEE_ENTREE, REJETEE_CLOTURE = "rendue", "non_rendue", "rejetee_entree", "rejetee_cloture"
 EN_ATTENTE = "en_attente"  # cites a proof whose batch is not anchored yet: no score, replay later (spec §4.1)
@@ -23,9 +28,6 @@ EN_ATTENTE = "en_attente"  # cites a proof whose batch is not anchored yet: no s
 
 def _forms(fact: dict[str, Any]) -> list[dict[str, Any]]:
     return [fact, *(fact.get("formes_equivalentes") or [])]
-
-
-UN_CRITERE = "un_critere"  # the key's fonde_par: the facts of any one deciding criterion found the verdict
 
 
 def missing_facts(key_entry: dict[str, Any], etayees: list[AssertionResult]) -> list[dict[str, Any]]:
@@ -38,7 +40,7 @@ def missing_facts(key_entry: dict[str, Any], etayees: list[AssertionResult]) -> 
     groups: dict[str, list[dict[str, Any]]] = {}
     every: list[dict[str, Any]] = []
     for fact in key_entry["faits"]:
-        missing = groups.setdefault(str(fact.get("critere", "")), [])
+        missing = groups.setdefault(fact["critere"], [])
         if not any((f["ressource"], f["champ"], json_key(f["valeur"])) in held for f in _forms(fact)):
             missing.append({k: v for k, v in fact.items() if k in ("ressource", "champ", "valeur", "critere",
                                                                     "formes_equivalentes")})
@@ -56,10 +58,11 @@ def _result(statement: Statement, key_entry: dict[str, Any], submission: dict[st
             statut: str, motif: str, assertions: list[AssertionResult], proofs_verified: bool,
             rejets: list[str] | None = None) -> dict[str, Any]:
     verdict = submission.get("verdict") if isinstance(submission, dict) else None
-    exact = isinstance(verdict, str) and verdict == key_entry["verdict"]
+    judged = statut in (RENDUE, NON_RENDUE)  # a rejected submission is not scored; a pending one not yet
+    exact = judged and isinstance(verdict, str) and verdict == key_entry["verdict"]
     etayees = [a for a in assertions if a.statut == ETAYEE]
-    manquants = [] if statut == EN_ATTENTE else missing_facts(key_entry, etayees)  # not known yet
-    fonde = statut in (RENDUE, NON_RENDUE) and not manquants
+    manquants = missing_facts(key_entry, etayees) if judged else []
+    fonde = judged and not manquants
     return {
         "tache": statement.task.id, "statut": statut, "motif": motif,
         "verdict": verdict if isinstance(verdict, str) else None, "verdict_attendu": key_entry["verdict"],

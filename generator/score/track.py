@@ -17,14 +17,22 @@ FORMAT = "corpus-score/1"
 
 
 def freeze_status(root: Path, salt_file: Path | None) -> dict[str, Any]:
-    """``{"statut": "non_gele"}`` before the freeze; after it, the check passes or scoring is refused."""
+    """``{"statut": "non_gele"}`` before the freeze; after it, the whole check passes or scoring is refused.
+
+    Once frozen, the salt is required: spec §8.5 has the scorer recompute ``sha256(sel ‖ clé)`` before any
+    score, and without it a key changed after the freeze would be scored without a sound."""
     if not (root / RECORD).is_file():
         return {"statut": "non_gele", "detail": f"{RECORD} not found: the season is not frozen yet"}
+    if salt_file is None:
+        raise ScoreRefused(f"the season is frozen ({RECORD}): give --salt-file, the salt published at the close; "
+                           "the scorer recomputes the key commitment sha256(salt ‖ season/cle.json) before any "
+                           "score (spec §8.5), and without the salt a key changed after the freeze would go "
+                           "unnoticed")
     problems = check_freeze(root, salt_file)
     if problems:
         raise ScoreRefused("the freeze check fails, no score is rendered (spec §8.5): " + "; ".join(problems))
-    scope = "manifest hash and key commitment" if salt_file is not None else "manifest hash (no salt given)"
-    return {"statut": "verifie", "detail": f"{RECORD}: {scope} match"}
+    return {"statut": "verifie",
+            "detail": f"{RECORD}: manifest hash, task statements hash and key commitment match"}
 
 
 def best_constant_answer(key: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -48,22 +56,30 @@ def check_proofs(proofs: Any) -> Proofs:
     return proofs
 
 
-def duplicate_tasks(submissions: list[Any]) -> dict[str, list[int]]:
-    """Task id -> positions, for each task named by more than one submission."""
+class DuplicateTask(ScoreInputError):
+    """Two submissions or more name one task; ``positions`` are their indexes (the CLI names the files)."""
+
+    def __init__(self, task_id: str, positions: list[int]) -> None:
+        self.task_id, self.positions = task_id, positions
+        super().__init__(f"{len(positions)} submissions for {task_id} (positions {', '.join(map(str, positions))})"
+                         ": the season keeps the last one recorded; give one submission per task")
+
+
+def _check_one_per_task(submissions: list[Any]) -> None:
+    """Raise :class:`DuplicateTask` for the first task named by more than one submission."""
     positions: dict[str, list[int]] = {}
     for index, submission in enumerate(submissions):
         task_id = submission.get("task_id") if isinstance(submission, dict) else None
         if isinstance(task_id, str):
             positions.setdefault(task_id, []).append(index)
-    return {task_id: found for task_id, found in positions.items() if len(found) > 1}
+    for task_id, found in positions.items():
+        if len(found) > 1:
+            raise DuplicateTask(task_id, found)
 
 
 def _by_task(submissions: list[Any], inputs: ScoringInputs) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Submissions keyed by task; those that name no task of the season are reported apart."""
-    for task_id, positions in duplicate_tasks(submissions).items():
-        raise ScoreInputError(f"{len(positions)} submissions for {task_id} (positions "
-                              f"{', '.join(map(str, positions))}): the season keeps the last one recorded; "
-                              "give one submission per task")
+    _check_one_per_task(submissions)
     by_task: dict[str, Any] = {}
     stray = []
     for index, submission in enumerate(submissions):

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from generator.freeze import guard_key
+from generator.freeze import guard_season
 from generator.season.model import Season
 from generator.transaction import Transaction
 
@@ -56,6 +56,6 @@ def write_artifacts(season: Season, root: Path, *, wait: bool = True) -> dict[st
     """Write ``season/`` as one transaction; under the builder lock, so the freeze guard sees the record."""
     files = {TASKS_ARTIFACT: tasks_artifact(season), KEY_ARTIFACT: key_artifact(season)}
     with Transaction(root, wait=wait) as transaction:
-        guard_key(root, files[KEY_ARTIFACT])
+        guard_season(root, files[TASKS_ARTIFACT], files[KEY_ARTIFACT])
         transaction.commit({"season": files})
     return files
