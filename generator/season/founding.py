@@ -43,6 +43,7 @@ from typing import Any
 
 from generator import resource_types as col
 from generator.score.jsonvalue import json_key
+from generator.score.key import TOUS, UN_CRITERE
 from generator.season.evaluator import Evaluation
 from generator.season.reader import MISSING, CorpusReader, Fact, is_index, resolve_pointer
 
@@ -131,8 +132,6 @@ def _listed_statut(reader: CorpusReader, fact: Fact) -> list[Fact]:
         page = doc.get("page_suivante") if isinstance(doc, dict) else None
     return []
 
-
-TOUS, UN_CRITERE = "tous", "un_critere"
 
 
 def fonde_par(evaluation: Evaluation, facts: list[FoundingFact]) -> str:
