@@ -4,8 +4,10 @@ A release folder holds ``build/`` and ``manifest/`` exactly as proven (:func:`pr
 manifest hash so that two releases can never be confused and an installed one is never rewritten.
 ``releases/current`` is a symbolic link, replaced with one ``rename`` (atomic on POSIX): a reader sees
 the old target or the new one, never a mix. ``releases/previous`` keeps the one before, for
-``--rollback``. Each ``--prefix`` (a rendered replica or frontal) is then rendered again from
-``releases/current`` and reloaded; the command returns once every nginx answers with the new
+``--rollback``. Every ``--prefix`` (a rendered replica or frontal) is rendered for the new release and
+checked by ``nginx -t`` *before* the switch, so that a prefix that cannot take it stops the command with
+nothing changed; after the switch each is written and reloaded, and a failure there puts the links and
+the prefixes already changed back. The command returns once every nginx answers with the new
 configuration. Old workers finish their requests from the old folder, which stays on disk: a request
 gets the old release's bytes or the new one's, never a mix.
 """
@@ -227,7 +229,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "or the freeze record's), copy it into RELEASES/<manifest hash>/, point RELEASES/current at "
                     "it in one atomic rename (RELEASES/previous keeps the one before), then render every --prefix "
                     "again from RELEASES/current (replicas first, then the frontal) and reload it, returning "
-                    "once each answers with the new configuration. --rollback swaps current and previous.")
+                    "once each answers with the new configuration. Every prefix is rendered and checked with "
+                    "nginx -t before the switch; a failure after it switches back and restores the prefixes "
+                    "already changed. --rollback swaps current and previous.")
     add_root_options(p)
     p.add_argument("--releases", type=Path, required=True, help="folder of the releases (holds current, previous)")
     p.add_argument("--prefix", type=Path, action="append", default=[],
