@@ -191,11 +191,13 @@ def release(releases: Path, target: Path, prefixes: list[Path], *, rollback: boo
         else:
             switch(releases, target)
         return apply(prepared, touched)
-    except (GeneratorError, OSError) as exc:
-        reason = str(exc) if isinstance(exc, GeneratorError) else os_error_text(exc)
+    except BaseException as exc:  # Ctrl-C too: never leave current on a release the prefixes do not serve
         _point(releases, CURRENT, before[0])
         _point(releases, PREVIOUS, before[1])
         unrestored = _restore(touched)
+        if not isinstance(exc, (GeneratorError, OSError)):
+            raise
+        reason = str(exc) if isinstance(exc, GeneratorError) else os_error_text(exc)
         note = "; could not restore " + "; ".join(unrestored) if unrestored else ""
         raise RenderError(f"{reason}\nrolled back: {CURRENT} is {before[0].name if before[0] else 'absent'} "
                           f"again, and the {len(touched)} prefix(es) already changed were rendered and reloaded "
