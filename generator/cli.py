@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from generator.errors import CorpusError, FrozenMismatch, GeneratorError, Severity
+from generator.errors import CorpusError, FrozenMismatch, GeneratorError, Severity, os_error_text
 from generator.freeze import BAREME_FILE, RECORD, check_freeze, freeze
 from generator.manifest import BUILD_DIR, Manifest
 from generator.pipeline import build, check
@@ -181,7 +181,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one sub-command; every error the project raises on purpose is one message and exit 1."""
+    """Run one sub-command; every error the project raises on purpose is one message and exit 1.
+
+    An OSError that a command did not turn into a message of its own (a file it could not read or
+    write) is still one line ``corpus CMD: FILE: reason``, exit 1: every error a user can cause is a
+    message with its place. Any other exception is a bug of ours and keeps its traceback.
+    """
     args = parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -190,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"corpus {args.command}: {len(exc.problems)} error(s)", file=sys.stderr)
     except GeneratorError as exc:
         print(f"corpus {args.command}: {exc}", file=sys.stderr)
+    except OSError as exc:  # last resort: a file the user named or a disk that failed, never a bug of ours
+        print(f"corpus {args.command}: {os_error_text(exc)}", file=sys.stderr)
     except KeyboardInterrupt:
         print(f"corpus {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -85,3 +86,18 @@ def read_file(path: Path, error: type[GeneratorError], missing: str) -> bytes:
         raise error(f"{path}: {missing}") from None
     except OSError as exc:
         raise error(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def os_error_text(exc: OSError) -> str:
+    """``FILE: reason`` (``FILE -> OTHER: reason`` for a rename) from an OSError that escaped the command."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is None:
+        return reason
+    where = _name(exc.filename)
+    if exc.filename2 is not None:
+        where += f" -> {_name(exc.filename2)}"
+    return f"{where}: {reason}"
+
+
+def _name(filename: object) -> str:
+    return os.fsdecode(filename) if isinstance(filename, bytes) else str(filename)

@@ -14,14 +14,17 @@ replica logs given). Replica lines are reported apart, for what they say about t
 from __future__ import annotations
 
 import argparse
+import errno
 import gzip
 import json
 import os
 import re
+import stat
 import sys
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +33,7 @@ from typing import Any, BinaryIO, NamedTuple
 import orjson
 
 from generator import resource_types as col
+from generator.atomic_file import write_atomic
 from generator.errors import GeneratorError, ManifestError
 from generator.manifest import MANIFEST_FILE, Manifest
 
@@ -119,26 +123,46 @@ def log_files(paths: Iterable[Path]) -> list[Path]:
     """The files to read: files as given; in a folder, every ``*access*.log*`` file below it, sorted.
 
     Error logs and other files in a log folder are not JSON access logs: naming the files picks them.
+    A path given that is neither (a FIFO, a device, a socket) is refused by name: reading a FIFO would
+    wait for a writer forever. In a folder, such entries are skipped with the other non-log files.
     """
     found: list[Path] = []
     for path in paths:
-        if path.is_dir():
+        try:
+            mode = path.stat().st_mode
+        except FileNotFoundError:
+            raise LogReportError(f"{path}: no such file or folder") from None
+        except OSError as exc:
+            raise LogReportError(f"{path}: cannot read: {exc.strerror}") from None
+        if stat.S_ISDIR(mode):
             found.extend(sorted(p for p in path.rglob("*access*.log*") if p.is_file()))
-        elif path.is_file():
+        elif stat.S_ISREG(mode):
             found.append(path)
         else:
-            raise LogReportError(f"{path}: no such file or folder")
+            raise LogReportError(f"{path}: not a regular file")
     return found
 
 
-def _open(path: Path) -> BinaryIO:
-    """The file's bytes, gunzipped when it starts with the gzip magic (whatever its name)."""
-    handle = path.open("rb")
-    if handle.read(2) == GZIP_MAGIC:
-        handle.close()
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    handle.seek(0)
-    return handle
+@contextmanager
+def _open(path: Path) -> Iterator[BinaryIO]:
+    """The file's bytes, gunzipped when it starts with the gzip magic (whatever its name).
+
+    Opened without blocking and checked on the open descriptor: a file replaced by a FIFO after
+    :func:`log_files` looked at it is refused, not waited on.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as raw:
+        if raw.read(2) == GZIP_MAGIC:
+            raw.seek(0)
+            with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
+                yield unzipped  # type: ignore[misc]
+        else:
+            raw.seek(0)
+            yield raw
 
 
 def read_lines(path: Path, problem: Callable[[int, str], None]) -> Iterator[tuple[int, bytes]]:
@@ -596,10 +620,7 @@ def _write_json(path: str, document: dict[str, Any]) -> None:
     if path == "-":
         sys.stdout.write(data)
         return
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(data, "utf-8")
-    os.replace(tmp, target)
+    write_atomic(path, data)
 
 
 def cmd_log_report(args: argparse.Namespace) -> int:
@@ -646,8 +667,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "*access*.log*; plain or gzip) as a stream and report per hour (UTC): requests, statuses, "
                     "403s by user agent (the proxy without its secret is an instrument defect, spec §4.1), "
                     "503s, failovers and failed replica tries, absent paths asked for, unknown paths (404). "
-                    "Malformed lines are counted and listed as file:line. Exit 0; 2 when an input cannot be "
-                    "read; 3 with --fail-on-defect when an instrument defect is found.")
+                    "Malformed lines are counted and listed as file:line. Exit 0; 1 when the --json file "
+                    "cannot be written; 2 when an input cannot be read; 3 with --fail-on-defect when an "
+                    "instrument defect is found.")
     p.add_argument("logs", nargs="+", type=Path, help="access log files or folders")
     add_root_options(p)
     p.add_argument("--manifest", type=Path, default=None,

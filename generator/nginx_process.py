@@ -35,16 +35,20 @@ def nginx_binary() -> str:
     return found
 
 
-def nginx_command(prefix: Path, *extra: str) -> list[str]:
-    """``nginx -p PREFIX -c conf/nginx.conf -e logs/error.log ...``: never the compiled-in paths."""
+def nginx_command(prefix: Path, *extra: str, conf: Path | None = None) -> list[str]:
+    """``nginx -p PREFIX -c conf/nginx.conf -e logs/error.log ...``: never the compiled-in paths.
+
+    ``conf``: another main config (a staged one, checked before it replaces conf/nginx.conf).
+    """
     prefix = prefix.resolve()
-    return [nginx_binary(), "-p", f"{prefix}/", "-c", str(prefix / "conf" / "nginx.conf"),
+    return [nginx_binary(), "-p", f"{prefix}/", "-c", str(conf or prefix / "conf" / "nginx.conf"),
             "-e", str(prefix / "logs" / "error.log"), *extra]
 
 
-def test_config(prefix: Path) -> None:
-    """Run ``nginx -t`` on a rendered prefix; raise with nginx's own message when it fails."""
-    result = subprocess.run(nginx_command(prefix, "-t", "-q"), capture_output=True, text=True, check=False)
+def test_config(prefix: Path, conf: Path | None = None) -> None:
+    """Run ``nginx -t`` on a rendered prefix (or on ``conf`` staged in it); raise with nginx's own message."""
+    result = subprocess.run(nginx_command(prefix, "-t", "-q", conf=conf), capture_output=True, text=True,
+                            check=False)
     if result.returncode != 0:
         raise RenderError(f"nginx -t failed:\n{result.stderr.strip()}")
 

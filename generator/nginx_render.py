@@ -15,16 +15,19 @@ import grp
 import json
 import os
 import pwd
+import shutil
 import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from secrets import token_hex
 from typing import Any
 from urllib.parse import urlsplit
 
 import jinja2
 
 from generator import resource_types as col
+from generator.atomic_file import write_atomic
 from generator.build_proof import prove_build
 from generator.compile import absent_body
 from generator.manifest import BUILD_DIR, Manifest
@@ -84,6 +87,9 @@ class Rendered:
     corpus_conf: str
     secrets_conf: str
     settings: dict[str, Any]  # written as settings.json: never a secret value
+    # the same two files including each other from a staging folder instead of conf/, for nginx -t
+    staged_nginx_conf: str = ""
+    staged_corpus_conf: str = ""
 
 
 # ---------------------------------------------------------------------------------------------- inputs
@@ -232,10 +238,12 @@ def _context(s: Settings, manifest: Manifest, worker_user: str | None) -> dict[s
     }
 
 
-def render(settings: Settings, repo_root: Path | None = None) -> Rendered:
+def render(settings: Settings, repo_root: Path | None = None, *, staging: Path | None = None) -> Rendered:
     """Render the three config files of ``settings.role`` from the build, the manifest and the settings.
 
-    ``repo_root``: the checkout a secret file must stay out of (None: no such check). A replica first
+    ``repo_root``: the checkout a secret file must stay out of (None: no such check). ``staging``: also
+    render the main config and the site as they read when placed in that folder (their includes point
+    into it), so that ``nginx -t`` can judge them before conf/ is touched. A replica first
     proves its build (:func:`generator.build_proof.prove_build`); a frontal serves no file, it only checks
     the ``/_systeme`` bodies it returns itself.
     """
@@ -266,8 +274,13 @@ def render(settings: Settings, repo_root: Path | None = None) -> Rendered:
     saved = s.saved()
     saved.update(maintenance_flag=str(s.maintenance_path), access_log=str(s.access_log_path),
                  error_log=str(s.error_log_path), secrets_accepted=len(secrets), manifest_hash=manifest.hash)
-    return Rendered(env.get_template("nginx.conf.j2").render(context),
-                    env.get_template(SITE_TEMPLATES[s.role]).render(context), secrets_text, saved)
+    main, site = env.get_template("nginx.conf.j2"), env.get_template(SITE_TEMPLATES[s.role])
+    staged: dict[str, str] = {}
+    if staging is not None:
+        moved = {**context, "corpus_conf": quote_path(staging / s.corpus_conf.name),
+                 "secrets_conf": quote_path(staging / s.secrets_conf.name)}
+        staged = {"staged_nginx_conf": main.render(moved), "staged_corpus_conf": site.render(moved)}
+    return Rendered(main.render(context), site.render(context), secrets_text, saved, **staged)
 
 
 def _worker_processes(value: str) -> str:
@@ -276,29 +289,62 @@ def _worker_processes(value: str) -> str:
     return value
 
 
-def write(settings: Settings, rendered: Rendered) -> None:
-    """Write the rendered files under the prefix; the secrets include with mode 0600 from the start.
-
-    The prefix is left traversable (0755) so that unprivileged workers can stat the maintenance flag;
-    the only secret in it is the 0600 include, which only the master reads.
-    """
+def _make_folders(settings: Settings) -> None:
+    """The prefix (0755, traversable so that unprivileged workers can stat the maintenance flag), its
+    conf/ (0700: read by the master only), logs/ and tmp/."""
     prefix = settings.prefix
-    for folder in (prefix, settings.conf_dir, settings.logs_dir, prefix / "tmp"):
-        folder.mkdir(parents=True, exist_ok=True)
-    os.chmod(prefix, 0o755)
-    os.chmod(settings.conf_dir, 0o700)  # read by the master only
+    try:
+        for folder in (prefix, settings.conf_dir, settings.logs_dir, prefix / "tmp"):
+            folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(prefix, 0o755)
+        os.chmod(settings.conf_dir, 0o700)
+    except OSError as exc:
+        raise RenderError(f"{exc.filename or prefix}: cannot create the prefix: {exc.strerror}") from None
+
+
+def write(settings: Settings, rendered: Rendered) -> None:
+    """Write the rendered files under the prefix, each replaced whole; the secrets include 0600 from the start.
+
+    The only secret in the prefix is the 0600 include, which only the master reads. The secrets go
+    first: the site that includes them is only replaced once they are in place.
+    """
+    _make_folders(settings)
     write_private(settings.secrets_conf, rendered.secrets_conf)
     for path, text in ((settings.corpus_conf, rendered.corpus_conf), (settings.nginx_conf, rendered.nginx_conf),
                        (settings.settings_file, json.dumps(rendered.settings, indent=2, sort_keys=True) + "\n")):
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, "utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, text)
 
 
 def render_and_write(settings: Settings, repo_root: Path | None) -> None:
-    """Render, write, then ``nginx -t``: a prefix is never left with a config nginx would refuse."""
-    write(settings, render(settings, repo_root))
-    test_config(settings.prefix)
+    """Render, ``nginx -t`` the staged files, only then replace conf/'s files (see :func:`render_checked`)."""
+    write(settings, render_checked(settings, repo_root))
+
+
+def render_checked(settings: Settings, repo_root: Path | None) -> Rendered:
+    """Render into a staging folder inside conf/ and ``nginx -t`` the staged files; conf/ is not touched.
+
+    A prefix is never left with a config nginx would refuse: a refused config (or a render that fails)
+    leaves conf/ as it was, and the staging folder is removed whatever happens. :func:`write` then puts
+    the checked files in place.
+    """
+    conf_dir = settings.resolved().conf_dir
+    staging = conf_dir / f".staging-{token_hex(6)}"
+    rendered = render(settings, repo_root, staging=staging)
+    _make_folders(settings)
+    try:
+        staging.mkdir(mode=0o700)
+        write_private(staging / settings.secrets_conf.name, rendered.secrets_conf)
+        write_atomic(staging / settings.corpus_conf.name, rendered.staged_corpus_conf)
+        write_atomic(staging / settings.nginx_conf.name, rendered.staged_nginx_conf)
+        test_config(settings.prefix, staging / settings.nginx_conf.name)
+    except RenderError as exc:  # nginx names the staged files: name the ones the operator knows
+        raise RenderError(f"{str(exc).replace(os.fspath(staging), os.fspath(conf_dir))}\n"
+                          f"{conf_dir} left unchanged") from None
+    except OSError as exc:
+        raise RenderError(f"{exc.filename or staging}: cannot stage the configuration: {exc.strerror}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return rendered
 
 
 # ----------------------------------------------------------------------------------------------- CLI

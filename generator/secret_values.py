@@ -16,6 +16,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from generator.atomic_file import FileWriteError, write_atomic
 from generator.errors import GeneratorError
 
 MIN_LENGTH = 16
@@ -88,12 +89,20 @@ def read_secret_file(path: Path, repo_root: Path | None = None) -> list[str]:
         info = path.stat()
     except FileNotFoundError:
         raise SecretError(f"{path}: secret file not found") from None
+    except OSError as exc:
+        raise SecretError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
     if not stat.S_ISREG(info.st_mode):
         raise SecretError(f"{path}: not a regular file")
     if info.st_mode & 0o077:
         raise SecretError(f"{path}: mode {stat.S_IMODE(info.st_mode):04o} lets others read the secret; "
                           f"run: chmod 600 {path}")
-    return parse_secrets(path.read_text("utf-8"), str(path))
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:  # the error holds the bytes around the fault: a piece of a secret, never shown
+        raise SecretError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise SecretError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
+    return parse_secrets(text, str(path))
 
 
 def read_secret_env(name: str, environ: dict[str, str] | None = None) -> list[str]:
@@ -112,17 +121,11 @@ def read_secret_env(name: str, environ: dict[str, str] | None = None) -> list[st
 
 def write_private(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` with mode 0600 from the first byte (never briefly world-readable)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FileWriteError(exc.errno, exc.strerror or str(exc), os.fspath(path.parent)) from None
+    write_atomic(path, text, mode=0o600)
 
 
 def new_secret() -> str:

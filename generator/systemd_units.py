@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import pwd
 import re
 import shlex
@@ -33,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+
+from generator.atomic_file import write_atomic
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "deploy" / "systemd"
 RUNBOOK = Path(__file__).resolve().parent.parent / "docs" / "operating.md"
@@ -197,12 +198,13 @@ def cmd_render_systemd(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(text)
         return 0
-    args.output.mkdir(parents=True, exist_ok=True)
+    try:
+        args.output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"corpus render-systemd: {args.output}: cannot create the folder: {exc.strerror}", file=sys.stderr)
+        return 1
     target = args.output / settings.unit_name
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, "utf-8")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, target)
+    write_atomic(target, text, mode=0o644)
     print(f"corpus render-systemd: wrote {target}; then: systemctl daemon-reload && systemctl enable --now "
           f"{settings.unit_name.replace('@.', '@1.')}", file=sys.stderr)
     return 0

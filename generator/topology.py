@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from generator.atomic_file import write_atomic
 from generator.nginx_process import NginxProcess
 from generator.nginx_render import render_and_write
 from generator.nginx_settings import RenderError, Settings
@@ -138,9 +139,7 @@ class Topology:
                              for p in self.replicas]}
 
     def write_state(self, path: Path) -> None:
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(json.dumps(self.state(), indent=2) + "\n", "utf-8")
-        tmp.replace(path)
+        write_atomic(path, json.dumps(self.state(), indent=2) + "\n")
 
     def with_root(self, root: Path) -> Topology:
         """The same topology serving another build root (a release): used to re-render, not to start."""

@@ -47,6 +47,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from generator.atomic_file import write_atomic, write_new
 from generator.errors import BuildLocked, GeneratorError, TreeWriteError
 
 LOCK_FILE = ".corpus.lock"
@@ -108,10 +109,7 @@ class Journal:
 
     def write(self, root: Path) -> None:
         """Replace the journal in one rename: a reader finds the previous state or this one, whole."""
-        path = root / TXN_DIR / JOURNAL_FILE
-        temporary = path.with_name(JOURNAL_FILE + ".new")
-        write_file(temporary, self.to_bytes(), exclusive=False)
-        os.replace(temporary, path)
+        write_atomic(root / TXN_DIR / JOURNAL_FILE, self.to_bytes(), mode=FILE_MODE)
 
 
 # --------------------------------------------------------------------------------------- modes and writes
@@ -129,23 +127,10 @@ def make_dir(path: str | Path) -> None:
         os.chmod(path, DIR_MODE)
 
 
-_CREATE = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
-
-
 def write_file(path: str | Path, data: bytes, *, exclusive: bool = True, fix_mode: bool | None = None) -> None:
     """Write ``data`` to a new file of mode 0644 whatever the umask; a short write is retried, never kept."""
-    flags = _CREATE | (os.O_EXCL if exclusive else os.O_TRUNC)
-    fd = os.open(path, flags, FILE_MODE)
-    try:
-        if fix_mode if fix_mode is not None else _umask() & FILE_MODE:
-            os.fchmod(fd, FILE_MODE)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    except OSError as exc:  # os.write's error names no file: name it, the message needs it
-        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
-    finally:
-        os.close(fd)
+    write_new(path, data, FILE_MODE, exclusive=exclusive,
+              fix_mode=fix_mode if fix_mode is not None else bool(_umask() & FILE_MODE))
 
 
 def write_tree(target: Path, files: dict[str, bytes]) -> None:

@@ -170,3 +170,106 @@ def test_prefix_commands_verify_build_and_reload(builds: tuple[Path, Path], work
         assert f"{target}: bytes differ" in capsys.readouterr().err
     finally:
         topology.stop()
+
+
+# ------------------------------------------------------------------ releases that never leave a half-state
+
+def test_releases_must_be_a_folder(builds: tuple[Path, Path], work: Path,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    a, _b = builds
+    (work / "file").write_text("x")
+    for path in ("/dev/null", str(work / "file")):
+        assert main(["release", "--root", str(a), "--releases", path]) == 1
+        assert capsys.readouterr().err == (f"corpus release: {Path(path).resolve()}: not a folder (--releases "
+                                           "names the folder that holds the releases)\n")
+    assert (work / "file").read_text() == "x"
+
+
+def test_an_install_that_loses_the_race_uses_the_winners_identical_copy(builds: tuple[Path, Path],
+                                                                         work: Path) -> None:
+    """Two installs of one build at once: the second rename finds the target already there. A real
+    second install runs at that very moment (placed by an audit hook on the first one's rename)."""
+    import sys
+
+    from generator.release import install
+
+    a, _b = builds
+    releases = work / "releases"
+    pid = os.fork()
+    if pid == 0:  # the child: its audit hook dies with it
+        try:
+            raced: list[bool] = []
+
+            def hook(event: str, args: tuple[object, ...]) -> None:
+                if event == "os.rename" and ".install-" in str(args[0]) and not raced:
+                    raced.append(True)
+                    install(a, releases)  # the other run wins the rename
+
+            sys.addaudithook(hook)
+            target = install(a, releases)
+            ok = raced and target == releases / _hash(a) and sorted(os.listdir(releases)) == [_hash(a)]
+            os._exit(0 if ok else 4)
+        except BaseException:
+            os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+    assert _bodies(releases / _hash(a)) == _bodies(a)
+
+
+def _replica_prefix(root: Path, work: Path, *source: str) -> Path:
+    prefix = work / "prefix"
+    assert main(["render-nginx", "--root", str(root), "--prefix", str(prefix), "--port", "18182", *source]) == 0
+    return prefix
+
+
+def test_a_prefix_that_cannot_take_the_release_stops_it_before_the_switch(
+        builds: tuple[Path, Path], work: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = builds
+    releases = work / "releases"
+    assert main(["release", "--root", str(a), "--releases", str(releases)]) == 0
+    capsys.readouterr()
+    # a prefix that does not exist
+    assert main(["release", "--root", str(b), "--releases", str(releases), "--prefix", "/nonexistent"]) == 1
+    err = capsys.readouterr().err
+    assert "--prefix /nonexistent: /nonexistent/conf/settings.json not found" in err
+    assert os.readlink(releases / "current") == _hash(a) and not (releases / "previous").exists()
+    # a prefix rendered with --secret-env, the variable gone when the release re-renders it
+    monkeypatch.setenv("CORPUS_TEST_RELEASE_SECRET", new_secret())
+    prefix = _replica_prefix(releases / "current", work, "--secret-env", "CORPUS_TEST_RELEASE_SECRET")
+    conf = {p.name: p.read_bytes() for p in (prefix / "conf").iterdir()}
+    monkeypatch.delenv("CORPUS_TEST_RELEASE_SECRET")
+    assert main(["release", "--root", str(b), "--releases", str(releases), "--prefix", str(prefix)]) == 1
+    err = capsys.readouterr().err
+    assert f"--prefix {prefix}: $CORPUS_TEST_RELEASE_SECRET is not set" in err
+    assert os.readlink(releases / "current") == _hash(a) and not (releases / "previous").exists()
+    assert {p.name: p.read_bytes() for p in (prefix / "conf").iterdir()} == conf
+
+
+def test_a_failure_after_the_switch_rolls_everything_back(builds: tuple[Path, Path], work: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The replica takes the release, then the frontal's files cannot be written (its conf/nginx.conf has
+    become a folder): ``current`` goes back and the replica is rendered and reloaded with the old one."""
+    a, b = builds
+    old, new = _bodies(a), _bodies(b)
+    changed = sorted(p for p in old if p in new and old[p] != new[p])
+    releases = work / "releases"
+    assert main(["release", "--root", str(a), "--releases", str(releases)]) == 0
+    topology = start_topology(work, releases / "current", replicas=1)
+    try:
+        replica, frontal = topology.replicas[0].settings, topology.frontals[0].settings
+        frontal.nginx_conf.unlink()
+        frontal.nginx_conf.mkdir()  # the running frontal does not care; writing its new config will fail
+        context, secret = tls_context(topology.tls.ca), topology_secret(topology)
+        capsys.readouterr()
+        assert main(["release", "--root", str(b), "--releases", str(releases), "--prefix", str(replica.prefix),
+                     "--prefix", str(frontal.prefix)]) == 1
+        err = capsys.readouterr().err
+        assert f"{frontal.nginx_conf}: cannot write: Is a directory" in err
+        assert f"rolled back: current is {_hash(a)} again" in err
+        assert os.readlink(releases / "current") == _hash(a) and not (releases / "previous").exists()
+        for path in changed:
+            assert fetch(topology.frontal_addresses, path, secret, context).body == old[path]
+        assert json.loads(replica.settings_file.read_text())["manifest_hash"] == _hash(a)
+    finally:
+        topology.stop()

@@ -121,6 +121,24 @@ def test_role_and_root_read_from_the_rendered_prefix(rendered_prefix: Path, tmp_
     assert oct((tmp_path / "corpus-replica.service").stat().st_mode & 0o777) == "0o644"
 
 
+@pytest.mark.parametrize("case", ["output under a file", "unit name is a folder"])
+def test_an_output_that_cannot_be_written_is_one_line(rendered_prefix: Path, tmp_path: Path, case: str,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("x")
+    if case == "output under a file":
+        output = tmp_path / "file" / "units"
+        expected = f"corpus render-systemd: {output}: cannot create the folder: Not a directory\n"
+    else:
+        output = tmp_path / "units"
+        (output / "corpus-replica.service").mkdir(parents=True)
+        expected = (f"corpus render-systemd: {output / 'corpus-replica.service'}: cannot write: Is a "
+                    "directory\n")
+    assert main(["render-systemd", "--prefix", str(rendered_prefix), "--output", str(output)]) == 1
+    assert capsys.readouterr().err.endswith(expected)
+    assert (tmp_path / "file").read_text() == "x"
+    assert not [p for p in tmp_path.rglob("*.tmp")]
+
+
 def test_unit_commands_run_against_a_rendered_prefix(rendered_prefix: Path) -> None:
     text = unit("replica", str(rendered_prefix))
     nginx_test = shlex.split(values(text, "ExecStartPre")[-1])

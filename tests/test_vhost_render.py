@@ -354,3 +354,58 @@ def test_frontal_from_the_command_line(snapshot: Path, work: Path, capsys: pytes
     saved = json.loads((work / "frontal" / "conf" / "settings.json").read_text())
     assert saved["role"] == "frontal"
     assert saved["upstreams"] == ["127.0.0.2:18081", "127.0.0.3:18081", "[::1]:18081"]
+
+
+# --------------------------------------------------------------------- a refused config never goes live
+
+def test_a_refused_config_leaves_the_previous_conf_intact(snapshot: Path, work: Path) -> None:
+    """``nginx -t`` judges the staged files before conf/ changes: after a refusal conf/ holds the previous,
+    accepted files byte for byte, and no staging folder is left behind."""
+    from generator.nginx_render import render_and_write
+
+    settings = _settings(snapshot, work)
+    render_and_write(settings, None)
+    before = {p.name: p.read_bytes() for p in settings.conf_dir.iterdir()}
+    bad = work / "bad.conf"
+    bad.write_text("not_a_directive on;\n")
+    with pytest.raises(RenderError) as caught:
+        render_and_write(replace(settings, extra_server_include=bad), None)
+    assert {p.name: p.read_bytes() for p in settings.conf_dir.iterdir()} == before
+    assert 'unknown directive "not_a_directive"' in str(caught.value)
+    assert f"{settings.conf_dir.resolve()} left unchanged" in str(caught.value)
+    assert ".staging-" not in str(caught.value)
+    result = subprocess.run(nginx_command(settings.prefix, "-t"), capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_written_config_includes_conf_not_the_staging_folder(snapshot: Path, work: Path) -> None:
+    from generator.nginx_render import render_and_write
+
+    settings = _settings(snapshot, work)
+    render_and_write(settings, None)
+    conf = settings.conf_dir.resolve()
+    assert f"include {quote_path(conf / 'corpus.conf')};" in settings.nginx_conf.read_text()
+    assert f"include {quote_path(conf / 'corpus-secrets.conf')};" in settings.corpus_conf.read_text()
+    assert ".staging-" not in settings.nginx_conf.read_text() + settings.corpus_conf.read_text()
+
+
+# ------------------------------------------------------------------------ a secret file that is not text
+
+@pytest.mark.parametrize("case", ["not utf-8", "unreadable"])
+def test_a_secret_file_that_cannot_be_read_is_one_line_without_its_bytes(
+        snapshot: Path, work: Path, case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    secret = new_secret()
+    path = work / "secret"
+    if case == "not utf-8":
+        write_private(path, "")
+        path.write_bytes(secret[:20].encode() + b"\xff\xfe" + secret[20:].encode() + b"\n")
+        expected = f"{path}: not UTF-8 text"
+    else:
+        path = work / "file" / "secret"  # a path under a file: ENOTDIR, whoever runs the test
+        (work / "file").write_text("x")
+        expected = f"{path}: cannot read: Not a directory"
+    code = main(["render-nginx", "--root", str(snapshot), "--prefix", str(work / "prefix"), "--port", "18099",
+                 "--secret-file", str(path)])
+    err = capsys.readouterr().err
+    assert code == 1 and err == f"corpus render-nginx: {expected}\n"
+    assert secret[:8] not in err and secret[-8:] not in err and "\\x" not in err

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from generator.atomic_file import write_atomic
 from generator.score.inputs import ScoreInputError, ScoreRefused
 from generator.score.render import render_table, report_bytes
 from generator.score.track import DuplicateTask, score_submissions
@@ -55,17 +54,6 @@ def submission_files(paths: list[Path]) -> list[Path]:
     return files
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or Path("."))
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def cmd_score(args: argparse.Namespace) -> int:
     try:
         files = submission_files(args.submissions)
@@ -97,7 +85,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         stray["fichier"] = str(files[stray["index"]])
     sys.stdout.write(render_table(report))
     if args.json:
-        _write_atomically(args.json, report_bytes(report))
+        write_atomic(args.json, report_bytes(report))
     return 0
 
 

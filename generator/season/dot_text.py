@@ -15,13 +15,13 @@ answers ``existe: false``, ``appel`` when the reference reading fetches it, ``fo
 from __future__ import annotations
 
 import html
-import os
 import shutil
 import subprocess
 import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 
+from generator.atomic_file import write_atomic
 from generator.season.drawing import (
     GROUP_AGREES,
     GROUP_MESURES,
@@ -189,16 +189,12 @@ def dot_program() -> str:
 def render(dot: str, fmt: str, dest: Path) -> None:
     """Run ``dot`` on the text and put its output at ``dest`` (mode 0600: the picture reveals the key),
     renamed into place only once complete."""
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     try:
-        result = subprocess.run([dot_program(), f"-T{fmt}", "-o", os.fspath(tmp)], input=dot.encode("utf-8"),
+        result = subprocess.run([dot_program(), f"-T{fmt}"], input=dot.encode("utf-8"),
                                 capture_output=True, timeout=DOT_TIMEOUT, check=False)
-        if result.returncode != 0:
-            raise DotError(f"dot failed on {dest.name} (exit {result.returncode}): "
-                           f"{result.stderr.decode('utf-8', 'replace').strip()}")
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, dest)
     except subprocess.TimeoutExpired:
         raise DotError(f"dot did not finish {dest.name} within {DOT_TIMEOUT} s") from None
-    finally:
-        tmp.unlink(missing_ok=True)
+    if result.returncode != 0:
+        raise DotError(f"dot failed on {dest.name} (exit {result.returncode}): "
+                       f"{result.stderr.decode('utf-8', 'replace').strip()}")
+    write_atomic(dest, result.stdout, mode=0o600)
