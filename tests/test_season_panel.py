@@ -130,11 +130,11 @@ def test_a_link_without_its_equivalent_forms_fails_the_agents_that_use_them(
 
 def test_a_tamper_expectation_that_does_not_hold_is_reported() -> None:
     """The abuser check itself: an assertion that stayed étayée where 'valeur' was expected."""
-    row = Row("valeur-fausse", "abus", {"overclaim": {"non_etayees": 0}, "taches": [
+    row = Row("valeur-fausse", "abus", [], {"overclaim": {"non_etayees": 0}, "taches": [
         {"tache": "conf-01", "statut": "rendue", "assertions": [{"statut": "etayee", "cause": None}]}]})
     _expect_tamper(row, "non_etayee:valeur")
     assert row.problems == ["conf-01: first assertion etayee, expected non_etayee:valeur"]
-    row = Row("doublon", "abus", {"overclaim": {"non_etayees": 0}, "taches": [
+    row = Row("doublon", "abus", [], {"overclaim": {"non_etayees": 0}, "taches": [
         {"tache": "conf-02", "statut": "rendue", "assertions": []}]})
     _expect_tamper(row, "rejetee_entree")
     assert row.problems == ["conf-02: statut rendue, expected rejetee_entree"]

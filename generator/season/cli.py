@@ -13,8 +13,9 @@ from generator.season.artifacts import write_artifacts
 from generator.season.checks import ALL_SHORTCUTS, SeasonReport, check_season
 from generator.season.evaluator import REFERENCE, Evaluation, evaluate
 from generator.season.founding import TOUS, fonde_par, founding_facts
+from generator.season.key_output import key_output_dir
 from generator.season.model import KEY_FILE, Season, load_season
-from generator.season.panel import panel_problems, print_panel, run_panel
+from generator.season.panel import panel_problems, print_panel, run_panel, write_submissions
 from generator.season.reader import CorpusReader
 
 STRATEGIES = {s.name: s for s in (REFERENCE, *ALL_SHORTCUTS)}
@@ -118,12 +119,18 @@ def cmd_check_season(args: argparse.Namespace) -> int:
     season = season_or_exit(args.root)
     reader = built_reader(args.root)
     where = Location(f"season_src/{KEY_FILE}")
+    panel_dir = None if args.write_panel is None else key_output_dir(
+        args.root, args.write_panel, Path(), "the panel's submissions", "--write-panel")
     report = check_season(season, reader, where)
     print_report(report)
     if not report.problems:  # the panel scores against a key the rule has proven
         rows = run_panel(args.root, season, report, reader)
         print_panel(rows, sys.stdout)
         report.problems += panel_problems(rows, where)
+        if panel_dir is not None:
+            count = write_submissions(rows, panel_dir)
+            print(f"corpus check-season: {count} submissions of {len(rows)} agents written under {panel_dir}; "
+                  f"replay one with: corpus score {panel_dir}/<agent>", file=sys.stderr)
     for problem in report.problems:
         print(problem, file=sys.stderr)
     status = "FAILED" if report.problems else "passed"
@@ -171,6 +178,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "the manifest's hashes. Prints the task and panel tables; exit 1 with one "
                                    "line per problem.")
     add_root_options(p)
+    p.add_argument("--write-panel", metavar="DIR",
+                   help="also write each panel agent's submissions as DIR/<agent>/<task>.json (spec §4), for "
+                        "'corpus score DIR/<agent>' to replay; they reveal the key: DIR must be under run/ or "
+                        "outside the repository")
     p.set_defaults(func=cmd_check_season)
 
     p = sub.add_parser("build-season", help="compile season_src/ into season/taches.json and season/cle.json",

@@ -15,45 +15,17 @@ from generator.season.cli import built_reader, season_or_exit
 from generator.season.dot_text import DotError, dot_program, render, to_dot
 from generator.season.drawing import TaskDrawing, draw_task
 from generator.season.graph_index import index_html
+from generator.season.key_output import RUN, OutputRefused, key_output_dir
 from generator.secret_values import write_private
 
-RUN = "run"  # git-ignored, never served or compiled
 DEFAULT_OUT = Path(RUN) / "graphs"
 INDEX = "index.html"
 USAGE_ERROR = 2
 
 
-class OutputRefused(ValueError):
-    """An ``--out`` that would put the key's pictures where they can be served, compiled or committed."""
-
-
-def output_dir(root: Path, out: str | None) -> Path:
-    """The folder to write: ``--out`` (relative to the current directory) or ``ROOT/run/graphs``.
-
-    Allow-list, not deny-list: inside the repository only a folder strictly under ``ROOT/run/`` is
-    accepted (it is git-ignored); anything else in the tree (the root itself, ``releases/``, ``docs/``,
-    the sources, ``build/``...) is refused, because the pictures reveal the sealed key. A folder outside
-    the repository is the user's own. Paths are resolved, symlinks followed, before judging.
-    """
-    if out is not None and not out.strip():
-        raise OutputRefused("--out '': empty folder name; give a folder under run/ or outside the repository")
-    target = (Path(out) if out is not None else root / DEFAULT_OUT).resolve()
-    top = root.resolve()
-    run = top / RUN
-    if target.is_relative_to(top) and not (target.is_relative_to(run) and target != run):
-        rel = target.relative_to(top)
-        where = "the repository root" if rel == Path(".") else f"{rel.parts[0]}/ of the repository"
-        raise OutputRefused(f"--out {out or target}: resolves to {target}, inside {where} ({top}); the "
-                            f"pictures reveal the key: use a folder under {RUN}/ (git-ignored) or outside "
-                            "the repository")
-    if target.exists() and not target.is_dir():
-        raise OutputRefused(f"--out {out or target}: exists and is not a folder")
-    return target
-
-
 def cmd_graph(args: argparse.Namespace) -> int:
     try:
-        out = output_dir(args.root, args.out)
+        out = key_output_dir(args.root, args.out, DEFAULT_OUT, "the pictures")
     except OutputRefused as exc:
         print(f"corpus graph: {exc}", file=sys.stderr)
         return USAGE_ERROR

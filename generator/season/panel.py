@@ -18,6 +18,7 @@ reference reading, or a shortcut) and never reads the key:
 
 from __future__ import annotations
 
+import json
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from generator import resource_types as col
+from generator.atomic_file import write_atomic
 from generator.errors import Location, Problem
 from generator.season.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
 from generator.season.checks import SeasonReport, TaskReport
@@ -71,8 +73,11 @@ Builder = Callable[[Context], tuple[str, Claims]]
 
 @dataclass
 class Row:
+    """One agent of the panel: its §4 submissions, and the corpus-score/1 report they were given."""
+
     name: str
     kind: str
+    submissions: list[dict[str, Any]]
     report: dict[str, Any]
     problems: list[str] = field(default_factory=list)
 
@@ -197,10 +202,10 @@ def wrong_value(value: Any) -> Any:
 
 # -- running it -----------------------------------------------------------------------------------------
 
-def _score(root: Path, submissions: list[dict[str, Any]]) -> dict[str, Any]:
+def _row(name: str, kind: str, root: Path, submissions: list[dict[str, Any]]) -> Row:
     from generator.score import score_submissions
 
-    return score_submissions(submissions, root=root)
+    return Row(name, kind, submissions, score_submissions(submissions, root=root))
 
 
 def _submissions(root: Path, contexts: list[Context], build: Builder) -> list[dict[str, Any]]:
@@ -332,7 +337,7 @@ def _run(root: Path, season: Season, report: SeasonReport, reader: CorpusReader)
     best = max((sum(e.verdict == v for e in season.key.values()) for v in ("conforme", "non_conforme",
                                                                          "indeterminable")), default=0)
     for name, build in HONEST.items():
-        row = Row(name, "honnête", _score(root, _submissions(root, honest, build)))
+        row = _row(name, "honnête", root, _submissions(root, honest, build))
         excused = EXCEPTIONS.get(name, {})  # tasks a cited season defect lets it fail (independent.py)
         failing = [t for t in row.report["taches"] if not t["reussie"] and t["tache"] not in excused]
         if failing or row.report["overclaim"]["non_etayees"]:
@@ -342,7 +347,7 @@ def _run(root: Path, season: Season, report: SeasonReport, reader: CorpusReader)
         rows.append(row)
     for strategy in ALL_SHORTCUTS:
         contexts = _contexts(report, reader, strategy)
-        row = Row(strategy.name, "raccourci", _score(root, _submissions(root, contexts, links_first)))
+        row = _row(strategy.name, "raccourci", root, _submissions(root, contexts, links_first))
         reussies = {t["tache"] for t in row.report["taches"] if t["reussie"]}
         wrong = {c.task_id for c in contexts if season.key.get(c.task_id) is not None
                  and c.evaluation.verdict != season.key[c.task_id].verdict}
@@ -351,21 +356,33 @@ def _run(root: Path, season: Season, report: SeasonReport, reader: CorpusReader)
         row.problems += [f"{task_id}: its trap task is not failed" for task_id in
                          sorted(set(_trap_tasks(season, strategy)) & reussies)]
         rows.append(row)
-    row = Row("listes-seules", "abus", _score(root, _submissions(root, honest, list_only)))
+    row = _row("listes-seules", "abus", root, _submissions(root, honest, list_only))
     row.problems += [f"{t['tache']}: {t['statut']}, expected non_rendue or rejetee_cloture"
                      for t in row.report["taches"] if t["statut"] not in ("non_rendue", "rejetee_cloture")]
     rows.append(row)
     for verdict in ("conforme", "non_conforme", "indeterminable"):
-        row = Row(f"remplissage-constant-{verdict}", "abus",
-                  _score(root, _submissions(root, honest, constant_filler(verdict))))
+        row = _row(f"remplissage-constant-{verdict}", "abus", root,
+                   _submissions(root, honest, constant_filler(verdict)))
         if row.report["reussite"] > best:
             row.problems.append(f"réussite {row.report['reussite']} above the best constant answer {best}")
         rows.append(row)
     for name, (kind, expect) in TAMPERS.items():
-        row = Row(name, "abus", _score(root, _tampered(root, honest, kind)))
+        row = _row(name, "abus", root, _tampered(root, honest, kind))
         _expect_tamper(row, expect)
         rows.append(row)
     return rows
+
+
+def write_submissions(rows: list[Row], out: Path) -> int:
+    """Write each agent's submissions as ``OUT/<agent>/<task>.json`` (spec §4), for ``corpus score`` to replay."""
+    written = 0
+    for row in rows:
+        for submission in row.submissions:
+            data = (json.dumps(submission, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+            (out / row.name).mkdir(parents=True, exist_ok=True)
+            write_atomic(out / row.name / f"{submission['task_id']}.json", data)
+            written += 1
+    return written
 
 
 def panel_problems(rows: list[Row], where: Location) -> list[Problem]:
