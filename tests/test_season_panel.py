@@ -8,6 +8,7 @@ smallest way that breaks one promise and asserts the panel says so, on the task 
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -88,6 +89,36 @@ def test_abusers_get_what_the_bareme_promises(rows: dict[str, Row]) -> None:
     for name, statut in (("doublon", "rejetee_entree"), ("au-dela-du-plafond", "rejetee_entree"),
                          ("hors-graphe", "rejetee_cloture"), ("champ-non-probant", "rejetee_cloture")):
         assert {t["statut"] for t in rows[name].report["taches"]} == {statut}, name
+
+
+def test_statuts_instead_of_dates_is_exact_everywhere_and_non_fonde_on_the_conforme_tasks(
+        rows: dict[str, Row], checked: tuple[Season, SeasonReport]) -> None:
+    """Season 1's blind audit: right verdicts, but statuts, list entries and start dates asserted for the
+    satisfied criteria instead of the links and retained end dates the served rule asks."""
+    season, _ = checked
+    row = rows["statuts-au-lieu-des-dates"]
+    assert row.kind == "hors-règle" and row.problems == []
+    report = row.report
+    conforme = {t for t, entry in season.key.items() if entry.verdict == "conforme"}
+    assert conforme and all(t["statut"] == "rendue" and t["verdict_exact"] for t in report["taches"])
+    assert {t["tache"] for t in report["taches"] if not t["fonde"]} == conforme
+    assert report["reussite"] == 10 - len(conforme) and report["overclaim"]["non_etayees"] == 0
+    for t in report["taches"]:
+        if t["tache"] in conforme:
+            missing = {(f["ressource"], f["champ"]) for f in t["faits_manquants"]}
+            assert any(champ == "/date_fin_validite" for _, champ in missing), t["tache"]
+            assert all(a["champ"] not in ("/date_fin_validite", "/agrements", "/attestations")
+                       for a in t["assertions"]), t["tache"]
+
+
+def test_referentiel_serves_the_justification_rule() -> None:
+    """The founding-fact rule is public at the opening: served in /referentiel, frozen with the corpus."""
+    served = json.loads((ROOT / "build" / "referentiel.json").read_text(encoding="utf-8"))
+    text = served["principes"]["justification"]
+    for words in ("date de fin retenue", "nouvelle_date_fin", "les faits de l'un", "tableau entier",
+                  "statut_declaration", "existe: false"):
+        assert words in text, words
+    assert "conf-" not in text
 
 
 # -- failing fixtures ---------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The published rule that derives a task's founding facts (spec §5.7, "verdict fondé") and their
 equivalent forms. The key holds what this rule derives; ``corpus check-season`` fails when they differ.
 
-The rule, as the key's header and docs/season.md state it:
+The rule, as /referentiel serves it in French (``principes.justification``, public at the opening), and
+as the key's header and docs/season.md state it:
 
 1. **Deciding criteria.** All four criteria are read. ``non_conforme``: every criterion established
    false (precedence: a false criterion decides whatever the others are). ``indeterminable``: every

@@ -9,6 +9,10 @@ reference reading, or a shortcut) and never reads the key:
   arrays, filled up to the plafond; own resources first, one fact per decided criterion in turn, then
   filler — and must score 10/10 réussite with 0 overclaim;
 - **shortcut** agents (one per shortcut of the evaluator) must fail every task their reading gets wrong;
+- one **hors-règle** agent, ``statuts-au-lieu-des-dates``, reaches the right verdict everywhere but, for a
+  satisfied criterion, asserts the register's statut, the list entry and the start date instead of the
+  link and the retained end date that ``/referentiel`` (``principes.justification``) asks: it must be
+  non fondé exactly on the conforme tasks and fondé elsewhere, with 0 overclaim (the published rule bites);
 - **abusers** must get what §4, §4.1 and §5.7 promise them: list-only assertions not rendered or
   rejected; true filler at the plafond with a constant verdict at most the best constant answer; a proof
   cited on the wrong resource non étayée (ressource); a wrong value non étayée (valeur); a 403 body an
@@ -34,6 +38,7 @@ from generator.season.evaluator import (
     ALL_SHORTCUTS,
     FAMILY_SHORTCUTS,
     NAMED_SHORTCUTS,
+    VRAI,
     Evaluation,
     Strategy,
     evaluate,
@@ -148,6 +153,53 @@ def own_first(ctx: Context) -> tuple[str, Claims]:
     for rank in range(max((len(g) for g in groups), default=0)):
         turns += [g[rank] for g in groups if rank < len(g)]
     return ctx.evaluation.verdict, fill(turns, filler(ctx, own_only=True), ctx.plafond, ctx.plafond)
+
+
+# -- outside the rule ----------------------------------------------------------------------------------
+
+# What a reader who "shows the document is in order" asserts for a satisfied criterion instead of what
+# the published rule (/referentiel, principes.justification) asks: statuts, list entries and start dates,
+# never the link that attaches the document nor its retained end date.
+NOT_ASSERTED = ("/date_fin_validite", "/nouvelle_date_fin", "/date_effet", "/agrements", "/attestations",
+                "/avenants")
+
+
+def _instead(fact: Fact) -> bool:
+    """Whether the statut-minded reader leaves ``fact`` out: a link (either direction, or the whole array)
+    or a term of the retained end date."""
+    back = (col.collection_of(fact.ressource) in (col.AGREMENTS, col.ATTESTATIONS) and fact.champ == "/entite") \
+        or (col.collection_of(fact.ressource) is col.AVENANTS and fact.champ == "/attestation")
+    return is_link(fact) or back or fact.champ in NOT_ASSERTED
+
+
+def _in_order_rank(fact: Fact) -> int | None:
+    """What shows a document "in order", most telling first: a statut (the register's, the entity's, a
+    declaration's), the list entry's statut, a start date, the rest of the list entry; None otherwise."""
+    listed = col.collection_of(fact.ressource) is col.LISTES_AGREES
+    if fact.champ in ("/statut", "/statut_declaration"):
+        return 0
+    if listed:
+        return 1 if fact.champ.endswith("/statut") else 3
+    return 2 if fact.champ in ("/date_debut", "/date_emission") else None
+
+
+def statuts_instead_of_dates(ctx: Context) -> tuple[str, Claims]:
+    """The right verdict; for each satisfied criterion that decides it, the register's statut, the list
+    entry and the start date the reading met instead of the link and the retained end date (season 1's
+    blind audit on its conforme tasks). A verdict that no satisfied criterion decides (non_conforme,
+    indeterminable) is justified as ``liens-d-abord`` justifies it."""
+    if not any(c.etat == VRAI for c in ctx.evaluation.deciding):
+        return links_first(ctx)
+    groups: list[list[Fact]] = []
+    for criterion in ctx.evaluation.deciding:
+        seen = [f for c, f in ctx.evaluation.read if c == criterion.id and admissible(ctx, f)
+                and not _instead(f) and _in_order_rank(f) is not None]
+        groups.append(sorted(dict.fromkeys(seen), key=_in_order_rank))
+    turns: Claims = []
+    for rank in range(max((len(g) for g in groups), default=0)):
+        turns += [g[rank] for g in groups if rank < len(g)]
+    extra = [f for f in filler(ctx, own_only=True) if not _instead(f)]
+    return ctx.evaluation.verdict, fill(turns, extra, ctx.minimum, ctx.plafond)
 
 
 HONEST: dict[str, Builder] = {
@@ -356,6 +408,19 @@ def _run(root: Path, season: Season, report: SeasonReport, reader: CorpusReader)
         row.problems += [f"{task_id}: its trap task is not failed" for task_id in
                          sorted(set(_trap_tasks(season, strategy)) & reussies)]
         rows.append(row)
+    row = _row("statuts-au-lieu-des-dates", "hors-règle", root,
+               _submissions(root, honest, statuts_instead_of_dates))
+    for t in row.report["taches"]:
+        conforme = season.key[t["tache"]].verdict == "conforme"
+        if t["statut"] != "rendue" or not t["verdict_exact"]:
+            row.problems.append(f"{t['tache']}: {t['statut']}, verdict_exact {t['verdict_exact']}, expected "
+                                "rendue with the exact verdict")
+        elif t["fonde"] == conforme:
+            wanted = "non fondé (satisfied criteria without link and end date)" if conforme else "fondé"
+            row.problems.append(f"{t['tache']}: fondé {t['fonde']}, expected {wanted}")
+    if row.report["overclaim"]["non_etayees"]:
+        row.problems.append("overclaim is not 0")
+    rows.append(row)
     row = _row("listes-seules", "abus", root, _submissions(root, honest, list_only))
     row.problems += [f"{t['tache']}: {t['statut']}, expected non_rendue or rejetee_cloture"
                      for t in row.report["taches"] if t["statut"] not in ("non_rendue", "rejetee_cloture")]
