@@ -121,6 +121,23 @@ def test_referentiel_serves_the_justification_rule() -> None:
     assert "conf-" not in text
 
 
+def test_referentiel_states_one_case_per_decisive_document_in_the_evaluator_order() -> None:
+    """One reading only: each decisive C2/C3 document is decided by one case, the first that applies in
+    the order of ``_Run.c2``/``_Run.c3``; what a satisfying document is checked on is not asked; and the
+    minimum may exceed the founding facts without extra étayées assertions harming the fondé."""
+    served = json.loads((ROOT / "build" / "referentiel.json").read_text(encoding="utf-8"))
+    text = served["principes"]["justification"]
+    assert "les faits du seul cas qui le décide, le premier qui s'applique dans cet ordre" in text
+    cases = ("absent, son existe", "attestation qui liste un avenant absent", "pas encore commencé",
+             "périmé, sa date de fin retenue", "se contredisent", "statut autre que actif",
+             "activité exclue par un avenant en vigueur", "sinon, le document satisfait le critère")
+    positions = [text.find(case) for case in cases]
+    assert -1 not in positions and positions == sorted(positions), dict(zip(cases, positions, strict=True))
+    assert "mais ne sont pas des faits demandés (seuls son lien et sa date de fin retenue le sont)" in text
+    assert "supérieur ou inférieur au nombre de ses faits" in text
+    assert "ne nuisent ni au fondement ni au taux d'overclaim" in text
+
+
 # -- failing fixtures ---------------------------------------------------------------------------------------
 
 

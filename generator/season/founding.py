@@ -15,15 +15,24 @@ as the key's header and docs/season.md state it:
    ``/avenants/<n>``), and the corpus terms of the comparison that decides it. The other term is the
    task's date of examination, activity or entity, or a value of ``/referentiel``, which are no corpus facts.
    - C1: ``/existe`` when the file is absent, else ``/statut``.
-   - C2, C3, per decisive document: absent → its ``/existe``; in force → the retained end date; lapsed
-     → the retained end date; not started → ``/date_debut`` or ``/date_emission``; statut not
-     conforme → ``/statut``; registre and liste des agréés contradicting → the registre's
-     ``/statut``, the list entry's ``/agrement`` (its link to the agrément) and its differing field.
-     The retained end date is the attestation's ``/date_fin_validite``, or, when a prorogation in force
-     replaces it, that avenant's link, ``/date_effet`` and ``/nouvelle_date_fin``. A lapsed attestation
-     adds each listed avenant not yet in force (link and ``/date_effet``); an exclusion in force gives
-     its link, ``/date_effet`` and ``/activite_exclue``; an absent avenant gives its link and its
-     ``/existe``. When one agrément or attestation satisfies the criterion, it alone is decisive.
+   - C2, C3: the decisive documents are, when the criterion is established, the first document that
+     satisfies it in the order the entity's file cites them, and it alone; when it is false, each
+     retained document; when it is not establishable, each cited document that is absent and each
+     retained document that makes it not establishable (a retained document that fails then gives no
+     fact). Each decisive document gives its link and the facts of the one case that decides it, the
+     first that applies in this order: absent → its ``/existe``; an attestation listing an absent
+     avenant → the link and ``/existe`` of each absent avenant it lists; not started → ``/date_debut``
+     or ``/date_emission``; lapsed → the retained end date and, for an attestation, the link and
+     ``/date_effet`` of each avenant it lists that designates it and whose ``/date_effet`` is after the
+     date of examination; an agrément whose registre and liste des agréés contradict each other → the
+     registre's ``/statut`` and, when the list holds an entry for it, that entry's ``/agrement`` and its
+     differing field (``/entite`` if it differs, else ``/statut``); statut other than actif →
+     ``/statut``; the activity excluded by an avenant in force → that avenant's link, ``/date_effet``
+     and ``/activite_exclue`` (the last one applied); otherwise the document satisfies the criterion →
+     the retained end date (its statut, list entry, start date and other avenants are checked, not
+     asked). The retained end date is the document's ``/date_fin_validite``, or, when a prorogation in
+     force replaces it, the link, ``/date_effet`` and ``/nouvelle_date_fin`` of the last one applied.
+     This is the order of ``_Run.c2`` and ``_Run.c3`` in :mod:`generator.season.evaluator`.
    - C4: a match gives the nom, prénoms and date de naissance on both sides; a declaration not
      complete gives each such page's ``/statut_declaration``; an established C4 gives every page's
      ``/statut_declaration``; and each homonym (same nom and prénoms) gives the two dates of birth.
