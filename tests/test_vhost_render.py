@@ -9,6 +9,7 @@ import re
 import shutil
 import stat
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -63,6 +64,25 @@ def test_secret_file_rules(tmp_path: Path) -> None:
         read_secret_file(tmp_path / "missing")
     with pytest.raises(SecretError, match="no secret"):
         parse_secrets("# only a comment\n", "f")
+
+
+def test_oversized_secret_file_is_refused_before_analysis(tmp_path: Path) -> None:
+    """A huge one-line file is refused by its size, without scanning it to word the shape error."""
+    path = tmp_path / "secrets"
+    write_private(path, "x" * (64 * 1024) + "\n")
+    with pytest.raises(SecretError, match=r"secrets: larger than 64 KiB, not a secrets file$"):
+        read_secret_file(path)
+    write_private(path, "# a comment\n" * 5000 + new_secret() + "\n")  # 60 KiB: still a secrets file
+    assert len(read_secret_file(path)) == 1
+
+
+def test_bad_character_hint_is_linear() -> None:
+    """Wording the shape error of a long value takes one scan (130 s for 300 MB before, per character)."""
+    value = "a" * 5_000_000 + "é"
+    started = time.monotonic()
+    with pytest.raises(SecretError, match=r"has 5000001 characters, including U\+00E9\)$"):
+        check_shape(value, "where")
+    assert time.monotonic() - started < 0.5
 
 
 def test_secret_file_must_live_outside_the_repository(tmp_path: Path) -> None:
