@@ -131,6 +131,40 @@ def _secret_values(settings: Settings, repo_root: Path | None) -> list[str]:
         raise RenderError(str(exc)) from None
 
 
+# Folders of the checkout that are served, compiled, hashed or rendered from: a prefix there would put the
+# 0600 secrets include (and logs) where nginx serves them or where git and the manifest see them.
+FORBIDDEN_PREFIX_DIRS = ("build", "manifest", "season", "corpus_src", "season_src", "nginx")
+
+
+def check_prefix(settings: Settings) -> None:
+    """Refuse a prefix inside a served or tracked folder of the checkout (paths resolved, symlinks followed)."""
+    prefix, root = settings.prefix.resolve(), settings.root.resolve()
+    for name in FORBIDDEN_PREFIX_DIRS:
+        if prefix.is_relative_to(root / name):
+            raise RenderError(f"--prefix {settings.prefix}: resolves to {prefix}, inside {name}/ of the checkout "
+                              f"({root}); the secrets include would land there: use a folder under run/ or "
+                              "outside the repository")
+
+
+def check_tls_files(settings: Settings) -> None:
+    """The certificate and key must be readable regular files: nginx -t would word it in four lines."""
+    for option, path in (("--tls-cert", settings.tls_cert), ("--tls-key", settings.tls_key)):
+        if path is None:
+            continue
+        try:
+            mode = path.stat().st_mode
+        except FileNotFoundError:
+            raise RenderError(f"{option} {path}: no such file") from None
+        except OSError as exc:
+            raise RenderError(f"{option} {path}: cannot read: {exc.strerror}") from None
+        if stat.S_ISDIR(mode):
+            raise RenderError(f"{option} {path}: a folder, not a PEM file")
+        if not stat.S_ISREG(mode):
+            raise RenderError(f"{option} {path}: not a regular file")
+        if not os.access(path, os.R_OK):
+            raise RenderError(f"{option} {path}: not readable by this user")
+
+
 def _worker_account(settings: Settings) -> pwd.struct_passwd | None:
     """The workers' account when the master runs as root (else None: nginx could not switch anyway)."""
     if os.geteuid() != 0:
@@ -254,6 +288,8 @@ def render(settings: Settings, repo_root: Path | None = None, *, staging: Path |
         raise RenderError("TLS needs both --tls-cert and --tls-key (or neither, for plain HTTP)")
     if s.role == "frontal" and not s.tls:
         raise RenderError("the frontal terminates TLS: give --tls-cert and --tls-key")
+    check_prefix(s)
+    check_tls_files(s)
     manifest = prove_build(s.root, s.expect_manifest_hash) if s.role == "replica" else Manifest.load(s.root)
     secrets = _secret_values(s, repo_root)
     account = _worker_account(s)

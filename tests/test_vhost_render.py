@@ -286,6 +286,45 @@ def test_render_refuses_a_manifest_without_a_required_systeme_body(snapshot: Pat
         render(_settings(copy, work))
 
 
+@pytest.mark.parametrize("folder", ["build", "manifest", "season", "corpus_src", "season_src", "nginx",
+                                    "link-to-build"])
+def test_prefix_inside_a_served_or_tracked_folder_is_refused(folder: str,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The secrets include must never land in build/ (served) or a tracked folder, even through a symlink."""
+    with build_copy("corpus-render-prefix-") as (root, _manifest):
+        secret_file = root.parent / "secret"
+        write_private(secret_file, new_secret() + "\n")
+        (root / "link-to-build").symlink_to(root / "build")
+        before = sorted(p.relative_to(root) for p in root.rglob("*"))
+        prefix = root / folder / "p"
+        code = main(["render-nginx", "--root", str(root), "--prefix", str(prefix), "--port", "18099",
+                     "--secret-file", str(secret_file)])
+        err = capsys.readouterr().err
+        inside = "build" if folder == "link-to-build" else folder
+        assert code == 1 and err.count("\n") == 1 and f"inside {inside}/ of the checkout" in err
+        assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+        assert main(["render-nginx", "--root", str(root), "--prefix", str(root / "run" / "p"), "--port", "18099",
+                     "--secret-file", str(secret_file)]) == 0  # run/ (serve's default) stays usable
+
+
+@pytest.mark.parametrize("case", ["folder", "missing", "unreadable"])
+def test_tls_files_that_are_not_readable_files_are_one_line(
+        snapshot: Path, work: Path, case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    tls = make_local_tls(work / "tls", ["127.0.0.1"])
+    key = {"folder": work / "tls", "missing": work / "none.pem", "unreadable": work / "locked.pem"}[case]
+    if case == "unreadable":
+        key.write_text("x")
+        os.chmod(key, 0)
+        if os.access(key, os.R_OK):
+            pytest.skip("root reads any file")
+    settings = _settings(snapshot, work)
+    code = main(["render-nginx", "--root", str(snapshot), "--prefix", str(settings.prefix), "--port", "18099",
+                 "--secret-file", str(settings.secret_file), "--tls-cert", str(tls.cert), "--tls-key", str(key)])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and err.startswith(f"corpus render-nginx: --tls-key {key}: "), err
+    assert not settings.prefix.exists()
+
+
 def test_cli_reports_bad_secret_file_without_quoting_it(snapshot: Path, work: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     secret_file = work / "secret"
