@@ -18,6 +18,7 @@ from typing import NoReturn, TextIO
 from generator.errors import CorpusError, FrozenMismatch, GeneratorError, Severity, os_error_text
 from generator.freeze import BAREME_FILE, RECORD, check_freeze, freeze
 from generator.manifest import BUILD_DIR, Manifest
+from generator.path_checks import path_mode
 from generator.pipeline import build, check
 from generator.resource_types import DEFAULT_BASE_URL
 from generator.transaction import reading
@@ -38,13 +39,9 @@ class OneLineParser(argparse.ArgumentParser):
 def root_folder(value: str) -> Path:
     """``--root``'s type: an existing folder, so that a file given by mistake is named as such."""
     path = Path(value)
-    try:
-        if not stat.S_ISDIR(path.stat().st_mode):
-            raise argparse.ArgumentTypeError(f"{value}: not a folder")
-    except FileNotFoundError:
-        raise argparse.ArgumentTypeError(f"{value}: no such folder") from None
-    except OSError as exc:
-        raise argparse.ArgumentTypeError(f"{value}: cannot read: {exc.strerror or type(exc).__name__}") from None
+    mode = path_mode(path, lambda why: argparse.ArgumentTypeError(f"{value}: {why}"), "no such folder")
+    if not stat.S_ISDIR(mode):
+        raise argparse.ArgumentTypeError(f"{value}: not a folder")
     return path
 
 

@@ -41,6 +41,7 @@ from generator.nginx_settings import (
 )
 from generator.nginx_syntax import NginxSyntaxError, needs_dollar, quote_path, quote_regex, quote_text
 from generator.output import body_bytes
+from generator.path_checks import path_mode
 from generator.secret_values import (
     SecretError,
     nginx_map_entries,
@@ -151,18 +152,14 @@ def check_tls_files(settings: Settings) -> None:
     for option, path in (("--tls-cert", settings.tls_cert), ("--tls-key", settings.tls_key)):
         if path is None:
             continue
-        try:
-            mode = path.stat().st_mode
-        except FileNotFoundError:
-            raise RenderError(f"{option} {path}: no such file") from None
-        except OSError as exc:
-            raise RenderError(f"{option} {path}: cannot read: {exc.strerror}") from None
+        where = f"{option} {path}"
+        mode = path_mode(path, lambda why, where=where: RenderError(f"{where}: {why}"), "no such file")
         if stat.S_ISDIR(mode):
-            raise RenderError(f"{option} {path}: a folder, not a PEM file")
+            raise RenderError(f"{where}: a folder, not a PEM file")
         if not stat.S_ISREG(mode):
-            raise RenderError(f"{option} {path}: not a regular file")
+            raise RenderError(f"{where}: not a regular file")
         if not os.access(path, os.R_OK):
-            raise RenderError(f"{option} {path}: not readable by this user")
+            raise RenderError(f"{where}: not readable by this user")
 
 
 def _worker_account(settings: Settings) -> pwd.struct_passwd | None:
