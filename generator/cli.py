@@ -10,13 +10,15 @@ import argparse
 import importlib
 import json
 import os
+import stat
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from generator.errors import CorpusError, FrozenMismatch, GeneratorError, Severity, os_error_text
 from generator.freeze import BAREME_FILE, RECORD, check_freeze, freeze
 from generator.manifest import BUILD_DIR, Manifest
+from generator.path_checks import path_mode
 from generator.pipeline import build, check
 from generator.resource_types import DEFAULT_BASE_URL
 from generator.transaction import reading
@@ -27,9 +29,25 @@ _TOOL_MODULES: tuple[str, ...] = ("generator.nginx_render", "generator.serve", "
                                   "generator.log_report", "generator.systemd_units")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line naming the command and the argument (no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (--help for usage)\n")
+
+
+def root_folder(value: str) -> Path:
+    """``--root``'s type: an existing folder, so that a file given by mistake is named as such."""
+    path = Path(value)
+    mode = path_mode(path, lambda why: argparse.ArgumentTypeError(f"{value}: {why}"), "no such folder")
+    if not stat.S_ISDIR(mode):
+        raise argparse.ArgumentTypeError(f"{value}: not a folder")
+    return path
+
+
 def add_root_options(parser: argparse.ArgumentParser) -> None:
     """``--root``: the checkout holding corpus_src/, build/ and manifest/ (default: current directory)."""
-    parser.add_argument("--root", type=Path, default=Path.cwd(),
+    parser.add_argument("--root", type=root_folder, default=Path.cwd(),
                         help="project folder holding corpus_src/, build/ and manifest/ (default: .)")
 
 
@@ -113,7 +131,7 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(
+    top = OneLineParser(
         prog="corpus",
         description="Compile, check and serve the frozen PROVE IT conformité corpus. Authors edit "
                     "corpus_src/, run 'corpus check', then 'corpus build', and commit build/ and manifest/ "

@@ -6,6 +6,7 @@ order of the record kind's schema. Source-only fields (``id``, ``incoherence_vou
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,9 +21,15 @@ from generator.text_policy import cut
 from generator.validate import Index
 
 # What the catalogue and the request hashes may be built on: scheme, host, optional port and path prefix;
-# no user, query, fragment, space, control character or trailing slash (the CLI strips one).
-_BASE_URL = re.compile(r"https?://(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?"
-                       r"(?:/[A-Za-z0-9._~-]+)*")
+# no user, query, fragment, space, control character or trailing slash (the CLI strips one). The parts
+# are then checked one by one: two spellings of one URL (:08080 and :8080) would hash differently.
+_BASE_URL = re.compile(r"https?://(?P<host>[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::(?P<port>[0-9]+))?"
+                       r"(?P<path>(?:/[A-Za-z0-9._~-]+)*)")
+_DNS_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
+_BASE_URL_FORM = ("write scheme://host[:port][/prefix] (http or https, no user, query, fragment, space or "
+                  "trailing slash)")
 ABSENT_MESSAGE = "Aucune ressource de cette collection ne porte ce chemin dans le corpus."
 
 
@@ -80,10 +87,34 @@ def _page_bodies(record: Record) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def check_base_url(base_url: str) -> list[Problem]:
     """The base URL is served in the catalogue and hashed by the proxy: refuse what no client would send."""
-    if _BASE_URL.fullmatch(base_url):
+    why = _base_url_fault(base_url)
+    if why is None:
         return []
-    return [Problem(Location("--base-url"), "", f"{cut(base_url)} is not a base URL: write scheme://host[:port]"
-                    "[/prefix] (http or https, no user, query, fragment, space or trailing slash)")]
+    return [Problem(Location("--base-url"), "", f"{cut(base_url)} is not a base URL: {why}")]
+
+
+def _base_url_fault(base_url: str) -> str | None:
+    """What is wrong with a base URL, or None: one spelling per URL, as a browser would normalise it."""
+    parts = _BASE_URL.fullmatch(base_url)
+    if parts is None:
+        return _BASE_URL_FORM
+    host, port, path = parts["host"], parts["port"], parts["path"]
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            return "the host in brackets is not an IPv6 address"
+    elif host.replace(".", "").isdigit():
+        if not _IPV4.fullmatch(host):
+            return "the host is not an IPv4 address (four numbers 0 to 255, no leading zero)"
+    elif len(host) > 253 or not all(_DNS_LABEL.fullmatch(label) for label in host.split(".")):
+        return ("the host is not a DNS name (labels of 1 to 63 letters, digits or hyphens, not starting or "
+                "ending with a hyphen, 253 characters in all)")
+    if port is not None and (port.startswith("0") or not 1 <= int(port) <= 65535):
+        return f"port {cut(port)} is not 1 to 65535 written without a leading zero"
+    if any(segment in (".", "..") for segment in path.split("/")):
+        return "the path has a '.' or '..' segment"
+    return None
 
 
 def compile_documents(sources: Sources, index: Index, base_url: str) -> list[Document]:

@@ -51,6 +51,10 @@ OTHERS = "(others)"
 _PROXY_CAUSES = {403: "the proxy did not send an accepted secret",
                  400: "the proxy's requests were refused as malformed"}
 GZIP_MAGIC = b"\x1f\x8b"
+# Access logs compress 10 to 30 times; deflate's ceiling is about 1000. Past its first 64 MiB, a gzip
+# file that has expanded more than 200 times its compressed size is reported as a bomb and skipped.
+MAX_GZIP_RATIO = 200
+GZIP_RATIO_FREE = 64 * 1024 * 1024
 
 
 class LogReportError(GeneratorError):
@@ -165,29 +169,86 @@ def _open(path: Path) -> Iterator[BinaryIO]:
             yield raw
 
 
-def read_lines(path: Path, problem: Callable[[int, str], None]) -> Iterator[tuple[int, bytes]]:
+def read_lines(path: Path, problem: Callable[[int, str], None],
+               blank: Callable[[int, int], None] | None = None) -> Iterator[tuple[int, bytes]]:
     """(line number, line) of one file, streamed, each line at most ``MAX_LINE_BYTES``.
 
     A longer line (not something nginx writes: its header buffers are 8k) is skipped and reported, so
     that a file without newlines cannot fill the memory; a truncated or corrupt gzip ends the file
-    with a problem.
+    with a problem. Runs of blank lines are counted a buffer at a time and given to ``blank`` (first
+    line, count), never yielded: a small gzip that expands to gigabytes of newlines takes seconds, not
+    hours. A gzip file that expands more than ``MAX_GZIP_RATIO`` times beyond its first
+    ``GZIP_RATIO_FREE`` bytes is a bomb, not a log: it is reported and the rest of it skipped.
     """
     number = 0
+    report_blank = blank or (lambda first, count: problem(first, _blank_reason(count)))
+    run = 0  # blank lines counted but not yet reported: a run spans many buffers
+
+    def flush() -> None:
+        nonlocal run
+        if run:
+            report_blank(number - run + 1, run)
+            run = 0
+
     try:
         with _open(path) as handle:
-            readline = handle.readline
-            while line := readline(MAX_LINE_BYTES):
+            readline, peek, read = handle.readline, handle.peek, handle.read  # type: ignore[attr-defined]
+            bomb = _bomb_check(handle)
+            while head := peek(MAX_LINE_BYTES):
+                if head[0] in _BLANK:
+                    spaces = len(head) - len(head.lstrip(_BLANK_CHARS))
+                    cut = head.rfind(b"\n", 0, spaces) + 1
+                    if cut:
+                        count = head.count(b"\n", 0, cut)
+                        number += count
+                        run += count
+                        read(cut)
+                        if bomb():
+                            flush()
+                            problem(number + 1, _BOMB_REASON)
+                            return
+                        continue
+                flush()
+                line = readline(MAX_LINE_BYTES)
                 number += 1
                 if len(line) == MAX_LINE_BYTES and not line.endswith(b"\n"):
                     while (rest := readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
                         pass
                     problem(number, f"line longer than {MAX_LINE_BYTES} bytes, skipped")
                     continue
+                if not number & 0xFFFF and bomb():
+                    problem(number + 1, _BOMB_REASON)
+                    return
                 yield number, line
+            flush()
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        flush()
         problem(number + 1, f"gzip stream ends or breaks here ({exc})")
     except OSError as exc:
+        flush()
         problem(number + 1, f"read error: {exc.strerror or exc}")
+
+
+_BLANK_CHARS = b" \t\r\n"
+_BLANK = frozenset(_BLANK_CHARS)
+_BOMB_REASON = (f"gzip expands more than {MAX_GZIP_RATIO} times its size: a decompression bomb, not a log; "
+                "rest of the file skipped")
+
+
+def _blank_reason(count: int) -> str:
+    return "empty line" if count == 1 else f"{count} empty lines from here"
+
+
+def _bomb_check(handle: BinaryIO) -> Callable[[], bool]:
+    """Whether a gzip stream has expanded beyond ``MAX_GZIP_RATIO`` (always False for a plain file)."""
+    raw = getattr(handle, "fileobj", None) if isinstance(handle, gzip.GzipFile) else None
+    if raw is None:
+        return lambda: False
+
+    def bomb() -> bool:
+        out = handle.tell()
+        return out > GZIP_RATIO_FREE and out > MAX_GZIP_RATIO * max(raw.tell(), 1)
+    return bomb
 
 
 class Entry(NamedTuple):
@@ -250,9 +311,12 @@ def _what_is_wrong(record: dict[str, Any]) -> str:
 
 
 def parse_time(value: str) -> datetime:
-    """An ISO 8601 date-time; a value without offset is taken as UTC."""
+    """An ISO 8601 date-time in UTC; a value without offset is taken as UTC. ValueError says what is wrong."""
     moment = datetime.fromisoformat(value)
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    try:
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is before year 1 in UTC: not a date Python can hold
+        raise ValueError(f"{value[:40]!r}: outside the years 1 to 9999 once in UTC") from None
 
 
 def hour_of(moment: datetime) -> str:
@@ -337,7 +401,13 @@ class Report:
             if len(self.malformed) < MAX_MALFORMED_LISTED:
                 self.malformed.append(Malformed(name, number, reason))
 
-        for number, line in read_lines(path, problem):
+        def blank(first: int, count: int) -> None:  # a run of empty lines: one entry, each line counted
+            nonlocal lines
+            lines += count
+            self.malformed_count += count - 1
+            problem(first, _blank_reason(count))
+
+        for number, line in read_lines(path, problem, blank):
             lines += 1
             try:
                 self.add(parse_line(line))
@@ -351,8 +421,9 @@ class Report:
         if cached is None:
             try:
                 moment = parse_time(time)
-            except ValueError:
-                raise ValueError(f"field time: {time[:40]!r} is not an ISO 8601 date-time") from None
+            except ValueError as exc:
+                why = exc if "outside the years" in str(exc) else f"{time[:40]!r} is not an ISO 8601 date-time"
+                raise ValueError(f"field time: {why}") from None
             inside = (self.since is None or moment >= self.since) and (self.until is None or moment < self.until)
             if len(self._times) > 4096:
                 self._times.clear()
@@ -610,7 +681,9 @@ def _section(title: str, rows: list[tuple[str, str]]) -> list[str]:
 def _iso(value: str) -> datetime:
     try:
         return parse_time(value)
-    except ValueError:
+    except ValueError as exc:
+        if "outside the years" in str(exc):
+            raise argparse.ArgumentTypeError(str(exc)) from None
         raise argparse.ArgumentTypeError(f"{value!r}: not an ISO 8601 date-time (e.g. 2026-11-30T06:00Z)") \
             from None
 

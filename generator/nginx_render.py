@@ -41,6 +41,7 @@ from generator.nginx_settings import (
 )
 from generator.nginx_syntax import NginxSyntaxError, needs_dollar, quote_path, quote_regex, quote_text
 from generator.output import body_bytes
+from generator.path_checks import path_mode
 from generator.secret_values import (
     SecretError,
     nginx_map_entries,
@@ -129,6 +130,36 @@ def _secret_values(settings: Settings, repo_root: Path | None) -> list[str]:
         return read_secret_env(settings.secret_env)
     except SecretError as exc:
         raise RenderError(str(exc)) from None
+
+
+# Folders of the checkout that are served, compiled, hashed or rendered from: a prefix there would put the
+# 0600 secrets include (and logs) where nginx serves them or where git and the manifest see them.
+FORBIDDEN_PREFIX_DIRS = ("build", "manifest", "season", "corpus_src", "season_src", "nginx")
+
+
+def check_prefix(settings: Settings) -> None:
+    """Refuse a prefix inside a served or tracked folder of the checkout (paths resolved, symlinks followed)."""
+    prefix, root = settings.prefix.resolve(), settings.root.resolve()
+    for name in FORBIDDEN_PREFIX_DIRS:
+        if prefix.is_relative_to(root / name):
+            raise RenderError(f"--prefix {settings.prefix}: resolves to {prefix}, inside {name}/ of the checkout "
+                              f"({root}); the secrets include would land there: use a folder under run/ or "
+                              "outside the repository")
+
+
+def check_tls_files(settings: Settings) -> None:
+    """The certificate and key must be readable regular files: nginx -t would word it in four lines."""
+    for option, path in (("--tls-cert", settings.tls_cert), ("--tls-key", settings.tls_key)):
+        if path is None:
+            continue
+        where = f"{option} {path}"
+        mode = path_mode(path, lambda why, where=where: RenderError(f"{where}: {why}"), "no such file")
+        if stat.S_ISDIR(mode):
+            raise RenderError(f"{where}: a folder, not a PEM file")
+        if not stat.S_ISREG(mode):
+            raise RenderError(f"{where}: not a regular file")
+        if not os.access(path, os.R_OK):
+            raise RenderError(f"{where}: not readable by this user")
 
 
 def _worker_account(settings: Settings) -> pwd.struct_passwd | None:
@@ -254,6 +285,8 @@ def render(settings: Settings, repo_root: Path | None = None, *, staging: Path |
         raise RenderError("TLS needs both --tls-cert and --tls-key (or neither, for plain HTTP)")
     if s.role == "frontal" and not s.tls:
         raise RenderError("the frontal terminates TLS: give --tls-cert and --tls-key")
+    check_prefix(s)
+    check_tls_files(s)
     manifest = prove_build(s.root, s.expect_manifest_hash) if s.role == "replica" else Manifest.load(s.root)
     secrets = _secret_values(s, repo_root)
     account = _worker_account(s)

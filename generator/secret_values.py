@@ -24,6 +24,9 @@ MAX_LENGTH = 512
 # base64, base64url, hex and UUID alphabets: nothing that nginx's config parser, PCRE or a shell would
 # read as syntax, no whitespace (nginx trims it from header values) and no quote.
 SECRET_SHAPE = re.compile(rf"[A-Za-z0-9._~+/=-]{{{MIN_LENGTH},{MAX_LENGTH}}}")
+# A secrets file holds a few lines of at most MAX_LENGTH characters: anything larger is not one, and is
+# refused before it is read (a 300 MB file would otherwise be read and scanned only to word the error).
+MAX_FILE_BYTES = 64 * 1024
 # A folder of the checkout where private runtime files may live: ignored by git (see .gitignore).
 PRIVATE_RUN_DIR = "run"
 
@@ -41,11 +44,13 @@ def check_shape(value: str, where: str) -> str:
     return value
 
 
+_BAD_CHAR = re.compile(r"[^A-Za-z0-9._~+/=-]")
+
+
 def _bad_chars_hint(value: str) -> str:
-    bad = sorted({c for c in value if not re.fullmatch(r"[A-Za-z0-9._~+/=-]", c)})
-    if not bad:
-        return ""
-    return ", including " + ", ".join(f"U+{ord(c):04X}" for c in bad)
+    """The first character outside the alphabet, by code point: one linear scan, whatever the length."""
+    bad = _BAD_CHAR.search(value)
+    return f", including U+{ord(bad.group()):04X}" if bad else ""
 
 
 def parse_secrets(text: str, where: str) -> list[str]:
@@ -93,11 +98,17 @@ def read_secret_file(path: Path, repo_root: Path | None = None) -> list[str]:
         raise SecretError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
     if not stat.S_ISREG(info.st_mode):
         raise SecretError(f"{path}: not a regular file")
+    if info.st_size > MAX_FILE_BYTES:
+        raise SecretError(f"{path}: larger than {MAX_FILE_BYTES // 1024} KiB, not a secrets file")
     if info.st_mode & 0o077:
         raise SecretError(f"{path}: mode {stat.S_IMODE(info.st_mode):04o} lets others read the secret; "
                           f"run: chmod 600 {path}")
     try:
-        text = path.read_bytes().decode("utf-8")
+        with path.open("rb") as handle:  # read no more than the cap, should the file grow meanwhile
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise SecretError(f"{path}: larger than {MAX_FILE_BYTES // 1024} KiB, not a secrets file")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:  # the error holds the bytes around the fault: a piece of a secret, never shown
         raise SecretError(f"{path}: not UTF-8 text") from None
     except OSError as exc:

@@ -38,6 +38,20 @@ def test_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert len(out.splitlines()) >= 4  # a description, not only a usage line
 
 
+@pytest.mark.parametrize(("name", "says"), [("a-file", "not a folder"), ("missing", "no such folder")])
+def test_root_that_is_not_a_folder_is_one_line(name: str, says: str, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """--root naming a file is said to be one, not reported as a season without its source files."""
+    (tmp_path / "a-file").write_text("x")
+    root = tmp_path / name
+    for command in ("check-season", "check", "log-report"):
+        with pytest.raises(SystemExit) as info:
+            main([command, "--root", str(root), *(["x.log"] if command == "log-report" else [])])
+        assert info.value.code == 2
+        err = capsys.readouterr().err
+        assert err == f"corpus {command}: argument --root: {root}: {says} (--help for usage)\n"
+
+
 def test_top_level_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["--help"])

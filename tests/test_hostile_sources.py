@@ -278,17 +278,27 @@ def test_fifo_named_like_a_source_does_not_hang(relative: str, tmp_path: Path) -
 
 @pytest.mark.parametrize("base_url", ["", "https://corpus example", "https://corpus.example\n",
                                       "https://corpus.example?x=1", "https://corpus.example#top",
-                                      "ftp://corpus.example", "https://user@corpus.example"])
+                                      "ftp://corpus.example", "https://user@corpus.example",
+                                      "https://corpus.example:99999", "https://corpus.example:0",
+                                      "https://corpus.example:08080", "https://corpus.example:",
+                                      "https://-bad-.example", "https://bad-.example", "https://corpus..example",
+                                      "https://" + "a" * 64 + ".example", "https://" + "a." * 2500 + "example",
+                                      "https://256.1.1.1", "https://1.2.3", "https://01.2.3.4", "https://[::g]",
+                                      "https://corpus.example/p/../q", "https://corpus.example/./q",
+                                      "https://corpus.example/p//q", "https://corpus.example/p/"])
 def test_odd_base_url_is_refused(base_url: str, tmp_path: Path) -> None:
     src = copy_fixture(tmp_path)
     with pytest.raises(CorpusError) as info:
         build(src, tmp_path, base_url)
     [problem] = info.value.problems
     assert str(problem).startswith("--base-url: ") and "is not a base URL" in str(problem)
-    assert not (tmp_path / "build").exists()
+    assert "\n" not in str(problem) and len(str(problem)) < 400
+    assert not (tmp_path / "build").exists() and not (tmp_path / "manifest").exists()
 
 
-@pytest.mark.parametrize("base_url", ["https://corpus.example", "http://127.0.0.1:8080", "https://h.example/c-1"])
+@pytest.mark.parametrize("base_url", ["https://corpus.example", "http://127.0.0.1:8080", "https://h.example/c-1",
+                                      "https://corpus.example:65535/a.b/c~d", "http://[::1]:1",
+                                      "https://" + "a" * 63 + ".example", "https://x-1.y2.example"])
 def test_plain_base_urls_build(base_url: str, tmp_path: Path) -> None:
     build(copy_fixture(tmp_path), tmp_path, base_url)
     assert (tmp_path / "manifest" / "manifest.json").is_file()

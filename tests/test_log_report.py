@@ -389,3 +389,47 @@ def test_overlong_line_and_many_malformed_lines(tmp_path: Path) -> None:
     assert len(listed) == lr.MAX_MALFORMED_LISTED
     assert listed[0]["line"] == 2 and "longer than" in listed[0]["reason"]
     assert listed[1]["line"] == 4
+
+
+def test_time_beyond_utc_range_is_one_malformed_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A year-1 or year-9999 time whose offset leaves Python's range is a bad line, not a traceback."""
+    log = write_log(tmp_path / "access.log", [line(), line(time="0001-01-01T00:00:00+01:00"),
+                                              line(time="9999-12-31T23:59:59-01:00"), line()])
+    code, report = run_report(tmp_path, log)
+    assert code == 0 and report["total"]["requests"] == 2
+    assert [(m["line"], "outside the years" in m["reason"]) for m in report["malformed"]["listed"]] == [
+        (2, True), (3, True)]
+    capsys.readouterr()
+    for option in ("--since", "--until"):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["log-report", str(log), "--manifest", str(MANIFEST), option, "0001-01-01T00:00:00+14:00"])
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "outside the years 1 to 9999" in err and "Traceback" not in err
+
+
+def test_blank_lines_are_counted_in_runs(tmp_path: Path) -> None:
+    """Millions of empty lines cost a buffer scan each, not an exception each: one entry per run."""
+    log = tmp_path / "access.log.gz"
+    with gzip.open(log, "wb") as out:
+        out.write(line().encode() + b"\n" + b"\n" * 3_000_000 + b" \r\n" + line().encode() + b"\n\n")
+    started = time.monotonic()
+    _, report = run_report(tmp_path, log)
+    assert time.monotonic() - started < 3  # about 6 s before, through orjson's error path per line
+    assert report["total"]["requests"] == 2
+    assert report["files"][0] == {"path": str(log), "lines": 3_000_004, "malformed": 3_000_002}
+    assert [(m["line"], m["reason"]) for m in report["malformed"]["listed"]] == [
+        (2, "3000001 empty lines from here"), (3_000_004, "empty line")]
+
+
+def test_gzip_bomb_is_reported_and_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gzip that expands far beyond what logs do stops being read once past the free allowance."""
+    monkeypatch.setattr(lr, "GZIP_RATIO_FREE", 1024 * 1024)
+    log = tmp_path / "access.log.gz"
+    with gzip.open(log, "wb") as out:
+        out.write((line().encode() + b"\n") * 200_000)  # 33 MB of one line, which deflate packs 1000 times
+    _, report = run_report(tmp_path, log)
+    assert 0 < report["total"]["requests"] < 100_000
+    assert [m["reason"] for m in report["malformed"]["listed"]] == [
+        f"gzip expands more than {lr.MAX_GZIP_RATIO} times its size: a decompression bomb, not a log; "
+        "rest of the file skipped"]

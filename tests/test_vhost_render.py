@@ -9,6 +9,7 @@ import re
 import shutil
 import stat
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -63,6 +64,25 @@ def test_secret_file_rules(tmp_path: Path) -> None:
         read_secret_file(tmp_path / "missing")
     with pytest.raises(SecretError, match="no secret"):
         parse_secrets("# only a comment\n", "f")
+
+
+def test_oversized_secret_file_is_refused_before_analysis(tmp_path: Path) -> None:
+    """A huge one-line file is refused by its size, without scanning it to word the shape error."""
+    path = tmp_path / "secrets"
+    write_private(path, "x" * (64 * 1024) + "\n")
+    with pytest.raises(SecretError, match=r"secrets: larger than 64 KiB, not a secrets file$"):
+        read_secret_file(path)
+    write_private(path, "# a comment\n" * 5000 + new_secret() + "\n")  # 60 KiB: still a secrets file
+    assert len(read_secret_file(path)) == 1
+
+
+def test_bad_character_hint_is_linear() -> None:
+    """Wording the shape error of a long value takes one scan (130 s for 300 MB before, per character)."""
+    value = "a" * 5_000_000 + "é"
+    started = time.monotonic()
+    with pytest.raises(SecretError, match=r"has 5000001 characters, including U\+00E9\)$"):
+        check_shape(value, "where")
+    assert time.monotonic() - started < 0.5
 
 
 def test_secret_file_must_live_outside_the_repository(tmp_path: Path) -> None:
@@ -264,6 +284,45 @@ def test_render_refuses_a_manifest_without_a_required_systeme_body(snapshot: Pat
     _rewrite_manifest(manifest_file, manifest)
     with pytest.raises(RenderError, match="503"):
         render(_settings(copy, work))
+
+
+@pytest.mark.parametrize("folder", ["build", "manifest", "season", "corpus_src", "season_src", "nginx",
+                                    "link-to-build"])
+def test_prefix_inside_a_served_or_tracked_folder_is_refused(folder: str,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The secrets include must never land in build/ (served) or a tracked folder, even through a symlink."""
+    with build_copy("corpus-render-prefix-") as (root, _manifest):
+        secret_file = root.parent / "secret"
+        write_private(secret_file, new_secret() + "\n")
+        (root / "link-to-build").symlink_to(root / "build")
+        before = sorted(p.relative_to(root) for p in root.rglob("*"))
+        prefix = root / folder / "p"
+        code = main(["render-nginx", "--root", str(root), "--prefix", str(prefix), "--port", "18099",
+                     "--secret-file", str(secret_file)])
+        err = capsys.readouterr().err
+        inside = "build" if folder == "link-to-build" else folder
+        assert code == 1 and err.count("\n") == 1 and f"inside {inside}/ of the checkout" in err
+        assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+        assert main(["render-nginx", "--root", str(root), "--prefix", str(root / "run" / "p"), "--port", "18099",
+                     "--secret-file", str(secret_file)]) == 0  # run/ (serve's default) stays usable
+
+
+@pytest.mark.parametrize("case", ["folder", "missing", "unreadable"])
+def test_tls_files_that_are_not_readable_files_are_one_line(
+        snapshot: Path, work: Path, case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    tls = make_local_tls(work / "tls", ["127.0.0.1"])
+    key = {"folder": work / "tls", "missing": work / "none.pem", "unreadable": work / "locked.pem"}[case]
+    if case == "unreadable":
+        key.write_text("x")
+        os.chmod(key, 0)
+        if os.access(key, os.R_OK):
+            pytest.skip("root reads any file")
+    settings = _settings(snapshot, work)
+    code = main(["render-nginx", "--root", str(snapshot), "--prefix", str(settings.prefix), "--port", "18099",
+                 "--secret-file", str(settings.secret_file), "--tls-cert", str(tls.cert), "--tls-key", str(key)])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and err.startswith(f"corpus render-nginx: --tls-key {key}: "), err
+    assert not settings.prefix.exists()
 
 
 def test_cli_reports_bad_secret_file_without_quoting_it(snapshot: Path, work: Path,
