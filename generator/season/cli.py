@@ -9,11 +9,11 @@ from pathlib import Path
 
 from generator.errors import CorpusError, FrozenMismatch, Location
 from generator.hashing import sha256_hex
+from generator.output_places import key_output_dir
 from generator.season.artifacts import write_artifacts
 from generator.season.checks import ALL_SHORTCUTS, SeasonReport, check_season
 from generator.season.evaluator import REFERENCE, Evaluation, evaluate
 from generator.season.founding import TOUS, fonde_par, founding_facts
-from generator.season.key_output import key_output_dir
 from generator.season.model import KEY_FILE, Season, load_season
 from generator.season.panel import panel_problems, print_panel, run_panel, write_submissions
 from generator.season.reader import CorpusReader
