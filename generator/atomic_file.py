@@ -11,8 +11,10 @@ traceback, with the temporary removed.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
+import stat
 from pathlib import Path
 
 from generator.errors import GeneratorError
@@ -29,6 +31,13 @@ class FileWriteError(GeneratorError, OSError):
 
     def __str__(self) -> str:
         return f"{self.filename}: cannot write: {self.strerror}"
+
+
+class NotRegularTarget(FileWriteError):
+    """The target is a device, FIFO, folder or symbolic link: a rename would replace it, not write to it."""
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
 
 
 def write_fd(fd: int, data: bytes) -> None:
@@ -63,6 +72,15 @@ def write_atomic(path: str | Path, data: bytes | str, *, mode: int = 0o644, fsyn
     file that must survive a crash of the machine (costs a disk sync).
     """
     target = Path(path)
+    try:
+        mode_now = os.lstat(target).st_mode
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise FileWriteError(exc.errno, exc.strerror or str(exc), os.fspath(target)) from None
+    else:  # a rename would replace the device, FIFO or link itself, never write through it
+        if not stat.S_ISREG(mode_now):
+            raise NotRegularTarget(errno.EEXIST, "exists and is not a regular file", os.fspath(target))
     raw = data.encode("utf-8") if isinstance(data, str) else data
     temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
     try:
