@@ -40,6 +40,22 @@ class NotRegularTarget(FileWriteError):
         return f"{self.filename}: {self.strerror}"
 
 
+def check_target(path: str | Path) -> None:
+    """Raise :class:`NotRegularTarget` when ``path`` exists and is no regular file (absent is fine).
+
+    A rename would replace the device, FIFO, folder or link itself, never write through it. Called by
+    :func:`write_atomic`, and by a command that wants to refuse its output before a long run.
+    """
+    try:
+        mode_now = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise FileWriteError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from None
+    if not stat.S_ISREG(mode_now):
+        raise NotRegularTarget(errno.EEXIST, "exists and is not a regular file", os.fspath(path))
+
+
 def write_fd(fd: int, data: bytes) -> None:
     """Write all of ``data`` to ``fd`` (``os.write`` may write less than asked: the rest is retried)."""
     view = memoryview(data)
@@ -72,15 +88,7 @@ def write_atomic(path: str | Path, data: bytes | str, *, mode: int = 0o644, fsyn
     file that must survive a crash of the machine (costs a disk sync).
     """
     target = Path(path)
-    try:
-        mode_now = os.lstat(target).st_mode
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        raise FileWriteError(exc.errno, exc.strerror or str(exc), os.fspath(target)) from None
-    else:  # a rename would replace the device, FIFO or link itself, never write through it
-        if not stat.S_ISREG(mode_now):
-            raise NotRegularTarget(errno.EEXIST, "exists and is not a regular file", os.fspath(target))
+    check_target(target)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
     try:

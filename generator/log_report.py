@@ -33,7 +33,7 @@ from typing import Any, BinaryIO, NamedTuple
 import orjson
 
 from generator import resource_types as col
-from generator.atomic_file import write_atomic
+from generator.atomic_file import FileWriteError, check_target, write_atomic
 from generator.errors import GeneratorError, ManifestError
 from generator.manifest import MANIFEST_FILE, Manifest
 from generator.output_places import OutputRefused, not_an_input, outside_protected
@@ -656,7 +656,8 @@ def cmd_log_report(args: argparse.Namespace) -> int:
     if args.json and args.json != "-":
         try:  # never inside a compiled or served tree, never over one of the files read
             not_an_input(outside_protected(args.root, Path(args.json)), [manifest, *files])
-        except OutputRefused as exc:
+            check_target(args.json)
+        except (OutputRefused, FileWriteError) as exc:
             print(f"corpus log-report: {exc}", file=sys.stderr)
             return 1
     report.read(files)

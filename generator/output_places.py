@@ -34,24 +34,29 @@ def key_output_dir(root: Path, out: str | None, default: Path, what: str, option
         raise OutputRefused(f"{option} '': empty folder name; give a folder under {RUN}/ or outside the "
                             "repository")
     target = (Path(out) if out is not None else root / default).resolve()
-    top = root.resolve()
-    run = top / RUN
-    if target.is_relative_to(top) and not (target.is_relative_to(run) and target != run):
-        rel = target.relative_to(top)
-        where = "the repository root" if rel == Path(".") else f"{rel.parts[0]}/ of the repository"
-        raise OutputRefused(f"{option} {out or target}: resolves to {target}, inside {where} ({top}); {what} "
-                            f"reveal the key: use a folder under {RUN}/ (git-ignored) or outside the repository")
+    _refuse_in_repository(root, target, out or str(target), what, option)
     if target.exists() and not target.is_dir():
         raise OutputRefused(f"{option} {out or target}: exists and is not a folder")
     return target
 
 
 def key_output_file(root: Path, out: Path, what: str, option: str = "--json") -> Path:
-    """A file that reveals the key: its folder must pass :func:`key_output_dir` (under ``run/`` or outside)."""
+    """A file that reveals the key: strictly under ``ROOT/run/`` (``run/x.json`` too) or outside the repository."""
     if not str(out).strip():
         raise OutputRefused(f"{option} '': empty file name")
-    key_output_dir(root, str(out.parent), Path(RUN), what, option)
+    _refuse_in_repository(root, out.resolve(), str(out), what, option)
     return out
+
+
+def _refuse_in_repository(root: Path, target: Path, shown: str, what: str, option: str) -> None:
+    """Refuse a resolved ``target`` inside the repository unless it is strictly under ``ROOT/run/``."""
+    top = root.resolve()
+    run = top / RUN
+    if target.is_relative_to(top) and not (target.is_relative_to(run) and target != run):
+        rel = target.relative_to(top)
+        where = "the repository root" if rel == Path(".") else f"{rel.parts[0]}/ of the repository"
+        raise OutputRefused(f"{option} {shown}: resolves to {target}, inside {where} ({top}); {what} "
+                            f"reveal the key: use a folder under {RUN}/ (git-ignored) or outside the repository")
 
 
 def outside_protected(root: Path, out: Path, option: str = "--json") -> Path:

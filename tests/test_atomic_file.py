@@ -92,7 +92,9 @@ def test_score_json_that_cannot_be_written(world: ScoreWorld, tmp_path: Path, ca
                                            capsys: pytest.CaptureFixture[str]) -> None:
     sub = tmp_path / "s.json"
     sub.write_text(json.dumps(submission(world, "conf-01", "conforme", HONEST_01)), "utf-8")
-    out = tmp_path / "nodir" / "x.json" if case == "missing folder" else tmp_path / "root"
+    out = tmp_path / "nodir" / "x.json" if case == "missing folder" else tmp_path / "a-folder"
+    if case == "a folder":
+        out.mkdir()
     before = sorted(os.listdir(tmp_path))
     code = main(["score", str(sub), "--root", str(world.root), "--json", str(out)])
     err = capsys.readouterr().err

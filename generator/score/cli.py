@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from generator.atomic_file import write_atomic
+from generator.atomic_file import FileWriteError, check_target, write_atomic
 from generator.bounded_read import SUBMISSION_LIMIT, ReadRefused, read_bounded
 from generator.output_places import OutputRefused, key_output_file, not_an_input
 from generator.score import strict_json
@@ -56,7 +56,8 @@ def _load_submission(path: Path) -> Any:
     if not defects:
         return value
     task_id = value.get("task_id") if isinstance(value, dict) else None
-    clean = isinstance(task_id, str) and not any(d.startswith(("/task_id:", "/:")) for d in defects)
+    clean = isinstance(task_id, str) and "task_id" not in getattr(value, "repeated", ()) \
+        and not any(d.startswith("/task_id:") for d in defects)
     return FormatDefects(defects, task_id if clean else None)
 
 
@@ -100,8 +101,9 @@ def submission_files(paths: list[Path]) -> list[Path]:
 def _json_target(args: argparse.Namespace, files: list[Path]) -> None:
     """The report holds the key (verdict_attendu): under run/ or outside the repository, and no input."""
     inputs = [*files, *(p for p in (args.proofs, args.salt_file) if p is not None)]
-    key_output_file(args.root, args.json, "the score report (it holds verdict_attendu, the key)")
+    key_output_file(args.root, args.json, "score reports (their verdict_attendu)")
     not_an_input(args.json, inputs)
+    check_target(args.json)  # before the table is printed, not after
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -113,7 +115,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             _json_target(args, files)
         submissions = [_load_submission(f) for f in files]
         proofs = _load_proofs(args.proofs) if args.proofs else None
-    except (_BadFile, OutputRefused) as exc:
+    except (_BadFile, OutputRefused, FileWriteError) as exc:
         print(f"corpus score: {exc}", file=sys.stderr)
         return 1
     try:
