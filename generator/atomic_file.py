@@ -11,8 +11,10 @@ traceback, with the temporary removed.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
+import stat
 from pathlib import Path
 
 from generator.errors import GeneratorError
@@ -29,6 +31,29 @@ class FileWriteError(GeneratorError, OSError):
 
     def __str__(self) -> str:
         return f"{self.filename}: cannot write: {self.strerror}"
+
+
+class NotRegularTarget(FileWriteError):
+    """The target is a device, FIFO, folder or symbolic link: a rename would replace it, not write to it."""
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+def check_target(path: str | Path) -> None:
+    """Raise :class:`NotRegularTarget` when ``path`` exists and is no regular file (absent is fine).
+
+    A rename would replace the device, FIFO, folder or link itself, never write through it. Called by
+    :func:`write_atomic`, and by a command that wants to refuse its output before a long run.
+    """
+    try:
+        mode_now = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise FileWriteError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from None
+    if not stat.S_ISREG(mode_now):
+        raise NotRegularTarget(errno.EEXIST, "exists and is not a regular file", os.fspath(path))
 
 
 def write_fd(fd: int, data: bytes) -> None:
@@ -63,6 +88,7 @@ def write_atomic(path: str | Path, data: bytes | str, *, mode: int = 0o644, fsyn
     file that must survive a crash of the machine (costs a disk sync).
     """
     target = Path(path)
+    check_target(target)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
     try:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from generator.bounded_read import ReadRefused, read_bounded
+
 
 class Severity(Enum):
     ERROR = "error"
@@ -78,12 +80,18 @@ class BuildLocked(GeneratorError):
 
 
 
-def read_file(path: Path, error: type[GeneratorError], missing: str) -> bytes:
-    """The bytes of ``path``; an OSError becomes ``error`` naming the file (``missing``: what to say if absent)."""
+def read_file(path: Path, error: type[GeneratorError], missing: str, *, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them; any failure becomes ``error``.
+
+    Read by :func:`generator.bounded_read.read_bounded`: a FIFO, a device or a folder is ``FILE: not a
+    regular file``, a larger file ``FILE: larger than N MiB`` (``missing``: what to say if absent).
+    """
     try:
-        return path.read_bytes()
+        return read_bounded(path, limit)
     except FileNotFoundError:
         raise error(f"{path}: {missing}") from None
+    except ReadRefused as exc:
+        raise error(str(exc)) from None
     except OSError as exc:
         raise error(f"{path}: cannot read: {exc.strerror}") from None
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.bounded_read import PUBLISHED_LIMIT, SALT_LIMIT
 from generator.errors import FreezeRecordError, FrozenMismatch, ManifestError, read_file
 from generator.hashing import sha256_hex
 from generator.manifest import MANIFEST_DIR, MANIFEST_FILE, Manifest
@@ -104,7 +105,8 @@ def commitment(salt: bytes, key: bytes) -> str:
 
 
 def read_salt(path: Path) -> bytes:
-    data = read_file(path, FreezeRecordError, "not found: give the salt file written by 'corpus freeze'")
+    data = read_file(path, FreezeRecordError, "not found: give the salt file written by 'corpus freeze'",
+                     limit=SALT_LIMIT)
     try:
         salt = bytes.fromhex(data.decode("ascii").strip())
     except ValueError:  # UnicodeDecodeError included
@@ -132,7 +134,7 @@ def load_or_make_salt(path: Path, root: Path) -> bytes:
 
 
 def _read(path: Path) -> bytes:
-    return read_file(path, FreezeRecordError, "not found: run 'make build' first")
+    return read_file(path, FreezeRecordError, "not found: run 'make build' first", limit=PUBLISHED_LIMIT)
 
 
 def freeze(root: Path, bareme: Path, salt_file: Path) -> bytes:

@@ -33,9 +33,10 @@ from typing import Any, BinaryIO, NamedTuple
 import orjson
 
 from generator import resource_types as col
-from generator.atomic_file import write_atomic
+from generator.atomic_file import FileWriteError, check_target, write_atomic
 from generator.errors import GeneratorError, ManifestError
 from generator.manifest import MANIFEST_FILE, Manifest
+from generator.output_places import OutputRefused, not_an_input, outside_protected
 
 REPORT_FORMAT = "corpus-log-report/1"
 FRONTAL = "frontal"
@@ -128,7 +129,8 @@ def log_files(paths: Iterable[Path]) -> list[Path]:
 
     Error logs and other files in a log folder are not JSON access logs: naming the files picks them.
     A path given that is neither (a FIFO, a device, a socket) is refused by name: reading a FIFO would
-    wait for a writer forever. In a folder, such entries are skipped with the other non-log files.
+    wait for a writer forever. In a folder, an entry named like an access log that is no regular file (a
+    FIFO, a dangling link) is refused too: skipping it would report its hours as quiet.
     """
     found: list[Path] = []
     for path in paths:
@@ -139,7 +141,13 @@ def log_files(paths: Iterable[Path]) -> list[Path]:
         except OSError as exc:
             raise LogReportError(f"{path}: cannot read: {exc.strerror}") from None
         if stat.S_ISDIR(mode):
-            found.extend(sorted(p for p in path.rglob("*access*.log*") if p.is_file()))
+            named = sorted(p for p in path.rglob("*access*.log*") if not p.is_dir())
+            unreadable = [p for p in named if not p.is_file()]  # a FIFO, a socket, a dangling link
+            if unreadable:
+                raise LogReportError(f"{', '.join(map(str, unreadable))}: named like an access log but not a "
+                                     "regular file (a FIFO, a socket, a device or a dangling link): cannot read "
+                                     f"{'it' if len(unreadable) == 1 else 'them'}")
+            found.extend(named)
         elif stat.S_ISREG(mode):
             found.append(path)
         else:
@@ -718,6 +726,13 @@ def cmd_log_report(args: argparse.Namespace) -> int:
     if not files:
         print("corpus log-report: no access log found (in a folder, files named *access*.log*)", file=sys.stderr)
         return 2
+    if args.json and args.json != "-":
+        try:  # never inside a compiled or served tree, never over one of the files read
+            not_an_input(outside_protected(args.root, Path(args.json)), [manifest, *files])
+            check_target(args.json)
+        except (OutputRefused, FileWriteError) as exc:
+            print(f"corpus log-report: {exc}", file=sys.stderr)
+            return 1
     report.read(files)
     if args.json:
         document = report.as_json(args.top)

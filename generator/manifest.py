@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from generator.bounded_read import PUBLISHED_LIMIT
 from generator.errors import ManifestError, read_file
 from generator.hashing import request_hash, sha256_hex
 from generator.transaction import reading
@@ -83,7 +84,8 @@ class Entry:
     def read_checked(self, build_dir: Path) -> bytes:
         """The bytes of this entry's file under ``build_dir``, refused if missing or different."""
         path = build_dir / self.file
-        data = read_file(path, ManifestError, "listed in the manifest but missing; run 'corpus build'")
+        data = read_file(path, ManifestError, "listed in the manifest but missing; run 'corpus build'",
+                         limit=PUBLISHED_LIMIT)
         return self.check_bytes(data, str(path))
 
 
@@ -126,7 +128,8 @@ class Manifest:
 
     @classmethod
     def read(cls, path: Path) -> Manifest:
-        return cls.from_bytes(read_file(path, ManifestError, "not found: run 'corpus build' first"), str(path))
+        return cls.from_bytes(read_file(path, ManifestError, "not found: run 'corpus build' first",
+                                           limit=PUBLISHED_LIMIT), str(path))
 
     @classmethod
     def load(cls, root: Path) -> Manifest:

@@ -9,11 +9,11 @@ collected so that one run reports them all.
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator import bounded_read
 from generator.errors import Location, Problem, Severity
 from generator.text_policy import MAX_FILE_BYTES
 from generator.yamlstrict import LocatedDict, YamlProblem, load_text, location_of
@@ -85,33 +85,20 @@ def ignored_reason(name: str) -> str | None:
 
 
 def read_bounded(path: Path) -> bytes:
-    """The bytes of a regular file, at most one byte past the loader's limit.
+    """The bytes of a source file, at most one byte past the loader's limit (the loader words the size).
 
-    Opened without following a symbolic link and without blocking (a FIFO named like a source would
-    otherwise hang the run), then checked to be a regular file: a device such as /dev/zero is refused
-    before a byte is read. Raises :class:`OSError` with a message fit for an author.
+    :func:`generator.bounded_read.read_bounded` without following a symbolic link: a source is a regular
+    file inside the source folder. Raises :class:`OSError` with a message fit for an author.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
+        return bounded_read.read_bounded(path, MAX_FILE_BYTES, follow_symlinks=False, refuse_larger=False)
+    except bounded_read.ReadRefused:
+        raise OSError(0, "not a regular file (a folder, FIFO, socket or device): remove it") from None
     except OSError as exc:
         if path.is_symlink():
             raise OSError(exc.errno, "a symbolic link: sources must be regular files inside the source "
                           "folder (copy the file instead of linking it)") from None
         raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(0, "not a regular file (a folder, FIFO, socket or device): remove it")
-        chunks, size = [], 0
-        while size <= MAX_FILE_BYTES:
-            chunk = os.read(fd, MAX_FILE_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def _read(root: Path, path: Path, problems: list[Problem]) -> tuple[str, Any] | None:

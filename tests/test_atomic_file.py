@@ -69,13 +69,13 @@ def test_each_write_has_its_own_temporary(tmp_path: Path) -> None:
 def test_an_error_is_one_project_error_naming_the_file(tmp_path: Path, case: str) -> None:
     (tmp_path / "folder").mkdir()
     (tmp_path / "file").write_text("x")
-    target, reason = {"missing folder": (tmp_path / "nodir" / "x.json", "No such file or directory"),
-                      "a folder": (tmp_path / "folder", "Is a directory"),
-                      "under a file": (tmp_path / "file" / "x.json", "Not a directory")}[case]
+    target, reason = {"missing folder": (tmp_path / "nodir" / "x.json", "cannot write: No such file or directory"),
+                      "a folder": (tmp_path / "folder", "exists and is not a regular file"),
+                      "under a file": (tmp_path / "file" / "x.json", "cannot write: Not a directory")}[case]
     with pytest.raises(FileWriteError) as caught:
         write_atomic(target, "data")
     assert isinstance(caught.value, GeneratorError) and isinstance(caught.value, OSError)
-    assert str(caught.value) == f"{target}: cannot write: {reason}"
+    assert str(caught.value) == f"{target}: {reason}"
     assert _leftovers(tmp_path) == [] and (tmp_path / "file").read_text() == "x"
     assert (tmp_path / "folder").is_dir()
 
@@ -92,12 +92,15 @@ def test_score_json_that_cannot_be_written(world: ScoreWorld, tmp_path: Path, ca
                                            capsys: pytest.CaptureFixture[str]) -> None:
     sub = tmp_path / "s.json"
     sub.write_text(json.dumps(submission(world, "conf-01", "conforme", HONEST_01)), "utf-8")
-    out = tmp_path / "nodir" / "x.json" if case == "missing folder" else tmp_path / "root"
+    out = tmp_path / "nodir" / "x.json" if case == "missing folder" else tmp_path / "a-folder"
+    if case == "a folder":
+        out.mkdir()
     before = sorted(os.listdir(tmp_path))
     code = main(["score", str(sub), "--root", str(world.root), "--json", str(out)])
     err = capsys.readouterr().err
-    reason = "No such file or directory" if case == "missing folder" else "Is a directory"
-    assert code == 1 and err == f"corpus score: {out}: cannot write: {reason}\n"
+    reason = "cannot write: No such file or directory" if case == "missing folder" else \
+        "exists and is not a regular file"
+    assert code == 1 and err == f"corpus score: {out}: {reason}\n"
     assert sorted(os.listdir(tmp_path)) == before and (tmp_path / "root").is_dir()
 
 

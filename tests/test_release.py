@@ -265,7 +265,7 @@ def test_a_failure_after_the_switch_rolls_everything_back(builds: tuple[Path, Pa
         assert main(["release", "--root", str(b), "--releases", str(releases), "--prefix", str(replica.prefix),
                      "--prefix", str(frontal.prefix)]) == 1
         err = capsys.readouterr().err
-        assert f"{frontal.nginx_conf}: cannot write: Is a directory" in err
+        assert f"{frontal.nginx_conf}: exists and is not a regular file" in err
         assert f"rolled back: current is {_hash(a)} again" in err
         assert os.readlink(releases / "current") == _hash(a) and not (releases / "previous").exists()
         for path in changed:

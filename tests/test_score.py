@@ -732,15 +732,17 @@ def test_un_critere_is_defined_once() -> None:
 
 def test_each_scored_document_is_read_once(world: ScoreWorld, monkeypatch: pytest.MonkeyPatch) -> None:
     subs = [honest(world), submission(world, "conf-02", "non_conforme", HONEST_02)]  # the fixture reads too
+    import generator.errors
+
     reads: dict[str, int] = {}
-    original = Path.read_bytes
+    original = generator.errors.read_bounded
 
-    def counted(self: Path) -> bytes:
-        if "build" in self.parts:
-            reads[self.as_posix()] = reads.get(self.as_posix(), 0) + 1
-        return original(self)
+    def counted(path: Path, limit: int) -> bytes:
+        if "build" in Path(path).parts:
+            reads[Path(path).as_posix()] = reads.get(Path(path).as_posix(), 0) + 1
+        return original(path, limit)
 
-    monkeypatch.setattr(Path, "read_bytes", counted)
+    monkeypatch.setattr(generator.errors, "read_bounded", counted)
     report = score(world, *subs)
     assert report["reussite"] == 2
     assert reads and max(reads.values()) == 1, {p: n for p, n in reads.items() if n > 1}

@@ -131,8 +131,8 @@ def test_an_output_that_cannot_be_written_is_one_line(rendered_prefix: Path, tmp
     else:
         output = tmp_path / "units"
         (output / "corpus-replica.service").mkdir(parents=True)
-        expected = (f"corpus render-systemd: {output / 'corpus-replica.service'}: cannot write: Is a "
-                    "directory\n")
+        expected = (f"corpus render-systemd: {output / 'corpus-replica.service'}: exists and is not a "
+                    "regular file\n")
     assert main(["render-systemd", "--prefix", str(rendered_prefix), "--output", str(output)]) == 1
     assert capsys.readouterr().err.endswith(expected)
     assert (tmp_path / "file").read_text() == "x"

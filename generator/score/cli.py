@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from generator.atomic_file import write_atomic
+from generator.atomic_file import FileWriteError, check_target, write_atomic
+from generator.bounded_read import SUBMISSION_LIMIT, ReadRefused, read_bounded
+from generator.output_places import OutputRefused, key_output_file, not_an_input
+from generator.score import strict_json
+from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused
 from generator.score.render import render_table, report_bytes
 from generator.score.track import DuplicateTask, score_submissions
@@ -18,18 +23,25 @@ class _BadFile(Exception):
     pass
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+def _text(path: Path) -> str:
+    """The UTF-8 text of a participant's file, read bounded (a FIFO, a device or a huge file is refused)."""
+    try:
+        data = read_bounded(path, SUBMISSION_LIMIT)
+    except ReadRefused as exc:
+        raise _BadFile(str(exc)) from None
+    except OSError as exc:
+        raise _BadFile(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _BadFile(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _load(path: Path) -> Any:
-    """A JSON file, or ``file:line:column: message`` (NaN and Infinity are not JSON)."""
+def _parse(path: Path) -> tuple[Any, list[str]]:
+    """A JSON file and its defects (:func:`strict_json.loads`), or ``file:line:column: message``."""
+    text = _text(path)
     try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _BadFile(f"{path}: {exc}") from None
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return strict_json.loads(text)
     except json.JSONDecodeError as exc:
         raise _BadFile(f"{path}:{exc.lineno}:{exc.colno}: json: {exc.msg}") from None
     except ValueError as exc:
@@ -38,15 +50,47 @@ def _load(path: Path) -> Any:
         raise _BadFile(f"{path}: json: nested too deeply to be a submission") from None
 
 
+def _load_submission(path: Path) -> Any:
+    """A submission; one whose JSON has defects is kept as :class:`FormatDefects`, rejected at entry (§4)."""
+    value, defects = _parse(path)
+    if not defects:
+        return value
+    task_id = value.get("task_id") if isinstance(value, dict) else None
+    clean = isinstance(task_id, str) and "task_id" not in getattr(value, "repeated", ()) \
+        and not any(d.startswith("/task_id:") for d in defects)
+    return FormatDefects(defects, task_id if clean else None)
+
+
+def _load_proofs(path: Path) -> Any:
+    """The proof verification file; a defect in it (a key twice...) is a file error: it cannot be trusted."""
+    value, defects = _parse(path)
+    if defects:
+        raise _BadFile(f"{path}: {'; '.join(defects)}")
+    return value
+
+
+def _printable(text: str) -> str:
+    """``text`` with any undecodable byte of a file name written ``\\xNN``-style, fit for UTF-8 output."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def submission_files(paths: list[Path]) -> list[Path]:
-    """The files given, and the ``*.json`` files directly inside each folder given, in name order."""
+    """The files given, and the ``*.json`` files directly inside each folder given, in name order.
+
+    Any other entry of a folder (a FIFO, a dangling link, ``conf-03.JSON``) is named as an error: skipping it
+    would show its task as not submitted. Sub-folders are not searched (and not refused)."""
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
-            if not found:
+            entries = sorted(p for p in path.iterdir() if p.suffix == ".json" or not p.is_dir())
+            strays = [p for p in entries if not (p.suffix == ".json" and p.is_file())]
+            if strays:
+                raise _BadFile(f"{', '.join(_printable(str(p)) for p in strays)}: not a regular *.json file: a "
+                               "submission folder holds *.json submissions only: remove or rename "
+                               f"{'it' if len(strays) == 1 else 'them'}")
+            if not entries:
                 raise _BadFile(f"{path}: no *.json submission in this folder")
-            files += found
+            files += entries
         elif path.is_file():
             files.append(path)
         else:
@@ -54,12 +98,24 @@ def submission_files(paths: list[Path]) -> list[Path]:
     return files
 
 
+def _json_target(args: argparse.Namespace, files: list[Path]) -> None:
+    """The report holds the key (verdict_attendu): under run/ or outside the repository, and no input."""
+    inputs = [*files, *(p for p in (args.proofs, args.salt_file) if p is not None)]
+    key_output_file(args.root, args.json, "score reports (their verdict_attendu)")
+    not_an_input(args.json, inputs)
+    check_target(args.json)  # before the table is printed, not after
+
+
 def cmd_score(args: argparse.Namespace) -> int:
+    with contextlib.suppress(AttributeError, ValueError):  # no text may crash the table print
+        sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     try:
         files = submission_files(args.submissions)
-        submissions = [_load(f) for f in files]
-        proofs = _load(args.proofs) if args.proofs else None
-    except _BadFile as exc:
+        if args.json is not None:
+            _json_target(args, files)
+        submissions = [_load_submission(f) for f in files]
+        proofs = _load_proofs(args.proofs) if args.proofs else None
+    except (_BadFile, OutputRefused, FileWriteError) as exc:
         print(f"corpus score: {exc}", file=sys.stderr)
         return 1
     try:
@@ -77,12 +133,13 @@ def cmd_score(args: argparse.Namespace) -> int:
             message = f"{args.proofs}: {message.removeprefix('proofs: ')}"
         print(f"corpus score: {message}", file=sys.stderr)
         return 1
-    by_task = {s.get("task_id"): str(f) for s, f in zip(submissions, files, strict=True) if isinstance(s, dict)}
+    by_task = {s.get("task_id"): _printable(str(f))
+               for s, f in zip(submissions, files, strict=True) if isinstance(s, dict)}
     for task in report["taches"]:
         if task["tache"] in by_task:
             task["fichier"] = by_task[task["tache"]]
     for stray in report["hors_saison"]:
-        stray["fichier"] = str(files[stray["index"]])
+        stray["fichier"] = _printable(str(files[stray["index"]]))
     sys.stdout.write(render_table(report))
     if args.json:
         write_atomic(args.json, report_bytes(report))

@@ -22,6 +22,18 @@ from generator.validate import schema_message
 SCHEMA = "submission"
 
 
+class FormatDefects(dict):
+    """A submission whose JSON the service would not read as written (a key twice, a number beyond range,
+    a lone surrogate): rejected at entry with ``problems``, its content never scored.
+
+    As a mapping it holds only ``task_id`` when that one is unambiguous, so the rejection lands on its task.
+    """
+
+    def __init__(self, problems: list[str], task_id: str | None) -> None:
+        super().__init__({} if task_id is None else {"task_id": task_id})
+        self.problems = problems
+
+
 def _schema_message(error: ValidationError) -> str:
     """jsonschema's message with the pattern as the schema file writes it (:func:`schema_message`)."""
     where = pointer(error.absolute_path)
@@ -108,6 +120,8 @@ def _plafond_problems(submission: dict[str, Any], inputs: ScoringInputs) -> list
 
 def entry_problems(submission: Any, inputs: ScoringInputs) -> list[str]:
     """Every reason to reject ``submission`` at entry; empty when the service would record it."""
+    if isinstance(submission, FormatDefects):
+        return list(submission.problems)
     deep = too_deep(submission)
     if deep is not None:
         return [f"{deep}: nested deeper than {MAX_DEPTH} levels: no corpus value is; assert a field nearer "

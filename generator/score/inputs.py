@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from generator import resource_types as col
+from generator.bounded_read import PUBLISHED_LIMIT
 from generator.errors import GeneratorError, ManifestError, read_file
 from generator.freeze import KEY_FILE, TASKS_FILE
 from generator.manifest import Manifest
@@ -47,12 +48,10 @@ class Statement:
 
 
 def _read_json(root: Path, relative: Path) -> Any:
-    path = root / relative
+    data = read_file(root / relative, ScoreInputError, f"not found under {root} (run 'corpus build' and "
+                     "'corpus build-season', or pass --root)", limit=PUBLISHED_LIMIT)
     try:
-        return json.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise ScoreInputError(f"{relative}: not found under {root} (run 'corpus build' and "
-                              "'corpus build-season', or pass --root)") from None
+        return json.loads(data)
     except ValueError as exc:
         raise ScoreInputError(f"{relative}: not JSON: {exc}") from None
 
@@ -131,7 +130,7 @@ class VerifiedReader(CorpusReader):
         entry = self.manifest.by_path(path)
         if entry is not None:
             data = read_file(self.build_dir / entry.file, ScoreRefused,
-                             f"missing: the frozen bytes of {path} are needed to score")
+                             f"missing: the frozen bytes of {path} are needed to score", limit=PUBLISHED_LIMIT)
             problem = entry.difference(data)
             if problem is not None:
                 raise ScoreRefused(f"build/{entry.file}: {problem}: the frozen bytes were altered")

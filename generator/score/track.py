@@ -10,6 +10,7 @@ from typing import Any
 
 from generator.freeze import RECORD, check_freeze
 from generator.score.assertion import CAUSES, Proofs
+from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused, ScoringInputs, load_inputs
 from generator.score.task import EN_ATTENTE, RENDUE, score_task
 
@@ -87,9 +88,13 @@ def _by_task(submissions: list[Any], inputs: ScoringInputs) -> tuple[dict[str, A
         if isinstance(task_id, str) and task_id in inputs.statements:
             by_task[task_id] = submission
         else:
-            problem = (f"/task_id: {task_id!r} names no task of season {inputs.saison}"
-                       if isinstance(submission, dict) else "/: a submission is a JSON object (spec §4)")
-            stray.append({"index": index, "task_id": task_id, "rejets": [f"{problem}: rejected at entry"]})
+            if isinstance(submission, FormatDefects):
+                problems = submission.problems
+            else:
+                problems = [f"/task_id: {task_id!r} names no task of season {inputs.saison}"
+                            if isinstance(submission, dict) else "/: a submission is a JSON object (spec §4)"]
+            stray.append({"index": index, "task_id": task_id,
+                          "rejets": [f"{problem}: rejected at entry" for problem in problems]})
     return by_task, stray
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from generator.errors import CorpusError, FrozenMismatch, Location
 from generator.hashing import sha256_hex
+from generator.output_places import key_output_dir
 from generator.season.artifacts import write_artifacts
 from generator.season.checks import ALL_SHORTCUTS, SeasonReport, check_season
 from generator.season.evaluator import REFERENCE, Evaluation, evaluate
 from generator.season.founding import TOUS, fonde_par, founding_facts
-from generator.season.key_output import key_output_dir
 from generator.season.model import KEY_FILE, Season, load_season
-from generator.season.panel import panel_problems, print_panel, run_panel, write_submissions
+from generator.season.panel import check_panel_target, panel_problems, print_panel, run_panel, write_submissions
 from generator.season.reader import CorpusReader
 
 STRATEGIES = {s.name: s for s in (REFERENCE, *ALL_SHORTCUTS)}
@@ -121,6 +121,8 @@ def cmd_check_season(args: argparse.Namespace) -> int:
     where = Location(f"season_src/{KEY_FILE}")
     panel_dir = None if args.write_panel is None else key_output_dir(
         args.root, args.write_panel, Path(), "the panel's submissions", "--write-panel")
+    if panel_dir is not None:
+        check_panel_target(panel_dir)  # before the long run, not after it
     report = check_season(season, reader, where)
     print_report(report)
     if not report.problems:  # the panel scores against a key the rule has proven

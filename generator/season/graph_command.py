@@ -11,11 +11,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from generator.output_places import RUN, OutputRefused, key_output_dir
 from generator.season.cli import built_reader, season_or_exit
 from generator.season.dot_text import DotError, dot_program, render, to_dot
 from generator.season.drawing import TaskDrawing, draw_task
 from generator.season.graph_index import index_html
-from generator.season.key_output import RUN, OutputRefused, key_output_dir
 from generator.secret_values import write_private
 
 DEFAULT_OUT = Path(RUN) / "graphs"

@@ -1,0 +1,66 @@
+"""One reader for every file a user or an author hands us: a regular file, read up to a limit.
+
+Opened without blocking (a FIFO would otherwise hang the command until a writer comes), checked on the open
+descriptor to be a regular file (a device such as /dev/zero is refused before a byte is read), and read up
+to a size limit chosen by the caller (a salt is tiny, a manifest large), so that no input can fill the
+memory. Corpus sources also refuse symbolic links (``follow_symlinks=False``).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+MIB = 1024 * 1024
+NOT_REGULAR = "not a regular file"
+
+# Limits per use: far above any honest file, far below what would exhaust the memory.
+SALT_LIMIT = 1024  # a 32-byte salt written in hex
+SUBMISSION_LIMIT = 16 * MIB  # a participant's submission or proof verification file
+PUBLISHED_LIMIT = 256 * MIB  # the manifest, the freeze record, the season files, a frozen document
+
+
+class ReadRefused(OSError):
+    """The file is no regular file, or is larger than the limit: ``strerror`` says which, in one line."""
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+def size_text(limit: int) -> str:
+    """``16 MiB``, ``1 KiB`` or ``N bytes``: the limit as a message words it."""
+    for unit, name in ((MIB, "MiB"), (1024, "KiB")):
+        if limit % unit == 0:
+            return f"{limit // unit} {name}"
+    return f"{limit} bytes"
+
+
+def read_bounded(path: str | Path, limit: int, *, follow_symlinks: bool = True,
+                 refuse_larger: bool = True) -> bytes:
+    """The bytes of the regular file ``path``, refused (:class:`ReadRefused`) above ``limit`` bytes.
+
+    ``refuse_larger=False`` returns at most ``limit + 1`` bytes instead, for a caller that words the size
+    problem itself. Other failures (absent, permission) are the OSError of ``open``.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    name = os.fspath(path)
+    fd = os.open(name, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ReadRefused(errno.EINVAL, NOT_REGULAR, name)
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(limit + 1 - size, 4 * MIB))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > limit and refuse_larger:
+        raise ReadRefused(errno.EFBIG, f"larger than {size_text(limit)}", name)
+    return b"".join(chunks)
