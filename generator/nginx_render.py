@@ -41,6 +41,7 @@ from generator.nginx_settings import (
 )
 from generator.nginx_syntax import NginxSyntaxError, needs_dollar, quote_path, quote_regex, quote_text
 from generator.output import body_bytes
+from generator.output_places import OutputRefused, outside_protected
 from generator.path_checks import path_mode
 from generator.secret_values import (
     SecretError,
@@ -134,17 +135,13 @@ def _secret_values(settings: Settings, repo_root: Path | None) -> list[str]:
 
 # Folders of the checkout that are served, compiled, hashed or rendered from: a prefix there would put the
 # 0600 secrets include (and logs) where nginx serves them or where git and the manifest see them.
-FORBIDDEN_PREFIX_DIRS = ("build", "manifest", "season", "corpus_src", "season_src", "nginx")
-
-
 def check_prefix(settings: Settings) -> None:
-    """Refuse a prefix inside a served or tracked folder of the checkout (paths resolved, symlinks followed)."""
-    prefix, root = settings.prefix.resolve(), settings.root.resolve()
-    for name in FORBIDDEN_PREFIX_DIRS:
-        if prefix.is_relative_to(root / name):
-            raise RenderError(f"--prefix {settings.prefix}: resolves to {prefix}, inside {name}/ of the checkout "
-                              f"({root}); the secrets include would land there: use a folder under run/ or "
-                              "outside the repository")
+    """Refuse a prefix inside a compiled, served or tracked tree of the checkout (:data:`PROTECTED`)."""
+    try:
+        outside_protected(settings.root, settings.prefix, "--prefix", "where the secrets include would land: "
+                          "use a folder under run/ or outside the repository")
+    except OutputRefused as exc:
+        raise RenderError(str(exc)) from None
 
 
 def check_tls_files(settings: Settings) -> None:

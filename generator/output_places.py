@@ -59,13 +59,14 @@ def _refuse_in_repository(root: Path, target: Path, shown: str, what: str, optio
                             f"reveal the key: use a folder under {RUN}/ (git-ignored) or outside the repository")
 
 
-def outside_protected(root: Path, out: Path, option: str = "--json") -> Path:
+def outside_protected(root: Path, out: Path, option: str = "--json",
+                      why: str = "which the generator compiles or serves: write the report elsewhere") -> Path:
     """``out``, refused when it resolves inside one of the repository's :data:`PROTECTED` trees."""
     target, top = out.resolve(), root.resolve()
     for name in PROTECTED:
         if target.is_relative_to(top / name):
-            raise OutputRefused(f"{option} {out}: resolves to {target}, inside {name}/ of the repository ({top}), "
-                                "which the generator compiles or serves: write the report elsewhere")
+            raise OutputRefused(f"{option} {out}: resolves to {target}, inside {name}/ of the checkout ({top}), "
+                                f"{why}")
     return out
 
 
