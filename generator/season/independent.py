@@ -585,28 +585,26 @@ def _interleave(first: list[Consumed], second: list[Consumed]) -> list[Consumed]
     return out
 
 
-def _terms_first(reading: Reading) -> list[Consumed]:
-    """Variant "termes": §5.7 asks, for each deciding criterion, the terms of its comparison and the link
-    that attaches one resource to another. Each deciding criterion in turn gives one fact per round, its
-    most decisive term, then its first link, then its next term...; then the other criteria the same way;
-    then context."""
+def _criterion_rounds(reading: Reading, links_first: bool) -> list[Consumed]:
+    """§5.7 asks, for each deciding criterion, the terms of its comparison and the link that attaches one
+    resource to another. Each deciding criterion in turn gives one fact per round (variant "termes": its most
+    decisive term, then its first link, then its next term...; variant "liens": the same queue starting from
+    the entity, link first); then the other criteria the same way; then context."""
     deciding = reading.deciding
     rest = [o for o in reading.outcomes if o not in deciding]
     ordered: list[Consumed] = []
     for group in (deciding, rest):
-        ordered += _round_robin([_interleave(o.terms, o.links) for o in group])
+        ordered += _round_robin([_interleave(o.links, o.terms) if links_first else _interleave(o.terms, o.links)
+                                 for o in group])
     return ordered + _round_robin([o.context for o in reading.outcomes])
+
+
+def _terms_first(reading: Reading) -> list[Consumed]:
+    return _criterion_rounds(reading, links_first=False)
 
 
 def _links_first(reading: Reading) -> list[Consumed]:
-    """Variant "liens": the same, each criterion's queue starting from the entity: its first link, then its
-    most decisive term, its next link..."""
-    deciding = reading.deciding
-    rest = [o for o in reading.outcomes if o not in deciding]
-    ordered: list[Consumed] = []
-    for group in (deciding, rest):
-        ordered += _round_robin([_interleave(o.links, o.terms) for o in group])
-    return ordered + _round_robin([o.context for o in reading.outcomes])
+    return _criterion_rounds(reading, links_first=True)
 
 
 def _back_link(fact: Consumed) -> bool:
