@@ -21,7 +21,6 @@ instances (``systemctl enable --now corpus-replica@1 corpus-replica@2``).
 from __future__ import annotations
 
 import argparse
-import json
 import pwd
 import re
 import shlex
@@ -34,6 +33,7 @@ from typing import Any
 import jinja2
 
 from generator.atomic_file import write_atomic
+from generator.nginx_settings import RenderError, read_settings
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "deploy" / "systemd"
 RUNBOOK = Path(__file__).resolve().parent.parent / "docs" / "operating.md"
@@ -146,8 +146,8 @@ def render_unit(settings: UnitSettings) -> str:
 def _saved_settings(prefix: Path) -> dict[str, Any]:
     """A rendered prefix's settings.json (role, build root), or {} when it is not rendered (yet) here."""
     try:
-        saved = json.loads((prefix / "conf" / "settings.json").read_text("utf-8"))
-    except (OSError, ValueError):
+        saved = read_settings(prefix)
+    except (RenderError, OSError, ValueError):  # not rendered here (yet), or not readable as settings
         return {}
     return saved if isinstance(saved, dict) else {}
 
