@@ -5,8 +5,8 @@ Generates a valid synthetic ``corpus_src/`` of N entities (about 10 served resou
 mesures restrictives pages), then measures, each in a fresh interpreter so that peaks do not mix:
 
 - ``ceiling``: merely parsing the same YAML files with ``yaml.load(f, Loader=yaml.CSafeLoader)``;
-- ``check``:   :func:`generator.pipeline.check` (strict load + every validation rule);
-- ``build``:   :func:`generator.pipeline.build` (check + compile + serialise + hash + atomic write).
+- ``check``:   :func:`generator.compiler.pipeline.check` (strict load + every validation rule);
+- ``build``:   :func:`generator.compiler.pipeline.build` (check + compile + serialise + hash + atomic write).
 
 It reports resources per second, the ratio of ``build`` to the ceiling (the aim is 70 % or more), and the
 peak memory of each step above the interpreter's baseline (``ru_maxrss`` after imports), at two corpus
@@ -155,9 +155,9 @@ def child(mode: str, src: Path, out: Path) -> None:
     """
     import yaml
 
-    from generator.errors import Severity
-    from generator.pipeline import build, check
-    from generator.resource_types import DEFAULT_BASE_URL
+    from generator.base.errors import Severity
+    from generator.compiler.pipeline import build, check
+    from generator.tracks.resource_types import DEFAULT_BASE_URL
 
     files = sorted(src.rglob("*.yaml"))
     baseline = _maxrss_mib()
@@ -193,8 +193,8 @@ def profile(src: Path, out: Path, top: int) -> None:
     code = "\n".join((
         "import cProfile, pstats, sys",
         "from pathlib import Path",
-        "from generator.resource_types import DEFAULT_BASE_URL",
-        "from generator.pipeline import build",
+        "from generator.tracks.resource_types import DEFAULT_BASE_URL",
+        "from generator.compiler.pipeline import build",
         "profiler = cProfile.Profile()",
         "profiler.enable()",
         f"build(Path({str(src)!r}), Path({str(out)!r}), DEFAULT_BASE_URL)",

@@ -34,14 +34,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_nginx import benchmark_file, medians, print_medians, rounds, wrk  # noqa: E402
 
-from generator.nginx_process import NginxProcess  # noqa: E402
-from generator.nginx_render import TLS_SESSION_CACHE, environment, host_port  # noqa: E402
-from generator.nginx_settings import Settings  # noqa: E402
-from generator.nginx_syntax import quote_path  # noqa: E402
-from generator.proxy_client import fetch, tls_context  # noqa: E402
-from generator.secret_values import new_secret, write_private  # noqa: E402
-from generator.tls_local import make_local_tls  # noqa: E402
-from generator.topology import Topology, free_port  # noqa: E402
+from generator.base.secret_values import new_secret, write_private  # noqa: E402
+from generator.observe.proxy_client import fetch, tls_context  # noqa: E402
+from generator.serving.nginx_process import NginxProcess  # noqa: E402
+from generator.serving.nginx_render import TLS_SESSION_CACHE, environment, host_port  # noqa: E402
+from generator.serving.nginx_settings import Settings  # noqa: E402
+from generator.serving.nginx_syntax import quote_path  # noqa: E402
+from generator.serving.tls_local import make_local_tls  # noqa: E402
+from generator.serving.topology import Topology, free_port  # noqa: E402
 
 BARE_CONF = """\
 # Ceiling for bench/bench_frontal.py: the same file over the same TLS, no check, no header, no log.

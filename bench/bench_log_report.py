@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator.manifest import Manifest  # noqa: E402
+from generator.contract.manifest import Manifest  # noqa: E402
 
 AGENTS = ["python-httpx/0.27.0"] * 20 + ["Mozilla/5.0 (X11; Linux x86_64)", "curl/8.5.0", "zgrab/0.x"]
 REPLICAS = ["127.0.0.2:8081", "127.0.0.3:8081", "127.0.0.4:8081"]
@@ -39,7 +39,7 @@ MEASURE = r"""
 import json, resource, sys, time
 from pathlib import Path
 import orjson
-from generator.cli import main
+from generator.cli.main import main
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 step, path, out = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
 if step == "ceiling":

@@ -1,5 +1,6 @@
-"""Compiler and tools of the PROVE IT conformité corpus.
+"""Compiler and tools of the PROVE IT corpus: one engine, tracks as data.
 
-Data flow: ``corpus_src/`` (YAML) -> :mod:`generator.sources` (strict load) -> :mod:`generator.validate`
--> :mod:`generator.compile` (JSON documents) -> :mod:`generator.output` (``build/`` + ``manifest/``).
+Layers, lowest first (each imports only from the layers before it; docs/architecture.md):
+``base`` -> ``contract`` -> ``tracks`` -> ``compiler`` -> ``season`` -> ``score`` -> ``panel`` ->
+``serving`` -> ``observe`` -> ``cli``.
 """

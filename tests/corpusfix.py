@@ -11,7 +11,7 @@ import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from generator.pipeline import check
+from generator.compiler.pipeline import check
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

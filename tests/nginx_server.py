@@ -20,14 +20,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from generator.hashing import sha256_hex
-from generator.nginx_process import NginxProcess, reload_and_wait, worker_pids
-from generator.nginx_render import render_and_write
-from generator.nginx_settings import RenderError, Settings
-from generator.secret_values import new_secret, write_private
-from generator.tls_local import LocalTLS, make_local_tls
-from generator.topology import Topology, replica_hosts
-from generator.topology import free_port as topology_free_port
+from generator.base.secret_values import new_secret, write_private
+from generator.contract.hashing import sha256_hex
+from generator.serving.nginx_process import NginxProcess, reload_and_wait, worker_pids
+from generator.serving.nginx_render import render_and_write
+from generator.serving.nginx_settings import RenderError, Settings
+from generator.serving.tls_local import LocalTLS, make_local_tls
+from generator.serving.topology import Topology, replica_hosts
+from generator.serving.topology import free_port as topology_free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 JSON_TYPE = "application/json; charset=utf-8"

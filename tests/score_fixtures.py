@@ -7,7 +7,7 @@ season under revision in ``season_src/`` is never read, so these tests do not mo
 
 Hashes follow CONTRACT §2 with ``hashlib`` and ``json`` only: the request hash of the canonical URL, the
 response hash of ``json.loads`` of the built bytes. Nothing is taken from the manifest or from
-``generator.hashing``.
+``generator.contract.hashing``.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.pipeline import build
-from generator.resource_types import DEFAULT_BASE_URL
+from generator.compiler.pipeline import build
+from generator.tracks.resource_types import DEFAULT_BASE_URL
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 NONCE = "ab" * 32

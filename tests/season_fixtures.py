@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.errors import CorpusError, Location
-from generator.pipeline import build
-from generator.resource_types import DEFAULT_BASE_URL, file_for
+from generator.base.errors import CorpusError, Location
+from generator.compiler.pipeline import build
 from generator.season.checks import SeasonReport, check_season
 from generator.season.model import KEY_FILE, TASKS_FILE, Season, load_season
 from generator.season.reader import CorpusReader
+from generator.tracks.resource_types import DEFAULT_BASE_URL, file_for
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY_LOCATION = Location(f"season_src/{KEY_FILE}")  # what `corpus check-season` passes

@@ -1,6 +1,6 @@
 """One atomic file write for every command, and write errors as one line naming the file, never a traceback.
 
-Covers ``generator.atomic_file.write_atomic`` itself, then the commands that wrote a file by hand before
+Covers ``generator.base.atomic_file.write_atomic`` itself, then the commands that wrote a file by hand before
 it: ``score --json``, ``log-report --json``, and the last-resort OSError message of ``corpus``'s main().
 """
 
@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from score_fixtures import HONEST_01, ScoreWorld, make_score_world, submission
 
-from generator.atomic_file import FileWriteError, write_atomic
-from generator.cli import main
-from generator.errors import GeneratorError
+from generator.base.atomic_file import FileWriteError, write_atomic
+from generator.base.errors import GeneratorError
+from generator.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "manifest" / "manifest.json"
@@ -136,7 +136,7 @@ def test_a_log_replaced_by_a_fifo_after_the_listing_is_a_problem_not_a_hang(tmp_
     process with a timeout: a blocking open would wait for a writer forever."""
     fifo = tmp_path / "access.log"
     os.mkfifo(fifo)
-    code = ("import sys; from pathlib import Path; from generator.log_report import read_lines; p = []; "
+    code = ("import sys; from pathlib import Path; from generator.observe.log_report import read_lines; p = []; "
             "lines = list(read_lines(Path(sys.argv[1]), lambda n, why: p.append((n, why)))); print(lines, p)")
     result = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True, timeout=60,
                             check=False, cwd=ROOT)
@@ -155,7 +155,7 @@ def test_a_stray_oserror_is_one_line_with_its_file(tmp_path: Path, capsys: pytes
 
 
 def test_a_rename_error_names_both_files() -> None:
-    from generator.errors import os_error_text
+    from generator.base.errors import os_error_text
 
     assert os_error_text(OSError(2, "No such file or directory", "a", None, "b")) == \
         "a -> b: No such file or directory"

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from corpusfix import apply, copy_fixture, replace
 
-from generator import transaction
-from generator.errors import TreeWriteError
-from generator.pipeline import build
-from generator.resource_types import DEFAULT_BASE_URL
+from generator.base import transaction
+from generator.base.errors import TreeWriteError
+from generator.compiler.pipeline import build
+from generator.tracks.resource_types import DEFAULT_BASE_URL
 
 ROOT = Path(__file__).resolve().parent.parent
 TREES = ("build", "manifest")
@@ -190,7 +190,7 @@ def test_rebuild_replaces_the_whole_tree(built: Path) -> None:
 
 def test_pipeline_makes_no_cyclic_garbage_and_restores_the_collector(tmp_path: Path) -> None:
     """check/compile_build pause the cyclic GC for speed; that is sound only if valid sources make no cycles."""
-    from generator.pipeline import check, compile_build
+    from generator.compiler.pipeline import check, compile_build
 
     src = copy_fixture(tmp_path)
     assert gc.isenabled()

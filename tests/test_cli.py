@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from corpusfix import apply, copy_fixture, replace
 
-from generator.cli import main, parser
-from generator.errors import BuildLocked, GeneratorError, TreeWriteError
+from generator.base.errors import BuildLocked, GeneratorError, TreeWriteError
+from generator.cli.main import main, parser
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPILER_COMMANDS = ("build", "check", "manifest-hash", "show")
@@ -160,21 +160,21 @@ def test_every_error_of_the_project_is_one_line(tmp_path: Path, monkeypatch: pyt
                                                 capsys: pytest.CaptureFixture[str], raised: BaseException,
                                                 code: int, line: str) -> None:
     """The CLI catches the base class of the project's errors: one line, exit 1, never a traceback."""
-    import generator.cli
+    import generator.cli.main
 
     def fail(*args: object, **kwargs: object) -> None:
         raise raised
 
-    monkeypatch.setattr(generator.cli, "build", fail)
+    monkeypatch.setattr(generator.cli.main, "build", fail)
     assert main(["build", "--root", str(tmp_path)]) == code
     assert capsys.readouterr().err.splitlines() == [line]
 
 
 def test_project_errors_share_one_base() -> None:
-    from generator.errors import CorpusError, FreezeRecordError, FrozenMismatch, ManifestError
-    from generator.secret_values import SecretError
-    from generator.transaction import TransactionError
-    from generator.verify import VerifyError
+    from generator.base.errors import CorpusError, FreezeRecordError, FrozenMismatch, ManifestError
+    from generator.base.secret_values import SecretError
+    from generator.base.transaction import TransactionError
+    from generator.observe.verify import VerifyError
 
     for error in (CorpusError, FrozenMismatch, FreezeRecordError, ManifestError, TreeWriteError, BuildLocked,
                   SecretError, TransactionError, VerifyError):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from generator.cli import main
+from generator.cli.main import main
 
 BAREME = ROOT / "spec" / "conformite-bareme-v3.section-5.txt"
 # CONTRACT §5: the value published with the spec, not computed by the code under test.

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from nginx_server import build_copy
 
-from generator.nginx_render import render_and_write
-from generator.nginx_settings import Settings
-from generator.secret_values import new_secret, write_private
-from generator.tls_local import make_local_tls
+from generator.base.secret_values import new_secret, write_private
+from generator.serving.nginx_render import render_and_write
+from generator.serving.nginx_settings import Settings
+from generator.serving.tls_local import make_local_tls
 
 GIXY = Path(sys.executable).with_name("gixy")
 

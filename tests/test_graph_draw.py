@@ -22,14 +22,14 @@ from types import SimpleNamespace
 import pytest
 from season_fixtures import ROOT, edit
 
-from generator.cli import main
-from generator.pipeline import build
-from generator.resource_types import DEFAULT_BASE_URL
+from generator.cli.main import main
+from generator.compiler.pipeline import build
 from generator.season.drawing import Highlight, attribute, draw_task
 from generator.season.evaluator import evaluate
 from generator.season.graph import task_graph
 from generator.season.model import load_season
 from generator.season.reader import CorpusReader, Fact
+from generator.tracks.resource_types import DEFAULT_BASE_URL
 
 SVG = "{http://www.w3.org/2000/svg}"
 DENOMINATION = "Société \"Érable\" d'Essai & <Fils>"

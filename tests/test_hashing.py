@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from generator.hashing import canonical_json, parsed_body, request_hash, response_hash, sha256_hex
-from generator.output import body_bytes
+from generator.compiler.output import body_bytes
+from generator.contract.hashing import canonical_json, parsed_body, request_hash, response_hash, sha256_hex
 
 # CONTRACT §2, "Worked vector".
 VECTOR_URL = "https://corpus.arkforge.tech/agrements/AGR-4417"

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from score_fixtures import HONEST_01, HONEST_02, ScoreWorld, make_score_world, submission
 
-from generator.atomic_file import FileWriteError, write_atomic
-from generator.bounded_read import ReadRefused, read_bounded
-from generator.cli import main
-from generator.freeze import freeze
-from generator.season.panel import PANEL_MARKER, PanelRefused, write_submissions
+from generator.base.atomic_file import FileWriteError, write_atomic
+from generator.base.bounded_read import ReadRefused, read_bounded
+from generator.cli.main import main
+from generator.contract.freeze import freeze
+from generator.panel.panel import PANEL_MARKER, PanelRefused, write_submissions
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "manifest" / "manifest.json"

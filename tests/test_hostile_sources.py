@@ -21,11 +21,11 @@ from corpusfix import Edit, apply, copy_fixture, problem_lines, replace, write
 from season_fixtures import KEY, TASKS, World, edit, edit_in_block, load_problem_lines, make_world, position
 from season_fixtures import problem_lines as problem_lines_season
 
-from generator.errors import CorpusError, Severity
-from generator.pipeline import build, check
-from generator.resource_types import DEFAULT_BASE_URL
+from generator.base.errors import CorpusError, Severity
+from generator.base.text_policy import MAX_DEPTH, MAX_FILE_BYTES
+from generator.compiler.pipeline import build, check
 from generator.season.model import MAX_COUNT_DIGITS
-from generator.text_policy import MAX_DEPTH, MAX_FILE_BYTES
+from generator.tracks.resource_types import DEFAULT_BASE_URL
 
 E1 = "entites/ENT-0001.yaml"
 E2 = "entites/ENT-0002.yaml"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from generator import yamlstrict
-from generator.errors import Location
-from generator.yamlstrict import LocatedDict, LocatedList, YamlProblem, load_text, location_of
+from generator.base.errors import Location
+from generator.compiler import yamlstrict
+from generator.compiler.yamlstrict import LocatedDict, LocatedList, YamlProblem, load_text, location_of
 
 # Written plain (unquoted), each of these would be typed by YAML 1.1 or 1.2 core resolution.
 STAY_STRINGS = [
@@ -148,7 +148,7 @@ def test_anchors_and_aliases_are_refused() -> None:
 
 def test_depth_limit_is_exact() -> None:
     """The top mapping is level 1: MAX_DEPTH levels load, one more is refused where it opens."""
-    from generator.text_policy import MAX_DEPTH
+    from generator.base.text_policy import MAX_DEPTH
 
     def nested(levels: int) -> str:  # the top mapping, then levels - 1 flow mappings
         return "a: " + "{a: " * (levels - 1) + "x" + "}" * (levels - 1) + "\n"
@@ -171,7 +171,7 @@ def test_a_hundred_thousand_open_brackets_are_a_message_not_a_crash() -> None:
 
 
 def test_size_limit() -> None:
-    from generator.text_policy import MAX_FILE_BYTES
+    from generator.base.text_policy import MAX_FILE_BYTES
 
     assert load_text(b"# " + b"x" * (MAX_FILE_BYTES - 3) + b"\n", "t.yaml") is None  # exactly the limit
     assert _problem(b"# " + b"x" * (MAX_FILE_BYTES - 2) + b"\n").startswith("t.yaml: file larger than")

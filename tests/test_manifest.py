@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from generator.cli import main
-from generator.errors import GeneratorError, ManifestError
-from generator.manifest import Entry, Manifest, bytes_difference
+from generator.base.errors import GeneratorError, ManifestError
+from generator.cli.main import main
+from generator.contract.manifest import Entry, Manifest, bytes_difference
 
 COMMITTED = (ROOT / "manifest" / "manifest.json").read_bytes()
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from corpusfix import copy_fixture
 
-from generator.pipeline import build
-from generator.resource_types import DEFAULT_BASE_URL
+from generator.compiler.pipeline import build
+from generator.tracks.resource_types import DEFAULT_BASE_URL
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRED_STATUSES = {400, 403, 404, 405, 408, 412, 413, 414, 500, 501, 502, 503, 504, 505}  # + 431 or 494
@@ -306,7 +306,7 @@ def test_fixture_bytes_of_an_absent(fixture_root: Path) -> None:
 # --- the output guard of the compiler itself (output.find_numbers / check_bodies) ---------------------------
 
 def test_find_numbers_names_every_number() -> None:
-    from generator.output import find_numbers
+    from generator.compiler.output import find_numbers
 
     body = {"ressource": "/x", "a": 1, "b": [True, 2.5, "3", None], "c": {"d": False, "e": [0]}}
     assert find_numbers(body) == ["/a", "/b/1", "/c/e/0"]
@@ -314,8 +314,8 @@ def test_find_numbers_names_every_number() -> None:
 
 
 def test_check_bodies_reports_numbers_and_bad_bodies() -> None:
-    from generator.compile import Document
-    from generator.output import check_bodies
+    from generator.compiler.compile import Document
+    from generator.compiler.output import check_bodies
 
     docs = [Document("/agrements/AGR-0001", "resource", {"ressource": "/agrements/AGR-0001", "n": 3}),
             Document("/agrements/AGR-0002", "resource", {}),
@@ -331,8 +331,8 @@ def test_check_bodies_reports_numbers_and_bad_bodies() -> None:
 
 def test_a_number_stops_the_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The loader cannot produce numbers; if a compiler change ever did, the build fails instead of serving it."""
-    from generator import pipeline
-    from generator.errors import CorpusError
+    from generator.base.errors import CorpusError
+    from generator.compiler import pipeline
 
     real = pipeline.compile_documents
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.cli import main
+from generator.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 

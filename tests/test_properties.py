@@ -23,11 +23,11 @@ from corpusfix import FIXTURES
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from generator.errors import CorpusError, Severity
-from generator.fastschema import strict_pattern
-from generator.pipeline import build, check, compile_build
-from generator.resource_types import DEFAULT_BASE_URL, file_for
-from generator.text_policy import bad_text
+from generator.base.errors import CorpusError, Severity
+from generator.base.text_policy import bad_text
+from generator.compiler.fastschema import strict_pattern
+from generator.compiler.pipeline import build, check, compile_build
+from generator.tracks.resource_types import DEFAULT_BASE_URL, file_for
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

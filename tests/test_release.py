@@ -12,11 +12,11 @@ import pytest
 from corpusfix import apply, copy_fixture, replace
 from nginx_server import private_folder, start_topology, topology_secret
 
-from generator.cli import main
-from generator.hashing import sha256_hex
-from generator.pipeline import build
-from generator.proxy_client import Load, fetch, tls_context
-from generator.secret_values import new_secret, write_private
+from generator.base.secret_values import new_secret, write_private
+from generator.cli.main import main
+from generator.compiler.pipeline import build
+from generator.contract.hashing import sha256_hex
+from generator.observe.proxy_client import Load, fetch, tls_context
 
 BASE_URL = "https://corpus.test"
 
@@ -191,7 +191,7 @@ def test_an_install_that_loses_the_race_uses_the_winners_identical_copy(builds: 
     second install runs at that very moment (placed by an audit hook on the first one's rename)."""
     import sys
 
-    from generator.release import install
+    from generator.serving.release import install
 
     a, _b = builds
     releases = work / "releases"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from generator.schemas import SCHEMA_NAMES, quick_check, schema, served_fields, validator
+from generator.compiler.schemas import SCHEMA_NAMES, quick_check, schema, served_fields, validator
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "generator" / "schemas"
@@ -50,10 +50,10 @@ def test_source_only_fields_are_not_served() -> None:
     assert served_fields("avenants")[:2] == ("attestation", "objet")
 
 
-# --- the fast yes/no check agrees with jsonschema (generator/fastschema.py) --------------------------------
+# --- the fast yes/no check agrees with jsonschema (generator/compiler/fastschema.py) ---
 
 def _records(src: Path) -> list[tuple[str, Any]]:
-    from generator.sources import load_sources
+    from generator.compiler.sources import load_sources
 
     sources = load_sources(src)
     singles = [r for r in (sources.corpus, sources.referentiel, sources.systeme, sources.absents) if r]

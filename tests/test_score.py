@@ -26,8 +26,8 @@ from score_fixtures import (
     submission,
 )
 
+from generator.base.jsonvalue import json_equal
 from generator.score import ScoreInputError, make_disclosure, make_submission, score_submissions
-from generator.score.jsonvalue import json_equal
 from generator.season.reader import MISSING, resolve_pointer
 
 
@@ -536,7 +536,7 @@ def _mutations(sub: dict[str, Any]) -> list[Any]:
 
 
 def test_quick_schema_check_never_accepts_what_jsonschema_rejects(world: ScoreWorld) -> None:
-    from generator.schemas import validator
+    from generator.compiler.schemas import validator
     from generator.score.entry import SCHEMA, quick_check
 
     mutations = _mutations(honest(world))
@@ -551,12 +551,12 @@ def test_quick_schema_check_never_accepts_what_jsonschema_rejects(world: ScoreWo
 
 
 def test_quick_check_is_the_compiled_schema_with_integers() -> None:
-    """generator.fastschema compiles the whole submission schema (season's integer type included): no
+    """generator.compiler.fastschema compiles the whole submission schema (season's integer type included): no
     special case beside it, and jsonschema runs only to word the errors."""
     from jsonschema import Draft202012Validator
 
-    from generator.fastschema import compile_schema
-    from generator.schemas import validator
+    from generator.compiler.fastschema import compile_schema
+    from generator.compiler.schemas import validator
     from generator.score.entry import SCHEMA, quick_check
 
     assert quick_check() is not validator(SCHEMA).is_valid
@@ -732,17 +732,17 @@ def test_un_critere_is_defined_once() -> None:
 
 def test_each_scored_document_is_read_once(world: ScoreWorld, monkeypatch: pytest.MonkeyPatch) -> None:
     subs = [honest(world), submission(world, "conf-02", "non_conforme", HONEST_02)]  # the fixture reads too
-    import generator.errors
+    import generator.base.errors
 
     reads: dict[str, int] = {}
-    original = generator.errors.read_bounded
+    original = generator.base.errors.read_bounded
 
     def counted(path: Path, limit: int) -> bytes:
         if "build" in Path(path).parts:
             reads[Path(path).as_posix()] = reads.get(Path(path).as_posix(), 0) + 1
         return original(path, limit)
 
-    monkeypatch.setattr(generator.errors, "read_bounded", counted)
+    monkeypatch.setattr(generator.base.errors, "read_bounded", counted)
     report = score(world, *subs)
     assert report["reussite"] == 2
     assert reads and max(reads.values()) == 1, {p: n for p, n in reads.items() if n > 1}
@@ -773,7 +773,7 @@ def test_duplicate_task_names_the_positions(world: ScoreWorld) -> None:
 
 
 def test_make_disclosure_takes_a_manifest_and_names_an_unknown_path(world: ScoreWorld) -> None:
-    from generator.manifest import Manifest
+    from generator.contract.manifest import Manifest
 
     manifest = Manifest.load(world.root)
     assert make_disclosure(manifest, "/agrements/AGR-0001") == make_disclosure(world.root, "/agrements/AGR-0001")

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from score_fixtures import HONEST_01, HONEST_02, ScoreWorld, make_score_world, submission
 
-from generator.cli import main
-from generator.freeze import freeze
+from generator.cli.main import main
+from generator.contract.freeze import freeze
 from generator.score import ScoreRefused, make_disclosure, score_submissions
 
 ROOT = Path(__file__).resolve().parent.parent

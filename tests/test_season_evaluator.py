@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from season_fixtures import World, make_world, rebuilt
 
-from generator import resource_types as col
 from generator.season.evaluator import (
     ALL_SHORTCUTS,
     FAMILY_SHORTCUTS,
@@ -33,6 +32,7 @@ from generator.season.evaluator import (
 from generator.season.graph import task_graph
 from generator.season.model import KeyEntry, Season, Statement
 from generator.season.reader import CorpusReader
+from generator.tracks import resource_types as col
 
 TASK_IDS = [f"conf-{n:02d}" for n in range(1, 11)]
 LIST_COLLECTIONS = (col.LISTES_AGREES, col.MESURES, col.BENEFICIAIRES)

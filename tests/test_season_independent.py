@@ -1,4 +1,4 @@
-"""The independent honest agent (generator/season/independent.py): written from the served /referentiel
+"""The independent honest agent (generator/panel/independent.py): written from the served /referentiel
 alone, it must score 10/10 with no overclaim through ``corpus score``, read as /referentiel says, and be
 wired into the panel of ``corpus check-season``.
 
@@ -18,12 +18,8 @@ from pathlib import Path
 import pytest
 from season_fixtures import KEY_LOCATION, ROOT, World, make_world, rebuilt
 
-from generator.season import independent
-from generator.season.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
-from generator.season.checks import check_season
-from generator.season.evaluator import Task as EvalTask
-from generator.season.evaluator import evaluate
-from generator.season.independent import (
+from generator.panel import independent
+from generator.panel.independent import (
     EXCEPTIONS,
     INDEPENDENT,
     PRIORITIES,
@@ -33,8 +29,12 @@ from generator.season.independent import (
     read_task,
     submissions,
 )
+from generator.panel.panel import HONEST, run_panel
+from generator.season.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
+from generator.season.checks import check_season
+from generator.season.evaluator import Task as EvalTask
+from generator.season.evaluator import evaluate
 from generator.season.model import KeyFact
-from generator.season.panel import HONEST, run_panel
 from generator.season.reader import Fact
 
 MODULE = Path(independent.__file__)
@@ -138,8 +138,8 @@ def test_the_agent_reads_neither_the_key_nor_the_evaluator() -> None:
                         "generator.season.reader", "generator.score"}, imported
     text = MODULE.read_text("utf-8")
     assert "cle.json" not in text and "cle.yaml" not in text
-    probe = ("import sys, generator.season.independent as m; "
-             "print(sorted(n for n in sys.modules if n.endswith(('evaluator', 'founding', 'panel', 'model'))))")
+    probe = ("import sys, generator.panel.independent as m; "
+             "print(sorted(n for n in sys.modules if n.endswith(('.evaluator', '.founding', 'panel.panel', '.model'))))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60,
                          check=True)
     assert run.stdout.strip() == "[]"

@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 from nginx_server import build_copy, free_port
 
-from generator.cli import main, parser
-from generator.nginx_process import answers
-from generator.secret_values import new_secret, write_private
-from generator.systemd_units import UnitSettings, render_unit
+from generator.base.secret_values import new_secret, write_private
+from generator.cli.main import main, parser
+from generator.serving.nginx_process import answers
+from generator.serving.systemd_units import UnitSettings, render_unit
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = str(Path(sys.executable).with_name("corpus"))

@@ -1,6 +1,6 @@
 """The production shape on loopback: a TLS frontal over real replicas, failures under proxy-like load.
 
-Every client here behaves like the Trust Layer proxy (:mod:`generator.proxy_client`): one connection and
+Every client here behaves like the Trust Layer proxy (:mod:`generator.observe.proxy_client`): one connection and
 one TLS handshake per request, through the frontal. Loads are a few hundred requests over a few
 seconds; every failure test asserts both "0 failed" and "every body is the manifest's".
 """
@@ -17,8 +17,8 @@ import pytest
 from nginx_server import JSON_TYPE, build_copy, parse_raw, private_folder, start_topology, topology_secret
 from test_vhost_raw import CASES
 
-from generator.proxy_client import Answer, Load, fetch, tls_context
-from generator.topology import Topology
+from generator.observe.proxy_client import Answer, Load, fetch, tls_context
+from generator.serving.topology import Topology
 
 LOAD_THREADS = 4
 
@@ -263,9 +263,9 @@ def test_one_of_two_frontals_killed_under_load(topology: Topology,
 
 
 def test_ten_reloads_and_a_rotation_under_load(topology: Topology, snapshot: tuple[Path, dict[str, Any]]) -> None:
-    from generator.nginx_process import reload_and_wait
-    from generator.nginx_render import render_and_write
-    from generator.secret_values import new_secret, write_private
+    from generator.base.secret_values import new_secret, write_private
+    from generator.serving.nginx_process import reload_and_wait
+    from generator.serving.nginx_render import render_and_write
 
     root, manifest = snapshot
     expected = bodies(root, manifest)

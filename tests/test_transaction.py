@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from corpusfix import copy_fixture
 
-from generator import transaction
-from generator.manifest import Manifest
+from generator.base import transaction
+from generator.contract.manifest import Manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 TREES = ("build", "manifest")
@@ -178,7 +178,7 @@ def test_a_killed_corpus_build_is_repaired_by_the_next_command_which_says_so(tmp
             "            and 'stage' in str(args[0]):\n"
             "        os.kill(os.getpid(), signal.SIGKILL)\n"
             "sys.addaudithook(hook)\n"
-            "from generator.cli import main\n"
+            "from generator.cli.main import main\n"
             f"main(['build', '--root', {str(tmp_path)!r}, '--base-url', 'http://b.invalid'])\n")
     killed = subprocess.run([sys.executable, "-c", hook], capture_output=True, text=True, cwd=ROOT, check=False)
     assert killed.returncode == -signal.SIGKILL
@@ -445,7 +445,7 @@ def test_nginx_serves_one_whole_build_while_builds_swap(tmp_path: Path) -> None:
 
     from nginx_server import NginxServer, private_dir
 
-    from generator.pipeline import compile_build
+    from generator.compiler.pipeline import compile_build
 
     builds = [compile_build(ROOT / "corpus_src", url) for url in ("http://a.invalid", "http://b.invalid")]
     trees = [b.trees() for b in builds]

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from corpusfix import FIXTURES, Edit, apply, copy_fixture, problem_lines, remove, rename, replace, write
 
-from generator.errors import Severity
-from generator.pipeline import check
+from generator.base.errors import Severity
+from generator.compiler.pipeline import check
 
 E1 = "entites/ENT-0001.yaml"
 E2 = "entites/ENT-0002.yaml"

@@ -12,11 +12,11 @@ import pytest
 import requests
 from nginx_server import NginxServer, build_copy
 
-from generator import resource_types as col
-from generator.cli import main
-from generator.manifest import Manifest
-from generator.secret_values import write_private
-from generator.verify import proxy_response_hash, undeclared_paths
+from generator.base.secret_values import write_private
+from generator.cli.main import main
+from generator.contract.manifest import Manifest
+from generator.observe.verify import proxy_response_hash, undeclared_paths
+from generator.tracks import resource_types as col
 
 
 @pytest.fixture(scope="module")

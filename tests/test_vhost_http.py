@@ -1,7 +1,7 @@
 """The vhost through a real nginx: bytes, hashes, secret, canonical forms, absents, headers, conditionals.
 
 Expected bytes come from the build snapshot the server serves and from the manifest; expected hashes
-from generator.hashing, with hashlib on the raw bytes as an independent check.
+from generator.contract.hashing, with hashlib on the raw bytes as an independent check.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from nginx_server import JSON_TYPE, NginxServer, Response
 
-from generator.compile import absent_body
-from generator.hashing import request_hash, response_hash
-from generator.manifest import Manifest
-from generator.output import body_bytes
-from generator.verify import undeclared_paths
+from generator.compiler.compile import absent_body
+from generator.compiler.output import body_bytes
+from generator.contract.hashing import request_hash, response_hash
+from generator.contract.manifest import Manifest
+from generator.observe.verify import undeclared_paths
 
 PROBE = "/corpus-test-status/"
 NEVER_SENT = 408  # ngx_http_finalize_request terminates the request instead of answering

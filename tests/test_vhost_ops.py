@@ -18,9 +18,9 @@ import requests
 from corpusfix import copy_fixture
 from nginx_server import JSON_TYPE, NginxServer, alive, build_copy, free_port, processes_of
 
-from generator.cli import main
-from generator.secret_values import new_secret, write_private
-from generator.serve import ensure_build
+from generator.base.secret_values import new_secret, write_private
+from generator.cli.main import main
+from generator.serving.serve import ensure_build
 
 CORPUS = str(Path(sys.executable).with_name("corpus"))
 

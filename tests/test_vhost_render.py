@@ -18,12 +18,7 @@ import jinja2
 import pytest
 from nginx_server import ROOT, NginxServer, build_copy, private_dir, private_folder
 
-from generator.cli import main
-from generator.nginx_process import NginxProcess, nginx_command
-from generator.nginx_render import TEMPLATES, environment, render, write
-from generator.nginx_settings import RenderError, Settings
-from generator.nginx_syntax import MAX_TOKEN, NginxSyntaxError, quote_path, quote_text
-from generator.secret_values import (
+from generator.base.secret_values import (
     SecretError,
     check_shape,
     new_secret,
@@ -32,7 +27,12 @@ from generator.secret_values import (
     read_secret_file,
     write_private,
 )
-from generator.tls_local import make_local_tls
+from generator.cli.main import main
+from generator.serving.nginx_process import NginxProcess, nginx_command
+from generator.serving.nginx_render import TEMPLATES, environment, render, write
+from generator.serving.nginx_settings import RenderError, Settings
+from generator.serving.nginx_syntax import MAX_TOKEN, NginxSyntaxError, quote_path, quote_text
+from generator.serving.tls_local import make_local_tls
 
 # ---------------------------------------------------------------------------------------- secrets
 
@@ -417,7 +417,7 @@ def test_frontal_from_the_command_line(snapshot: Path, work: Path, capsys: pytes
 def test_a_refused_config_leaves_the_previous_conf_intact(snapshot: Path, work: Path) -> None:
     """``nginx -t`` judges the staged files before conf/ changes: after a refusal conf/ holds the previous,
     accepted files byte for byte, and no staging folder is left behind."""
-    from generator.nginx_render import render_and_write
+    from generator.serving.nginx_render import render_and_write
 
     settings = _settings(snapshot, work)
     render_and_write(settings, None)
@@ -435,7 +435,7 @@ def test_a_refused_config_leaves_the_previous_conf_intact(snapshot: Path, work: 
 
 
 def test_the_written_config_includes_conf_not_the_staging_folder(snapshot: Path, work: Path) -> None:
-    from generator.nginx_render import render_and_write
+    from generator.serving.nginx_render import render_and_write
 
     settings = _settings(snapshot, work)
     render_and_write(settings, None)

@@ -14,8 +14,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from generator.base.jsonvalue import json_equal
 from generator.score.inputs import ScoringInputs
-from generator.score.jsonvalue import json_equal
 from generator.season.reader import MISSING, resolve_pointer
 
 ETAYEE, NON_ETAYEE, DEFAUT = "etayee", "non_etayee", "defaut_instrument"

@@ -14,7 +14,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from generator.manifest import Manifest
+from generator.contract.manifest import Manifest
 from generator.score.inputs import ScoreInputError, load_manifest
 
 

@@ -13,11 +13,11 @@ from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
-from generator.schemas import quick_check as quick_schema_check
-from generator.schemas import validator
+from generator.base.jsonvalue import MAX_DEPTH, json_key, pointer, too_deep
+from generator.compiler.schemas import quick_check as quick_schema_check
+from generator.compiler.schemas import validator
+from generator.compiler.validate import schema_message
 from generator.score.inputs import ScoringInputs
-from generator.score.jsonvalue import MAX_DEPTH, json_key, pointer, too_deep
-from generator.validate import schema_message
 
 SCHEMA = "submission"
 

@@ -15,15 +15,15 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from generator import resource_types as col
-from generator.bounded_read import PUBLISHED_LIMIT
-from generator.errors import GeneratorError, ManifestError, read_file
-from generator.freeze import KEY_FILE, TASKS_FILE
-from generator.manifest import Manifest
+from generator.base.bounded_read import PUBLISHED_LIMIT
+from generator.base.errors import GeneratorError, ManifestError, read_file
+from generator.contract.freeze import KEY_FILE, TASKS_FILE
+from generator.contract.manifest import Manifest
 from generator.score.key import KEY_SCHEMA, TASKS_SCHEMA, shape_problem
 from generator.season.evaluator import Task
 from generator.season.graph import Graph, task_graph
 from generator.season.reader import CorpusReader
+from generator.tracks import resource_types as col
 
 # §4.1: a response hash equal to one of these bodies is an instrument defect (ArkForge's, not the agent's).
 DEFECT_STATUSES = (403, 503, 400)

@@ -15,10 +15,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from generator.fastschema import strict_patterns
-from generator.schemas import schema
-from generator.score.jsonvalue import pointer
-from generator.validate import schema_message
+from generator.base.jsonvalue import pointer
+from generator.compiler.fastschema import strict_patterns
+from generator.compiler.schemas import schema
+from generator.compiler.validate import schema_message
 
 # The key's fonde_par: every founding fact is needed (tous), or the facts of any one deciding criterion,
 # grouped by critere, found the verdict (un_critere).

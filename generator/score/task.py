@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.base.jsonvalue import json_key
 from generator.score.assertion import DEFAUT, ETAYEE, NON_ETAYEE, AssertionResult, Proofs, assess
 from generator.score.close import close_problems
 from generator.score.entry import entry_problems
 from generator.score.inputs import ScoringInputs, Statement
-from generator.score.jsonvalue import json_key
 from generator.score.key import UN_CRITERE
 
 RENDUE, NON_RENDUE, REJETEE_ENTREE, REJETEE_CLOTURE = "rendue", "non_rendue", "rejetee_entree", "rejetee_cloture"

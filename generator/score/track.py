@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from generator.freeze import RECORD, check_freeze
+from generator.contract.freeze import RECORD, check_freeze
 from generator.score.assertion import CAUSES, Proofs
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused, ScoringInputs, load_inputs

@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from generator.freeze import guard_season
+from generator.base.transaction import Transaction
+from generator.contract.freeze import guard_season
 from generator.season.model import Season
-from generator.transaction import Transaction
 
 TASKS_ARTIFACT = "taches.json"
 KEY_ARTIFACT = "cle.json"

@@ -11,8 +11,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from generator import resource_types as col
-from generator.errors import Location, Problem
+from generator.base.errors import Location, Problem
 from generator.score.inputs import consumed_fields
 from generator.season.evaluator import (
     ALL_SHORTCUTS,
@@ -27,6 +26,7 @@ from generator.season.founding import FoundingFact, fonde_par, founding_facts
 from generator.season.graph import Graph, concerns_entity, probant_facts, task_graph
 from generator.season.model import KeyEntry, Season, Statement
 from generator.season.reader import MISSING, CorpusReader, Fact, is_probant, resolve_pointer
+from generator.tracks import resource_types as col
 
 # Spec §5.5, the frozen barème (conformite-bareme-v3): assertion minimum and ceiling per task.
 BAREME_BOUNDS: dict[str, tuple[int, int]] = {

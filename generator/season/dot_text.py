@@ -21,7 +21,7 @@ import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 
-from generator.atomic_file import write_atomic
+from generator.base.atomic_file import write_atomic
 from generator.season.drawing import (
     GROUP_AGREES,
     GROUP_MESURES,

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from generator import resource_types as col
 from generator.season.evaluator import FAUX, NON_ETABLI, VRAI, Evaluation, evaluate
 from generator.season.graph import Graph, task_graph
 from generator.season.model import KeyEntry, KeyFact, Statement
 from generator.season.reader import CorpusReader, Fact, is_probant
+from generator.tracks import resource_types as col
 
 NOT_EVALUATED = "non_evalue"  # the criterion comes after one established false (precedence)
 GROUP_PROPER, GROUP_AGREES, GROUP_MESURES = "propre", "agrees", "mesures"

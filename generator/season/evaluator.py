@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator import resource_types as col
 from generator.season.reader import MISSING, CorpusReader, Fact, Session
+from generator.tracks import resource_types as col
 
 VRAI, FAUX, NON_ETABLI = "etabli", "faux", "non_etablissable"
 

@@ -51,11 +51,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from generator import resource_types as col
-from generator.score.jsonvalue import json_key
+from generator.base.jsonvalue import json_key
 from generator.score.key import TOUS, UN_CRITERE
 from generator.season.evaluator import Evaluation
 from generator.season.reader import MISSING, CorpusReader, Fact, is_index, resolve_pointer
+from generator.tracks import resource_types as col
 
 # Citing field (on the citing collection) -> the field of the cited document that points back.
 LINK_FIELDS: dict[tuple[str, str], str] = {

@@ -6,9 +6,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from generator import resource_types as col
 from generator.season.evaluator import Task
 from generator.season.reader import MISSING, CorpusReader, Fact, resolve_pointer
+from generator.tracks import resource_types as col
 
 
 @dataclass(frozen=True)

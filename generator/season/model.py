@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.errors import CorpusError, Location, Problem
+from generator.base.errors import CorpusError, Location, Problem
+from generator.base.text_policy import cut
+from generator.compiler.sources import Record, read_record
+from generator.compiler.validate import check_dates, check_schema
+from generator.compiler.yamlstrict import location_of
 from generator.season.evaluator import Task
 from generator.season.reader import Fact
-from generator.sources import Record, read_record
-from generator.text_policy import cut
-from generator.validate import check_dates, check_schema
-from generator.yamlstrict import location_of
 
 TASKS_FILE = "taches.yaml"
 KEY_FILE = "cle.yaml"

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator import resource_types as col
-from generator.compile import absent_body
+from generator.compiler.compile import absent_body
+from generator.tracks import resource_types as col
 
 _INDEX = re.compile(r"[0-9]{1,9}")  # whole-string (fullmatch): "3\n" or a 5,001-digit index is no index
 MISSING = object()

@@ -1,0 +1,111 @@
+"""Typed problems, so every error names file, line, column and field, and all are reported at once."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from generator.base.bounded_read import ReadRefused, read_bounded
+
+
+class Severity(Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """Where a value was written: a path relative to the source root, 1-based line and column."""
+
+    file: str
+    line: int = 0
+    column: int = 0
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"{self.file}:{self.line}:{self.column}"
+        return self.file
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One finding of the loader or the validator."""
+
+    location: Location
+    field: str
+    message: str
+    severity: Severity = field(default=Severity.ERROR, compare=False)
+
+    def __str__(self) -> str:
+        prefix = "" if self.severity is Severity.ERROR else "warning: "
+        where = f" {self.field}:" if self.field else ""
+        return f"{prefix}{self.location}:{where} {self.message}"
+
+
+class GeneratorError(Exception):
+    """Base of every error the project raises on purpose: the CLI prints its message and exits 1.
+
+    Anything else reaching the CLI is a bug, and keeps its traceback.
+    """
+
+
+class CorpusError(GeneratorError):
+    """Raised when the sources cannot be compiled; carries every problem found, sorted by place."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = sorted(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class FrozenMismatch(GeneratorError):
+    """Raised when a build would change a byte of a frozen season."""
+
+
+class FreezeRecordError(GeneratorError):
+    """``freeze/record.json`` or the salt file cannot be used (not JSON, a key missing, a wrong type)."""
+
+
+class ManifestError(GeneratorError):
+    """``manifest/`` is missing, unreadable, malformed, or disagrees with ``build/``."""
+
+
+class TreeWriteError(GeneratorError):
+    """Writing a tree failed (disk full, read-only file system, permissions); nothing was swapped in."""
+
+
+class BuildLocked(GeneratorError):
+    """Another build holds the lock and the caller asked not to wait."""
+
+
+
+def read_file(path: Path, error: type[GeneratorError], missing: str, *, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them; any failure becomes ``error``.
+
+    Read by :func:`generator.base.bounded_read.read_bounded`: a FIFO, a device or a folder is ``FILE: not a
+    regular file``, a larger file ``FILE: larger than N MiB`` (``missing``: what to say if absent).
+    """
+    try:
+        return read_bounded(path, limit)
+    except FileNotFoundError:
+        raise error(f"{path}: {missing}") from None
+    except ReadRefused as exc:
+        raise error(str(exc)) from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def os_error_text(exc: OSError) -> str:
+    """``FILE: reason`` (``FILE -> OTHER: reason`` for a rename) from an OSError that escaped the command."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is None:
+        return reason
+    where = _name(exc.filename)
+    if exc.filename2 is not None:
+        where += f" -> {_name(exc.filename2)}"
+    return f"{where}: {reason}"
+
+
+def _name(filename: object) -> str:
+    return os.fsdecode(filename) if isinstance(filename, bytes) else str(filename)

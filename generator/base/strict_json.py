@@ -1,0 +1,95 @@
+"""Participants' JSON read strictly: what ``json.loads`` silently resolves is named as a defect instead.
+
+Python's parser keeps the last of two equal keys (``{"verdict": "conforme", "verdict": "non_conforme"}``
+would score as non_conforme), turns ``1e400`` into infinity (the report would then hold a bare
+``Infinity``, which is not JSON) and accepts a lone surrogate ``"\\ud800"`` (no UTF-8 text holds it; the
+table print would crash on it). Each is reported with the JSON Pointer of its place.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from generator.base.jsonvalue import token
+
+
+class _Pairs(dict):
+    """An object as parsed, remembering the keys written more than once (first value kept)."""
+
+    repeated: list[str]
+
+
+class _NonFinite:
+    """A number too large for a float (``1e400``), kept as written until its place is known."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> _Pairs:
+    obj = _Pairs()
+    obj.repeated = []
+    for key, value in pairs:
+        if key in obj:
+            obj.repeated.append(key)
+        else:
+            obj[key] = value
+    return obj
+
+
+def _float(text: str) -> float | _NonFinite:
+    value = float(text)
+    return value if math.isfinite(value) else _NonFinite(text)
+
+
+def _constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _tok(key: str) -> str:
+    """A pointer token that prints whatever the key holds (a lone surrogate is written ``\\udxxx``)."""
+    return token(key.encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
+def loads(text: str) -> tuple[Any, list[str]]:
+    """The parsed value and its defects (``POINTER: reason``, document order); ValueError if not JSON.
+
+    A non-finite number is replaced by None in the value: a value with defects is refused, never scored.
+    """
+    value = json.loads(text, object_pairs_hook=_pairs, parse_float=_float, parse_constant=_constant)
+    defects: list[str] = []
+    stack: list[tuple[Any, str, Any, Any]] = [(value, "", None, None)]  # node, pointer, parent, key in parent
+    while stack:
+        node, where, parent, slot = stack.pop()
+        if isinstance(node, _NonFinite):
+            defects.append(f"{where or '/'}: {node.text} is beyond the range of a JSON number "
+                           "(a float overflows to infinity): write a finite number")
+            if parent is not None:
+                parent[slot] = None
+            else:
+                value = None
+        elif isinstance(node, str):
+            if _lone_surrogate(node):
+                defects.append(f"{where or '/'}: a string holds a lone surrogate (\\ud800-\\udfff without its "
+                               "pair): no UTF-8 text holds it; write the character itself")
+        elif isinstance(node, dict):
+            defects += [f"{where or '/'}: the key {json.dumps(key)} appears more than once in this object: "
+                        "write each key once" for key in dict.fromkeys(getattr(node, "repeated", []))]
+            for key in node:
+                if _lone_surrogate(key):
+                    defects.append(f"{where}/{_tok(key)}: a key holds a lone surrogate (\\ud800-\\udfff "
+                                   "without its pair): no UTF-8 text holds it")
+            stack += [(item, f"{where}/{_tok(key)}", node, key) for key, item in reversed(node.items())]
+        elif isinstance(node, list):
+            stack += [(item, f"{where}/{index}", node, index) for index, item in reversed(list(enumerate(node)))]
+    return value, defects

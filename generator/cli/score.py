@@ -1,0 +1,169 @@
+"""``corpus score``: replay the scoring of a participant's submissions against the published season."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from generator.base import strict_json
+from generator.base.atomic_file import FileWriteError, check_target, write_atomic
+from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, read_bounded
+from generator.base.output_places import OutputRefused, key_output_file, not_an_input
+from generator.score.entry import FormatDefects
+from generator.score.inputs import ScoreInputError, ScoreRefused
+from generator.score.render import render_table, report_bytes
+from generator.score.track import DuplicateTask, score_submissions
+
+
+class _BadFile(Exception):
+    pass
+
+
+def _text(path: Path) -> str:
+    """The UTF-8 text of a participant's file, read bounded (a FIFO, a device or a huge file is refused)."""
+    try:
+        data = read_bounded(path, SUBMISSION_LIMIT)
+    except ReadRefused as exc:
+        raise _BadFile(str(exc)) from None
+    except OSError as exc:
+        raise _BadFile(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _BadFile(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _parse(path: Path) -> tuple[Any, list[str]]:
+    """A JSON file and its defects (:func:`strict_json.loads`), or ``file:line:column: message``."""
+    text = _text(path)
+    try:
+        return strict_json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _BadFile(f"{path}:{exc.lineno}:{exc.colno}: json: {exc.msg}") from None
+    except ValueError as exc:
+        raise _BadFile(f"{path}: json: {exc}") from None
+    except RecursionError:
+        raise _BadFile(f"{path}: json: nested too deeply to be a submission") from None
+
+
+def _load_submission(path: Path) -> Any:
+    """A submission; one whose JSON has defects is kept as :class:`FormatDefects`, rejected at entry (§4)."""
+    value, defects = _parse(path)
+    if not defects:
+        return value
+    task_id = value.get("task_id") if isinstance(value, dict) else None
+    clean = isinstance(task_id, str) and "task_id" not in getattr(value, "repeated", ()) \
+        and not any(d.startswith("/task_id:") for d in defects)
+    return FormatDefects(defects, task_id if clean else None)
+
+
+def _load_proofs(path: Path) -> Any:
+    """The proof verification file; a defect in it (a key twice...) is a file error: it cannot be trusted."""
+    value, defects = _parse(path)
+    if defects:
+        raise _BadFile(f"{path}: {'; '.join(defects)}")
+    return value
+
+
+def _printable(text: str) -> str:
+    """``text`` with any undecodable byte of a file name written ``\\xNN``-style, fit for UTF-8 output."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def submission_files(paths: list[Path]) -> list[Path]:
+    """The files given, and the ``*.json`` files directly inside each folder given, in name order.
+
+    Any other entry of a folder (a FIFO, a dangling link, ``conf-03.JSON``) is named as an error: skipping it
+    would show its task as not submitted. Sub-folders are not searched (and not refused)."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            entries = sorted(p for p in path.iterdir() if p.suffix == ".json" or not p.is_dir())
+            strays = [p for p in entries if not (p.suffix == ".json" and p.is_file())]
+            if strays:
+                raise _BadFile(f"{', '.join(_printable(str(p)) for p in strays)}: not a regular *.json file: a "
+                               "submission folder holds *.json submissions only: remove or rename "
+                               f"{'it' if len(strays) == 1 else 'them'}")
+            if not entries:
+                raise _BadFile(f"{path}: no *.json submission in this folder")
+            files += entries
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise _BadFile(f"{path}: no such file or folder")
+    return files
+
+
+def _json_target(args: argparse.Namespace, files: list[Path]) -> None:
+    """The report holds the key (verdict_attendu): under run/ or outside the repository, and no input."""
+    inputs = [*files, *(p for p in (args.proofs, args.salt_file) if p is not None)]
+    key_output_file(args.root, args.json, "score reports (their verdict_attendu)")
+    not_an_input(args.json, inputs)
+    check_target(args.json)  # before the table is printed, not after
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    with contextlib.suppress(AttributeError, ValueError):  # no text may crash the table print
+        sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    try:
+        files = submission_files(args.submissions)
+        if args.json is not None:
+            _json_target(args, files)
+        submissions = [_load_submission(f) for f in files]
+        proofs = _load_proofs(args.proofs) if args.proofs else None
+    except (_BadFile, OutputRefused, FileWriteError) as exc:
+        print(f"corpus score: {exc}", file=sys.stderr)
+        return 1
+    try:
+        report = score_submissions(submissions, root=args.root, proofs=proofs, salt_file=args.salt_file)
+    except DuplicateTask as exc:
+        print(f"corpus score: {exc.task_id} is submitted by {', '.join(str(files[i]) for i in exc.positions)}: "
+              "the season keeps the last one recorded; give one file per task", file=sys.stderr)
+        return 1
+    except ScoreRefused as exc:
+        print(f"corpus score: REFUSED: {exc}", file=sys.stderr)
+        return 1
+    except ScoreInputError as exc:
+        message = str(exc)
+        if args.proofs and message.startswith("proofs: "):
+            message = f"{args.proofs}: {message.removeprefix('proofs: ')}"
+        print(f"corpus score: {message}", file=sys.stderr)
+        return 1
+    by_task = {s.get("task_id"): _printable(str(f))
+               for s, f in zip(submissions, files, strict=True) if isinstance(s, dict)}
+    for task in report["taches"]:
+        if task["tache"] in by_task:
+            task["fichier"] = by_task[task["tache"]]
+    for stray in report["hors_saison"]:
+        stray["fichier"] = _printable(str(files[stray["index"]]))
+    sys.stdout.write(render_table(report))
+    if args.json:
+        write_atomic(args.json, report_bytes(report))
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "score", help="score a participant's submissions (spec §4, §4.1, §5.7): the corpus side of the scorer",
+        description="Replay the scoring of submissions in the spec §4 format (one JSON file per task, or "
+                    "folders of them) against the published season: manifest/, build/, season/taches.json, "
+                    "season/cle.json. Rejects at entry (schema, duplicates, disclosures, plafond) and at the "
+                    "close (graph, probant fields, common-list entries), checks conditions 3 and 4 and the "
+                    "instrument defect, then prints réussite, overclaim and the best constant answer. Conditions "
+                    "1 and 2 need Trust Layer: give their result with --proofs, or they are taken as met and "
+                    "every line says they were not verified. Once freeze/record.json exists, requires "
+                    "--salt-file and refuses to score unless the whole freeze check passes.")
+    p.add_argument("submissions", nargs="+", type=Path, help="submission files, or folders of *.json files")
+    p.add_argument("--proofs", type=Path, help='third-party proof verification: {"<proof_id>": {"valide": '
+                                               'bool, "identite_liee": bool}}')
+    p.add_argument("--json", type=Path, help="also write the corpus-score/1 report to this file")
+    p.add_argument("--salt-file", type=Path, help="the salt published at the close, to check the key "
+                                                  "commitment of the freeze record (required once "
+                                                  "freeze/record.json exists, spec §8.5)")
+    p.add_argument("--root", type=Path, default=Path.cwd(),
+                   help="project folder holding build/, manifest/, season/ and freeze/ (default: .)")
+    p.set_defaults(func=cmd_score)

@@ -1,0 +1,197 @@
+"""Sub-commands of the season: ``evaluate``, ``check-season``, ``build-season`` (and ``graph``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from generator.base.errors import CorpusError, FrozenMismatch, Location
+from generator.base.output_places import key_output_dir
+from generator.contract.hashing import sha256_hex
+from generator.panel.panel import check_panel_target, panel_problems, print_panel, run_panel, write_submissions
+from generator.season.artifacts import write_artifacts
+from generator.season.checks import ALL_SHORTCUTS, SeasonReport, check_season
+from generator.season.evaluator import REFERENCE, Evaluation, evaluate
+from generator.season.founding import TOUS, fonde_par, founding_facts
+from generator.season.model import KEY_FILE, Season, load_season
+from generator.season.reader import CorpusReader
+
+STRATEGIES = {s.name: s for s in (REFERENCE, *ALL_SHORTCUTS)}
+
+
+def season_or_exit(root: Path) -> Season:
+    """The season of ``ROOT/season_src``, or its problems on stderr and exit 1 (shared by every season
+    sub-command, ``graph`` included, so they all fail alike)."""
+    try:
+        return load_season(root / "season_src")
+    except CorpusError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def built_reader(root: Path) -> CorpusReader:
+    """A reader of ``ROOT/build``, or a clear 'run corpus build first' and exit 1."""
+    build = root / "build"
+    if not (build / "referentiel.json").is_file():
+        print(f"no built corpus in {build}: run 'corpus build' first", file=sys.stderr)
+        raise SystemExit(1)
+    return CorpusReader(build)
+
+
+def print_evaluation(ev: Evaluation, out=sys.stdout) -> None:
+    task = ev.task
+    print(f"{task.id}  {task.entite}  {task.activite}  au {task.date_examen}  [{ev.strategy.name}]", file=out)
+    print(f"  verdict : {ev.verdict}", file=out)
+    for result in ev.criteres:
+        mark = "*" if result in ev.deciding else " "
+        print(f"  {mark} {result.id} {result.etat:<17} {result.motif}", file=out)
+        for fact in result.faits:
+            print(f"        {fact.ressource} {fact.champ} = {json.dumps(fact.valeur, ensure_ascii=False)}",
+                  file=out)
+    print(f"  appels ({len(ev.calls)}) :", file=out)
+    for n, path in enumerate(ev.calls, 1):
+        print(f"    {n:>2}. GET {path}", file=out)
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    season = season_or_exit(args.root)
+    reader = built_reader(args.root)
+    wanted = [s for s in season.statements if not args.task or s.task.id == args.task]
+    if not wanted:
+        print(f"unknown task {args.task!r}; tasks: {', '.join(s.task.id for s in season.statements)}",
+              file=sys.stderr)
+        return 1
+    for statement in wanted:
+        evaluation = evaluate(statement.task, reader, STRATEGIES[args.strategy])
+        if args.faits:
+            print_founding_yaml(reader, evaluation)
+            continue
+        print_evaluation(evaluation)
+        print()
+    return 0
+
+
+def _yaml_value(value: object) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_yaml_value(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def print_founding_yaml(reader: CorpusReader, evaluation: Evaluation, out=sys.stdout) -> None:
+    """The founding facts the rule derives, as the `faits:` block of season_src/cle.yaml."""
+    facts = founding_facts(reader, evaluation)
+    print(f"  {evaluation.task.id}:", file=out)
+    if fonde_par(evaluation, facts) != TOUS:
+        print(f"    fonde_par: {fonde_par(evaluation, facts)}", file=out)
+    print("    faits:", file=out)
+    for f in facts:
+        print(f"      - ressource: {f.fact.ressource}\n        champ: {f.fact.champ}\n"
+              f"        valeur: {_yaml_value(f.fact.valeur)}\n        critere: {f.critere}", file=out)
+        if f.equivalents:
+            print("        formes_equivalentes:", file=out)
+            for e in f.equivalents:
+                print(f"          - {{ressource: {e.ressource}, champ: {e.champ}, "
+                      f"valeur: {_yaml_value(e.valeur)}}}", file=out)
+
+
+def print_report(report: SeasonReport, out=sys.stdout) -> None:
+    """The task table; ``graphe`` is the count of distinct probant facts: proper + on common lists."""
+    print(f"{'tâche':<8} {'famille':<9} {'verdict (clé)':<15} {'évalué':<15} {'appels':>6} {'faits':>5} "
+          f"{'bornes':>6} {'graphe':>7}  raccourcis en défaut", file=out)
+    for t in report.tasks:
+        e = t.entry
+        wrong = [name for name, v in t.shortcuts.items() if e is not None and v != e.verdict]
+        bounds = f"{t.statement.minimum}-{t.statement.plafond}"
+        print(f"{t.statement.task.id:<8} {(e.famille if e else '?'):<9} {(e.verdict if e else '?'):<15} "
+              f"{t.evaluation.verdict:<15} {len(t.evaluation.calls):>6} {len(e.faits) if e else 0:>5} "
+              f"{bounds:>6} {f'{t.proper_facts}+{t.common_facts}':>7}  {', '.join(wrong) or '-'}", file=out)
+    print("\nraccourci → tâches où il se trompe", file=out)
+    for strategy in ALL_SHORTCUTS:
+        print(f"  {strategy.name:<36} {', '.join(report.wrong_by(strategy)) or '-'}", file=out)
+    verdict, count = report.best_constant
+    print(f"\nmeilleure réponse constante : {verdict}, {count}/{len(report.tasks)}", file=out)
+
+
+def cmd_check_season(args: argparse.Namespace) -> int:
+    season = season_or_exit(args.root)
+    reader = built_reader(args.root)
+    where = Location(f"season_src/{KEY_FILE}")
+    panel_dir = None if args.write_panel is None else key_output_dir(
+        args.root, args.write_panel, Path(), "the panel's submissions", "--write-panel")
+    if panel_dir is not None:
+        check_panel_target(panel_dir)  # before the long run, not after it
+    report = check_season(season, reader, where)
+    print_report(report)
+    if not report.problems:  # the panel scores against a key the rule has proven
+        rows = run_panel(args.root, season, report, reader)
+        print_panel(rows, sys.stdout)
+        report.problems += panel_problems(rows, where)
+        if panel_dir is not None:
+            count = write_submissions(rows, panel_dir)
+            print(f"corpus check-season: {count} submissions of {len(rows)} agents written under {panel_dir}; "
+                  f"replay one with: corpus score {panel_dir}/<agent>", file=sys.stderr)
+    for problem in report.problems:
+        print(problem, file=sys.stderr)
+    status = "FAILED" if report.problems else "passed"
+    print(f"corpus check-season: {status}, {len(report.problems)} problem(s)", file=sys.stderr)
+    return 1 if report.problems else 0
+
+
+def cmd_build_season(args: argparse.Namespace) -> int:
+    season = season_or_exit(args.root)
+    try:
+        files = write_artifacts(season, args.root)
+    except FrozenMismatch as exc:
+        print(f"corpus build-season: {exc}", file=sys.stderr)
+        return 1
+    for name, data in files.items():
+        print(f"season/{name}: {len(data)} bytes, sha256 {sha256_hex(data)}", file=sys.stderr)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from generator.cli.main import add_root_options
+
+    p = sub.add_parser("evaluate", help="apply /referentiel to the built corpus for one task or all",
+                       description="The reference evaluator: reads the built bytes as an agent through the "
+                                   "proxy would, applies the served /referentiel, and prints for each task the "
+                                   "verdict, the criteria (* marks those that decide), the facts they rest on, "
+                                   "and the resources fetched in order (the call count). --strategy runs one "
+                                   "of the trap shortcuts instead.")
+    p.add_argument("task", nargs="?", help="task id, e.g. conf-03 (default: all tasks)")
+    p.add_argument("--strategy", choices=sorted(STRATEGIES), default=REFERENCE.name,
+                   help="reading to apply (default: reference)")
+    p.add_argument("--faits", action="store_true",
+                   help="print the founding facts the published rule derives, as season_src/cle.yaml writes them")
+    add_root_options(p)
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("check-season", help="prove the season (verdicts, facts, calls, traps) against build/",
+                       description="Check the season against the built corpus: evaluated verdicts equal the "
+                                   "key; founding facts served exactly, in the task's graph, on probant fields, "
+                                   "within the ceiling; 2 to 12 calls; the published composition; every trap "
+                                   "caught by its shortcut and the control answered right by all; best "
+                                   "constant answer 4/10; /referentiel consumes exactly the probant fields; "
+                                   "the key's founding facts are what the published rule derives; then the "
+                                   "panel (honest, shortcut and abusive agents) scored by corpus score with "
+                                   "the manifest's hashes. Prints the task and panel tables; exit 1 with one "
+                                   "line per problem.")
+    add_root_options(p)
+    p.add_argument("--write-panel", metavar="DIR",
+                   help="also write each panel agent's submissions as DIR/<agent>/<task>.json (spec §4), for "
+                        "'corpus score DIR/<agent>' to replay; they reveal the key: DIR must be under run/ or "
+                        "outside the repository")
+    p.set_defaults(func=cmd_check_season)
+
+    p = sub.add_parser("build-season", help="compile season_src/ into season/taches.json and season/cle.json",
+                       description="Compile the public statements and the sealed key into deterministic "
+                                   "JSON under season/ (never under build/).")
+    add_root_options(p)
+    p.set_defaults(func=cmd_build_season)
+
+    from generator.cli.graph import register as register_graph  # imports this module
+
+    register_graph(sub)

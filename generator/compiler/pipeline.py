@@ -1,0 +1,93 @@
+"""The whole path from sources to files: load, validate, compile, serialise, write (one transaction)."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.base.errors import CorpusError, Problem, Severity
+from generator.base.transaction import Say, Transaction, stderr_notice
+from generator.compiler.compile import compile_documents
+from generator.compiler.output import Built, body_bytes, build_manifest, check_bodies
+from generator.compiler.sources import load_sources
+from generator.compiler.validate import validate
+from generator.contract.freeze import guard_manifest, read_record
+from generator.contract.manifest import BUILD_DIR, MANIFEST_DIR, Manifest
+from generator.tracks.resource_types import file_for
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    built: list[Built]
+    manifest: Manifest
+    warnings: list[Problem]
+
+    @property
+    def manifest_hash(self) -> str:
+        return self.manifest.hash
+
+    def trees(self) -> dict[str, dict[str, bytes]]:
+        """The two committed folders, as ``{folder: {relative file: bytes}}``."""
+        return {BUILD_DIR: {file_for(b.document.path): b.data for b in self.built},
+                MANIFEST_DIR: self.manifest.files()}
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while the sources are loaded, validated and compiled.
+
+    The pipeline allocates millions of small containers that all stay alive until it ends, and every
+    automatic collection walks them again: that was a third of the CPU time of checking a 10,000-entity
+    corpus. They form no reference cycles (a test counts the cyclic garbage left: none), so pausing the
+    collector frees nothing later; reference counting still frees everything as usual.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@_cyclic_gc_paused()
+def check(src: Path) -> list[Problem]:
+    """Every problem of the sources, errors and warnings, sorted by place."""
+    sources = load_sources(src)
+    problems, _ = validate(sources)
+    return problems
+
+
+@_cyclic_gc_paused()
+def compile_build(src: Path, base_url: str) -> BuildResult:
+    """Compile in memory; raise :class:`CorpusError` with every error when the sources are not valid."""
+    sources = load_sources(src)
+    problems, index = validate(sources)
+    errors = [p for p in problems if p.severity is Severity.ERROR]
+    if errors:
+        raise CorpusError(errors)
+    documents = compile_documents(sources, index, base_url)
+    body_errors = check_bodies(documents)
+    if body_errors:
+        raise CorpusError(body_errors)
+    built = [Built(doc, body_bytes(doc.body)) for doc in documents]
+    assert sources.corpus is not None
+    manifest = build_manifest(sources.corpus.data["corpus"], base_url, built)
+    return BuildResult(built, manifest, [p for p in problems if p.severity is Severity.WARNING])
+
+
+def build(src: Path, out: Path, base_url: str, *, wait: bool = True, say: Say = stderr_notice) -> BuildResult:
+    """Compile and write ``out/build`` and ``out/manifest`` as one transaction; refuse to change a frozen season.
+
+    The builder lock is taken before the sources are read: of two builds, the second waits (or, with
+    ``wait=False``, refuses) and then compiles the sources as the first left them.
+    """
+    with Transaction(out, wait=wait, say=say) as transaction:
+        read_record(out)  # a corrupt freeze record stops the build before the sources are read
+        result = compile_build(src, base_url)
+        guard_manifest(out, result.manifest)
+        transaction.commit(result.trees())
+    return result

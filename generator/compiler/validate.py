@@ -1,0 +1,432 @@
+"""Validation of the sources: schemas, ID patterns, calendar dates, referential integrity, pagination.
+
+Every rule appends :class:`Problem` objects instead of raising, so ``corpus check`` lists every error of
+a run at once, each with ``file:line:column`` and the field it concerns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from generator.base.errors import Problem, Severity
+from generator.base.text_policy import bad_text, cut
+from generator.compiler.fastschema import written_pattern
+from generator.compiler.schemas import quick_check, validator
+from generator.compiler.source_paths import ID_COLLECTION as _ID_COLLECTION
+from generator.compiler.source_paths import REQUIRED_SYSTEME, page_paths, record_path
+from generator.compiler.sources import Record, Sources
+from generator.compiler.yamlstrict import location_of
+from generator.tracks import resource_types as col
+
+_DATE_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_PAGE = re.compile(col.PAGE)
+# (start, end) date fields of a record kind: an end before its start is worth a warning.
+_DATE_ORDER = {"agrements": ("date_debut", "date_fin_validite"),
+               "attestations": ("date_emission", "date_fin_validite")}
+# Keys the compiler writes into a body itself: a source may not write them where its mapping is served whole.
+_RESERVED_REFERENTIEL = ("ressource",)
+
+
+@dataclass
+class Index:
+    """What the sources define, by canonical path: the basis of every cross-reference check."""
+
+    records: dict[str, Record] = field(default_factory=dict)  # resource path -> record
+    pages: dict[str, tuple[Record, int]] = field(default_factory=dict)  # page path -> (record, page index)
+    absents: dict[str, Record] = field(default_factory=dict)
+    absent_index: dict[str, int] = field(default_factory=dict)
+    cited: set[str] = field(default_factory=set)
+
+    def defines(self, path: str) -> bool:
+        return path in self.records or path in self.pages
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` if it is a list, else an empty one: the schema reports the wrong type, rules go on."""
+    return value if isinstance(value, list) else []
+
+
+def _error(record: Record, key: str | int | None, fieldname: str, message: str,
+           container: Any = None, severity: Severity = Severity.ERROR) -> Problem:
+    location = location_of(record.data if container is None else container, key, record.file)
+    return Problem(location, record.field_name(fieldname), message, severity)
+
+
+def _json_path(parts: Iterable[str | int]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def schema_message(err: Any) -> str:
+    """jsonschema's message, with the pattern as written in the schema file and long values cut."""
+    message: str = err.message
+    if err.validator == "pattern" and isinstance(err.instance, str):
+        found = bad_text(err.instance) or ("a line feed is not allowed here" if "\n" in err.instance else "")
+        return f"{cut(err.instance)} does not match {written_pattern(err.validator_value)!r}" + \
+            (f" ({found})" if found else "")
+    if err.validator == "required":
+        return f"missing required field: {message.split(' ')[0]}"
+    if err.validator == "oneOf" and isinstance(err.instance, str | type(None)):
+        return f"{cut(err.instance)} is not valid here ({err.schema.get('description') or 'see schema'})"
+    if err.instance is True or err.instance is False or err.instance is None:  # as written: true, not True
+        return message.replace(repr(err.instance), {True: "true", False: "false", None: "null"}[err.instance], 1)
+    if isinstance(err.instance, str) and len(err.instance) > 60:
+        return message.replace(repr(err.instance), cut(err.instance))
+    return message
+
+
+def check_schema(record: Record) -> list[Problem]:
+    """Draft 2020-12 validation; each error located at the deepest value the sources know."""
+    quick = quick_check(record.kind)
+    if quick is not None and quick(record.data):
+        return []  # the common case; jsonschema (below) runs only to word the errors of an invalid record
+    problems = []
+    for err in validator(record.kind).iter_errors(record.data):
+        parts = list(err.absolute_path)
+        container, key = record.data, None
+        for part in parts:
+            try:
+                inner = container[part]
+            except (KeyError, IndexError, TypeError):
+                break
+            if isinstance(inner, dict | list):
+                container, key = inner, None
+            else:
+                key = part
+                break
+        if err.validator == "additionalProperties" and isinstance(container, dict):
+            extra = sorted(set(container) - set(err.schema.get("properties", {})))
+            for name in extra:
+                problems.append(_error(record, name, _json_path([*parts, name]),
+                                       "unknown field (not in the schema of "
+                                       f"{record.kind}; check its spelling)", container))
+            continue
+        message = schema_message(err)
+        if "propertyNames" in err.schema_path and key is None and isinstance(container, dict) \
+                and err.instance in container:  # a badly named key: point at the key, not its mapping
+            problems.append(_error(record, err.instance, _json_path([*parts, err.instance]),
+                                   f"key {message}", container))
+            continue
+        problems.append(_error(record, key, _json_path(parts), message, container))
+    return problems
+
+
+def _is_date_field(key: str) -> bool:
+    return key.startswith("date_") or key == "nouvelle_date_fin"
+
+
+def check_dates(record: Record) -> list[Problem]:
+    """A value shaped like a date in a date field must be a day that exists."""
+    problems: list[Problem] = []
+    _check_dates_in(record, record.data, (), problems)
+    return problems
+
+
+def _check_dates_in(record: Record, value: Any, parts: tuple[str | int, ...], problems: list[Problem]) -> None:
+    """Recursive walk that builds a field path only for containers, not for every scalar (a hot loop)."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if isinstance(inner, str):
+                if isinstance(key, str) and _is_date_field(key) and _DATE_SHAPE.fullmatch(inner):
+                    try:
+                        date.fromisoformat(inner)
+                    except ValueError:
+                        problems.append(_error(record, key, _json_path((*parts, key)),
+                                               f"{inner!r} is not a real calendar date", value))
+            elif isinstance(inner, dict | list):
+                _check_dates_in(record, inner, (*parts, key), problems)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            if isinstance(inner, dict | list):
+                _check_dates_in(record, inner, (*parts, index), problems)
+
+
+class Validator:
+    """Runs every rule over loaded sources; ``problems`` holds errors and warnings in place order."""
+
+    def __init__(self, sources: Sources) -> None:
+        self.sources = sources
+        self.index = Index()
+        self.problems: list[Problem] = list(sources.problems)
+        self.activites: set[str] = set()
+
+    # -- entry point -------------------------------------------------------------------------------
+    def run(self) -> list[Problem]:
+        src = self.sources
+        singles = [r for r in (src.corpus, src.referentiel, src.systeme, src.absents) if r is not None]
+        for record in singles + [r for records in src.records.values() for r in records]:
+            self.problems += check_schema(record)
+            self.problems += check_dates(record)
+        if src.corpus is not None and isinstance(src.corpus.data.get("activites"), dict):
+            self.activites = set(src.corpus.data["activites"])
+        self._index_records()
+        self._index_pages()
+        self._index_absents()
+        self._check_references()
+        self._check_links()
+        self._check_activities()
+        self._check_systeme()
+        self._check_reserved()
+        self._check_date_order()
+        self._check_absents_cited()
+        return sorted(self.problems)
+
+    # -- indexing ----------------------------------------------------------------------------------
+    def _index_records(self) -> None:
+        for kind, collection in _ID_COLLECTION.items():
+            for record in self.sources.of(kind):
+                path = record_path(record)
+                if path is None:
+                    continue
+                if not collection.matches(path):
+                    self.problems.append(_error(record, "id", "id", f"{record.data['id']!r} does not match "
+                                                f"the pattern of {collection.prefix} "
+                                                f"({collection.path_pattern.removeprefix(collection.prefix)})"))
+                    continue
+                first = self.index.records.get(path)
+                if first is not None:
+                    self.problems.append(_error(record, "id", "id", f"duplicate id {record.data['id']!r} "
+                                                f"(first defined at {first.location('id')})"))
+                    continue
+                self.index.records[path] = record
+
+    def _index_pages(self) -> None:
+        for kind in ("beneficiaires", "listes-agrees", "mesures-restrictives"):
+            for record in self.sources.of(kind):
+                self._check_page_chain(record)
+                for index, path in enumerate(page_paths(record)):
+                    if path in self.index.pages:
+                        other = self.index.pages[path][0]
+                        if other is not record:  # a page repeated inside one record: the chain check says so
+                            self.problems.append(_error(record, None, "pages", f"{path} is already defined "
+                                                        f"in {other.file}"))
+                        continue
+                    self.index.pages[path] = (record, index)
+
+    def _check_page_chain(self, record: Record) -> None:
+        """Pages are written in order, numbered 1..n; page_suivante is derived from that order."""
+        pages = record.data.get("pages")
+        if not isinstance(pages, list):
+            return
+        seen: dict[str, int] = {}
+        for index, page in enumerate(pages):
+            number = page.get("page") if isinstance(page, dict) else None
+            if not isinstance(number, str) or not _PAGE.fullmatch(number):
+                continue  # not a page number at all: the schema says so, naming the value
+            expected = str(index + 1)
+            if number in seen:
+                self.problems.append(_error(record, "page", f"pages[{index}].page", f"page {number} is written "
+                                            f"twice (first as pages[{seen[number]}]): the page_suivante "
+                                            "chain would loop", page))
+            elif number != expected:
+                self.problems.append(_error(record, "page", f"pages[{index}].page", f"expected page "
+                                            f"{expected} here, found page {number}: the page_suivante "
+                                            "chain must run 1, 2, 3... without a gap", page))
+            seen.setdefault(number, index)
+
+    def _index_absents(self) -> None:
+        record = self.sources.absents
+        if record is None or not isinstance(record.data.get("absents"), list):
+            return
+        for index, item in enumerate(record.data["absents"]):
+            path = item.get("chemin") if isinstance(item, dict) else None
+            if not isinstance(path, str):
+                continue
+            where = f"absents[{index}].chemin"
+            if col.collection_of(path) is None:
+                self.problems.append(_error(record, "chemin", where, f"{path} is not a canonical path of any "
+                                            "collection, so it cannot be served as existe: false", item))
+            elif self.index.defines(path):
+                defined = self.index.records.get(path) or self.index.pages[path][0]
+                self.problems.append(_error(record, "chemin", where, f"{path} is declared absent but is "
+                                            f"defined in {defined.file}: existe would be both true and "
+                                            "false", item))
+            elif path in self.index.absents:
+                self.problems.append(_error(record, "chemin", where, f"{path} is declared absent twice",
+                                            item))
+            else:
+                self.index.absents[path] = record
+                self.index.absent_index[path] = index
+
+    # -- references --------------------------------------------------------------------------------
+    def _cite(self, record: Record, container: Any, key: str | int, fieldname: str,
+              target: col.Collection) -> str | None:
+        """Check one reference; return the path when it names a defined resource."""
+        if isinstance(container, dict):
+            path = container.get(key)  # a missing field: the schema says so
+        else:
+            path = container[key] if isinstance(container, list) else None
+        if not isinstance(path, str):
+            return None
+        self.index.cited.add(path)
+        if not target.matches(path):
+            self.problems.append(_error(record, key, fieldname, f"{path!r} is not a canonical path of "
+                                        f"{target.prefix} (expected {target.path_pattern})", container))
+            return None
+        if self.index.defines(path):
+            return path
+        if path not in self.index.absents:
+            self.problems.append(_error(record, key, fieldname, f"{path} does not exist and is not "
+                                        "declared absent (add it to corpus_src/absents.yaml if the "
+                                        "reference is deliberate)", container))
+        return None
+
+    def _cite_list(self, record: Record, key: str, target: col.Collection) -> list[str]:
+        items = record.data.get(key)
+        if not isinstance(items, list):
+            return []
+        found = (self._cite(record, items, i, f"{key}[{i}]", target) for i in range(len(items)))
+        return [path for path in found if path]
+
+    def _check_references(self) -> None:
+        for record in self.sources.of("entites"):
+            self._cite_list(record, "agrements", col.AGREMENTS)
+            self._cite_list(record, "attestations", col.ATTESTATIONS)
+            if record.data.get("beneficiaires") is not None:
+                self._cite(record, record.data, "beneficiaires", "beneficiaires", col.BENEFICIAIRES)
+        for kind in ("agrements", "attestations"):
+            for record in self.sources.of(kind):
+                self._cite(record, record.data, "entite", "entite", col.ENTITES)
+        for record in self.sources.of("attestations"):
+            self._cite_list(record, "avenants", col.AVENANTS)
+        for record in self.sources.of("avenants"):
+            self._cite(record, record.data, "attestation", "attestation", col.ATTESTATIONS)
+        for record in self.sources.of("listes-agrees"):
+            for p, page in enumerate(_list(record.data.get("pages"))):
+                for e, entry in enumerate(_list(page.get("entrees")) if isinstance(page, dict) else []):
+                    if isinstance(entry, dict):
+                        self._cite(record, entry, "agrement", f"pages[{p}].entrees[{e}].agrement",
+                                   col.AGREMENTS)
+                        self._cite(record, entry, "entite", f"pages[{p}].entrees[{e}].entite", col.ENTITES)
+
+    def _listed_by(self, owner_kind: str, key: str) -> dict[str, list[str]]:
+        """For each resource path, the owners (entity or attestation paths) whose ``key`` list cites it."""
+        listed: dict[str, list[str]] = {}
+        for record in self.sources.of(owner_kind):
+            owner = record_path(record)
+            items = record.data.get(key)
+            if owner is None or not isinstance(items, list):
+                continue
+            for item in items:
+                if isinstance(item, str):
+                    listed.setdefault(item, []).append(owner)
+        return listed
+
+    def _check_backlink(self, kind: str, link: str, owner_kind: str, owner_list: str) -> None:
+        """``record[link]`` must name the owner that lists the record, and that owner must list it."""
+        listed = self._listed_by(owner_kind, owner_list)
+        for record in self.sources.of(kind):
+            path, owner = record_path(record), record.data.get(link)
+            if path is None or self.index.records.get(path) is not record:
+                continue  # a record without a usable id: the id check said so
+            if not isinstance(owner, str) or not self.index.defines(owner) \
+                    or not _ID_COLLECTION[owner_kind].matches(owner):  # a wrong-collection link: _cite said so
+                continue
+            owners = listed.get(path, [])
+            intended = record.data.get("incoherence_voulue") is True
+            strangers = [other for other in owners if other != owner]  # owners that the record does not name
+            if strangers:
+                self.problems.append(_error(record, link, link, f"{link} is {owner} but {path} is listed by "
+                                            f"{', '.join(strangers)}"))
+            elif not owners and not intended:
+                self.problems.append(_error(record, link, link, f"{owner} does not list {path} in its "
+                                            f"{owner_list} (mark the record 'incoherence_voulue: true' "
+                                            "if this is intended)" if kind == "avenants" else
+                                            f"{owner} does not list {path} in its {owner_list}"))
+            elif owners and intended:
+                self.problems.append(_error(record, "incoherence_voulue", "incoherence_voulue",
+                                            f"marked as an intended mismatch, but {owner} does list {path}"))
+
+    def _check_links(self) -> None:
+        for record in self.sources.of("entites"):
+            stem = record.file.rsplit("/", 1)[-1].removesuffix(".yaml")
+            if record.owner is not None and record.owner != stem:
+                self.problems.append(_error(record, "id", "id", f"the file must be named {record.owner}.yaml, "
+                                            "after its entity id"))
+        self._check_backlink("agrements", "entite", "entites", "agrements")
+        self._check_backlink("attestations", "entite", "entites", "attestations")
+        self._check_backlink("avenants", "attestation", "attestations", "avenants")
+        owners_with_pages = {record.owner for record in self.sources.of("beneficiaires")}  # one pass in all
+        for record in self.sources.of("entites"):
+            cited = record.data.get("beneficiaires")
+            first = col.beneficiaires_page_path(record.owner or "?", "1")
+            if record.owner in owners_with_pages and cited != first:
+                self.problems.append(_error(record, "beneficiaires", "beneficiaires", f"must be {first}, the "
+                                            "first page of the bénéficiaires written in this file"))
+        for record in self.sources.of("agrements") + self.sources.of("attestations"):
+            entite = record.data.get("entite")
+            if record.owner and isinstance(entite, str) and entite != col.entity_path(record.owner) \
+                    and self.index.defines(entite):
+                self.problems.append(_error(record, "entite", "entite", f"{entite} is not the entity of this "
+                                            f"file ({col.entity_path(record.owner)}): move the record to "
+                                            "that entity's file"))
+
+    def _check_activities(self) -> None:
+        def check(record: Record, container: Any, key: str | int, fieldname: str) -> None:
+            value = container.get(key) if isinstance(container, dict) else container[key]
+            if isinstance(value, str) and self.activites and value not in self.activites:
+                self.problems.append(_error(record, key, fieldname, f"unknown activité {value!r} (declare it "
+                                            "under activites in corpus_src/corpus.yaml)", container))
+
+        for record in self.sources.of("agrements"):
+            check(record, record.data, "activite", "activite")
+        for record in self.sources.of("avenants"):
+            check(record, record.data, "activite_exclue", "activite_exclue")
+        for record in self.sources.of("listes-agrees"):
+            check(record, record.data, "activite", "activite")
+            stem = record.file.rsplit("/", 1)[-1].removesuffix(".yaml")
+            if isinstance(record.data.get("activite"), str) and record.data["activite"] != stem:
+                self.problems.append(_error(record, "activite", "activite", f"the file must be named "
+                                            f"{record.data['activite']}.yaml, after its activité"))
+
+    def _check_systeme(self) -> None:
+        record = self.sources.systeme
+        if record is None or not isinstance(record.data, dict):
+            return
+        missing = [status for status in REQUIRED_SYSTEME if status not in record.data]
+        if missing:
+            self.problems.append(_error(record, None, "", "missing bodies for statuses the vhost can send: "
+                                        + ", ".join(missing)))
+
+    def _check_reserved(self) -> None:
+        """The compiler writes ``ressource`` into /referentiel itself: a source key would be overwritten."""
+        record = self.sources.referentiel
+        if record is None or not isinstance(record.data, dict):
+            return
+        for key in _RESERVED_REFERENTIEL:
+            if key in record.data:
+                self.problems.append(_error(record, key, key, f"'{key}' is written by the compiler (it is the "
+                                            "served path, /referentiel): remove it from the source"))
+
+    def _check_date_order(self) -> None:
+        """An end date before its start date is legal (a trap may need it) but rarely meant: say so."""
+        for kind, (first, last) in _DATE_ORDER.items():
+            for record in self.sources.of(kind):
+                start, end = record.data.get(first), record.data.get(last)
+                if isinstance(start, str) and isinstance(end, str) and _DATE_SHAPE.fullmatch(start) \
+                        and _DATE_SHAPE.fullmatch(end) and end < start:
+                    self.problems.append(_error(record, last, last, f"{end} is before {first} {start} "
+                                                "(served as written; make sure the trap is intended)",
+                                                severity=Severity.WARNING))
+
+    def _check_absents_cited(self) -> None:
+        record = self.sources.absents
+        for path, index in self.index.absent_index.items():
+            if path not in self.index.cited:
+                item = record.data["absents"][index]
+                self.problems.append(_error(record, "chemin", f"absents[{index}].chemin", f"{path} is declared "
+                                            "absent but nothing in the corpus cites it", item,
+                                            Severity.WARNING))
+
+
+def validate(sources: Sources) -> tuple[list[Problem], Index]:
+    """Run every rule; return all problems (errors and warnings) and the index the compiler reuses."""
+    checker = Validator(sources)
+    problems = checker.run()
+    return problems, checker.index

@@ -1,0 +1,277 @@
+"""A YAML loader that never changes a value's type, or a character, behind the author's back.
+
+PyYAML's SafeLoader follows YAML 1.1: ``no`` becomes ``False``, ``2026-03-31`` a ``date``, ``0755`` an
+octal integer, ``1e3`` a float. A corpus served byte-for-byte cannot afford any of it, so here a scalar is
+a string unless it is written exactly ``true``, ``false`` or ``null``; a duplicate key is an error.
+
+The loader is bounded by construction (docs/authoring.md, "What the loader refuses"): it builds values
+straight from libyaml's event stream with an explicit stack (no recursion, so no depth can crash it), and
+it refuses what an author never needs and an attacker loves: anchors and aliases (the "billion laughs"),
+every explicit tag (``!``, ``!!str``, ``!<...>``, ``%TAG``), nesting deeper than :data:`MAX_DEPTH`, text
+that is not UTF-8, and characters outside the policy of :mod:`generator.base.text_policy`. Mappings and
+sequences remember where each item was written so that the validator can name ``file:line:column``.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+import yaml
+from yaml.events import (
+    AliasEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+
+from generator.base.errors import GeneratorError, Location, Problem
+from generator.base.text_policy import (
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    bad_key,
+    bad_text,
+    decode_source,
+    escaped,
+    is_nfc,
+    raw_problem,
+)
+
+try:  # libyaml's parser is what makes a 10,000-entity corpus load quickly; fall back when absent.
+    _Parser: type = yaml.CBaseLoader  # only its parser is used: values are built from its events here
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _Parser = yaml.BaseLoader
+
+_PLAIN_WORDS = {"true": True, "false": False, "null": None}
+
+
+class YamlProblem(GeneratorError):
+    """A source that cannot be loaded; carries the problem with its position."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        super().__init__(str(problem))
+
+
+class LocatedDict(dict):
+    """A mapping that knows the position of each of its keys (and of itself)."""
+
+    __slots__ = ("mark", "marks")
+
+
+class LocatedList(list):
+    """A sequence that knows the position of each of its items (and of itself)."""
+
+    __slots__ = ("mark", "marks")
+
+
+def _pos(event: yaml.Event) -> tuple[int, int]:
+    return event.start_mark.line + 1, event.start_mark.column + 1
+
+
+class _Frame:
+    """An open mapping or sequence while its events are read."""
+
+    __slots__ = ("container", "is_map", "key", "marks")
+
+    def __init__(self, container: LocatedDict | LocatedList, is_map: bool) -> None:
+        self.container = container
+        self.is_map = is_map
+        self.key: str | None = None  # a mapping's key whose value is being read
+        self.marks: Any = {} if is_map else []
+
+    def add(self, value: Any, mark: tuple[int, int] | None) -> None:
+        """Store a finished value under the pending key, or append it (``mark``: its position, if not noted)."""
+        if self.is_map:
+            self.container[self.key] = value
+            self.key = None
+        else:
+            if mark is not None:
+                self.marks.append(mark)
+            self.container.append(value)
+
+
+class _Builder:
+    """Turns one document's events into LocatedDict / LocatedList / str / bool / None."""
+
+    def __init__(self, parser: Any, source_name: str, check_nfc: bool) -> None:
+        self.parser = parser
+        self.source_name = source_name
+        self.check_nfc = check_nfc
+        self.stack: list[_Frame] = []
+
+    def field(self) -> str:
+        """The field path of the value being read (``agrements[0].statut``), as the validator names it."""
+        out = ""
+        for frame in self.stack:
+            if frame.is_map:
+                if frame.key is not None:
+                    out += f".{frame.key}" if out else frame.key
+            else:
+                out += f"[{len(frame.container)}]"
+        return out
+
+    def fail(self, event: yaml.Event, message: str, field: str | None = None) -> YamlProblem:
+        line, column = _pos(event)
+        where = self.field() if field is None else field
+        return YamlProblem(Problem(Location(self.source_name, line, column), where, message))
+
+    def _refuse_decorations(self, event: yaml.Event) -> None:
+        if event.anchor is not None:
+            kind, sign = ("aliases", "*") if isinstance(event, AliasEvent) else ("anchors", "&")
+            raise self.fail(event, f"YAML {kind} are not allowed ({sign}{_cut(event.anchor)}): write each "
+                            "value out")
+        tag = getattr(event, "tag", None)
+        if tag is not None:
+            shown = tag.replace("tag:yaml.org,2002:", "!!", 1)  # as the author wrote it
+            raise self.fail(event, f"explicit tag {_cut(shown)!r} is not allowed: write the value without a "
+                            "tag (a plain string, or exactly true, false or null)")
+
+    def _scalar(self, event: ScalarEvent) -> Any:
+        value = event.value
+        if event.implicit[0] and value in _PLAIN_WORDS:
+            return _PLAIN_WORDS[value]
+        if event.style == '"':  # only escapes (\x85, \u2028, \0...) can bring a refused character in
+            found = bad_text(value)
+            if found:
+                raise self.fail(event, found)
+        if self.check_nfc and not is_nfc(value):
+            raise self.fail(event, "text not in Unicode NFC form (write composed characters, e.g. 'é' as "
+                            "one character); see docs/authoring.md")
+        return value
+
+    def _key(self, frame: _Frame, event: yaml.Event) -> str:
+        if not isinstance(event, ScalarEvent) or (event.implicit[0] and event.value in _PLAIN_WORDS):
+            raise self.fail(event, "a mapping key must be a plain string")
+        key = event.value
+        if key == "<<" and event.implicit[0]:
+            raise self.fail(event, "merge keys ('<<') are not allowed: write each field out", self._join(key))
+        found = bad_key(key)
+        if found:
+            raise self.fail(event, found, self._join(escaped(_cut(key))))
+        if self.check_nfc and not is_nfc(key):
+            composed = unicodedata.normalize("NFC", key)
+            twin = frame.marks.get(composed)
+            also = f"; its NFC form is already a key at line {twin[0]}" if twin else ""
+            raise self.fail(event, f"key not in Unicode NFC form{also}", self._join(key))
+        first = frame.marks.get(key)
+        if first is not None:
+            raise self.fail(event, f"duplicate key (first written at line {first[0]})", self._join(key))
+        return key
+
+    def _join(self, key: str) -> str:
+        head = self.field()
+        return f"{head}.{key}" if head else key
+
+    def build(self) -> Any:
+        """Read the events of one value (the document's root) and return it."""
+        get_event = self.parser.get_event
+        stack = self.stack
+        while True:
+            event = get_event()
+            cls = event.__class__
+            mark = _pos(event)
+            top = stack[-1] if stack else None
+            if top is not None and top.is_map and top.key is None and cls is not MappingEndEvent:
+                top.key = self._key(top, event)
+                top.marks[top.key] = mark
+                continue
+            if cls is ScalarEvent:
+                if event.tag is not None or event.anchor is not None:
+                    self._refuse_decorations(event)
+                value: Any = self._scalar(event)
+            elif cls is MappingStartEvent or cls is SequenceStartEvent:
+                self._refuse_decorations(event)
+                if len(stack) >= MAX_DEPTH:
+                    raise self.fail(event, f"nesting deeper than {MAX_DEPTH} levels is not allowed")
+                is_map = cls is MappingStartEvent
+                container: Any = LocatedDict() if is_map else LocatedList()
+                container.mark = mark
+                if top is not None and not top.is_map:
+                    top.marks.append(mark)
+                stack.append(_Frame(container, is_map))
+                continue
+            elif cls is MappingEndEvent or cls is SequenceEndEvent:
+                done = stack.pop()
+                done.container.marks = done.marks
+                value, mark = done.container, None  # a sequence noted the item's position at its start
+                top = stack[-1] if stack else None
+            elif cls is AliasEvent:
+                self._refuse_decorations(event)
+                raise self.fail(event, "YAML aliases are not allowed: write each value out")  # pragma: no cover
+            else:  # pragma: no cover - libyaml never sends another event inside a document
+                raise self.fail(event, f"unexpected YAML event {cls.__name__}")
+            if top is None:
+                return value
+            top.add(value, mark)
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def _single_document(parser: Any, source_name: str, check_nfc: bool) -> Any:
+    parser.get_event()  # StreamStartEvent
+    start = parser.get_event()
+    if isinstance(start, StreamEndEvent):
+        return None  # an empty file, or only comments
+    assert isinstance(start, DocumentStartEvent)
+    if start.tags:
+        raise _builder_problem(start, source_name, "%TAG directives are not allowed: write values without tags")
+    data = _Builder(parser, source_name, check_nfc).build()
+    parser.get_event()  # DocumentEndEvent
+    after = parser.get_event()
+    if not isinstance(after, StreamEndEvent):
+        raise _builder_problem(after, source_name, "YAML syntax: expected a single document in the stream "
+                               "but found another document")
+    return data
+
+
+def _builder_problem(event: yaml.Event, source_name: str, message: str) -> YamlProblem:
+    line, column = _pos(event)
+    return YamlProblem(Problem(Location(source_name, line, column), "", message))
+
+
+def load_text(text: str | bytes, source_name: str) -> Any:
+    """Load one YAML document strictly; raise :class:`YamlProblem` naming the source and position."""
+    if len(text) > MAX_FILE_BYTES:
+        raise YamlProblem(Problem(Location(source_name), "", f"file larger than {MAX_FILE_BYTES} bytes: split "
+                                  "it, or ask for the limit to be raised (docs/authoring.md)"))
+    decoded = decode_source(text, source_name)
+    if isinstance(decoded, Problem):
+        raise YamlProblem(decoded)
+    refused = raw_problem(decoded, source_name)
+    if refused is not None:
+        raise YamlProblem(refused)
+    parser = _Parser(decoded)
+    try:
+        return _single_document(parser, source_name, not decoded.isascii())
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)  # no raw U+2028: lines as edited
+        message = " ".join(part for part in (exc.context, exc.problem) if part)
+        raise YamlProblem(Problem(Location(source_name, line, column), "", f"YAML syntax: {message}")) from None
+    except yaml.YAMLError as exc:  # pragma: no cover - every libyaml error carries a mark
+        raise YamlProblem(Problem(Location(source_name), "", f"YAML: {exc}")) from None
+    finally:
+        parser.dispose()
+
+
+def location_of(container: Any, key: str | int | None, file: str) -> Location:
+    """Best-known position of ``container[key]`` (or of the container itself when key is None)."""
+    if key is not None:
+        marks = getattr(container, "marks", None)
+        try:
+            if marks is not None:
+                line, column = marks[key]
+                return Location(file, line, column)
+        except (KeyError, IndexError, TypeError):
+            pass
+    mark = getattr(container, "mark", None)
+    if mark:
+        return Location(file, mark[0], mark[1])
+    return Location(file)

@@ -1,0 +1,222 @@
+"""The freeze record (spec §8, CONTRACT §5): what the pre-registration anchors, and the build guard.
+
+``freeze/record.json`` holds the manifest hash, the SHA-256 of the frozen barème section, the SHA-256 of
+the task statements ``season/taches.json`` (entity, date d'examen, minimum and plafond of each task: the
+scorer reads them, so they are anchored too) and the answer-key commitment ``sha256(salt ‖ key bytes)``.
+The 32-byte salt lives in a file outside the repository and is published only at the close. Once the
+record exists, any build that would change a byte of ``manifest/``, of ``season/taches.json`` or of
+``season/cle.json`` fails loudly instead of writing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator.base.bounded_read import PUBLISHED_LIMIT, SALT_LIMIT
+from generator.base.errors import FreezeRecordError, FrozenMismatch, ManifestError, read_file
+from generator.base.transaction import builder_lock, make_dir, reading, write_file
+from generator.contract.hashing import sha256_hex
+from generator.contract.manifest import MANIFEST_DIR, MANIFEST_FILE, Manifest
+
+RECORD = Path("freeze") / "record.json"
+FORMAT = "corpus-freeze/2"  # /2: the task statements are anchored (taches.sha256)
+KEY_FILE = Path("season") / "cle.json"
+TASKS_FILE = Path("season") / "taches.json"
+BAREME_FILE = Path("spec") / "conformite-bareme-v3.section-5.txt"  # byte-exact copy of the published section
+# Published with the spec (CONTRACT §5): the only barème section this season may be frozen with.
+PUBLISHED_BAREME_SHA256 = "960a7374f4d905eff4a38a1cc800bd6e75e8ded891b5c6242da139ecb7da51f1"
+SALT_BYTES = 32
+
+
+def _hex(value: Any, size: int) -> bool:
+    return isinstance(value, str) and len(value) == 2 * size and all(c in "0123456789abcdef" for c in value)
+
+
+@dataclass(frozen=True)
+class FreezeRecord:
+    """``freeze/record.json``, every field checked: a corrupt record is named, never half-read."""
+
+    corpus: str
+    manifest_hash: str
+    bareme_sha256: str
+    tasks_sha256: str
+    key_commitment: str
+
+    def to_bytes(self) -> bytes:
+        record = {"format": FORMAT, "corpus": self.corpus, "manifest_hash": self.manifest_hash,
+                  "bareme": {"section": "conformite-bareme-v3", "sha256": self.bareme_sha256},
+                  "taches": {"fichier": TASKS_FILE.as_posix(), "sha256": self.tasks_sha256},
+                  "cle": {"fichier": KEY_FILE.as_posix(), "engagement": self.key_commitment,
+                          "sel": "32 octets aléatoires, hors du dépôt, publiés à la clôture"}}
+        return (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+    @classmethod
+    def from_bytes(cls, data: bytes, source: str = RECORD.as_posix()) -> FreezeRecord:
+        def fail(what: str) -> FreezeRecordError:
+            return FreezeRecordError(f"{source}: {what}; the record is corrupt: restore it from git (it is "
+                                     "committed and anchored), never rewrite it by hand")
+
+        try:
+            record = json.loads(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise fail(f"not UTF-8 (byte {exc.start})") from None
+        except json.JSONDecodeError as exc:
+            raise fail(f"line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise fail("expected a JSON object")
+        if record.get("format") != FORMAT:
+            raise fail(f"format: expected {FORMAT!r}")
+
+        def field(*keys: str) -> Any:
+            value: Any = record
+            for key in keys:
+                if not isinstance(value, dict) or key not in value:
+                    raise fail(f"{'.'.join(keys)}: missing")
+                value = value[key]
+            return value
+
+        corpus = field("corpus")
+        if not isinstance(corpus, str):
+            raise fail("corpus: expected a string")
+        hashes = {}
+        for keys in (("manifest_hash",), ("bareme", "sha256"), ("taches", "sha256"), ("cle", "engagement")):
+            value = hashes[keys] = field(*keys)
+            if not _hex(value, 32):
+                raise fail(f"{'.'.join(keys)}: expected 64 lowercase hex digits")
+        return cls(corpus, *hashes.values())
+
+
+def read_record(root: Path) -> FreezeRecord | None:
+    """The freeze record, or ``None`` when the season is not frozen."""
+    path = root / RECORD
+    if not path.exists():
+        return None
+    return FreezeRecord.from_bytes(_read(path), str(path))
+
+
+def commitment(salt: bytes, key: bytes) -> str:
+    """``sha256(salt ‖ key bytes)``: without the salt, ten verdicts among three fall to brute force."""
+    return sha256_hex(salt + key)
+
+
+def read_salt(path: Path) -> bytes:
+    data = read_file(path, FreezeRecordError, "not found: give the salt file written by 'corpus freeze'",
+                     limit=SALT_LIMIT)
+    try:
+        salt = bytes.fromhex(data.decode("ascii").strip())
+    except ValueError:  # UnicodeDecodeError included
+        raise FreezeRecordError(f"{path}: does not hold a {SALT_BYTES}-byte hex salt") from None
+    if len(salt) != SALT_BYTES:
+        raise FreezeRecordError(f"{path}: does not hold a {SALT_BYTES}-byte hex salt")
+    return salt
+
+
+def load_or_make_salt(path: Path, root: Path) -> bytes:
+    """Read a hex salt, or create one (mode 0600); refuse a path inside the repository."""
+    resolved, repo = path.resolve(), root.resolve()
+    if resolved == repo or repo in resolved.parents:
+        raise FreezeRecordError(f"{path} is inside the repository: the salt must never enter it")
+    if path.exists():
+        return read_salt(path)
+    salt = secrets.token_bytes(SALT_BYTES)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(salt.hex() + "\n")
+    except OSError as exc:
+        raise FreezeRecordError(f"{path}: cannot write the salt: {exc.strerror}") from None
+    return salt
+
+
+def _read(path: Path) -> bytes:
+    return read_file(path, FreezeRecordError, "not found: run 'make build' first", limit=PUBLISHED_LIMIT)
+
+
+def freeze(root: Path, bareme: Path, salt_file: Path) -> bytes:
+    """Write ``freeze/record.json`` from the committed manifest, the barème section and the key.
+
+    Under the builder lock: no build or season build runs meanwhile, so the record anchors the manifest
+    and the key as they stand, and every later build sees the record.
+    """
+    with builder_lock(root):
+        if (root / RECORD).exists():
+            raise FrozenMismatch(f"{RECORD} already exists: a season is frozen once (delete the record only to "
+                                 "start a new season)")
+        bareme_hash = sha256_hex(_read(bareme))
+        if bareme_hash != PUBLISHED_BAREME_SHA256:
+            raise FrozenMismatch(f"{bareme} hashes to {bareme_hash}, not to the published barème section "
+                                 f"{PUBLISHED_BAREME_SHA256}")
+        with reading(root):
+            manifest = Manifest.load(root)
+            tasks = _read(root / TASKS_FILE)
+            key = _read(root / KEY_FILE)
+        salt = load_or_make_salt(salt_file, root)
+        data = FreezeRecord(manifest.corpus, manifest.hash, bareme_hash, sha256_hex(tasks),
+                            commitment(salt, key)).to_bytes()
+        path = root / RECORD
+        try:
+            if not path.parent.is_dir():
+                make_dir(path.parent)
+            write_file(path, data)
+        except OSError as exc:
+            raise FreezeRecordError(f"{exc.filename or path}: cannot write: {exc.strerror}; the season is not "
+                                    "frozen") from None
+    return data
+
+
+def guard_manifest(root: Path, new: Manifest) -> None:
+    """Refuse a build whose manifest differs from the frozen one, naming the resources that change."""
+    record = read_record(root)
+    if record is None or new.hash == record.manifest_hash:
+        return
+    try:
+        changed = Manifest.read(root / MANIFEST_DIR / MANIFEST_FILE).changed_paths(new)
+    except ManifestError:
+        changed = []
+    limit = 20
+    shown = changed[:limit] + ([f"... ({len(changed) - limit} more)"] if len(changed) > limit else [])
+    raise FrozenMismatch(f"the season is frozen ({RECORD}, manifest hash {record.manifest_hash}); this "
+                         f"build would give {new.hash} and change: " + (", ".join(shown) or "the manifest itself"))
+
+
+def guard_season(root: Path, new_tasks: bytes, new_key: bytes) -> None:
+    """Refuse to rewrite ``season/taches.json`` or ``season/cle.json`` once frozen (both are anchored).
+
+    The statements are compared with their anchored SHA-256 (the record holds it); the key with the file
+    on disk, since only its salted commitment is anchored and the salt is not at hand."""
+    record = read_record(root)
+    if record is None:
+        return
+    if sha256_hex(new_tasks) != record.tasks_sha256:
+        raise FrozenMismatch(f"the season is frozen ({RECORD}): {TASKS_FILE} would change, and its SHA-256 "
+                             f"{record.tasks_sha256} is anchored")
+    path = root / KEY_FILE
+    if path.is_file() and _read(path) != new_key:
+        raise FrozenMismatch(f"the season is frozen ({RECORD}): {KEY_FILE} would change, and its commitment "
+                             "is anchored")
+
+
+def check_freeze(root: Path, salt_file: Path | None) -> list[str]:
+    """What the scorer checks before scoring (spec §8.5): the record against the repository."""
+    record = read_record(root)
+    if record is None:
+        return [f"{RECORD} not found: the season is not frozen"]
+    problems = []
+    with reading(root):
+        manifest_hash = sha256_hex(_read(root / MANIFEST_DIR / MANIFEST_FILE))
+        tasks_hash = sha256_hex(_read(root / TASKS_FILE))
+        key = _read(root / KEY_FILE)
+    if manifest_hash != record.manifest_hash:
+        problems.append(f"manifest hash {manifest_hash} differs from the frozen {record.manifest_hash}")
+    if tasks_hash != record.tasks_sha256:
+        problems.append(f"{TASKS_FILE} hashes to {tasks_hash}, not to the frozen {record.tasks_sha256}")
+    if record.bareme_sha256 != PUBLISHED_BAREME_SHA256:
+        problems.append("the record's barème hash is not the published one")
+    if salt_file is not None and commitment(read_salt(salt_file), key) != record.key_commitment:
+        problems.append(f"sha256(salt ‖ {KEY_FILE}) differs from the frozen commitment")
+    return problems

@@ -1,0 +1,255 @@
+"""Check a running deployment against the manifest, as the Trust Layer proxy sees it (``corpus verify``).
+
+Every served body of the manifest is fetched the way the proxy fetches it (``GET`` with ``params={}``,
+the secret header, no redirect), parsed with ``resp.json()`` and hashed with ``canonical_json``; the
+bytes (length and SHA-256) and both hashes must equal the manifest. Then what a caller without the
+secret, a non-canonical URL, another method and undeclared identifiers receive. Any difference names
+the resource and makes the command exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from generator.base.errors import GeneratorError
+from generator.base.secret_values import SecretError, read_secret_env, read_secret_file
+from generator.compiler.compile import absent_body
+from generator.compiler.output import body_bytes
+from generator.contract.hashing import parsed_hash, request_hash, response_hash, sha256_hex
+from generator.contract.manifest import Entry, Manifest, bytes_difference
+from generator.tracks import resource_types as col
+
+JSON_TYPE = "application/json; charset=utf-8"
+SECRET_HEADER = "X-Challenge-Secret"
+
+
+class VerifyError(GeneratorError):
+    """Nothing meaningful can be verified (empty manifest, no secret, inconsistent base URL)."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    """One request and the exact answer the manifest (or the absent template) promises for it."""
+
+    label: str
+    path: str  # request target appended to the base URL
+    status: int
+    length: int
+    sha256: str
+    response_hash: str
+    request_hash: str | None = None  # manifest value, checked against the canonical URL
+    method: str = "GET"
+    secret: str | None = None  # None: no header at all
+
+
+@dataclass(frozen=True)
+class Difference:
+    label: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.label}: {self.problem}"
+
+
+def proxy_response_hash(resp: requests.Response) -> str:
+    """The response hash exactly as the proxy computes it from a ``requests`` response."""
+    try:
+        parsed: Any = resp.json()
+    except ValueError:
+        parsed = {"_raw_text": resp.text}
+    return parsed_hash(parsed)
+
+
+def _from_bytes(label: str, path: str, status: int, data: bytes, **extra: Any) -> Expected:
+    return Expected(label, path, status, len(data), sha256_hex(data), response_hash(data), **extra)
+
+
+def undeclared_paths(manifest: Manifest, rng: random.Random | None = None) -> list[str]:
+    """One identifier per collection that has the collection's shape but names nothing in the manifest.
+
+    Derived from a path the manifest lists (its last number changed), so it follows the collection's
+    pattern whatever the season holds; ``rng`` picks a random one instead of the nearest free one.
+    """
+    taken = {e.path for e in manifest.entries}
+    found = []
+    for collection in col.COLLECTIONS:
+        model = next((p for p in sorted(taken) if collection.matches(p)), None)
+        if model is None:
+            continue
+        match = list(re.finditer(r"[0-9]+", model))[-1]
+        width, start = len(match.group()), int(match.group())
+        randoms = [rng.randint(10 ** (width - 1), 10 ** width - 1) for _ in range(200)] if rng else []
+        for number in [*randoms, *range(start + 1, start + 5000)]:
+            candidate = model[:match.start()] + str(number) + model[match.end():]
+            if collection.matches(candidate) and candidate not in taken:
+                found.append(candidate)
+                break
+    return found
+
+
+def _from_entry(label: str, path: str, status: int, entry: Entry, **extra: Any) -> Expected:
+    return Expected(label, path, status, entry.length, entry.sha256, entry.response_hash, **extra)
+
+
+def expectations(manifest: Manifest, secrets: list[str], rng: random.Random | None = None) -> list[Expected]:
+    """Everything to request: each served body, then the refusals, then undeclared absents."""
+    base = manifest.base_url
+    served = manifest.of_kind("resource", "absent")
+    if not served or not secrets:
+        raise VerifyError("nothing to verify: empty manifest or no secret")
+    secret = secrets[0]
+    plan = [_from_entry(e.path, e.path, 200, e, request_hash=e.request_hash, secret=secret) for e in served]
+    if request_hash(base + served[0].path) != served[0].request_hash:
+        raise VerifyError(f"manifest base URL {base} does not give the manifest's request hashes")
+    sample_entry = next((e for e in served if e.kind == "resource"), served[0])
+    sample = sample_entry.path
+
+    def refusal(label: str, status: int, path: str, **extra: Any) -> Expected:
+        return _from_entry(label, path, status, manifest.systeme(status), **extra)
+
+    wrong = secret.swapcase() if secret.swapcase() != secret else secret + "x"
+    plan += [
+        refusal(f"403 without {SECRET_HEADER} ({sample})", 403, sample),
+        refusal(f"403 with a wrong secret ({sample})", 403, sample, secret=wrong),
+        refusal(f"404 for a trailing slash ({sample}/)", 404, sample + "/", secret=secret),
+        refusal(f"404 for a .json suffix ({sample}.json)", 404, sample + ".json", secret=secret),
+        refusal(f"405 for POST ({sample})", 405, sample, method="POST", secret=secret),
+    ]
+    for index, other in enumerate(secrets[1:], start=2):
+        plan.append(_from_entry(f"{sample} with accepted secret #{index}", sample, 200, sample_entry,
+                                secret=other))
+    for path in undeclared_paths(manifest, rng):
+        plan.append(_from_bytes(f"undeclared absent {path}", path, 200, body_bytes(absent_body(path)),
+                                secret=secret))
+    return plan
+
+
+def check_one(session: requests.Session, base_url: str, canonical_base: str, exp: Expected,
+              timeout: float, verify_tls: bool | str = True) -> list[str]:
+    """The differences between what the server answers to ``exp`` and what it should answer.
+
+    ``verify`` is passed per request: requests lets $REQUESTS_CA_BUNDLE override a session's setting.
+    """
+    headers = {SECRET_HEADER: exp.secret} if exp.secret is not None else {}
+    resp = session.request(exp.method, base_url + exp.path, params={}, headers=headers, timeout=timeout,
+                           allow_redirects=False, verify=verify_tls)
+    data = resp.content
+    problems = []
+    if resp.status_code != exp.status:
+        problems.append(f"status {resp.status_code}, expected {exp.status}")
+    if resp.headers.get("Content-Type") != JSON_TYPE:
+        problems.append(f"Content-Type {resp.headers.get('Content-Type')!r}, expected {JSON_TYPE!r}")
+    if "no-store" not in resp.headers.get("Cache-Control", ""):
+        problems.append("Cache-Control without no-store")
+    difference = bytes_difference(data, exp.length, exp.sha256)
+    if difference is not None:
+        problems.append(f"bytes differ: {difference}")
+    got_hash = proxy_response_hash(resp)
+    if got_hash != exp.response_hash:
+        problems.append(f"response_hash {got_hash[:16]}..., expected {exp.response_hash[:16]}...")
+    if exp.request_hash is not None and request_hash(canonical_base + exp.path) != exp.request_hash:
+        problems.append("request_hash of the canonical URL differs from the manifest")
+    return problems
+
+
+def verify(base_url: str, manifest: Manifest, secrets: list[str], *, verify_tls: bool | str = True,
+           timeout: float = 10.0, progress: Callable[[int, int, int], None] | None = None,
+           rng: random.Random | None = None) -> tuple[int, list[Difference]]:
+    """Run every check; returns (number of checks, differences)."""
+    plan = expectations(manifest, secrets, rng)
+    differences: list[Difference] = []
+    base = base_url.rstrip("/")
+    with requests.Session() as session:
+        for done, exp in enumerate(plan, start=1):
+            try:
+                problems = check_one(session, base, manifest.base_url, exp, timeout, verify_tls)
+            except requests.RequestException as exc:
+                problems = [f"request failed: {exc}"]
+                if done == 1:
+                    return done, [Difference(exp.label, problems[0])]
+            differences += [Difference(exp.label, p) for p in problems]
+            if progress:
+                progress(done, len(plan), len(differences))
+    return len(plan), differences
+
+
+def _secrets(args: argparse.Namespace) -> list[str]:
+    if args.secret_file is not None:
+        return read_secret_file(args.secret_file)
+    if args.secret_env is not None:
+        return read_secret_env(args.secret_env)
+    raise SecretError("give --secret-file FILE or --secret-env NAME")
+
+
+def _printer(every: int) -> Callable[[int, int, int], None]:
+    start = time.monotonic()
+
+    def show(done: int, total: int, differing: int) -> None:
+        if done % every == 0 or done == total:
+            rate = done / max(time.monotonic() - start, 1e-6)
+            print(f"corpus verify: {done}/{total} checked, {differing} difference(s), {rate:.0f}/s",
+                  file=sys.stderr, flush=True)
+
+    return show
+
+
+def _summary(count: int, differences: Iterable[Difference], elapsed: float) -> tuple[str, int]:
+    diffs = list(differences)
+    if not diffs:
+        return f"corpus verify: OK, {count} checks identical to the manifest ({elapsed:.2f} s)", 0
+    labels = sorted({d.label for d in diffs})
+    lines = [f"DIFF {d}" for d in diffs]
+    lines.append(f"corpus verify: FAILED, {len(labels)} of {count} checks differ: " + ", ".join(labels))
+    return "\n".join(lines), 1
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    secrets = _secrets(args)
+    manifest = Manifest.load(args.root)
+    verify_tls: bool | str = True
+    if args.insecure:
+        import urllib3
+
+        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+        verify_tls = False
+    elif args.ca is not None:
+        verify_tls = str(args.ca)
+    started = time.monotonic()
+    count, differences = verify(args.url, manifest, secrets, verify_tls=verify_tls, timeout=args.timeout,
+                                progress=_printer(max(args.progress_every, 1)))
+    text, code = _summary(count, differences, time.monotonic() - started)
+    print(text)
+    return code
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from generator.cli.main import add_root_options
+
+    p = sub.add_parser(
+        "verify", help="crawl a running server from the manifest and compare every byte and hash",
+        description="Fetch every resource and declared absent of manifest/manifest.json from URL as the proxy "
+                    "does (GET, payload {}, the secret header), and compare length, SHA-256, request_hash "
+                    "and response_hash; then the 403 without or with a wrong secret, 404 for non-canonical "
+                    "forms, 405, the other accepted secrets and one undeclared identifier per collection "
+                    "(the absent template). Exit 1 on any difference, naming the resources.")
+    add_root_options(p)
+    p.add_argument("--url", required=True, help="base URL of the running server, e.g. http://127.0.0.1:8080")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--secret-file", type=Path, help="file of accepted secrets (the first is used to crawl)")
+    source.add_argument("--secret-env", metavar="NAME", help="environment variable holding the secrets")
+    tls = p.add_mutually_exclusive_group()
+    tls.add_argument("--ca", type=Path, help="CA bundle or self-signed certificate to trust for https")
+    tls.add_argument("--insecure", action="store_true", help="do not verify the TLS certificate")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
+    p.add_argument("--progress-every", type=int, default=50, help="progress line every N checks (default 50)")
+    p.set_defaults(func=cmd_verify)

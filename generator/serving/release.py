@@ -1,0 +1,244 @@
+"""Releases: a verified build installed as ``releases/<manifest hash>/``, switched in atomically.
+
+A release folder holds ``build/`` and ``manifest/`` exactly as proven (:func:`prove_build`), named by the
+manifest hash so that two releases can never be confused and an installed one is never rewritten.
+``releases/current`` is a symbolic link, replaced with one ``rename`` (atomic on POSIX): a reader sees
+the old target or the new one, never a mix. ``releases/previous`` keeps the one before, for
+``--rollback``. Every ``--prefix`` (a rendered replica or frontal) is rendered for the new release and
+checked by ``nginx -t`` *before* the switch, so that a prefix that cannot take it stops the command with
+nothing changed; after the switch each is written and reloaded, and a failure there puts the links and
+the prefixes already changed back. The command returns once every nginx answers with the new
+configuration. Old workers finish their requests from the old folder, which stays on disk: a request
+gets the old release's bytes or the new one's, never a mix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from secrets import token_hex
+from typing import Any
+
+from generator.base.errors import GeneratorError, os_error_text
+from generator.contract.build_proof import prove_build
+from generator.serving.nginx_process import reload_and_wait, running_pid
+from generator.serving.nginx_render import Rendered, render_checked, write
+from generator.serving.nginx_settings import RenderError, Settings, read_settings, settings_from_saved
+
+CURRENT = "current"
+PREVIOUS = "previous"
+
+
+def releases_folder(path: Path) -> Path:
+    """``path`` as a folder of releases, created if missing; anything else there is refused by name."""
+    if (path.exists() or path.is_symlink()) and not path.is_dir():
+        raise RenderError(f"{path}: not a folder (--releases names the folder that holds the releases)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RenderError(f"{exc.filename or path}: cannot create the releases folder: {exc.strerror}") from None
+    return path
+
+
+def install(root: Path, releases: Path, expect: str | None = None) -> Path:
+    """Copy ``root``'s proven build into ``releases/<hash>/`` (kept if already there and still intact).
+
+    Two installs of the same build at once both copy; the first rename wins and the second finds the
+    target in place: it proves it and uses it, as if it had been installed before.
+    """
+    digest = prove_build(root, expect).hash
+    target = releases / digest
+    if target.is_dir():
+        prove_build(target, digest)
+        return target
+    releases_folder(releases)
+    staging = releases / f".install-{digest}-{os.getpid()}-{token_hex(4)}"
+    try:
+        for name in ("build", "manifest"):
+            shutil.copytree(root / name, staging / name)
+        prove_build(staging, digest)  # the copy, not only the source
+        os.chmod(staging, 0o755)
+        try:
+            staging.rename(target)
+        except OSError as exc:
+            if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not target.is_dir():
+                raise
+            prove_build(target, digest)  # installed meanwhile by another run: the same bytes, proven
+    except OSError as exc:
+        raise RenderError(f"{exc.filename or target}: cannot install the release: {exc.strerror}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _link(releases: Path, name: str) -> Path | None:
+    path = releases / name
+    return releases / os.readlink(path) if path.is_symlink() else None
+
+
+def _point(releases: Path, name: str, target: Path | None) -> None:
+    """Make ``releases/name`` point at ``target`` in one rename (relative link: the folder can move);
+    ``None`` removes the link (what stood before a first release)."""
+    if target is None:
+        (releases / name).unlink(missing_ok=True)
+        return
+    tmp = releases / f".{name}.{os.getpid()}.{token_hex(4)}.tmp"
+    os.symlink(target.name, tmp)
+    try:
+        os.replace(tmp, releases / name)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def switch(releases: Path, target: Path) -> Path | None:
+    """``current`` -> target, ``previous`` -> the old current; return the old current."""
+    old = _link(releases, CURRENT)
+    if old is not None and old.name != target.name:
+        _point(releases, PREVIOUS, old)
+    _point(releases, CURRENT, target)
+    return old
+
+
+def rollback_target(releases: Path) -> tuple[Path, Path]:
+    """The (previous, current) releases that ``--rollback`` swaps, the previous one proven intact."""
+    old, back = _link(releases, CURRENT), _link(releases, PREVIOUS)
+    if old is None or back is None or not back.is_dir():
+        raise RenderError(f"{releases}: nothing to roll back to (no '{PREVIOUS}' release)")
+    prove_build(back, back.name)
+    return back, old
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One prefix rendered for the new release and checked by ``nginx -t``, not yet written."""
+
+    prefix: Path
+    before: dict[str, Any]  # its settings.json as it was: what a roll back renders again
+    settings: Settings
+    rendered: Rendered
+
+
+def _settings_for(saved: dict[str, Any], target: Path) -> Settings:
+    expect = target.name if saved.get("role", "replica") == "replica" else None
+    return settings_from_saved(saved, root=target, expect_manifest_hash=expect).resolved()
+
+
+def prepare(prefixes: list[Path], target: Path) -> list[Prepared]:
+    """Read, render for ``target`` and ``nginx -t`` every prefix, and check that its nginx runs.
+
+    All of it happens before the switch: a prefix that cannot take the release stops the command with
+    ``current`` untouched. (A rendered config points at the release folder itself, not at the link.)
+    """
+    prepared = []
+    for prefix in prefixes:
+        try:
+            saved = read_settings(prefix)
+            settings = _settings_for(saved, target)
+            rendered = render_checked(settings, None)
+        except GeneratorError as exc:
+            raise RenderError(f"--prefix {prefix}: {exc}") from None
+        if running_pid(settings.prefix) is None:
+            raise RenderError(f"--prefix {prefix}: no nginx running from it (no live pid in logs/nginx.pid): "
+                              "start it, or leave it out")
+        prepared.append(Prepared(prefix, saved, settings, rendered))
+    return prepared
+
+
+def apply(prepared: list[Prepared], touched: list[Prepared]) -> list[int]:
+    """Write and reload each prepared prefix in order; return the pids. ``touched`` collects each prefix
+    as its files start to change, so that a caller can undo them after a failure."""
+    pids: list[int] = []
+    for item in prepared:
+        touched.append(item)
+        write(item.settings, item.rendered)
+        pids.append(reload_and_wait(item.settings))
+    return pids
+
+
+def _restore(touched: list[Prepared]) -> list[str]:
+    """Render and reload each touched prefix with its settings from before; return what could not be."""
+    failed = []
+    for item in reversed(touched):
+        try:
+            settings = settings_from_saved(item.before).resolved()
+            write(settings, render_checked(settings, None))
+            reload_and_wait(settings)
+        except (GeneratorError, OSError) as exc:
+            failed.append(f"{item.prefix}: {exc}")
+    return failed
+
+
+def release(releases: Path, target: Path, prefixes: list[Path], *, rollback: bool = False) -> list[int]:
+    """Prepare every prefix, point ``current`` at ``target``, then write and reload each prefix.
+
+    ``previous`` becomes the release that was current (when it differs). A failure after the switch puts
+    ``current`` and ``previous`` back, renders the prefixes already touched with their previous settings
+    and reloads them, then raises saying so. Returns the reloaded masters' pids.
+    """
+    prepared = prepare(prefixes, target)
+    before = _link(releases, CURRENT), _link(releases, PREVIOUS)
+    touched: list[Prepared] = []
+    try:
+        if rollback:
+            _point(releases, CURRENT, target)
+            _point(releases, PREVIOUS, before[0])
+        else:
+            switch(releases, target)
+        return apply(prepared, touched)
+    except BaseException as exc:  # Ctrl-C too: never leave current on a release the prefixes do not serve
+        _point(releases, CURRENT, before[0])
+        _point(releases, PREVIOUS, before[1])
+        unrestored = _restore(touched)
+        if not isinstance(exc, (GeneratorError, OSError)):
+            raise
+        reason = str(exc) if isinstance(exc, GeneratorError) else os_error_text(exc)
+        note = "; could not restore " + "; ".join(unrestored) if unrestored else ""
+        raise RenderError(f"{reason}\nrolled back: {CURRENT} is {before[0].name if before[0] else 'absent'} "
+                          f"again, and the {len(touched)} prefix(es) already changed were rendered and reloaded "
+                          f"with their previous settings{note}") from None
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    releases = releases_folder(args.releases.resolve())
+    prefixes = [p.resolve() for p in args.prefix]
+    if args.rollback:
+        target, previous = rollback_target(releases)
+        pids = release(releases, target, prefixes, rollback=True)
+        what = f"rolled back to {target.name} (previous {previous.name})"
+    else:
+        target = install(args.root.resolve(), releases, args.expect_manifest_hash)
+        old = _link(releases, CURRENT)
+        pids = release(releases, target, prefixes)
+        what = f"{target.name} is current (previous {old.name if old else 'none'})"
+    reloaded = (f"; reloaded {len(pids)} nginx (master pids {', '.join(map(str, pids))}), each answers with the "
+                "new configuration") if pids else "; no --prefix given, nothing reloaded"
+    print(f"corpus release: {what}{reloaded}", file=sys.stderr)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from generator.cli.main import add_root_options
+
+    p = sub.add_parser(
+        "release", help="install the verified build as releases/<manifest hash>/, switch, reload",
+        description="Prove ROOT's build (build/ equals the manifest; the manifest hash is --expect-manifest-hash "
+                    "or the freeze record's), copy it into RELEASES/<manifest hash>/, point RELEASES/current at "
+                    "it in one atomic rename (RELEASES/previous keeps the one before), then render every --prefix "
+                    "again from RELEASES/current (replicas first, then the frontal) and reload it, returning "
+                    "once each answers with the new configuration. Every prefix is rendered and checked with "
+                    "nginx -t before the switch; a failure after it switches back and restores the prefixes "
+                    "already changed. --rollback swaps current and previous.")
+    add_root_options(p)
+    p.add_argument("--releases", type=Path, required=True, help="folder of the releases (holds current, previous)")
+    p.add_argument("--prefix", type=Path, action="append", default=[],
+                   help="rendered nginx prefix to re-render and reload (repeat; replicas first, then frontals)")
+    p.add_argument("--expect-manifest-hash", default=None, metavar="SHA256",
+                   help="refuse a build whose manifest hash differs (default: the freeze record when it exists)")
+    p.add_argument("--rollback", action="store_true", help="switch back to RELEASES/previous and reload")
+    p.set_defaults(func=cmd_release)

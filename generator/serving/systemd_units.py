@@ -1,0 +1,237 @@
+"""systemd units for a frontal and a replica (``corpus render-systemd``), from ``deploy/systemd/*.j2``.
+
+A deployment runs each nginx role as its own service, as an unprivileged user, in a sandbox that
+leaves it nothing to write but its logs and temporary files. The unit is rendered rather than copied
+because its paths (prefix, build, nginx, the ``corpus`` tool) differ on every host, and a typo in a
+hand-edited unit shows only at the next reboot. What each role's unit runs:
+
+- frontal: ``nginx -t``, then nginx in the foreground; reload through ``corpus reload``, which
+  re-renders the prefix and waits until the new configuration answers (outside the sandbox, which keeps
+  ``conf/`` read-only for nginx);
+- replica: the build proof first (a tampered build never starts), then the same.
+
+The build root and the manifest hash a replica must serve are not written in the unit: the commands read
+them from ``PREFIX/conf/settings.json``, which ``corpus release`` rewrites, so a release or a rollback
+never needs a new unit.
+
+A replica prefix containing ``%i`` gives a template unit (``corpus-replica@.service``): one file, N
+instances (``systemctl enable --now corpus-replica@1 corpus-replica@2``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import pwd
+import re
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from generator.base.atomic_file import write_atomic
+from generator.serving.nginx_settings import RenderError, read_settings
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "deploy" / "systemd"
+RUNBOOK = Path(__file__).resolve().parents[2] / "docs" / "operating.md"
+ROLES = ("frontal", "replica")
+DEFAULT_USER = "corpus"
+# The corpus sub-commands a unit runs, in one place. Both read what they need from PREFIX/conf/settings.json,
+# which every render and release rewrites: the build root and the manifest hash a replica must serve.
+VERIFY_BUILD = ("verify-build", "--prefix", "{prefix}")
+RELOAD = ("reload", "--prefix", "{prefix}")
+RUNUSER = "/usr/sbin/runuser"  # util-linux: runs the reload as the service's account, outside the sandbox
+_NAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
+# Characters a path may hold in a unit: systemd splits Exec lines on spaces and expands % and $.
+_SAFE_PATH = re.compile(r"/[A-Za-z0-9._+@/-]*")
+_HOMES = ("/home", "/root", "/run/user")
+
+
+class UnitError(Exception):
+    """The unit cannot be rendered safely; the message says which option to fix."""
+
+
+@dataclass(frozen=True)
+class UnitSettings:
+    """Where things are on the host that will run the unit."""
+
+    role: str
+    prefix: str  # may contain %i (replica template unit)
+    root: str | None = None  # replica: the folder it serves (only to open it when it lies in a home folder)
+    user: str = DEFAULT_USER
+    group: str | None = None  # default: the user's name
+    nginx: str = "/usr/sbin/nginx"
+    corpus: str = "/usr/local/bin/corpus"
+    read_write: tuple[str, ...] = ()  # extra writable folders (logs kept outside the prefix)
+
+    @property
+    def template(self) -> bool:
+        return "%i" in self.prefix
+
+    @property
+    def unit_name(self) -> str:
+        if self.role == "frontal":
+            return "corpus-frontal.service"
+        return "corpus-replica@.service" if self.template else "corpus-replica.service"
+
+
+def _path(value: str, what: str, *, instance: bool = False) -> str:
+    """An absolute path that systemd reads back as written (no space, quote, ``$`` or stray ``%``)."""
+    plain = value.replace("%i", "") if instance else value
+    if not _SAFE_PATH.fullmatch(plain) or "//" in plain or "/../" in f"{plain}/":
+        raise UnitError(f"{what} {value!r}: an absolute path of letters, digits and . _ + @ - only"
+                        + (" (and %i for the instance)" if instance else ""))
+    return value.rstrip("/") or "/"
+
+
+def _command(*argv: str) -> str:
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def _nginx(settings: UnitSettings, prefix: str, *extra: str) -> str:
+    return _command(settings.nginx, "-p", f"{prefix}/", "-c", f"{prefix}/conf/nginx.conf",
+                    "-e", f"{prefix}/logs/error.log", *extra)
+
+
+def context(s: UnitSettings) -> dict[str, Any]:
+    """Every value the templates use, checked for systemd's syntax."""
+    if s.role not in ROLES:
+        raise UnitError(f"role {s.role!r}: one of {', '.join(ROLES)}")
+    if s.template and s.role != "replica":
+        raise UnitError("%i in --prefix: only replicas are template units (one frontal per host)")
+    for name, what in ((s.user, "--user"), (s.group or s.user, "--group")):
+        if not _NAME.fullmatch(name) or name == "root":
+            raise UnitError(f"{what} {name!r}: an unprivileged account name (lower case, not root)")
+    prefix = _path(s.prefix, "--prefix", instance=True)
+    _path(s.nginx, "--nginx")
+    corpus = _path(s.corpus, "--corpus")
+    read_write = [f"{prefix}/logs", f"{prefix}/tmp",
+                  *(_path(p, "--read-write", instance=True) for p in s.read_write)]
+    paths = [prefix, *read_write]
+    values: dict[str, Any] = {
+        "unit_name": s.unit_name, "role": s.role, "template": s.template, "prefix": prefix,
+        "user": s.user, "group": s.group or s.user, "read_write": read_write,
+        "nginx_test": _nginx(s, prefix, "-t", "-q"),
+        "nginx_run": _nginx(s, prefix, "-g", "daemon off;"),
+        "reload": "+" + _command(RUNUSER, "-u", s.user, "--", corpus, *(a.format(prefix=prefix) for a in RELOAD)),
+        "runbook": RUNBOOK.as_uri(),
+    }
+    if s.role == "replica":
+        values["verify_build"] = _command(corpus, *(a.format(prefix=prefix) for a in VERIFY_BUILD))
+        if s.root:
+            paths.append(_path(s.root, "--root", instance=True))
+    values["protect_home"] = "read-only" if any(p == h or p.startswith(h + "/") for p in paths for h in _HOMES) \
+        else "yes"
+    return values
+
+
+def environment() -> jinja2.Environment:
+    """Jinja2 for unit files: undefined names fail, nothing escaped, newlines kept as written."""
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
+                              autoescape=False, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+
+
+def render_unit(settings: UnitSettings) -> str:
+    """The unit file's text."""
+    values = context(settings)
+    return environment().get_template(f"corpus-{settings.role}.service.j2").render(values)
+
+
+# ----------------------------------------------------------------------------------------------- CLI
+
+
+def _saved_settings(prefix: Path) -> dict[str, Any]:
+    """A rendered prefix's settings.json (role, build root), or {} when it is not rendered (yet) here."""
+    try:
+        saved = read_settings(prefix)
+    except (RenderError, OSError, ValueError):  # not rendered here (yet), or not readable as settings
+        return {}
+    return saved if isinstance(saved, dict) else {}
+
+
+def _default_corpus() -> str:
+    beside = Path(sys.executable).with_name("corpus")
+    if beside.is_file():
+        return str(beside)
+    return shutil.which("corpus") or "/usr/local/bin/corpus"
+
+
+def _default_nginx() -> str:
+    return shutil.which("nginx") or "/usr/sbin/nginx"
+
+
+def settings_from_args(args: argparse.Namespace) -> UnitSettings:
+    saved = {} if "%i" in args.prefix else _saved_settings(Path(args.prefix))
+    role = args.role or saved.get("role")
+    if role is None:
+        raise UnitError(f"--role frontal|replica (no rendered settings in {args.prefix}/conf/settings.json)")
+    root = args.root or saved.get("root")
+    extra = [*args.read_write]
+    for key in ("access_log", "error_log"):
+        folder = str(Path(saved[key]).parent) if saved.get(key) else None
+        if folder and not folder.startswith(args.prefix.rstrip("/") + "/logs"):
+            extra.append(folder)
+    return UnitSettings(role=role, prefix=args.prefix, root=root, user=args.user, group=args.group,
+                        nginx=args.nginx or _default_nginx(), corpus=args.corpus or _default_corpus(),
+                        read_write=tuple(extra))
+
+
+def _warn_user(user: str) -> None:
+    try:
+        pwd.getpwnam(user)
+    except KeyError:
+        print(f"corpus render-systemd: note: user {user!r} does not exist here; create it on the host that runs "
+              f"the unit (useradd --system --no-create-home --shell /usr/sbin/nologin {user})", file=sys.stderr)
+
+
+def cmd_render_systemd(args: argparse.Namespace) -> int:
+    try:
+        settings = settings_from_args(args)
+        text = render_unit(settings)
+    except UnitError as exc:
+        print(f"corpus render-systemd: {exc}", file=sys.stderr)
+        return 1
+    _warn_user(settings.user)
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        args.output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"corpus render-systemd: {args.output}: cannot create the folder: {exc.strerror}", file=sys.stderr)
+        return 1
+    target = args.output / settings.unit_name
+    write_atomic(target, text, mode=0o644)
+    print(f"corpus render-systemd: wrote {target}; then: systemctl daemon-reload && systemctl enable --now "
+          f"{settings.unit_name.replace('@.', '@1.')}", file=sys.stderr)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "render-systemd", help="render the systemd unit of a frontal or a replica",
+        description="Render deploy/systemd/corpus-ROLE.service.j2 for a prefix rendered by 'corpus render-nginx': "
+                    "nginx in the foreground as an unprivileged user, in a read-only sandbox but for the "
+                    "prefix's logs/ and tmp/, nginx -t before start, the build proof before a replica starts, "
+                    "a reload that waits, restart on failure. Role and build root are read from "
+                    "PREFIX/conf/settings.json when the prefix is rendered on this host. A replica prefix "
+                    "containing %i gives the template unit corpus-replica@.service.")
+    p.add_argument("--prefix", required=True, help="the nginx prefix on the target host (may contain %%i)")
+    p.add_argument("--role", choices=ROLES, default=None, help="frontal or replica (default: PREFIX's settings)")
+    p.add_argument("--root", default=None,
+                   help="the folder of the releases or build served (default: PREFIX's settings); only needed "
+                        "when it lies in a home folder, which the sandbox then opens read-only")
+    p.add_argument("--user", default=DEFAULT_USER,
+                   help=f"unprivileged account nginx runs as (default {DEFAULT_USER})")
+    p.add_argument("--group", default=None, help="its group (default: same name as the user)")
+    p.add_argument("--nginx", default=None, help="nginx executable (default: the one on PATH, or /usr/sbin/nginx)")
+    p.add_argument("--corpus", default=None,
+                   help="the corpus command on the target host (default: the one running this command)")
+    p.add_argument("--read-write", action="append", default=[], metavar="DIR",
+                   help="another folder nginx writes (logs kept outside the prefix); repeatable")
+    p.add_argument("--output", type=Path, default=None,
+                   help="folder to write UNIT.service into (e.g. /etc/systemd/system); default: stdout")
+    p.set_defaults(func=cmd_render_systemd)

@@ -1,0 +1,146 @@
+"""A frontal over N replicas on loopback, run as real nginx processes (``corpus serve --replicas N``).
+
+The replicas listen on 127.0.0.2, 127.0.0.3, ... (Linux routes the whole 127.0.0.0/8 to loopback), the
+frontal(s) on 127.0.0.1 or any given address. Used by ``corpus serve``, the topology tests and
+``bench/bench_frontal.py``: one way to bring the deployment's shape up on one machine, so that what the
+tests kill and restart is what an operator runs.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from generator.base.atomic_file import write_atomic
+from generator.serving.nginx_process import NginxProcess
+from generator.serving.nginx_render import render_and_write
+from generator.serving.nginx_settings import RenderError, Settings
+from generator.serving.tls_local import LocalTLS
+
+REPLICA_PORT = 8081
+FRONTAL_PORT = 8443
+
+
+def replica_hosts(count: int) -> list[str]:
+    """127.0.0.2, 127.0.0.3, ...: one loopback address per replica."""
+    if not 0 < count <= 200:
+        raise RenderError(f"--replicas {count}: from 1 to 200")
+    return [f"127.0.0.{index + 2}" for index in range(count)]
+
+
+def free_port(hosts: list[str]) -> int:
+    """A port free on every address of ``hosts`` (so that replicas or frontals can share it)."""
+    for _attempt in range(50):
+        with socket.socket() as probe:
+            probe.bind((hosts[0], 0))
+            port = int(probe.getsockname()[1])
+        if all(_bindable(host, port) for host in hosts[1:]):
+            return port
+    raise RenderError(f"no common free port on {hosts}")
+
+
+def _bindable(host: str, port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+@dataclass
+class Topology:
+    """Frontal(s) and replicas rendered under ``base`` (one prefix each) from one build root."""
+
+    root: Path
+    base: Path
+    secret_file: Path
+    tls: LocalTLS
+    replica_addresses: list[tuple[str, int]]
+    frontal_addresses: list[tuple[str, int]]
+    workers: str = "1"
+    replica_workers: str | None = None  # default: same as workers
+    tls_resumption: bool = True  # the frontal's TLS session cache (off only to benchmark the proxy's handshakes)
+    worker_user: str | None = None
+    expect_manifest_hash: str | None = None
+    repo_root: Path | None = None
+    replicas: list[NginxProcess] = field(default_factory=list)
+    frontals: list[NginxProcess] = field(default_factory=list)
+
+    # -------------------------------------------------------------------------------- settings
+
+    def replica_settings(self, index: int) -> Settings:
+        host, port = self.replica_addresses[index]
+        return Settings(root=self.root, prefix=self.base / f"replica-{index + 1}", listen=host, port=port,
+                        secret_file=self.secret_file, worker_processes=self.replica_workers or self.workers,
+                        worker_user=self.worker_user, expect_manifest_hash=self.expect_manifest_hash,
+                        role="replica").resolved()
+
+    def frontal_settings(self, index: int) -> Settings:
+        host, port = self.frontal_addresses[index]
+        return Settings(root=self.root, prefix=self.base / f"frontal-{index + 1}", listen=host, port=port,
+                        secret_file=self.secret_file, tls_cert=self.tls.cert, tls_key=self.tls.key,
+                        worker_processes=self.workers, worker_user=self.worker_user, role="frontal",
+                        tls_resumption=self.tls_resumption,
+                        upstreams=tuple(f"{h}:{p}" for h, p in self.replica_addresses)).resolved()
+
+    # ------------------------------------------------------------------------------- lifecycle
+
+    def start(self) -> None:
+        """Render and start every replica, then the frontal(s); each answers before the next starts."""
+        try:
+            for index in range(len(self.replica_addresses)):
+                settings = self.replica_settings(index)
+                render_and_write(settings, self.repo_root)
+                process = NginxProcess(settings)
+                self.replicas.append(process)
+                process.start()
+            for index in range(len(self.frontal_addresses)):
+                settings = self.frontal_settings(index)
+                render_and_write(settings, self.repo_root)
+                process = NginxProcess(settings)
+                self.frontals.append(process)
+                process.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def restart_replica(self, index: int) -> None:
+        """Start a killed replica again from its rendered prefix (the frontal is not touched)."""
+        process = NginxProcess(self.replicas[index].settings)
+        self.replicas[index] = process
+        process.start()
+
+    def stop(self) -> None:
+        """Frontals first (no new request reaches a stopping replica), then the replicas."""
+        for process in [*self.frontals, *self.replicas]:
+            process.stop()
+
+    def __enter__(self) -> Topology:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---------------------------------------------------------------------------------- reports
+
+    def frontal_url(self, index: int = 0) -> str:
+        host, port = self.frontal_addresses[index]
+        return f"https://{host if ':' not in host else f'[{host}]'}:{port}"
+
+    def state(self) -> dict[str, Any]:
+        """The ``--state-file`` document: where to call, which CA to trust, the replicas' masters."""
+        return {"frontal": self.frontal_url(0), "ca": str(self.tls.ca),
+                "replicas": [{"address": f"{p.settings.listen}:{p.settings.port}", "pid": p.pid}
+                             for p in self.replicas]}
+
+    def write_state(self, path: Path) -> None:
+        write_atomic(path, json.dumps(self.state(), indent=2) + "\n")
+
+    def with_root(self, root: Path) -> Topology:
+        """The same topology serving another build root (a release): used to re-render, not to start."""
+        return replace(self, root=root, replicas=self.replicas, frontals=self.frontals)
