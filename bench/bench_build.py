@@ -157,7 +157,10 @@ def child(mode: str, src: Path, out: Path) -> None:
 
     from generator.base.errors import Severity
     from generator.compiler.pipeline import build, check
-    from generator.tracks.resource_types import DEFAULT_BASE_URL
+    from generator.compiler.track_file import track_named
+    from generator.tracks.model import DEFAULT_BASE_URL
+
+    CONFORMITE = track_named(ROOT, "conformite")
 
     files = sorted(src.rglob("*.yaml"))
     baseline = _maxrss_mib()
@@ -168,12 +171,12 @@ def child(mode: str, src: Path, out: Path) -> None:
             with path.open("rb") as handle:
                 yaml.load(handle, Loader=yaml.CSafeLoader)  # the C *safe* loader: the ceiling
     elif mode == "check":
-        errors = [p for p in check(src) if p.severity is Severity.ERROR]
+        errors = [p for p in check(src, CONFORMITE) if p.severity is Severity.ERROR]
         if errors:
             raise SystemExit(f"synthetic corpus is not valid: {errors[:5]}")
     elif mode == "build":
         shutil.rmtree(out, ignore_errors=True)  # every build run starts from an empty folder
-        result = build(src, out, DEFAULT_BASE_URL)
+        result = build(src, out, DEFAULT_BASE_URL, CONFORMITE)
         served = sum(b.document.kind == "resource" for b in result.built)
     print(json.dumps({"mode": mode, "wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
                       "peak_mib": _maxrss_mib(), "baseline_mib": baseline, "served": served}))
@@ -193,11 +196,13 @@ def profile(src: Path, out: Path, top: int) -> None:
     code = "\n".join((
         "import cProfile, pstats, sys",
         "from pathlib import Path",
-        "from generator.tracks.resource_types import DEFAULT_BASE_URL",
+        "from generator.tracks.model import DEFAULT_BASE_URL",
         "from generator.compiler.pipeline import build",
+        "from generator.compiler.track_file import track_named",
+        f"CONFORMITE = track_named(Path({str(ROOT)!r}), 'conformite')",
         "profiler = cProfile.Profile()",
         "profiler.enable()",
-        f"build(Path({str(src)!r}), Path({str(out)!r}), DEFAULT_BASE_URL)",
+        f"build(Path({str(src)!r}), Path({str(out)!r}), DEFAULT_BASE_URL, CONFORMITE)",
         "profiler.disable()",
         "stats = pstats.Stats(profiler, stream=sys.stdout)",
         f"stats.sort_stats('tottime').print_stats({top})",

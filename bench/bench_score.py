@@ -35,6 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from generator.compiler.track_file import track_named  # noqa: E402
 from generator.score import make_disclosure  # noqa: E402
 from generator.score.inputs import ScoringInputs, load_inputs  # noqa: E402
 from generator.score.track import score_with  # noqa: E402
@@ -121,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
 
     baseline = _rss_mib()
     started = time.perf_counter()
-    inputs = load_inputs(args.root)
+    inputs = load_inputs(args.root, track_named(args.root, "conformite"))
     for task_id in inputs.statements:
         inputs.graph(task_id)
     load_s = time.perf_counter() - started

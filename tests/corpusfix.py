@@ -11,6 +11,8 @@ import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from trackfix import CONFORMITE, copy_tracks
+
 from generator.compiler.pipeline import check
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -25,6 +27,7 @@ def copy_fixture(dest: Path, name: str = "valid") -> Path:
     """
     src = dest / "corpus_src"
     shutil.copytree(FIXTURES / name / "corpus_src", src)
+    copy_tracks(dest)  # a scratch checkout: its commands read the track definitions from dest/tracks
     return src
 
 
@@ -75,4 +78,4 @@ def apply(src: Path, edits: Iterable[Edit]) -> Path:
 
 def problem_lines(src: Path) -> list[str]:
     """``corpus check``'s lines for a source folder (errors and warnings, in printed order)."""
-    return [str(problem) for problem in check(src)]
+    return [str(problem) for problem in check(src, CONFORMITE)]

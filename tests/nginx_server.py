@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from trackfix import copy_tracks
+
 from generator.base.secret_values import new_secret, write_private
 from generator.contract.hashing import sha256_hex
 from generator.serving.nginx_process import NginxProcess, reload_and_wait, worker_pids
@@ -75,6 +77,7 @@ def snapshot_build(dest: Path, source: Path = ROOT, attempts: int = 5) -> dict[s
             shutil.rmtree(dest / name, ignore_errors=True)
         shutil.copytree(source / "manifest", dest / "manifest")
         shutil.copytree(source / "build", dest / "build")
+        copy_tracks(dest, source)
         manifest = json.loads((dest / "manifest" / "manifest.json").read_text("utf-8"))
         if all(_entry_matches(dest, e) for e in manifest["resources"]):
             return manifest

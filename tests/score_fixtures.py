@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trackfix import CONFORMITE, copy_tracks
+
 from generator.compiler.pipeline import build
-from generator.tracks.resource_types import DEFAULT_BASE_URL
+from generator.tracks.model import DEFAULT_BASE_URL
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 NONCE = "ab" * 32
@@ -130,8 +132,9 @@ class ScoreWorld:
 def make_score_world(dest: Path) -> ScoreWorld:
     src = dest / "corpus_src"
     shutil.copytree(FIXTURES / "valid" / "corpus_src", src)
+    copy_tracks(dest)
     (src / "referentiel.yaml").write_text(REFERENTIEL, "utf-8")
-    build(src, dest, DEFAULT_BASE_URL)
+    build(src, dest, DEFAULT_BASE_URL, CONFORMITE)
     (dest / "season").mkdir()
     (dest / "season" / "taches.json").write_text(json.dumps(TASKS, ensure_ascii=False, indent=2), "utf-8")
     (dest / "season" / "cle.json").write_text(json.dumps(KEY, ensure_ascii=False, indent=2), "utf-8")

@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trackfix import CONFORMITE, copy_tracks
+
 from generator.base.errors import CorpusError, Location
 from generator.compiler.pipeline import build
 from generator.season.checks import SeasonReport, check_season
 from generator.season.model import KEY_FILE, TASKS_FILE, Season, load_season
 from generator.season.reader import CorpusReader
-from generator.tracks.resource_types import DEFAULT_BASE_URL, file_for
+from generator.tracks.model import DEFAULT_BASE_URL, file_for
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY_LOCATION = Location(f"season_src/{KEY_FILE}")  # what `corpus check-season` passes
@@ -76,10 +78,10 @@ class World:
         return (self.root / KEY).read_text("utf-8")
 
     def reader(self) -> CorpusReader:
-        return CorpusReader(self.build)
+        return CorpusReader(self.build, CONFORMITE)
 
     def season(self) -> Season:
-        return load_season(self.root / "season_src")
+        return load_season(self.root / "season_src", CONFORMITE)
 
     def doc(self, path: str) -> Any:
         """A served document as an agent would parse it (the built bytes, not the YAML)."""
@@ -89,8 +91,9 @@ class World:
 def make_world(dest: Path) -> World:
     """Copy the repository's season sources into ``dest`` and build the corpus there."""
     shutil.copytree(ROOT / "corpus_src", dest / "corpus_src")
+    copy_tracks(dest)
     shutil.copytree(ROOT / "season_src", dest / "season_src")
-    build(dest / "corpus_src", dest, DEFAULT_BASE_URL)
+    build(dest / "corpus_src", dest, DEFAULT_BASE_URL, CONFORMITE)
     return World(dest)
 
 
@@ -101,7 +104,7 @@ def rebuilt(world: World, scratch: Path, edits: Iterable[CorpusEdit]) -> Path:
     for relative, old, new in edits:
         path = src / relative
         path.write_text(edit(path.read_text("utf-8"), old, new), "utf-8")
-    build(src, scratch, DEFAULT_BASE_URL)
+    build(src, scratch, DEFAULT_BASE_URL, CONFORMITE)
     return scratch / "build"
 
 
@@ -117,8 +120,8 @@ def write_season(world: World, scratch: Path, *, tasks: str | None = None, key: 
 def season_report(world: World, scratch: Path, *, tasks: str | None = None, key: str | None = None,
                   build_dir: Path | None = None) -> SeasonReport:
     """``check_season`` on an edited season against the world's build (or another one)."""
-    season = load_season(write_season(world, scratch, tasks=tasks, key=key))
-    return check_season(season, CorpusReader(build_dir or world.build), KEY_LOCATION)
+    season = load_season(write_season(world, scratch, tasks=tasks, key=key), CONFORMITE)
+    return check_season(season, CorpusReader(build_dir or world.build, CONFORMITE), KEY_LOCATION)
 
 
 def problem_lines(world: World, scratch: Path, *, tasks: str | None = None, key: str | None = None,
@@ -132,7 +135,7 @@ def load_problem_lines(world: World, scratch: Path, *, tasks: str | None = None,
                        key: str | None = None) -> list[str]:
     """The loading problems (YAML, schema) of an edited season; fails if it loads cleanly."""
     try:
-        load_season(write_season(world, scratch, tasks=tasks, key=key))
+        load_season(write_season(world, scratch, tasks=tasks, key=key), CONFORMITE)
     except CorpusError as exc:
         return [str(p) for p in exc.problems]
     raise AssertionError("the season loaded without a problem")

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 from corpusfix import apply, copy_fixture, replace
+from trackfix import CONFORMITE, copy_tracks
 
 from generator.base import transaction
 from generator.base.errors import TreeWriteError
 from generator.compiler.pipeline import build
-from generator.tracks.resource_types import DEFAULT_BASE_URL
+from generator.tracks.model import DEFAULT_BASE_URL
 
 ROOT = Path(__file__).resolve().parent.parent
 TREES = ("build", "manifest")
@@ -49,7 +50,8 @@ def leftovers(root: Path) -> list[str]:
 
 def test_committed_build_matches_sources(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "corpus_src", tmp_path / "corpus_src")
-    build(tmp_path / "corpus_src", tmp_path, DEFAULT_BASE_URL)
+    copy_tracks(tmp_path)
+    build(tmp_path / "corpus_src", tmp_path, DEFAULT_BASE_URL, CONFORMITE)
     fresh, committed = snapshot(tmp_path), snapshot(ROOT)
     assert fresh, "the fresh build is empty"
     # fresh build = what the committed tree should be: "missing" files are absent from the commit.
@@ -72,6 +74,7 @@ def test_build_is_reproducible_across_paths_and_environments(tmp_path: Path) -> 
     procs = []
     for root, variant in zip(roots, ENVIRONMENTS, strict=True):
         shutil.copytree(ROOT / "corpus_src", root / "corpus_src")
+        copy_tracks(root)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), **variant}
         procs.append(subprocess.Popen([sys.executable, "-m", "generator.cli", "build", "--root", str(root)],
                                       cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
@@ -87,7 +90,7 @@ def test_build_is_reproducible_across_paths_and_environments(tmp_path: Path) -> 
 
 def test_base_url_is_a_build_setting(tmp_path: Path) -> None:
     src = copy_fixture(tmp_path)
-    result = build(src, tmp_path, "http://127.0.0.1:8080")
+    result = build(src, tmp_path, "http://127.0.0.1:8080", CONFORMITE)
     assert b'"base_url": "http://127.0.0.1:8080"' in result.manifest.data
     catalogue = (tmp_path / "build" / "catalogue.json").read_text("utf-8")
     assert '"url": "http://127.0.0.1:8080/entites/ENT-0001"' in catalogue
@@ -99,7 +102,7 @@ def test_base_url_is_a_build_setting(tmp_path: Path) -> None:
 @pytest.fixture
 def built(tmp_path: Path) -> Path:
     """A project folder with a valid source and its build, as an author has before an edit."""
-    build(copy_fixture(tmp_path), tmp_path, DEFAULT_BASE_URL)
+    build(copy_fixture(tmp_path), tmp_path, DEFAULT_BASE_URL, CONFORMITE)
     return tmp_path
 
 
@@ -132,7 +135,7 @@ def test_interrupted_write_leaves_previous_build(built: Path, monkeypatch: pytes
 
     monkeypatch.setattr(transaction, "write_tree", write_half_then_fail)
     with pytest.raises(TreeWriteError if isinstance(exception, OSError) else KeyboardInterrupt):
-        build(built / "corpus_src", built, DEFAULT_BASE_URL)
+        build(built / "corpus_src", built, DEFAULT_BASE_URL, CONFORMITE)
     assert not tree_differences(before, snapshot(built))
     assert leftovers(built) == []
 
@@ -160,7 +163,7 @@ def test_failure_between_swaps_is_rolled_back(built: Path, monkeypatch: pytest.M
     monkeypatch.setattr(transaction, "exchange", exchange_or_fail)
     monkeypatch.setattr(transaction.os, "rename", rename)
     with pytest.raises(TreeWriteError, match=r"second swap.*rolled back"):
-        build(built / "corpus_src", built, DEFAULT_BASE_URL)
+        build(built / "corpus_src", built, DEFAULT_BASE_URL, CONFORMITE)
     assert not tree_differences(before, snapshot(built))
     assert leftovers(built) == []
 
@@ -173,7 +176,7 @@ def test_interrupted_first_build_leaves_nothing(tmp_path: Path, monkeypatch: pyt
 
     monkeypatch.setattr(transaction, "write_tree", fail)
     with pytest.raises(TreeWriteError):
-        build(src, tmp_path, DEFAULT_BASE_URL)
+        build(src, tmp_path, DEFAULT_BASE_URL, CONFORMITE)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus_src"]
 
 
@@ -181,7 +184,7 @@ def test_rebuild_replaces_the_whole_tree(built: Path) -> None:
     """Files of resources that no longer exist disappear (the tree is swapped, not overwritten)."""
     (built / "build" / "stale.json").write_text("{}\n")
     apply(built / "corpus_src", [RENAME])
-    build(built / "corpus_src", built, DEFAULT_BASE_URL)
+    build(built / "corpus_src", built, DEFAULT_BASE_URL, CONFORMITE)
     after = snapshot(built)
     assert "build/stale.json" not in after
     assert "Cabinet Neuf" in after["build/entites/ENT-0002.json"].decode("utf-8")
@@ -194,14 +197,14 @@ def test_pipeline_makes_no_cyclic_garbage_and_restores_the_collector(tmp_path: P
 
     src = copy_fixture(tmp_path)
     assert gc.isenabled()
-    check(src)
+    check(src, CONFORMITE)
     assert gc.isenabled()  # restored after a run
     gc.collect()
     gc.disable()
     try:
-        check(src)
-        compile_build(src, DEFAULT_BASE_URL)
-        compile_build(ROOT / "corpus_src", DEFAULT_BASE_URL)
+        check(src, CONFORMITE)
+        compile_build(src, DEFAULT_BASE_URL, CONFORMITE)
+        compile_build(ROOT / "corpus_src", DEFAULT_BASE_URL, CONFORMITE)
         assert not gc.isenabled()  # a collector the caller paused stays paused
         garbage = gc.collect()
     finally:

@@ -33,7 +33,7 @@ def repo(tmp_path: Path) -> Path:
     """A copy of what a freeze reads and writes: sources, build, manifest, season."""
     root = tmp_path / "repo"
     root.mkdir()
-    for name in ("corpus_src", "season_src", "build", "manifest", "season", "spec"):
+    for name in ("corpus_src", "season_src", "build", "manifest", "season", "spec", "tracks"):
         shutil.copytree(ROOT / name, root / name)
     return root
 

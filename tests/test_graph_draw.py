@@ -21,15 +21,16 @@ from types import SimpleNamespace
 
 import pytest
 from season_fixtures import ROOT, edit
+from trackfix import CONFORMITE
 
 from generator.cli.main import main
 from generator.compiler.pipeline import build
+from generator.pistes.conformite.evaluator import evaluate
 from generator.season.drawing import Highlight, attribute, draw_task
-from generator.season.evaluator import evaluate
 from generator.season.graph import task_graph
 from generator.season.model import load_season
 from generator.season.reader import CorpusReader, Fact
-from generator.tracks.resource_types import DEFAULT_BASE_URL
+from generator.tracks.model import DEFAULT_BASE_URL
 
 SVG = "{http://www.w3.org/2000/svg}"
 DENOMINATION = "Société \"Érable\" d'Essai & <Fils>"
@@ -111,7 +112,7 @@ def make_fixture(root: Path, tasks: str = TASKS, key: str = KEY) -> Path:
     (root / "season_src").mkdir()
     (root / "season_src" / "taches.yaml").write_text(tasks, "utf-8")
     (root / "season_src" / "cle.yaml").write_text(key, "utf-8")
-    build(src, root, DEFAULT_BASE_URL)
+    build(src, root, DEFAULT_BASE_URL, CONFORMITE)
     return root
 
 
@@ -154,8 +155,8 @@ def tooltip(g: ET.Element) -> str:
 def test_svg_holds_exactly_the_graph(drawn: Path, fixture_root: Path) -> None:
     nodes, edges = svg_parts(drawn / "conf-01.svg")
     assert set(nodes) == PROPER | COMMON
-    season = load_season(fixture_root / "season_src")
-    graph = task_graph(CorpusReader(fixture_root / "build"), season.statements[0].task)
+    season = load_season(fixture_root / "season_src", CONFORMITE)
+    graph = task_graph(CorpusReader(fixture_root / "build", CONFORMITE), season.statements[0].task)
     assert set(nodes) == set(graph.proper | graph.common)  # and the season's own graph agrees
     assert set(edges) == {f"{s}#{p}" for s, p, _ in EDGES}
     for source, pointer, target in EDGES:
@@ -337,8 +338,8 @@ def test_png_format(fixture_root: Path, tmp_path: Path) -> None:
 
 def test_a_criterion_named_by_the_key_wins(fixture_root: Path) -> None:
     """A founding fact is drawn under the criterion the key names, with that criterion's state."""
-    season = load_season(fixture_root / "season_src")
-    reader = CorpusReader(fixture_root / "build")
+    season = load_season(fixture_root / "season_src", CONFORMITE)
+    reader = CorpusReader(fixture_root / "build", CONFORMITE)
     evaluation = evaluate(season.statements[0].task, reader)
     fact = Fact("/agrements/AGR-0001", "/date_fin_validite", "2026-03-31")
     as_c2 = attribute(SimpleNamespace(fact=fact, forms=(fact,), critere="C2"), evaluation)  # type: ignore[arg-type]
@@ -384,7 +385,7 @@ def test_draws_the_real_season(tmp_path: Path) -> None:
     if not (ROOT / "build" / "referentiel.json").is_file():
         pytest.skip("no committed build")
     assert main(["graph", "--root", str(ROOT), "--out", str(tmp_path)]) == 0
-    ids = [s.task.id for s in load_season(ROOT / "season_src").statements]
+    ids = [s.task.id for s in load_season(ROOT / "season_src", CONFORMITE).statements]
     page = (tmp_path / "index.html").read_text("utf-8")
     for task_id in ids:
         nodes, _ = svg_parts(tmp_path / f"{task_id}.svg")

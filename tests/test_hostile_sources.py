@@ -20,12 +20,13 @@ import pytest
 from corpusfix import Edit, apply, copy_fixture, problem_lines, replace, write
 from season_fixtures import KEY, TASKS, World, edit, edit_in_block, load_problem_lines, make_world, position
 from season_fixtures import problem_lines as problem_lines_season
+from trackfix import CONFORMITE
 
 from generator.base.errors import CorpusError, Severity
 from generator.base.text_policy import MAX_DEPTH, MAX_FILE_BYTES
 from generator.compiler.pipeline import build, check
 from generator.season.model import MAX_COUNT_DIGITS
-from generator.tracks.resource_types import DEFAULT_BASE_URL
+from generator.tracks.model import DEFAULT_BASE_URL
 
 E1 = "entites/ENT-0001.yaml"
 E2 = "entites/ENT-0002.yaml"
@@ -239,15 +240,15 @@ def test_build_refuses_exactly_what_check_reports(case: Case, tmp_path: Path) ->
     """Parity: build fails with check's errors (and nothing else), or succeeds when check has none."""
     pristine = copy_fixture(tmp_path / "pristine")
     out = tmp_path / "out"
-    build(pristine, out, DEFAULT_BASE_URL)
+    build(pristine, out, DEFAULT_BASE_URL, CONFORMITE)
     before = _tree(out)
     src = apply(copy_fixture(tmp_path / "edited"), case.edits)
-    errors = [str(p) for p in check(src) if p.severity is Severity.ERROR]
+    errors = [str(p) for p in check(src, CONFORMITE) if p.severity is Severity.ERROR]
     if not errors:
-        build(src, out, DEFAULT_BASE_URL)
+        build(src, out, DEFAULT_BASE_URL, CONFORMITE)
         return
     with pytest.raises(CorpusError) as info:
-        build(src, out, DEFAULT_BASE_URL)
+        build(src, out, DEFAULT_BASE_URL, CONFORMITE)
     assert [str(p) for p in info.value.problems] == errors
     assert _tree(out) == before
 
@@ -289,7 +290,7 @@ def test_fifo_named_like_a_source_does_not_hang(relative: str, tmp_path: Path) -
 def test_odd_base_url_is_refused(base_url: str, tmp_path: Path) -> None:
     src = copy_fixture(tmp_path)
     with pytest.raises(CorpusError) as info:
-        build(src, tmp_path, base_url)
+        build(src, tmp_path, base_url, CONFORMITE)
     [problem] = info.value.problems
     assert str(problem).startswith("--base-url: ") and "is not a base URL" in str(problem)
     assert "\n" not in str(problem) and len(str(problem)) < 400
@@ -300,7 +301,7 @@ def test_odd_base_url_is_refused(base_url: str, tmp_path: Path) -> None:
                                       "https://corpus.example:65535/a.b/c~d", "http://[::1]:1",
                                       "https://" + "a" * 63 + ".example", "https://x-1.y2.example"])
 def test_plain_base_urls_build(base_url: str, tmp_path: Path) -> None:
-    build(copy_fixture(tmp_path), tmp_path, base_url)
+    build(copy_fixture(tmp_path), tmp_path, base_url, CONFORMITE)
     assert (tmp_path / "manifest" / "manifest.json").is_file()
 
 

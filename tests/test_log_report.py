@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 from nginx_server import NginxServer, free_port, private_folder
+from trackfix import collection_of
 
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
 from generator.observe import log_report as lr
 from generator.serving.topology import free_port as port_free_on
 from generator.serving.topology import replica_hosts
-from generator.tracks.resource_types import collection_of
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "manifest" / "manifest.json"

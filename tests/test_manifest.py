@@ -88,7 +88,7 @@ def test_a_corrupt_manifest_is_named_with_its_field(case: str) -> None:
 
 @pytest.fixture
 def copy(tmp_path: Path) -> Path:
-    for name in ("build", "manifest"):
+    for name in ("build", "manifest", "tracks"):
         shutil.copytree(ROOT / name, tmp_path / name)
     return tmp_path
 

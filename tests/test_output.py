@@ -17,15 +17,16 @@ from typing import Any
 
 import pytest
 from corpusfix import copy_fixture
+from trackfix import CONFORMITE
 
 from generator.compiler.pipeline import build
-from generator.tracks.resource_types import DEFAULT_BASE_URL
+from generator.tracks.model import DEFAULT_BASE_URL
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRED_STATUSES = {400, 403, 404, 405, 408, 412, 413, 414, 500, 501, 502, 503, 504, 505}  # + 431 or 494
 ENTRY_KEYS = {"path", "kind", "file", "length", "sha256", "request_hash", "response_hash"}
 SYSTEME_KEYS = {"path", "kind", "file", "length", "sha256", "status", "response_hash"}
-# Canonical shapes of the collection documents (spec §5.2), written independently of generator.resource_types.
+# Canonical shapes of the collection documents (spec §5.2), written independently of the track definition.
 COLLECTION_PATH = re.compile(
     r"/(entites/ENT-\d{4,6}|agrements/AGR-\d{4,6}|attestations/ATT-\d{4,6}|avenants/AVN-\d{4,6}"
     r"|beneficiaires/ENT-\d{4,6}/[1-9]\d{0,2}|listes/agrees/[a-z]+(-[a-z]+)*/[1-9]\d{0,2}"
@@ -62,7 +63,7 @@ def read_tree(root: Path) -> Tree:
 @pytest.fixture(scope="session")
 def fixture_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("fixture-build")
-    build(copy_fixture(out), out, DEFAULT_BASE_URL)
+    build(copy_fixture(out), out, DEFAULT_BASE_URL, CONFORMITE)
     return out
 
 

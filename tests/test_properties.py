@@ -22,12 +22,13 @@ import pytest
 from corpusfix import FIXTURES
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
+from trackfix import CONFORMITE
 
 from generator.base.errors import CorpusError, Severity
 from generator.base.text_policy import bad_text
 from generator.compiler.fastschema import strict_pattern
 from generator.compiler.pipeline import build, check, compile_build
-from generator.tracks.resource_types import DEFAULT_BASE_URL, file_for
+from generator.tracks.model import DEFAULT_BASE_URL, file_for
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -53,7 +54,7 @@ def _with_denomination(src: Path, written: str) -> None:
 
 
 def _served_denomination(src: Path) -> object:
-    result = compile_build(src, DEFAULT_BASE_URL)
+    result = compile_build(src, DEFAULT_BASE_URL, CONFORMITE)
     files = {file_for(b.document.path): b.data for b in result.built}
     return json.loads(files["entites/ENT-0002.json"])["denomination"]
 
@@ -88,14 +89,14 @@ def _double_quoted(value: str, escape_all: bool) -> str:
 def test_double_quoted_text_is_served_identical_or_refused(value: str, escape_all: bool) -> None:
     with fixture_copy() as src:
         _with_denomination(src, _double_quoted(value, escape_all))
-        errors = [str(p) for p in check(src) if p.severity is Severity.ERROR]
+        errors = [str(p) for p in check(src, CONFORMITE) if p.severity is Severity.ERROR]
         if _allowed(value):
             assert errors == []
             assert _served_denomination(src) == value
         else:
             assert errors and all(line.startswith("corpus_src/entites/ENT-0002.yaml:3:") for line in errors[:1])
             with pytest.raises(CorpusError):
-                compile_build(src, DEFAULT_BASE_URL)
+                compile_build(src, DEFAULT_BASE_URL, CONFORMITE)
 
 
 # Plain scalars: one line, no surrounding blanks (YAML strips them: they are not part of the scalar), and
@@ -120,10 +121,10 @@ PLAIN = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_siz
 def test_plain_scalar_is_the_string_written_or_an_error(value: str) -> None:
     with fixture_copy() as src:
         _with_denomination(src, value)
-        errors = [str(p) for p in check(src) if p.severity is Severity.ERROR]
+        errors = [str(p) for p in check(src, CONFORMITE) if p.severity is Severity.ERROR]
         if errors:
             with pytest.raises(CorpusError):
-                compile_build(src, DEFAULT_BASE_URL)
+                compile_build(src, DEFAULT_BASE_URL, CONFORMITE)
         else:
             assert _served_denomination(src) == value
 
@@ -186,7 +187,7 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One output root shared by the examples: each starts from whatever the previous one left."""
     root = tmp_path_factory.mktemp("property-out")
     with fixture_copy() as src:
-        build(src, root, DEFAULT_BASE_URL)
+        build(src, root, DEFAULT_BASE_URL, CONFORMITE)
     return root
 
 
@@ -198,9 +199,9 @@ def test_any_source_tree_builds_to_its_manifest_or_changes_nothing(out: Path, ed
     with fixture_copy() as src:
         for edit in edits:
             _edit(src, *edit)
-        errors = [str(p) for p in check(src) if p.severity is Severity.ERROR]
+        errors = [str(p) for p in check(src, CONFORMITE) if p.severity is Severity.ERROR]
         try:
-            build(src, out, DEFAULT_BASE_URL)
+            build(src, out, DEFAULT_BASE_URL, CONFORMITE)
         except CorpusError as exc:
             assert [str(p) for p in exc.problems] == errors  # check said no, with the same words
             assert _tree(out) == before

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from corpusfix import apply, copy_fixture, replace
 from nginx_server import private_folder, start_topology, topology_secret
+from trackfix import CONFORMITE, copy_tracks
 
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
@@ -29,7 +30,7 @@ def builds() -> Iterator[tuple[Path, Path]]:
                                                       "3 rue de l'Essai")])):
             out = folder / name
             out.mkdir()
-            build(apply(copy_fixture(out), edits), out, BASE_URL)
+            build(apply(copy_fixture(out), edits), out, BASE_URL, CONFORMITE)
             shutil.rmtree(out / "corpus_src")
             os.chmod(out, 0o755)
         yield folder / "a", folder / "b"
@@ -90,7 +91,9 @@ def test_release_switch_and_rollback_under_load(builds: tuple[Path, Path], work:
 
 def _tampered(source: Path, dest: Path) -> Path:
     shutil.copytree(source / "build", dest / "build")
+    copy_tracks(dest)
     shutil.copytree(source / "manifest", dest / "manifest")
+    copy_tracks(dest)
     os.chmod(dest, 0o755)
     return dest
 

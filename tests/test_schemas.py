@@ -10,12 +10,16 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from trackfix import CONFORMITE
 
-from generator.compiler.schemas import SCHEMA_NAMES, quick_check, schema, served_fields, validator
+from generator.compiler.schemas import quick_check, schema, served_fields, validator
 
 ROOT = Path(__file__).resolve().parent.parent
-SCHEMA_DIR = ROOT / "generator" / "schemas"
-FILES = sorted(SCHEMA_DIR.glob("*.schema.json"))
+SCHEMA_DIR = ROOT / "generator" / "schemas"  # the engine's; the track's are in CONFORMITE.schemas
+TRACK_DIR = CONFORMITE.schemas
+FILES = sorted([*SCHEMA_DIR.glob("*.schema.json"), *TRACK_DIR.glob("*.schema.json")])
+# The schemas of the source files: the four fixed files and the track's collections.
+SCHEMA_NAMES = ("corpus", "referentiel", "systeme", "absents", *(c.schema for c in CONFORMITE.collections))
 
 
 def test_schema_files_exist() -> None:
@@ -33,21 +37,21 @@ def test_schema_is_valid_draft_2020_12(path: Path) -> None:
 @pytest.mark.parametrize("name", SCHEMA_NAMES)
 def test_compiler_schemas_resolve(name: str) -> None:
     """Every $ref resolves (through the local registry): validating anything must not raise."""
-    list(validator(name).iter_errors({}))
-    assert (SCHEMA_DIR / f"{name}.schema.json").exists()
+    list(validator(name, TRACK_DIR).iter_errors({}))
+    assert (SCHEMA_DIR / f"{name}.schema.json").exists() or (TRACK_DIR / f"{name}.schema.json").exists()
 
 
 def test_collection_schemas_are_closed() -> None:
     """A misspelt field is an error, not a silently served extra: collection schemas forbid extra keys."""
     for name in ("entites", "agrements", "attestations", "avenants", "beneficiaires", "listes-agrees",
                  "mesures-restrictives", "absents", "corpus"):
-        assert schema(name)["additionalProperties"] is False, name
+        assert schema(name, TRACK_DIR)["additionalProperties"] is False, name
 
 
 def test_source_only_fields_are_not_served() -> None:
-    assert "id" not in served_fields("agrements")
-    assert "incoherence_voulue" not in served_fields("avenants")
-    assert served_fields("avenants")[:2] == ("attestation", "objet")
+    assert "id" not in served_fields("agrements", TRACK_DIR)
+    assert "incoherence_voulue" not in served_fields("avenants", TRACK_DIR)
+    assert served_fields("avenants", TRACK_DIR)[:2] == ("attestation", "objet")
 
 
 # --- the fast yes/no check agrees with jsonschema (generator/compiler/fastschema.py) ---
@@ -55,7 +59,7 @@ def test_source_only_fields_are_not_served() -> None:
 def _records(src: Path) -> list[tuple[str, Any]]:
     from generator.compiler.sources import load_sources
 
-    sources = load_sources(src)
+    sources = load_sources(src, CONFORMITE)
     singles = [r for r in (sources.corpus, sources.referentiel, sources.systeme, sources.absents) if r]
     return [(r.kind, r.data) for r in singles + [r for rs in sources.records.values() for r in rs]]
 
@@ -98,7 +102,7 @@ def _mutate(value: Any, rng: random.Random) -> Any:
 
 def test_quick_check_compiles_for_the_source_schemas() -> None:
     for name in SCHEMA_NAMES:
-        assert quick_check(name) is not None, name  # else the fast path is silently lost
+        assert quick_check(name, TRACK_DIR) is not None, name  # else the fast path is silently lost
 
 
 def test_quick_check_agrees_with_jsonschema_on_real_records() -> None:
@@ -106,8 +110,8 @@ def test_quick_check_agrees_with_jsonschema_on_real_records() -> None:
 
     records = _records(FIXTURES / "valid" / "corpus_src") + _records(ROOT / "corpus_src")
     for kind, data in records:
-        assert quick_check(kind)(data) is True
-        assert validator(kind).is_valid(data)
+        assert quick_check(kind, TRACK_DIR)(data) is True
+        assert validator(kind, TRACK_DIR).is_valid(data)
 
 
 def test_quick_check_agrees_with_jsonschema_on_mutated_records() -> None:
@@ -120,7 +124,7 @@ def test_quick_check_agrees_with_jsonschema_on_mutated_records() -> None:
     for _ in range(40):
         for kind, data in records:
             mutated = _mutate(data, rng)
-            quick, full = quick_check(kind)(mutated), validator(kind).is_valid(mutated)
+            quick, full = quick_check(kind, TRACK_DIR)(mutated), validator(kind, TRACK_DIR).is_valid(mutated)
             rejected += not full
             if quick != full:
                 disagreements.append((kind, quick, full, mutated))

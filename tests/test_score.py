@@ -25,6 +25,7 @@ from score_fixtures import (
     make_score_world,
     submission,
 )
+from trackfix import CONFORMITE
 
 from generator.base.jsonvalue import json_equal
 from generator.score import ScoreInputError, make_disclosure, make_submission, score_submissions
@@ -37,7 +38,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> ScoreWorld:
 
 
 def score(world: ScoreWorld, *subs: dict[str, Any], proofs: dict | None = None) -> dict[str, Any]:
-    return score_submissions(list(subs), root=world.root, proofs=proofs)
+    return score_submissions(list(subs), root=world.root, proofs=proofs, track=CONFORMITE)
 
 
 def task(report: dict[str, Any], task_id: str) -> dict[str, Any]:
@@ -79,7 +80,7 @@ def test_make_disclosure_opens_the_independently_computed_hashes(world: ScoreWor
     assert disclosure["response_hash"]["value"] == world.response_hash("/agrements/AGR-0001")
     _, defect = make_disclosure(world.root, "/agrements/AGR-0001", response_of="/_systeme/403")
     assert defect["response_hash"]["value"] == world.response_hash("/_systeme/403")
-    sub = make_submission(world.root, "conf-01", "conforme", HONEST_01)
+    sub = make_submission(world.root, "conf-01", "conforme", HONEST_01, piste="conformite")
     assert one(world, sub)["reussie"]
 
 
@@ -503,7 +504,7 @@ def test_strict_json_equality(left: Any, right: Any, equal: bool) -> None:
 
 def test_inputs_missing_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ScoreInputError, match=r"manifest/manifest\.json: not found"):
-        score_submissions([], root=tmp_path)
+        score_submissions([], root=tmp_path, track=CONFORMITE)
 
 
 def _mutations(sub: dict[str, Any]) -> list[Any]:
@@ -755,7 +756,7 @@ def test_unlisted_build_file_is_refused(world: ScoreWorld, tmp_path: Path) -> No
     root = tmp_path / "copy"
     shutil.copytree(world.root, root)
     (root / "build" / "agrements" / "AGR-0777.json").write_text('{"existe": true}', "utf-8")
-    inputs = load_inputs(root)
+    inputs = load_inputs(root, CONFORMITE)
     with pytest.raises(ScoreRefused, match=r"AGR-0777\.json: not in the manifest"):
         inputs.document("/agrements/AGR-0777")
     assert inputs.document("/agrements/AGR-0778")["existe"] is False  # an absent: computed, nothing read
@@ -777,7 +778,7 @@ def test_make_disclosure_takes_a_manifest_and_names_an_unknown_path(world: Score
 
     manifest = Manifest.load(world.root)
     assert make_disclosure(manifest, "/agrements/AGR-0001") == make_disclosure(world.root, "/agrements/AGR-0001")
-    assert make_submission(manifest, "conf-01", "conforme", HONEST_01) == \
-        make_submission(world.root, "conf-01", "conforme", HONEST_01)
+    assert make_submission(manifest, "conf-01", "conforme", HONEST_01, piste="conformite") == \
+        make_submission(world.root, "conf-01", "conforme", HONEST_01, piste="conformite")
     with pytest.raises(ScoreInputError, match="/_systeme/999: not in the manifest"):
         make_disclosure(world.root, "/agrements/AGR-0001", response_of="/_systeme/999")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from score_fixtures import HONEST_01, HONEST_02, ScoreWorld, make_score_world, submission
+from trackfix import CONFORMITE
 
 from generator.cli.main import main
 from generator.contract.freeze import freeze
@@ -105,7 +106,7 @@ def _frozen(world: ScoreWorld, tmp_path: Path) -> Path:
 def test_frozen_season_scores_when_the_check_passes(world: ScoreWorld, tmp_path: Path) -> None:
     salt = _frozen(world, tmp_path)
     report = score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root,
-                               salt_file=salt)
+                               salt_file=salt, track=CONFORMITE)
     assert report["gel"]["statut"] == "verifie" and report["reussite"] == 1
 
 
@@ -115,7 +116,7 @@ def test_refuses_when_the_freeze_check_fails(world: ScoreWorld, tmp_path: Path,
     key = world.root / "season" / "cle.json"
     key.write_text(key.read_text("utf-8").replace('"conforme"', '"indeterminable"', 1), "utf-8")
     with pytest.raises(ScoreRefused, match="commitment"):
-        score_submissions([], root=world.root, salt_file=salt)
+        score_submissions([], root=world.root, salt_file=salt, track=CONFORMITE)
     manifest = world.root / "manifest" / "manifest.json"
     manifest.write_bytes(manifest.read_bytes() + b"\n")
     sub = write(tmp_path, "s.json", submission(world, "conf-01", "conforme", HONEST_01))
@@ -131,7 +132,7 @@ def test_frozen_season_requires_the_salt(world: ScoreWorld, tmp_path: Path,
     """Spec §8.5: the scorer recomputes sha256(sel ‖ clé) before any score; without the salt it cannot."""
     _frozen(world, tmp_path)
     with pytest.raises(ScoreRefused, match=r"frozen .*give --salt-file.*sha256\(salt ‖ season/cle\.json\)"):
-        score_submissions([], root=world.root)
+        score_submissions([], root=world.root, track=CONFORMITE)
     sub = write(tmp_path, "s.json", submission(world, "conf-01", "conforme", HONEST_01))
     out_json = tmp_path / "report.json"
     code, out, err = run(capsys, str(sub), "--root", str(world.root), "--json", str(out_json))
@@ -150,14 +151,15 @@ def test_frozen_task_statements_are_checked(world: ScoreWorld, tmp_path: Path) -
     data["taches"][0]["assertions"]["plafond"] = 9
     tasks.write_text(json.dumps(data, ensure_ascii=False, indent=2), "utf-8")
     with pytest.raises(ScoreRefused, match=r"season/taches\.json hashes to [0-9a-f]{64}, not to the frozen"):
-        score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root, salt_file=salt)
+        score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root, salt_file=salt,
+                          track=CONFORMITE)
 
 
 def test_refuses_altered_frozen_bytes(world: ScoreWorld) -> None:
     path = world.root / "build" / "agrements" / "AGR-0001.json"
     path.write_text(path.read_text("utf-8").replace("2026-03-31", "2027-03-31"), "utf-8")
     with pytest.raises(ScoreRefused, match=r"AGR-0001\.json: .* expected .*: the frozen bytes were altered"):
-        score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root)
+        score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root, track=CONFORMITE)
 
 
 def test_make_disclosure_reads_the_manifest_as_it_is_now(world: ScoreWorld) -> None:

@@ -35,9 +35,10 @@ from season_fixtures import (
     season_report,
     write_season,
 )
+from trackfix import CONFORMITE, copy_tracks
 
-from generator.season.checks import BAREME_BOUNDS, TaskReport, check_referentiel, check_season, check_task
-from generator.season.evaluator import ALL_SHORTCUTS, evaluate
+from generator.pistes.conformite.evaluator import ALL_SHORTCUTS, evaluate
+from generator.season.checks import TaskReport, check_referentiel, check_season, check_task
 from generator.season.graph import probant_facts, task_graph
 from generator.season.reader import CorpusReader
 
@@ -108,6 +109,7 @@ def test_check_season_passes_on_the_sources_built_aside(world: World) -> None:
 def test_check_season_cli_fails_with_one_line_per_problem(world: World, tmp_path: Path) -> None:
     """The CLI exits 1 and prints the problem where an author will look for it (stderr)."""
     shutil.copytree(world.build, tmp_path / "build")
+    copy_tracks(tmp_path)
     key = edit_in_block(world.key_text(), "  conf-01:", "verdict: non_conforme", "verdict: indeterminable")
     write_season(world, tmp_path, key=key)
     run = subprocess.run([*CORPUS, "check-season", "--root", str(tmp_path)], capture_output=True, text=True,
@@ -463,7 +465,7 @@ def test_assertion_minimum_boundary_is_exact(world: World) -> None:
         report = dataclasses.replace(base, statement=dataclasses.replace(st, minimum=minimum))
         return [p.message for p in check_task(reader, report) if "cannot reach" in p.message]
 
-    assert BAREME_BOUNDS["conf-03"][0] <= offered
+    assert CONFORMITE.bareme.bounds["conf-03"][0] <= offered
     assert messages(offered) == []
     assert messages(offered + 1) == [
         f"cannot reach its assertion minimum of {offered + 1}: the graph offers {len(proper)} distinct probant "
@@ -554,7 +556,7 @@ def test_referentiel_leaving_a_probant_field_unconsumed(world: World, tmp_path: 
         (REF_WHERE, "probant field /activite_exclue of /avenants/ is consumed by no criterion"),
     )
     # the declaration rule alone, without any evaluation (so without the consumption rule)
-    alone = [p.message for p in check_referentiel(CorpusReader(build_dir), [])]
+    alone = [p.message for p in check_referentiel(CorpusReader(build_dir, CONFORMITE), [])]
     assert alone == ["probant field /activite_exclue of /avenants/ is consumed by no criterion"]
 
 
@@ -626,6 +628,7 @@ def test_schema_error_through_the_cli(world: World, tmp_path: Path) -> None:
     key = edit_in_block(world.key_text(), "  conf-04:", "famille: P3", "famille: P6")
     write_season(world, tmp_path, key=key)
     shutil.copytree(world.build, tmp_path / "build")
+    copy_tracks(tmp_path)
     run = subprocess.run([*CORPUS, "check-season", "--root", str(tmp_path)], capture_output=True, text=True,
                          timeout=60, check=False)
     assert run.returncode == 1

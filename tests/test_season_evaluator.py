@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trackfix as col
 from season_fixtures import World, make_world, rebuilt
+from trackfix import CONFORMITE
 
-from generator.season.evaluator import (
+from generator.pistes.conformite.evaluator import (
     ALL_SHORTCUTS,
     FAMILY_SHORTCUTS,
     NAMED_SHORTCUTS,
@@ -32,7 +34,6 @@ from generator.season.evaluator import (
 from generator.season.graph import task_graph
 from generator.season.model import KeyEntry, Season, Statement
 from generator.season.reader import CorpusReader
-from generator.tracks import resource_types as col
 
 TASK_IDS = [f"conf-{n:02d}" for n in range(1, 11)]
 LIST_COLLECTIONS = (col.LISTES_AGREES, col.MESURES, col.BENEFICIAIRES)
@@ -231,7 +232,7 @@ def test_a_match_is_false_even_when_the_declaration_is_incomplete(world: World, 
                   if e["nom"] == "Rouvenac")
     build_dir = rebuilt(world, tmp_path, [("entites/ENT-2264.yaml", "date_naissance: 1977-02-08",
                                            f"date_naissance: {listed['date_naissance']}")])
-    ev = evaluate(statement_of(season, "conf-07").task, CorpusReader(build_dir))
+    ev = evaluate(statement_of(season, "conf-07").task, CorpusReader(build_dir, CONFORMITE))
     assert ev.verdict == "non_conforme"
     (c4,) = ev.deciding
     assert c4.id == "C4" and c4.etat == "faux" and len(c4.faits) == 6
@@ -353,7 +354,7 @@ def test_date_bounds_are_inclusive(world: World, season: Season, tmp_path: Path)
         (CONTROL_FILE, AGR_5702, AGR_5702.replace("2027-09-30", day)),
         (CONTROL_FILE, ATT_6745, ATT_6745.replace("2026-04-01", day)),
     ])
-    reader = CorpusReader(build_dir)
+    reader = CorpusReader(build_dir, CONFORMITE)
     assert reader.fetch("/agrements/AGR-5702")["date_fin_validite"] == day
     assert reader.fetch("/attestations/ATT-6745")["date_emission"] == day
     ev = evaluate(st.task, reader)
@@ -371,7 +372,7 @@ def test_one_day_outside_the_bounds_establishes_the_breach(world: World, season:
     st = statement_of(season, CONTROL)
     build_dir = rebuilt(world, tmp_path, [
         (CONTROL_FILE, old, old.replace(field, _shift(st.task.date_examen, days)))])
-    ev = evaluate(st.task, CorpusReader(build_dir))
+    ev = evaluate(st.task, CorpusReader(build_dir, CONFORMITE))
     assert ev.verdict == "non_conforme"
     assert [(c.id, c.etat) for c in ev.deciding] == [("C2", "faux")]
 
@@ -388,7 +389,7 @@ def test_avenant_applies_from_its_date_d_effet_inclusive(world: World, season: S
     effet = _shift(st.task.date_examen, days)
     build_dir = rebuilt(world, tmp_path, [
         ("entites/ENT-1530.yaml", AVN_7520, AVN_7520.replace("2026-11-01", effet))])
-    reader = CorpusReader(build_dir)
+    reader = CorpusReader(build_dir, CONFORMITE)
     assert reader.fetch("/avenants/AVN-7520")["date_effet"] == effet
     assert reader.fetch("/attestations/ATT-6298")["date_fin_validite"] < st.task.date_examen
     assert st.task.date_examen <= reader.fetch("/avenants/AVN-7520")["nouvelle_date_fin"]

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from season_fixtures import World, make_world
 
-from generator.season.evaluator import evaluate
+from generator.pistes.conformite.evaluator import evaluate
 from generator.season.founding import equivalent_forms, fonde_par, founding_facts
 from generator.season.model import Season
 from generator.season.reader import Fact

@@ -17,9 +17,13 @@ from pathlib import Path
 
 import pytest
 from season_fixtures import KEY_LOCATION, ROOT, World, make_world, rebuilt
+from trackfix import CONFORMITE
 
-from generator.panel import independent
-from generator.panel.independent import (
+from generator.panel.panel import HONEST, run_panel
+from generator.pistes.conformite import independent
+from generator.pistes.conformite.evaluator import Task as EvalTask
+from generator.pistes.conformite.evaluator import evaluate
+from generator.pistes.conformite.independent import (
     EXCEPTIONS,
     INDEPENDENT,
     PRIORITIES,
@@ -29,11 +33,8 @@ from generator.panel.independent import (
     read_task,
     submissions,
 )
-from generator.panel.panel import HONEST, run_panel
 from generator.season.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
 from generator.season.checks import check_season
-from generator.season.evaluator import Task as EvalTask
-from generator.season.evaluator import evaluate
 from generator.season.model import KeyFact
 from generator.season.reader import Fact
 
@@ -99,7 +100,7 @@ def test_lists_are_read_to_page_suivante_null_within_twelve_calls(world: World) 
     """Spec §5.6 for a reader that evaluates all four criteria (no stop at a false one): /referentiel
     first, every page of the agréés list of the activity, of the bénéficiaires and of the mesures
     restrictives list, each path once, and 2 to 12 calls."""
-    reader = CorpusReader(world.build)
+    reader = CorpusReader(world.build, CONFORMITE)
     for task in load_tasks(world.root):
         reading = read_task(reader, task)
         entity = world.doc(task.entite)
@@ -114,7 +115,7 @@ def test_lists_are_read_to_page_suivante_null_within_twelve_calls(world: World) 
 def test_the_season_check_counts_what_this_literal_reader_fetches(world: World) -> None:
     """check-season bounds the reference evaluator's calls (spec §5.6); that count must be the full
     literal reading, the same resources this agent, written apart, fetches reading all four criteria."""
-    reader = CorpusReader(world.build)
+    reader = CorpusReader(world.build, CONFORMITE)
     season = world.season()
     for task in load_tasks(world.root):
         statement = next(s for s in season.statements if s.task.id == task.id)
@@ -123,7 +124,7 @@ def test_the_season_check_counts_what_this_literal_reader_fetches(world: World) 
 
 
 def test_common_list_navigation_is_not_a_consumed_fact(world: World) -> None:
-    reading = read_task(CorpusReader(world.build), _task(world, "conf-05"))
+    reading = read_task(CorpusReader(world.build, CONFORMITE), _task(world, "conf-05"))
     assert not [f for f in reading.consumed if f.resource.startswith(("/listes/", "/mesures-restrictives/"))
                 and f.field == "/page_suivante"]
     assert any(f.resource.startswith("/beneficiaires/") and f.field == "/page_suivante" for f in reading.consumed)
@@ -138,8 +139,8 @@ def test_the_agent_reads_neither_the_key_nor_the_evaluator() -> None:
                         "generator.season.reader", "generator.score"}, imported
     text = MODULE.read_text("utf-8")
     assert "cle.json" not in text and "cle.yaml" not in text
-    probe = ("import sys, generator.panel.independent as m; "
-             "print(sorted(n for n in sys.modules if n.endswith(('.evaluator', '.founding', 'panel.panel', '.model'))))")
+    probe = ("import sys, generator.pistes.conformite.independent as m; print(sorted(n for n in sys.modules "
+             "if n.endswith(('.evaluator', '.founding', 'panel.panel', '.model', '.logic'))))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60,
                          check=True)
     assert run.stdout.strip() == "[]"
@@ -149,7 +150,7 @@ def test_the_agent_reads_neither_the_key_nor_the_evaluator() -> None:
 
 def _reading(world: World, tmp_path: Path, task_id: str, edits: list[tuple[str, str, str]]) -> independent.Reading:
     build = rebuilt(world, tmp_path, edits)
-    return read_task(CorpusReader(build), _task(world, task_id))
+    return read_task(CorpusReader(build, CONFORMITE), _task(world, task_id))
 
 
 def test_an_attestation_ending_the_day_before_is_lapsed(world: World, tmp_path: Path) -> None:

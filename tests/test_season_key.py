@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from season_fixtures import ROOT, World, make_world
+from trackfix import CONFORMITE, copy_tracks
 
 from generator.season.model import Season, load_season
 
@@ -52,7 +53,7 @@ def tree(folder: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def season() -> Season:
-    return load_season(ROOT / "season_src")
+    return load_season(ROOT / "season_src", CONFORMITE)
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +68,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
 def test_corpus_built_alone_is_the_committed_build(tmp_path: Path) -> None:
     """``corpus build`` run in a folder holding only a copy of corpus_src/ reproduces build/ and manifest/."""
     shutil.copytree(ROOT / "corpus_src", tmp_path / "corpus_src")
+    copy_tracks(tmp_path)
     result = corpus("build", "--root", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["build", "corpus_src", "manifest"]

@@ -300,7 +300,7 @@ def test_a_reader_never_sees_two_builds_mixed(tmp_path: Path) -> None:
 def test_modes_do_not_depend_on_the_umask(tmp_path: Path) -> None:
     """With umask 077, files were 0600: nginx workers (another user) could not read the build."""
     repo = tmp_path / "repo"
-    for name in ("corpus_src", "season_src"):
+    for name in ("corpus_src", "season_src", "tracks"):
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["cp", "-r", str(ROOT / name), str(repo / name)], check=True)
 
@@ -380,6 +380,7 @@ def private_namespace(script: str, *args: str) -> dict:
 NAMESPACE_HELPERS = """
 import json, os, shutil, subprocess, sys
 from pathlib import Path
+from trackfix import CONFORMITE
 def corpus(*args):
     r = subprocess.run([sys.executable, "-m", "generator.cli", *args], capture_output=True, text=True)
     return {"code": r.returncode, "err": r.stderr, "out": r.stdout}
@@ -444,10 +445,11 @@ def test_nginx_serves_one_whole_build_while_builds_swap(tmp_path: Path) -> None:
     import shutil
 
     from nginx_server import NginxServer, private_dir
+    from trackfix import CONFORMITE
 
     from generator.compiler.pipeline import compile_build
 
-    builds = [compile_build(ROOT / "corpus_src", url) for url in ("http://a.invalid", "http://b.invalid")]
+    builds = [compile_build(ROOT / "corpus_src", url, CONFORMITE) for url in ("http://a.invalid", "http://b.invalid")]
     trees = [b.trees() for b in builds]
     paths = ["/catalogue", "/referentiel", *(e.path for e in builds[0].manifest.of_kind("resource")[-6:])]
     expected = {p: {t["build"][b.manifest.by_path(p).file] for t, b in zip(trees, builds, strict=True)}

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from corpusfix import FIXTURES, Edit, apply, copy_fixture, problem_lines, remove, rename, replace, write
+from trackfix import CONFORMITE
 
 from generator.base.errors import Severity
 from generator.compiler.pipeline import check
@@ -470,7 +471,7 @@ def test_every_error_is_located(tmp_path: Path) -> None:
     whole_file = ("required file is missing",)
     for c in CASES:
         src = apply(copy_fixture(tmp_path / c.id), c.edits)
-        for problem in check(src):
+        for problem in check(src, CONFORMITE):
             assert problem.location.file.startswith("corpus_src/"), (c.id, str(problem))
             if not problem.message.endswith(whole_file):
                 assert problem.location.line >= 1 and problem.location.column >= 1, (c.id, str(problem))
@@ -487,7 +488,7 @@ def test_unreadable_source_is_reported(tmp_path: Path) -> None:
 def test_uncited_absent_is_only_a_warning(tmp_path: Path) -> None:
     uncited = replace(AB, "absents:\n", "absents:\n  - chemin: /avenants/AVN-0998\n    motif: N.\n")
     src = apply(copy_fixture(tmp_path), [uncited])
-    problems = check(src)
+    problems = check(src, CONFORMITE)
     assert [p.severity for p in problems] == [Severity.WARNING]
     result = _cli_check(tmp_path)
     assert result.returncode == 0, result.stderr

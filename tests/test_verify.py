@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 import requests
+import trackfix as col
 from nginx_server import NginxServer, build_copy
 
 from generator.base.secret_values import write_private
 from generator.cli.main import main
 from generator.contract.manifest import Manifest
 from generator.observe.verify import proxy_response_hash, undeclared_paths
-from generator.tracks import resource_types as col
 
 
 @pytest.fixture(scope="module")

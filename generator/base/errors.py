@@ -75,6 +75,10 @@ class TreeWriteError(GeneratorError):
     """Writing a tree failed (disk full, read-only file system, permissions); nothing was swapped in."""
 
 
+class RenderError(GeneratorError):
+    """A build cannot be served (or nginx rendered or run) safely; the message says what to fix."""
+
+
 class BuildLocked(GeneratorError):
     """Another build holds the lock and the caller asked not to wait."""
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from generator.base.output_places import RUN, OutputRefused, key_output_dir
 from generator.base.secret_values import write_private
 from generator.cli.season import built_reader, season_or_exit
+from generator.compiler.track_file import track_named
 from generator.season.dot_text import DotError, dot_program, render, to_dot
 from generator.season.drawing import TaskDrawing, draw_task
 from generator.season.graph_index import index_html
@@ -29,14 +30,15 @@ def cmd_graph(args: argparse.Namespace) -> int:
     except OutputRefused as exc:
         print(f"corpus graph: {exc}", file=sys.stderr)
         return USAGE_ERROR
-    season = season_or_exit(args.root)
+    track = track_named(args.root, args.track)
+    season = season_or_exit(args.root, track)
     known = [s.task.id for s in season.statements]
     unknown = [t for t in args.tasks if t not in known]
     if unknown:
         print(f"corpus graph: unknown task(s) {', '.join(unknown)}; tasks: {', '.join(known)}", file=sys.stderr)
         return USAGE_ERROR
     wanted = [s for s in season.statements if not args.tasks or s.task.id in args.tasks]
-    reader = built_reader(args.root)
+    reader = built_reader(args.root, track)
     try:
         dot_program()
         out.mkdir(parents=True, exist_ok=True)
@@ -58,7 +60,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from generator.cli.main import add_root_options
+    from generator.cli.main import add_root_options, add_track_option
 
     p = sub.add_parser("graph", help="draw each task's graph, calls and founding facts (reveals the key)",
                        description="Draw, for each task, its graph as spec §5.2 defines it (the entity's fiche, "
@@ -74,4 +76,5 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"output folder (default: ROOT/{DEFAULT_OUT.as_posix()}, ignored by git)")
     p.add_argument("--format", choices=("svg", "png"), default="svg", help="picture format (default: svg)")
     add_root_options(p)
+    add_track_option(p)
     p.set_defaults(func=cmd_graph)

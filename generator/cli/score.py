@@ -13,6 +13,7 @@ from generator.base import strict_json
 from generator.base.atomic_file import FileWriteError, check_target, write_atomic
 from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, read_bounded
 from generator.base.output_places import OutputRefused, key_output_file, not_an_input
+from generator.compiler.track_file import track_named
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused
 from generator.score.render import render_table, report_bytes
@@ -119,7 +120,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(f"corpus score: {exc}", file=sys.stderr)
         return 1
     try:
-        report = score_submissions(submissions, root=args.root, proofs=proofs, salt_file=args.salt_file)
+        track = track_named(args.root, args.track)
+        report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
+                                   salt_file=args.salt_file)
     except DuplicateTask as exc:
         print(f"corpus score: {exc.task_id} is submitted by {', '.join(str(files[i]) for i in exc.positions)}: "
               "the season keeps the last one recorded; give one file per task", file=sys.stderr)
@@ -166,4 +169,6 @@ def register(sub: Any) -> None:
                                                   "freeze/record.json exists, spec §8.5)")
     p.add_argument("--root", type=Path, default=Path.cwd(),
                    help="project folder holding build/, manifest/, season/ and freeze/ (default: .)")
+    p.add_argument("--track", metavar="PISTE", default=None,
+                   help="the track the submissions are for (default: the checkout's first, conformite)")
     p.set_defaults(func=cmd_score)

@@ -9,41 +9,47 @@ from pathlib import Path
 
 from generator.base.errors import CorpusError, FrozenMismatch, Location
 from generator.base.output_places import key_output_dir
+from generator.compiler.track_file import load_tracks, track_named
 from generator.contract.hashing import sha256_hex
 from generator.panel.panel import check_panel_target, panel_problems, print_panel, run_panel, write_submissions
 from generator.season.artifacts import write_artifacts
-from generator.season.checks import ALL_SHORTCUTS, SeasonReport, check_season
-from generator.season.evaluator import REFERENCE, Evaluation, evaluate
+from generator.season.checks import SeasonReport, check_season
+from generator.season.evaluation import Evaluation, Strategy
 from generator.season.founding import TOUS, fonde_par, founding_facts
+from generator.season.logic import TrackLogic, load_logic
 from generator.season.model import KEY_FILE, Season, load_season
 from generator.season.reader import CorpusReader
+from generator.tracks.model import Track, file_for
 
-STRATEGIES = {s.name: s for s in (REFERENCE, *ALL_SHORTCUTS)}
+
+def strategies(logic: TrackLogic) -> dict[str, Strategy]:
+    return {s.name: s for s in (logic.REFERENCE, *logic.ALL_SHORTCUTS)}
 
 
-def season_or_exit(root: Path) -> Season:
-    """The season of ``ROOT/season_src``, or its problems on stderr and exit 1 (shared by every season
-    sub-command, ``graph`` included, so they all fail alike)."""
+def season_or_exit(root: Path, track: Track) -> Season:
+    """The season of the track's season sources, or its problems on stderr and exit 1 (shared by every
+    season sub-command, ``graph`` included, so they all fail alike)."""
     try:
-        return load_season(root / "season_src")
+        return load_season(root / track.trees.season_sources, track)
     except CorpusError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         raise SystemExit(1) from None
 
 
-def built_reader(root: Path) -> CorpusReader:
-    """A reader of ``ROOT/build``, or a clear 'run corpus build first' and exit 1."""
-    build = root / "build"
-    if not (build / "referentiel.json").is_file():
+def built_reader(root: Path, track: Track) -> CorpusReader:
+    """A reader of the track's build, or a clear 'run corpus build first' and exit 1."""
+    build = root / track.trees.build
+    if not (build / file_for(track.referentiel)).is_file():
         print(f"no built corpus in {build}: run 'corpus build' first", file=sys.stderr)
         raise SystemExit(1)
-    return CorpusReader(build)
+    return CorpusReader(build, track)
 
 
-def print_evaluation(ev: Evaluation, out=sys.stdout) -> None:
+def print_evaluation(ev: Evaluation, track: Track, out=sys.stdout) -> None:
     task = ev.task
-    print(f"{task.id}  {task.entite}  {task.activite}  au {task.date_examen}  [{ev.strategy.name}]", file=out)
+    print(f"{task.id}  {track.drawing.task.format(id=task.id, **dict(task.fields))}  [{ev.strategy.name}]",
+          file=out)
     print(f"  verdict : {ev.verdict}", file=out)
     for result in ev.criteres:
         mark = "*" if result in ev.deciding else " "
@@ -57,19 +63,26 @@ def print_evaluation(ev: Evaluation, out=sys.stdout) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    season = season_or_exit(args.root)
-    reader = built_reader(args.root)
+    track = track_named(args.root, args.track)
+    logic = load_logic(track)
+    known = strategies(logic)
+    name = args.strategy or logic.REFERENCE.name
+    if name not in known:
+        print(f"corpus evaluate: --strategy {name!r}: one of {', '.join(sorted(known))}", file=sys.stderr)
+        return 2
+    season = season_or_exit(args.root, track)
+    reader = built_reader(args.root, track)
     wanted = [s for s in season.statements if not args.task or s.task.id == args.task]
     if not wanted:
         print(f"unknown task {args.task!r}; tasks: {', '.join(s.task.id for s in season.statements)}",
               file=sys.stderr)
         return 1
     for statement in wanted:
-        evaluation = evaluate(statement.task, reader, STRATEGIES[args.strategy])
+        evaluation = logic.evaluate(statement.task, reader, known[name])
         if args.faits:
-            print_founding_yaml(reader, evaluation)
+            print_founding_yaml(reader, logic, evaluation)
             continue
-        print_evaluation(evaluation)
+        print_evaluation(evaluation, track)
         print()
     return 0
 
@@ -80,9 +93,9 @@ def _yaml_value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def print_founding_yaml(reader: CorpusReader, evaluation: Evaluation, out=sys.stdout) -> None:
+def print_founding_yaml(reader: CorpusReader, logic: TrackLogic, evaluation: Evaluation, out=sys.stdout) -> None:
     """The founding facts the rule derives, as the `faits:` block of season_src/cle.yaml."""
-    facts = founding_facts(reader, evaluation)
+    facts = founding_facts(reader, logic, evaluation)
     print(f"  {evaluation.task.id}:", file=out)
     if fonde_par(evaluation, facts) != TOUS:
         print(f"    fonde_par: {fonde_par(evaluation, facts)}", file=out)
@@ -97,7 +110,7 @@ def print_founding_yaml(reader: CorpusReader, evaluation: Evaluation, out=sys.st
                       f"valeur: {_yaml_value(e.valeur)}}}", file=out)
 
 
-def print_report(report: SeasonReport, out=sys.stdout) -> None:
+def print_report(report: SeasonReport, logic: TrackLogic, out=sys.stdout) -> None:
     """The task table; ``graphe`` is the count of distinct probant facts: proper + on common lists."""
     print(f"{'tâche':<8} {'famille':<9} {'verdict (clé)':<15} {'évalué':<15} {'appels':>6} {'faits':>5} "
           f"{'bornes':>6} {'graphe':>7}  raccourcis en défaut", file=out)
@@ -109,22 +122,23 @@ def print_report(report: SeasonReport, out=sys.stdout) -> None:
               f"{t.evaluation.verdict:<15} {len(t.evaluation.calls):>6} {len(e.faits) if e else 0:>5} "
               f"{bounds:>6} {f'{t.proper_facts}+{t.common_facts}':>7}  {', '.join(wrong) or '-'}", file=out)
     print("\nraccourci → tâches où il se trompe", file=out)
-    for strategy in ALL_SHORTCUTS:
+    for strategy in logic.ALL_SHORTCUTS:
         print(f"  {strategy.name:<36} {', '.join(report.wrong_by(strategy)) or '-'}", file=out)
     verdict, count = report.best_constant
     print(f"\nmeilleure réponse constante : {verdict}, {count}/{len(report.tasks)}", file=out)
 
 
 def cmd_check_season(args: argparse.Namespace) -> int:
-    season = season_or_exit(args.root)
-    reader = built_reader(args.root)
-    where = Location(f"season_src/{KEY_FILE}")
+    track = track_named(args.root, args.track)
+    season = season_or_exit(args.root, track)
+    reader = built_reader(args.root, track)
+    where = Location(f"{track.trees.season_sources}/{KEY_FILE}")
     panel_dir = None if args.write_panel is None else key_output_dir(
         args.root, args.write_panel, Path(), "the panel's submissions", "--write-panel")
     if panel_dir is not None:
         check_panel_target(panel_dir)  # before the long run, not after it
     report = check_season(season, reader, where)
-    print_report(report)
+    print_report(report, load_logic(track))
     if not report.problems:  # the panel scores against a key the rule has proven
         rows = run_panel(args.root, season, report, reader)
         print_panel(rows, sys.stdout)
@@ -141,19 +155,21 @@ def cmd_check_season(args: argparse.Namespace) -> int:
 
 
 def cmd_build_season(args: argparse.Namespace) -> int:
-    season = season_or_exit(args.root)
-    try:
-        files = write_artifacts(season, args.root)
-    except FrozenMismatch as exc:
-        print(f"corpus build-season: {exc}", file=sys.stderr)
-        return 1
-    for name, data in files.items():
-        print(f"season/{name}: {len(data)} bytes, sha256 {sha256_hex(data)}", file=sys.stderr)
+    tracks = [track_named(args.root, args.track)] if args.track else load_tracks(args.root)
+    for track in tracks:
+        season = season_or_exit(args.root, track)
+        try:
+            files = write_artifacts(season, args.root, track)
+        except FrozenMismatch as exc:
+            print(f"corpus build-season: {exc}", file=sys.stderr)
+            return 1
+        for name, data in files.items():
+            print(f"{track.trees.season}/{name}: {len(data)} bytes, sha256 {sha256_hex(data)}", file=sys.stderr)
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from generator.cli.main import add_root_options
+    from generator.cli.main import add_root_options, add_track_option
 
     p = sub.add_parser("evaluate", help="apply /referentiel to the built corpus for one task or all",
                        description="The reference evaluator: reads the built bytes as an agent through the "
@@ -162,11 +178,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "and the resources fetched in order (the call count). --strategy runs one "
                                    "of the trap shortcuts instead.")
     p.add_argument("task", nargs="?", help="task id, e.g. conf-03 (default: all tasks)")
-    p.add_argument("--strategy", choices=sorted(STRATEGIES), default=REFERENCE.name,
-                   help="reading to apply (default: reference)")
+    p.add_argument("--strategy", default=None,
+                   help="reading to apply: 'reference' (the default) or a shortcut of the track")
     p.add_argument("--faits", action="store_true",
                    help="print the founding facts the published rule derives, as season_src/cle.yaml writes them")
     add_root_options(p)
+    add_track_option(p)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("check-season", help="prove the season (verdicts, facts, calls, traps) against build/",
@@ -184,12 +201,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also write each panel agent's submissions as DIR/<agent>/<task>.json (spec §4), for "
                         "'corpus score DIR/<agent>' to replay; they reveal the key: DIR must be under run/ or "
                         "outside the repository")
+    add_track_option(p)
     p.set_defaults(func=cmd_check_season)
 
     p = sub.add_parser("build-season", help="compile season_src/ into season/taches.json and season/cle.json",
                        description="Compile the public statements and the sealed key into deterministic "
                                    "JSON under season/ (never under build/).")
     add_root_options(p)
+    add_track_option(p, "build only this track's season (default: every track's)")
     p.set_defaults(func=cmd_build_season)
 
     from generator.cli.graph import register as register_graph  # imports this module

@@ -18,7 +18,7 @@ from generator.compiler.schemas import served_fields
 from generator.compiler.source_paths import page_paths, record_path
 from generator.compiler.sources import Record, Sources
 from generator.compiler.validate import Index
-from generator.tracks import resource_types as col
+from generator.tracks.model import Collection, Track, systeme_path
 
 # What the catalogue and the request hashes may be built on: scheme, host, optional port and path prefix;
 # no user, query, fragment, space, control character or trailing slash (the CLI strips one). The parts
@@ -64,21 +64,24 @@ def _plain(value: Any) -> Any:
 def _record_body(record: Record, path: str) -> dict[str, Any]:
     body: dict[str, Any] = {"ressource": path, "existe": True}
     data = record.data
-    for name in served_fields(record.kind):
+    for name in served_fields(record.schema_name, record.schemas):
         if name in data:
             body[name] = _plain(data[name])
     return body
 
 
-def _page_bodies(record: Record) -> Iterator[tuple[str, dict[str, Any]]]:
-    paths = page_paths(record)
+def _page_bodies(record: Record, collection: Collection, track: Track) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The pages of a paginated record: the track's page header (``pages.entete``), then the page."""
+    paths = page_paths(record, collection)
+    header: dict[str, Any] = {}
+    for served, source in collection.header:
+        if source == "proprietaire":
+            owner = track.collection(collection.owner) if collection.owner else None
+            header[served] = owner.path(id=record.owner or "") if owner else record.owner
+        else:
+            header[served] = record.data[source]
     for index, page in enumerate(record.data["pages"]):
-        body: dict[str, Any] = {"ressource": paths[index], "existe": True}
-        if record.kind == "beneficiaires":
-            body["entite"] = col.entity_path(record.owner or "")
-            body["statut_declaration"] = record.data["statut_declaration"]
-        elif record.kind == "listes-agrees":
-            body["activite"] = record.data["activite"]
+        body: dict[str, Any] = {"ressource": paths[index], "existe": True, **header}
         body["page"] = page["page"]
         body["entrees"] = _plain(page["entrees"])
         body["page_suivante"] = paths[index + 1] if index + 1 < len(paths) else None
@@ -117,34 +120,34 @@ def _base_url_fault(base_url: str) -> str | None:
     return None
 
 
-def compile_documents(sources: Sources, index: Index, base_url: str) -> list[Document]:
-    """Every served document, sorted by path. The sources must have passed validation."""
+def compile_documents(sources: Sources, index: Index, base_url: str, track: Track) -> list[Document]:
+    """Every served document of ``track``, sorted by path. The sources must have passed validation."""
     refused = check_base_url(base_url)
     if refused:
         raise CorpusError(refused)
     docs: dict[str, Document] = {}
-    for kind in ("entites", "agrements", "attestations", "avenants"):
-        for record in sources.of(kind):
-            path = record_path(record)
-            assert path is not None
-            docs[path] = Document(path, "resource", _record_body(record, path))
-    for kind in ("beneficiaires", "listes-agrees", "mesures-restrictives"):
-        for record in sources.of(kind):
-            for path, body in _page_bodies(record):
-                docs[path] = Document(path, "resource", body)
+    for collection in track.collections:
+        for record in sources.of(collection.name):
+            if collection.paginated:
+                for path, body in _page_bodies(record, collection, track):
+                    docs[path] = Document(path, "resource", body)
+            else:
+                path = record_path(record, track)
+                assert path is not None
+                docs[path] = Document(path, "resource", _record_body(record, path))
     assert sources.referentiel is not None and sources.systeme is not None and sources.corpus is not None
-    referentiel = {"ressource": col.REFERENTIEL_PATH, **_plain(sources.referentiel.data)}
-    docs[col.REFERENTIEL_PATH] = Document(col.REFERENTIEL_PATH, "resource", referentiel)
+    referentiel = {"ressource": track.referentiel, **_plain(sources.referentiel.data)}
+    docs[track.referentiel] = Document(track.referentiel, "resource", referentiel)
     for path in index.absents:
         docs[path] = Document(path, "absent", absent_body(path))
     for status, spec in sources.systeme.data.items():
-        path = col.systeme_path(status)
+        path = systeme_path(status)
         docs[path] = Document(path, "systeme", {"ressource": path, "statut": status, **_plain(spec)},
                               int(status))
-    listed = sorted([*(p for p, d in docs.items() if d.kind == "resource"), col.CATALOGUE_PATH])
-    docs[col.CATALOGUE_PATH] = Document(col.CATALOGUE_PATH, "resource", {
-        "ressource": col.CATALOGUE_PATH,
-        "corpus": sources.corpus.data["corpus"],
+    listed = sorted([*(p for p, d in docs.items() if d.kind == "resource"), track.catalogue])
+    docs[track.catalogue] = Document(track.catalogue, "resource", {
+        "ressource": track.catalogue,
+        "corpus": sources.corpus.data[track.corpus_key],
         "base_url": base_url,
         "appel": "GET <url> sans paramètre : method \"GET\", payload {} ; l'URL est canonique, caractère "
                  "pour caractère (ni barre finale, ni '?', ni encodage).",

@@ -16,7 +16,7 @@ from generator.base.errors import Location, Problem
 from generator.compiler.compile import Document
 from generator.contract.hashing import parsed_hash, request_hash, sha256_hex
 from generator.contract.manifest import MANIFEST_FILE, MANIFEST_HASH_FILE, Entry, Manifest
-from generator.tracks import resource_types as col
+from generator.tracks.model import file_for
 
 __all__ = ["MANIFEST_FILE", "MANIFEST_HASH_FILE", "Built", "body_bytes", "build_manifest", "check_bodies",
            "find_numbers"]  # the two file names stay importable from here for nginx_render and serve
@@ -60,7 +60,7 @@ def check_bodies(documents: list[Document]) -> list[Problem]:
     """Output rules that hold whatever the sources: no number, never an empty object, ressource first."""
     problems = []
     for doc in documents:
-        where = Location(f"build/{col.file_for(doc.path)}")
+        where = Location(f"build/{file_for(doc.path)}")
         if not _only_strings_and_literals(doc.body):  # cheap test first; pointers only when needed
             problems += [Problem(where, ptr, "a JSON number would be served; write it as a string")
                          for ptr in find_numbers(doc.body)]
@@ -80,7 +80,7 @@ class Built:
         doc = self.document
         # The proxy parses the bytes back into exactly doc.body (they were serialised from it), so hash
         # that value instead of parsing 100,000 files again; tests recompute it from the files.
-        common = (doc.path, doc.kind, col.file_for(doc.path), len(self.data), sha256_hex(self.data),
+        common = (doc.path, doc.kind, file_for(doc.path), len(self.data), sha256_hex(self.data),
                   parsed_hash(doc.body))
         if doc.kind == "systeme":
             return Entry(*common, status=doc.status)

@@ -16,7 +16,7 @@ from generator.compiler.sources import load_sources
 from generator.compiler.validate import validate
 from generator.contract.freeze import guard_manifest, read_record
 from generator.contract.manifest import BUILD_DIR, MANIFEST_DIR, Manifest
-from generator.tracks.resource_types import file_for
+from generator.tracks.model import Track, file_for
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,8 @@ class BuildResult:
     built: list[Built]
     manifest: Manifest
     warnings: list[Problem]
+    build_dir: str = BUILD_DIR  # the track's trees, relative to the checkout
+    manifest_dir: str = MANIFEST_DIR
 
     @property
     def manifest_hash(self) -> str:
@@ -31,8 +33,8 @@ class BuildResult:
 
     def trees(self) -> dict[str, dict[str, bytes]]:
         """The two committed folders, as ``{folder: {relative file: bytes}}``."""
-        return {BUILD_DIR: {file_for(b.document.path): b.data for b in self.built},
-                MANIFEST_DIR: self.manifest.files()}
+        return {self.build_dir: {file_for(b.document.path): b.data for b in self.built},
+                self.manifest_dir: self.manifest.files()}
 
 
 @contextmanager
@@ -54,40 +56,43 @@ def _cyclic_gc_paused() -> Iterator[None]:
 
 
 @_cyclic_gc_paused()
-def check(src: Path) -> list[Problem]:
+def check(src: Path, track: Track) -> list[Problem]:
     """Every problem of the sources, errors and warnings, sorted by place."""
-    sources = load_sources(src)
-    problems, _ = validate(sources)
+    sources = load_sources(src, track)
+    problems, _ = validate(sources, track)
     return problems
 
 
 @_cyclic_gc_paused()
-def compile_build(src: Path, base_url: str) -> BuildResult:
+def compile_build(src: Path, base_url: str, track: Track) -> BuildResult:
     """Compile in memory; raise :class:`CorpusError` with every error when the sources are not valid."""
-    sources = load_sources(src)
-    problems, index = validate(sources)
+    sources = load_sources(src, track)
+    problems, index = validate(sources, track)
     errors = [p for p in problems if p.severity is Severity.ERROR]
     if errors:
         raise CorpusError(errors)
-    documents = compile_documents(sources, index, base_url)
+    documents = compile_documents(sources, index, base_url, track)
     body_errors = check_bodies(documents)
     if body_errors:
         raise CorpusError(body_errors)
     built = [Built(doc, body_bytes(doc.body)) for doc in documents]
     assert sources.corpus is not None
-    manifest = build_manifest(sources.corpus.data["corpus"], base_url, built)
-    return BuildResult(built, manifest, [p for p in problems if p.severity is Severity.WARNING])
+    manifest = build_manifest(sources.corpus.data[track.corpus_key], base_url, built)
+    return BuildResult(built, manifest, [p for p in problems if p.severity is Severity.WARNING],
+                       track.trees.build, track.trees.manifest)
 
 
-def build(src: Path, out: Path, base_url: str, *, wait: bool = True, say: Say = stderr_notice) -> BuildResult:
-    """Compile and write ``out/build`` and ``out/manifest`` as one transaction; refuse to change a frozen season.
+def build(src: Path, out: Path, base_url: str, track: Track, *, wait: bool = True,
+          say: Say = stderr_notice) -> BuildResult:
+    """Compile the track's trees (``out/build``, ``out/manifest``) as one transaction; refuse to change a
+    frozen season.
 
     The builder lock is taken before the sources are read: of two builds, the second waits (or, with
     ``wait=False``, refuses) and then compiles the sources as the first left them.
     """
     with Transaction(out, wait=wait, say=say) as transaction:
-        read_record(out)  # a corrupt freeze record stops the build before the sources are read
-        result = compile_build(src, base_url)
-        guard_manifest(out, result.manifest)
+        read_record(out, track.places)  # a corrupt freeze record stops the build before the sources are read
+        result = compile_build(src, base_url, track)
+        guard_manifest(out, result.manifest, track.places)
         transaction.commit(result.trees())
     return result

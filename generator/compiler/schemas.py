@@ -1,4 +1,10 @@
-"""The JSON Schemas (Draft 2020-12) of the sources, kept as files in ``generator/schemas/``."""
+"""The JSON Schemas (Draft 2020-12) of the sources.
+
+The engine's own schemas (``common``, ``systeme``, ``absents``, ``track``, ``submission``, the season
+artifacts) are package data in ``generator/schemas/``; a track's schemas (its collections, its corpus file,
+its référentiel, statements and key) live in its folder, ``tracks/<piste>/schemas/``. ``folder`` names
+that folder; a name it does not hold is looked up among the engine's.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import json
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -13,19 +20,16 @@ from referencing import Registry, Resource
 
 from generator.compiler.fastschema import compile_schema, strict_patterns
 
-SCHEMA_NAMES = (
-    "corpus", "referentiel", "systeme", "absents", "entites", "agrements", "attestations", "avenants",
-    "beneficiaires", "listes-agrees", "mesures-restrictives",
-)
 
-
-def schema_text(name: str) -> str:
+def schema_text(name: str, folder: Path | None = None) -> str:
+    if folder is not None and (folder / f"{name}.schema.json").is_file():
+        return (folder / f"{name}.schema.json").read_text("utf-8")
     return resources.files("generator").joinpath("schemas", f"{name}.schema.json").read_text("utf-8")
 
 
 @cache
-def schema(name: str) -> dict[str, Any]:
-    return json.loads(schema_text(name))
+def schema(name: str, folder: Path | None = None) -> dict[str, Any]:
+    return json.loads(schema_text(name, folder))
 
 
 @cache
@@ -60,28 +64,28 @@ def _inline_common(node: Any, defs: dict[str, Any]) -> Any:
 
 
 @cache
-def _checked_schema(name: str) -> dict[str, Any]:
+def _checked_schema(name: str, folder: Path | None = None) -> dict[str, Any]:
     """The schema as validation applies it: common definitions inlined, patterns whole-string.
 
     Every pattern goes through :func:`generator.compiler.fastschema.strict_pattern` here, once for all schema
     files, so a ``$`` written in any of them never lets a trailing line feed through.
     """
-    return strict_patterns(_inline_common(schema(name), schema("common")["$defs"]))
+    return strict_patterns(_inline_common(schema(name, folder), schema("common")["$defs"]))
 
 
 @cache
-def validator(name: str) -> Draft202012Validator:
+def validator(name: str, folder: Path | None = None) -> Draft202012Validator:
     """A validator for one source kind, common definitions inlined (other references use a local registry)."""
-    return Draft202012Validator(_checked_schema(name), registry=_registry())
+    return Draft202012Validator(_checked_schema(name, folder), registry=_registry())
 
 
 @cache
-def quick_check(name: str) -> Callable[[Any], bool] | None:
+def quick_check(name: str, folder: Path | None = None) -> Callable[[Any], bool] | None:
     """A fast predicate that accepts only what :func:`validator` accepts (None: use the validator)."""
-    return compile_schema(_checked_schema(name))
+    return compile_schema(_checked_schema(name, folder))
 
 
-def served_fields(name: str) -> tuple[str, ...]:
+def served_fields(name: str, folder: Path | None = None) -> tuple[str, ...]:
     """Fields of a record kind in served order: the schema's property order, minus source-only ones."""
-    properties = schema(name)["properties"]
+    properties = schema(name, folder)["properties"]
     return tuple(key for key, spec in properties.items() if not spec.get("x-source-only"))

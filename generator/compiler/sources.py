@@ -1,9 +1,10 @@
-"""Read ``corpus_src/`` into records that remember where each value was written.
+"""Read a track's source folder (``corpus_src/``) into records that remember where each value was written.
 
-Layout (see docs/authoring.md): ``corpus.yaml``, ``referentiel.yaml``, ``systeme.yaml``, ``absents.yaml``,
-``entites/<ENT-id>.yaml`` (an entity with everything proper to it), ``listes/agrees/<activite>.yaml`` and
-``listes/mesures-restrictives.yaml``. Loading does no validation beyond the YAML itself: problems are
-collected so that one run reports them all.
+The layout is the track's (``track.yaml``, ``collections[].source``; docs/authoring.md for conformité):
+four fixed files (``corpus.yaml``, ``referentiel.yaml``, ``systeme.yaml``, ``absents.yaml``), folders of
+one file per owner record with a section per collection (``entites/<ENT-id>.yaml``), folders of one file
+per named record (``listes/agrees/<activite>.yaml``) and fixed files (``listes/mesures-restrictives.yaml``).
+Loading does no validation beyond the YAML itself: problems are collected so that one run reports them all.
 """
 
 from __future__ import annotations
@@ -16,20 +17,28 @@ from typing import Any
 from generator.base import bounded_read
 from generator.base.errors import Location, Problem, Severity
 from generator.base.text_policy import MAX_FILE_BYTES
+from generator.compiler.schemas import schema
 from generator.compiler.yamlstrict import LocatedDict, YamlProblem, load_text, location_of
+from generator.tracks.model import Collection, Track
 
-ENTITY_FILE_KEYS = ("entite", "agrements", "attestations", "avenants", "beneficiaires")
+TOP_FILES = ("corpus.yaml", "referentiel.yaml", "systeme.yaml", "absents.yaml")
 
 
 @dataclass
 class Record:
     """One source object: its data, the file it lives in, and what it is."""
 
-    kind: str  # a schema name: "entites", "agrements", ..., "corpus", "systeme"
+    kind: str  # a collection name ("entites", "agrements"...) or a fixed file's ("corpus", "systeme")
     data: Any
     file: str
     where: str = ""  # field prefix inside the file, e.g. "agrements[2]"
-    owner: str | None = None  # entity id of an entity file, for proper records
+    owner: str | None = None  # id of the owner record of the file (an entity file), for its records
+    schema: str = ""  # the schema name, when it is not the kind
+    schemas: Path | None = None  # the track's schemas folder (None: the engine's schemas)
+
+    @property
+    def schema_name(self) -> str:
+        return self.schema or self.kind
 
     def location(self, key: str | int | None = None) -> Location:
         return location_of(self.data, key, self.file)
@@ -47,6 +56,7 @@ class Sources:
     referentiel: Record | None = None
     systeme: Record | None = None
     absents: Record | None = None
+    schemas: Path | None = None  # the track's schemas folder
     records: dict[str, list[Record]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
@@ -62,15 +72,49 @@ _LOCK_PREFIXES = (".#",)  # Emacs lock files (.#ENT-1066.yaml), often dangling s
 _BACKUP_SUFFIXES = ("~", ".swp", ".swo", ".swx", ".bak", ".orig", ".rej", ".tmp")
 _SYSTEM_NAMES = (".DS_Store", "Thumbs.db", "desktop.ini", ".gitkeep", ".gitignore")
 
-# The layout of corpus_src/ (docs/authoring.md): the files and folders each folder may hold.
-_TOP_FILES = ("corpus.yaml", "referentiel.yaml", "systeme.yaml", "absents.yaml")
-_LAYOUT: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {  # folder -> (fixed files, sub-folders)
-    "": (_TOP_FILES, ("entites", "listes")),
-    "listes": (("mesures-restrictives.yaml",), ("agrees",)),
-    "entites": ((), ()),  # any <ENT-id>.yaml
-    "listes/agrees": ((), ()),  # any <activite>.yaml
-}
-_ANY_YAML = ("entites", "listes/agrees")
+
+@dataclass(frozen=True)
+class Layout:
+    """The folders of a track's source folder and what each may hold, derived from its collections."""
+
+    folders: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]  # folder -> (fixed files, sub-folders)
+    any_yaml: tuple[str, ...]  # folders of <name>.yaml files (one owner or one named record each)
+    owners: dict[str, Collection]  # folder -> the collection of its files' owner records
+    sections: dict[str, tuple[Collection, ...]]  # folder -> the collections written as sections of a file
+
+    @classmethod
+    def of(cls, track: Track) -> Layout:
+        folders: dict[str, tuple[list[str], list[str]]] = {"": (list(TOP_FILES), [])}
+
+        def add_folder(path: str) -> None:
+            parts = path.split("/")
+            for i in range(len(parts)):
+                parent, name = "/".join(parts[:i]), parts[i]
+                folders.setdefault(parent, ([], []))
+                if name not in folders[parent][1]:
+                    folders[parent][1].append(name)
+            folders.setdefault(path, ([], []))
+
+        any_yaml: list[str] = []
+        owners: dict[str, Collection] = {}
+        sections: dict[str, list[Collection]] = {}
+        for collection in track.collections:
+            source = collection.source
+            if source.file is not None:
+                folder, _, name = source.file.rpartition("/")
+                if folder:
+                    add_folder(folder)
+                folders[folder][0].append(name)
+            elif source.folder is not None:
+                add_folder(source.folder)
+                if source.folder not in any_yaml:
+                    any_yaml.append(source.folder)
+                if source.section is not None:
+                    sections.setdefault(source.folder, []).append(collection)
+                    if collection.owner is None:
+                        owners[source.folder] = collection
+        return cls({k: (tuple(v[0]), tuple(v[1])) for k, v in folders.items()}, tuple(any_yaml), owners,
+                   {k: tuple(v) for k, v in sections.items()})
 
 
 def ignored_reason(name: str) -> str | None:
@@ -131,15 +175,15 @@ def read_record(root: Path, relative: str, kind: str, problems: list[Problem],
     return Record(kind, data, name)
 
 
-def survey(root: Path, problems: list[Problem]) -> dict[str, list[Path]]:
-    """The ``*.yaml`` files of ``entites/`` and ``listes/agrees/``, sorted by name; every other entry named.
+def survey(root: Path, layout: Layout, problems: list[Problem]) -> dict[str, list[Path]]:
+    """The ``*.yaml`` files of the layout's open folders, sorted by name; every other entry named.
 
     Nothing under the source folder is skipped silently: an editor's lock or backup file is ignored with
     a warning; a ``.yml`` or ``.YAML`` file, an unknown file, a sub-folder, a symbolic link or anything
     that is not a regular file is an error naming it.
     """
-    found: dict[str, list[Path]] = {folder: [] for folder in _ANY_YAML}
-    for folder, (files, folders) in _LAYOUT.items():
+    found: dict[str, list[Path]] = {folder: [] for folder in layout.any_yaml}
+    for folder, (files, folders) in layout.folders.items():
         where = root / folder if folder else root
         if folder and any((root / part).is_symlink() for part in _prefixes(folder)):
             continue  # a linked folder: its parent's survey names the link, nothing is read through it
@@ -158,11 +202,12 @@ def survey(root: Path, problems: list[Problem]) -> dict[str, list[Path]]:
                                         Severity.WARNING))
             elif entry.name in files or (entry.name in folders and entry.is_dir(follow_symlinks=False)):
                 continue  # read where the layout says (a symbolic link there is refused by read_bounded)
-            elif folder in _ANY_YAML and entry.name.endswith(".yaml") and not entry.is_symlink() \
+            elif folder in layout.any_yaml and entry.name.endswith(".yaml") and not entry.is_symlink() \
                     and entry.is_file(follow_symlinks=False):
                 found[folder].append(path)
             else:
-                problems.append(Problem(Location(_shown(root, path)), "", _unexpected(entry, folder, files)))
+                problems.append(Problem(Location(_shown(root, path)), "",
+                                        _unexpected(entry, folder, files, folder in layout.any_yaml)))
     return found
 
 
@@ -176,7 +221,7 @@ def _shown(root: Path, path: Path) -> str:
     return path.relative_to(root.parent).as_posix()
 
 
-def _unexpected(entry: os.DirEntry, folder: str, files: tuple[str, ...]) -> str:
+def _unexpected(entry: os.DirEntry, folder: str, files: tuple[str, ...], any_yaml: bool) -> str:
     """Why an entry of the source folder is not read, worded for the author."""
     if entry.is_symlink():
         return ("a symbolic link: sources must be regular files inside the source folder (copy the file "
@@ -186,73 +231,96 @@ def _unexpected(entry: os.DirEntry, folder: str, files: tuple[str, ...]) -> str:
     if not entry.is_file(follow_symlinks=False):
         return "not a regular file (a FIFO, socket or device): remove it"
     stem, dot, extension = entry.name.rpartition(".")
-    if dot and extension.lower() in ("yaml", "yml") and (folder in _ANY_YAML or f"{stem}.yaml" in files):
+    if dot and extension.lower() in ("yaml", "yml") and (any_yaml or f"{stem}.yaml" in files):
         return f"not read: sources end in '.yaml' (lowercase): rename it {stem}.yaml"
-    expected = "<name>.yaml files only" if folder in _ANY_YAML else ", ".join(files)
+    expected = "<name>.yaml files only" if any_yaml else ", ".join(files)
     return f"unknown file, not read (this folder holds {expected})"
 
 
-def _single(sources: Sources, relative: str, kind: str, required: bool = True) -> Record | None:
-    return read_record(sources.root, relative, kind, sources.problems, required)
+def _single(sources: Sources, relative: str, kind: str, required: bool = True,
+            collection: Collection | None = None) -> Record | None:
+    record = read_record(sources.root, relative, kind, sources.problems, required)
+    if record is not None and collection is not None:
+        record.schema, record.schemas = collection.schema, sources.schemas
+    elif record is not None and sources.schemas is not None:
+        record.schemas = sources.schemas
+    return record
 
 
-def _entity_file(sources: Sources, path: Path) -> None:
+def _owner_file(sources: Sources, path: Path, owner: Collection, sections: tuple[Collection, ...]) -> None:
+    """A file of an owner folder: the owner record under its section, its records under theirs."""
     loaded = _read(sources.root, path, sources.problems)
     if loaded is None:
         return
     name, data = loaded
+    keys = tuple(c.source.section or "" for c in sections)
+    label = owner.label
     if not isinstance(data, LocatedDict):
-        sources.problems.append(Problem(location_of(data, None, name), "", "an entity file holds a mapping "
-                                        f"with the keys {', '.join(ENTITY_FILE_KEYS)}"))
+        sources.problems.append(Problem(location_of(data, None, name), "", f"an {label} file holds a mapping "
+                                        f"with the keys {', '.join(keys)}"))
         return
     for key in data:
-        if key not in ENTITY_FILE_KEYS:
+        if key not in keys:
             sources.problems.append(Problem(location_of(data, key, name), key,
-                                            f"unknown section; expected one of {', '.join(ENTITY_FILE_KEYS)}"))
-    entite = data.get("entite")
-    if not isinstance(entite, dict):
-        sources.problems.append(Problem(location_of(data, "entite", name), "entite",
-                                        "an entity file needs an 'entite' mapping"))
+                                            f"unknown section; expected one of {', '.join(keys)}"))
+    head = owner.source.section or ""
+    record_data = data.get(head)
+    if not isinstance(record_data, dict):
+        sources.problems.append(Problem(location_of(data, head, name), head,
+                                        f"an {label} file needs an '{head}' mapping"))
         return
-    owner = entite.get("id") if isinstance(entite.get("id"), str) else None
-    sources.add(Record("entites", entite, name, "entite", owner))
-    for section in ("agrements", "attestations", "avenants"):
-        items = data.get(section)
-        if items is None:
+    owner_id = record_data.get("id") if isinstance(record_data.get("id"), str) else None
+    sources.add(Record(owner.name, record_data, name, head, owner_id, owner.schema, sources.schemas))
+    for collection in sections:
+        section = collection.source.section or ""
+        if collection is owner or data.get(section) is None:
             continue
-        if not isinstance(items, list):
-            sources.problems.append(Problem(location_of(data, section, name), section, "must be a list"))
-            continue
-        for index, item in enumerate(items):
-            record = Record(section, item, name, f"{section}[{index}]", owner)
-            if not isinstance(item, dict):
-                sources.problems.append(Problem(location_of(items, index, name), record.where,
-                                                "must be a mapping"))
+        items = data[section]
+        if collection.source.many:
+            if not isinstance(items, list):
+                sources.problems.append(Problem(location_of(data, section, name), section, "must be a list"))
                 continue
-            sources.add(record)
-    beneficiaires = data.get("beneficiaires")
-    if isinstance(beneficiaires, dict):
-        sources.add(Record("beneficiaires", beneficiaires, name, "beneficiaires", owner))
-    elif beneficiaires is not None:  # the validator reads pages from a mapping: stop here, not crash there
-        sources.problems.append(Problem(location_of(data, "beneficiaires", name), "beneficiaires",
-                                        "must be a mapping (statut_declaration, pages)"))
+            for index, item in enumerate(items):
+                record = Record(collection.name, item, name, f"{section}[{index}]", owner_id, collection.schema,
+                                sources.schemas)
+                if not isinstance(item, dict):
+                    sources.problems.append(Problem(location_of(items, index, name), record.where,
+                                                    "must be a mapping"))
+                    continue
+                sources.add(record)
+        elif isinstance(items, dict):
+            sources.add(Record(collection.name, items, name, section, owner_id, collection.schema,
+                               sources.schemas))
+        else:  # the validator reads pages from a mapping: stop here, not crash there
+            fields = ", ".join(schema(collection.schema, sources.schemas).get("required", []))
+            sources.problems.append(Problem(location_of(data, section, name), section,
+                                            f"must be a mapping ({fields})"))
 
 
-def load_sources(root: Path) -> Sources:
-    """Load every source file under ``root``; YAML problems are collected, not raised."""
-    sources = Sources(root=root)
+def load_sources(root: Path, track: Track) -> Sources:
+    """Load every source file of ``track`` under ``root``; YAML problems are collected, not raised."""
+    sources = Sources(root=root, schemas=track.schemas)
     sources.corpus = _single(sources, "corpus.yaml", "corpus")
     sources.referentiel = _single(sources, "referentiel.yaml", "referentiel")
     sources.systeme = _single(sources, "systeme.yaml", "systeme")
     sources.absents = _single(sources, "absents.yaml", "absents", required=False)
-    listed = survey(root, sources.problems)
-    for path in listed["entites"]:
-        _entity_file(sources, path)
-    for path in listed["listes/agrees"]:
-        record = _single(sources, path.relative_to(root).as_posix(), "listes-agrees")
-        if record is not None:
-            sources.add(record)
-    mesures = _single(sources, "listes/mesures-restrictives.yaml", "mesures-restrictives")
-    if mesures is not None:
-        sources.add(mesures)
+    layout = Layout.of(track)
+    listed = survey(root, layout, sources.problems)
+    for folder, paths in listed.items():
+        owner = layout.owners.get(folder)
+        for path in paths:
+            if owner is not None:
+                _owner_file(sources, path, owner, layout.sections.get(folder, ()))
+                continue
+            for collection in track.collections:
+                if collection.source.folder == folder and collection.source.section is None:
+                    record = _single(sources, path.relative_to(root).as_posix(), collection.name,
+                                     collection=collection)
+                    if record is not None:
+                        sources.add(record)
+    for collection in track.collections:
+        if collection.source.file is not None:
+            record = _single(sources, collection.source.file, collection.name, collection=collection)
+            if record is not None:
+                sources.add(record)
     return sources

@@ -7,7 +7,7 @@ a run at once, each with ``file:line:column`` and the field it concerns.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -16,17 +16,12 @@ from generator.base.errors import Problem, Severity
 from generator.base.text_policy import bad_text, cut
 from generator.compiler.fastschema import written_pattern
 from generator.compiler.schemas import quick_check, validator
-from generator.compiler.source_paths import ID_COLLECTION as _ID_COLLECTION
 from generator.compiler.source_paths import REQUIRED_SYSTEME, page_paths, record_path
 from generator.compiler.sources import Record, Sources
 from generator.compiler.yamlstrict import location_of
-from generator.tracks import resource_types as col
+from generator.tracks.model import Collection, Link, Track
 
 _DATE_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_PAGE = re.compile(col.PAGE)
-# (start, end) date fields of a record kind: an end before its start is worth a warning.
-_DATE_ORDER = {"agrements": ("date_debut", "date_fin_validite"),
-               "attestations": ("date_emission", "date_fin_validite")}
 # Keys the compiler writes into a body itself: a source may not write them where its mapping is served whole.
 _RESERVED_REFERENTIEL = ("ressource",)
 
@@ -83,11 +78,11 @@ def schema_message(err: Any) -> str:
 
 def check_schema(record: Record) -> list[Problem]:
     """Draft 2020-12 validation; each error located at the deepest value the sources know."""
-    quick = quick_check(record.kind)
+    quick = quick_check(record.schema_name, record.schemas)
     if quick is not None and quick(record.data):
         return []  # the common case; jsonschema (below) runs only to word the errors of an invalid record
     problems = []
-    for err in validator(record.kind).iter_errors(record.data):
+    for err in validator(record.schema_name, record.schemas).iter_errors(record.data):
         parts = list(err.absolute_path)
         container, key = record.data, None
         for part in parts:
@@ -105,7 +100,7 @@ def check_schema(record: Record) -> list[Problem]:
             for name in extra:
                 problems.append(_error(record, name, _json_path([*parts, name]),
                                        "unknown field (not in the schema of "
-                                       f"{record.kind}; check its spelling)", container))
+                                       f"{record.schema_name}; check its spelling)", container))
             continue
         message = schema_message(err)
         if "propertyNames" in err.schema_path and key is None and isinstance(container, dict) \
@@ -147,14 +142,44 @@ def _check_dates_in(record: Record, value: Any, parts: tuple[str | int, ...], pr
                 _check_dates_in(record, inner, (*parts, index), problems)
 
 
-class Validator:
-    """Runs every rule over loaded sources; ``problems`` holds errors and warnings in place order."""
+def _sites(data: Any, field: str) -> Iterator[tuple[Any, str | int, str]]:
+    """Each place a link field names a reference: (container, key, field name as messages write it).
 
-    def __init__(self, sources: Sources) -> None:
+    ``field`` is a track link's dotted path, ``[]`` marking a list (``pages[].entrees[].agrement``); a
+    value of the wrong shape is skipped here (the schema reports it)."""
+    parts = field.split(".")
+
+    def walk(container: Any, i: int, prefix: str) -> Iterator[tuple[Any, str | int, str]]:
+        if not isinstance(container, dict):
+            return
+        name = parts[i].removesuffix("[]")
+        fieldname = f"{prefix}.{name}" if prefix else name
+        last = i == len(parts) - 1
+        if not parts[i].endswith("[]"):
+            if last:
+                yield container, name, fieldname
+            else:
+                yield from walk(container.get(name), i + 1, fieldname)
+            return
+        items = container.get(name)
+        for k in range(len(items) if isinstance(items, list) else 0):
+            if last:
+                yield items, k, f"{fieldname}[{k}]"
+            else:
+                yield from walk(items[k], i + 1, f"{fieldname}[{k}]")
+
+    yield from walk(data, 0, "")
+
+
+class Validator:
+    """Runs every rule of a track over loaded sources; ``problems`` holds errors and warnings in place order."""
+
+    def __init__(self, sources: Sources, track: Track) -> None:
         self.sources = sources
+        self.track = track
         self.index = Index()
         self.problems: list[Problem] = list(sources.problems)
-        self.activites: set[str] = set()
+        self.vocabularies: dict[str, set[str]] = {}
 
     # -- entry point -------------------------------------------------------------------------------
     def run(self) -> list[Problem]:
@@ -163,14 +188,17 @@ class Validator:
         for record in singles + [r for records in src.records.values() for r in records]:
             self.problems += check_schema(record)
             self.problems += check_dates(record)
-        if src.corpus is not None and isinstance(src.corpus.data.get("activites"), dict):
-            self.activites = set(src.corpus.data["activites"])
+        if src.corpus is not None:
+            for vocabulary in self.track.vocabularies:
+                declared = src.corpus.data.get(vocabulary.key)
+                if isinstance(declared, dict):
+                    self.vocabularies[vocabulary.name] = set(declared)
         self._index_records()
         self._index_pages()
         self._index_absents()
         self._check_references()
         self._check_links()
-        self._check_activities()
+        self._check_vocabularies()
         self._check_systeme()
         self._check_reserved()
         self._check_date_order()
@@ -179,9 +207,11 @@ class Validator:
 
     # -- indexing ----------------------------------------------------------------------------------
     def _index_records(self) -> None:
-        for kind, collection in _ID_COLLECTION.items():
-            for record in self.sources.of(kind):
-                path = record_path(record)
+        for collection in self.track.collections:
+            if collection.paginated:
+                continue
+            for record in self.sources.of(collection.name):
+                path = record_path(record, self.track)
                 if path is None:
                     continue
                 if not collection.matches(path):
@@ -197,10 +227,12 @@ class Validator:
                 self.index.records[path] = record
 
     def _index_pages(self) -> None:
-        for kind in ("beneficiaires", "listes-agrees", "mesures-restrictives"):
-            for record in self.sources.of(kind):
-                self._check_page_chain(record)
-                for index, path in enumerate(page_paths(record)):
+        for collection in self.track.collections:
+            if not collection.paginated:
+                continue
+            for record in self.sources.of(collection.name):
+                self._check_page_chain(record, re.compile(collection.part_pattern("page")))
+                for index, path in enumerate(page_paths(record, collection)):
                     if path in self.index.pages:
                         other = self.index.pages[path][0]
                         if other is not record:  # a page repeated inside one record: the chain check says so
@@ -209,7 +241,7 @@ class Validator:
                         continue
                     self.index.pages[path] = (record, index)
 
-    def _check_page_chain(self, record: Record) -> None:
+    def _check_page_chain(self, record: Record, page_shape: re.Pattern[str]) -> None:
         """Pages are written in order, numbered 1..n; page_suivante is derived from that order."""
         pages = record.data.get("pages")
         if not isinstance(pages, list):
@@ -217,7 +249,7 @@ class Validator:
         seen: dict[str, int] = {}
         for index, page in enumerate(pages):
             number = page.get("page") if isinstance(page, dict) else None
-            if not isinstance(number, str) or not _PAGE.fullmatch(number):
+            if not isinstance(number, str) or not page_shape.fullmatch(number):
                 continue  # not a page number at all: the schema says so, naming the value
             expected = str(index + 1)
             if number in seen:
@@ -239,7 +271,7 @@ class Validator:
             if not isinstance(path, str):
                 continue
             where = f"absents[{index}].chemin"
-            if col.collection_of(path) is None:
+            if self.track.collection_of(path) is None:
                 self.problems.append(_error(record, "chemin", where, f"{path} is not a canonical path of any "
                                             "collection, so it cannot be served as existe: false", item))
             elif self.index.defines(path):
@@ -256,7 +288,7 @@ class Validator:
 
     # -- references --------------------------------------------------------------------------------
     def _cite(self, record: Record, container: Any, key: str | int, fieldname: str,
-              target: col.Collection) -> str | None:
+              target: Collection) -> str | None:
         """Check one reference; return the path when it names a defined resource."""
         if isinstance(container, dict):
             path = container.get(key)  # a missing field: the schema says so
@@ -273,43 +305,22 @@ class Validator:
             return path
         if path not in self.index.absents:
             self.problems.append(_error(record, key, fieldname, f"{path} does not exist and is not "
-                                        "declared absent (add it to corpus_src/absents.yaml if the "
-                                        "reference is deliberate)", container))
+                                        f"declared absent (add it to {self.track.trees.sources}/absents.yaml if "
+                                        "the reference is deliberate)", container))
         return None
 
-    def _cite_list(self, record: Record, key: str, target: col.Collection) -> list[str]:
-        items = record.data.get(key)
-        if not isinstance(items, list):
-            return []
-        found = (self._cite(record, items, i, f"{key}[{i}]", target) for i in range(len(items)))
-        return [path for path in found if path]
-
     def _check_references(self) -> None:
-        for record in self.sources.of("entites"):
-            self._cite_list(record, "agrements", col.AGREMENTS)
-            self._cite_list(record, "attestations", col.ATTESTATIONS)
-            if record.data.get("beneficiaires") is not None:
-                self._cite(record, record.data, "beneficiaires", "beneficiaires", col.BENEFICIAIRES)
-        for kind in ("agrements", "attestations"):
-            for record in self.sources.of(kind):
-                self._cite(record, record.data, "entite", "entite", col.ENTITES)
-        for record in self.sources.of("attestations"):
-            self._cite_list(record, "avenants", col.AVENANTS)
-        for record in self.sources.of("avenants"):
-            self._cite(record, record.data, "attestation", "attestation", col.ATTESTATIONS)
-        for record in self.sources.of("listes-agrees"):
-            for p, page in enumerate(_list(record.data.get("pages"))):
-                for e, entry in enumerate(_list(page.get("entrees")) if isinstance(page, dict) else []):
-                    if isinstance(entry, dict):
-                        self._cite(record, entry, "agrement", f"pages[{p}].entrees[{e}].agrement",
-                                   col.AGREMENTS)
-                        self._cite(record, entry, "entite", f"pages[{p}].entrees[{e}].entite", col.ENTITES)
+        for link in self.track.links:
+            target = self.track.collection(link.target)
+            for record in self.sources.of(link.source):
+                for container, key, fieldname in _sites(record.data, link.field):
+                    self._cite(record, container, key, fieldname, target)
 
     def _listed_by(self, owner_kind: str, key: str) -> dict[str, list[str]]:
         """For each resource path, the owners (entity or attestation paths) whose ``key`` list cites it."""
         listed: dict[str, list[str]] = {}
         for record in self.sources.of(owner_kind):
-            owner = record_path(record)
+            owner = record_path(record, self.track)
             items = record.data.get(key)
             if owner is None or not isinstance(items, list):
                 continue
@@ -318,72 +329,100 @@ class Validator:
                     listed.setdefault(item, []).append(owner)
         return listed
 
-    def _check_backlink(self, kind: str, link: str, owner_kind: str, owner_list: str) -> None:
-        """``record[link]`` must name the owner that lists the record, and that owner must list it."""
-        listed = self._listed_by(owner_kind, owner_list)
-        for record in self.sources.of(kind):
-            path, owner = record_path(record), record.data.get(link)
+    def _check_backlink(self, link: Link) -> None:
+        """The cited record's ``back`` field must name the record that lists it, and that one must list it."""
+        back, owner_list = link.back or "", link.top_field or ""
+        owner_collection = self.track.collection(link.source)
+        listed = self._listed_by(link.source, owner_list)
+        for record in self.sources.of(link.target):
+            path, owner = record_path(record, self.track), record.data.get(back)
             if path is None or self.index.records.get(path) is not record:
                 continue  # a record without a usable id: the id check said so
             if not isinstance(owner, str) or not self.index.defines(owner) \
-                    or not _ID_COLLECTION[owner_kind].matches(owner):  # a wrong-collection link: _cite said so
+                    or not owner_collection.matches(owner):  # a wrong-collection link: _cite said so
                 continue
             owners = listed.get(path, [])
-            intended = record.data.get("incoherence_voulue") is True
+            intended = link.mismatch is not None and record.data.get(link.mismatch) is True
             strangers = [other for other in owners if other != owner]  # owners that the record does not name
             if strangers:
-                self.problems.append(_error(record, link, link, f"{link} is {owner} but {path} is listed by "
+                self.problems.append(_error(record, back, back, f"{back} is {owner} but {path} is listed by "
                                             f"{', '.join(strangers)}"))
             elif not owners and not intended:
-                self.problems.append(_error(record, link, link, f"{owner} does not list {path} in its "
-                                            f"{owner_list} (mark the record 'incoherence_voulue: true' "
-                                            "if this is intended)" if kind == "avenants" else
+                self.problems.append(_error(record, back, back, f"{owner} does not list {path} in its "
+                                            f"{owner_list} (mark the record '{link.mismatch}: true' "
+                                            "if this is intended)" if link.mismatch else
                                             f"{owner} does not list {path} in its {owner_list}"))
             elif owners and intended:
-                self.problems.append(_error(record, "incoherence_voulue", "incoherence_voulue",
+                self.problems.append(_error(record, link.mismatch, link.mismatch,
                                             f"marked as an intended mismatch, but {owner} does list {path}"))
 
     def _check_links(self) -> None:
-        for record in self.sources.of("entites"):
-            stem = record.file.rsplit("/", 1)[-1].removesuffix(".yaml")
-            if record.owner is not None and record.owner != stem:
-                self.problems.append(_error(record, "id", "id", f"the file must be named {record.owner}.yaml, "
-                                            "after its entity id"))
-        self._check_backlink("agrements", "entite", "entites", "agrements")
-        self._check_backlink("attestations", "entite", "entites", "attestations")
-        self._check_backlink("avenants", "attestation", "attestations", "avenants")
-        owners_with_pages = {record.owner for record in self.sources.of("beneficiaires")}  # one pass in all
-        for record in self.sources.of("entites"):
-            cited = record.data.get("beneficiaires")
-            first = col.beneficiaires_page_path(record.owner or "?", "1")
+        for collection in self.track.collections:
+            if collection.owner is not None or collection.source.section is None:
+                continue
+            for record in self.sources.of(collection.name):  # the owner records of their own files
+                stem = record.file.rsplit("/", 1)[-1].removesuffix(".yaml")
+                if record.owner is not None and record.owner != stem:
+                    self.problems.append(_error(record, "id", "id", f"the file must be named {record.owner}.yaml, "
+                                                f"after its {collection.label} id"))
+        for link in self.track.links:
+            if link.back:
+                self._check_backlink(link)
+        for link in self.track.links:
+            if link.first_own_page:
+                self._check_first_own_page(link)
+        for link in self.track.links:
+            if link.belongs:
+                self._check_belongs(link)
+
+    def _check_first_own_page(self, link: Link) -> None:
+        """The link names page 1 of the pages written in the citing record's own file."""
+        target = self.track.collection(link.target)
+        owners_with_pages = {record.owner for record in self.sources.of(link.target)}  # one pass in all
+        for record in self.sources.of(link.source):
+            cited = record.data.get(link.field)
+            first = target.path(proprietaire=record.owner or "?", page="1")
             if record.owner in owners_with_pages and cited != first:
-                self.problems.append(_error(record, "beneficiaires", "beneficiaires", f"must be {first}, the "
-                                            "first page of the bénéficiaires written in this file"))
-        for record in self.sources.of("agrements") + self.sources.of("attestations"):
-            entite = record.data.get("entite")
-            if record.owner and isinstance(entite, str) and entite != col.entity_path(record.owner) \
-                    and self.index.defines(entite):
-                self.problems.append(_error(record, "entite", "entite", f"{entite} is not the entity of this "
-                                            f"file ({col.entity_path(record.owner)}): move the record to "
-                                            "that entity's file"))
+                self.problems.append(_error(record, link.field, link.field, f"must be {first}, the "
+                                            f"first page of the {target.label} written in this file"))
 
-    def _check_activities(self) -> None:
-        def check(record: Record, container: Any, key: str | int, fieldname: str) -> None:
-            value = container.get(key) if isinstance(container, dict) else container[key]
-            if isinstance(value, str) and self.activites and value not in self.activites:
-                self.problems.append(_error(record, key, fieldname, f"unknown activité {value!r} (declare it "
-                                            "under activites in corpus_src/corpus.yaml)", container))
+    def _check_belongs(self, link: Link) -> None:
+        """A record written in an owner's file names that owner."""
+        target = self.track.collection(link.target)
+        for record in self.sources.of(link.source):
+            named = record.data.get(link.field)
+            if record.owner and isinstance(named, str) and self.index.defines(named) \
+                    and named != target.path(id=record.owner):
+                own = target.path(id=record.owner)
+                self.problems.append(_error(record, link.field, link.field, f"{named} is not the {target.label} "
+                                            f"of this file ({own}): move the record to that {target.label}'s "
+                                            "file"))
 
-        for record in self.sources.of("agrements"):
-            check(record, record.data, "activite", "activite")
-        for record in self.sources.of("avenants"):
-            check(record, record.data, "activite_exclue", "activite_exclue")
-        for record in self.sources.of("listes-agrees"):
-            check(record, record.data, "activite", "activite")
-            stem = record.file.rsplit("/", 1)[-1].removesuffix(".yaml")
-            if isinstance(record.data.get("activite"), str) and record.data["activite"] != stem:
-                self.problems.append(_error(record, "activite", "activite", f"the file must be named "
-                                            f"{record.data['activite']}.yaml, after its activité"))
+    def _check_vocabularies(self) -> None:
+        def check(record: Record, key: str, vocabulary_name: str, label: str, corpus_key: str) -> None:
+            value = record.data.get(key)
+            declared = self.vocabularies.get(vocabulary_name)
+            if isinstance(value, str) and declared and value not in declared:
+                self.problems.append(_error(record, key, key, f"unknown {label} {value!r} (declare it "
+                                            f"under {corpus_key} in {self.track.trees.sources}/corpus.yaml)"))
+
+        labels: dict[str, str] = {}
+        for vocabulary in self.track.vocabularies:
+            for name in vocabulary.fields:
+                kind, _, key = name.partition(".")
+                labels[name] = vocabulary.label
+                for record in self.sources.of(kind):
+                    check(record, key, vocabulary.name, vocabulary.label, vocabulary.key)
+        for collection in self.track.collections:
+            key = collection.source.named_by
+            if key is None:
+                continue
+            label = labels.get(f"{collection.name}.{key}", key)
+            for record in self.sources.of(collection.name):
+                stem = record.file.rsplit("/", 1)[-1].removesuffix(".yaml")
+                if isinstance(record.data.get(key), str) and record.data[key] != stem:
+                    self.problems.append(_error(record, key, key, f"the file must be named "
+                                                f"{record.data[key]}.yaml, after its {label}"))
 
     def _check_systeme(self) -> None:
         record = self.sources.systeme
@@ -395,19 +434,20 @@ class Validator:
                                         + ", ".join(missing)))
 
     def _check_reserved(self) -> None:
-        """The compiler writes ``ressource`` into /referentiel itself: a source key would be overwritten."""
+        """The compiler writes ``ressource`` into the référentiel itself: a source key would be overwritten."""
         record = self.sources.referentiel
         if record is None or not isinstance(record.data, dict):
             return
         for key in _RESERVED_REFERENTIEL:
             if key in record.data:
                 self.problems.append(_error(record, key, key, f"'{key}' is written by the compiler (it is the "
-                                            "served path, /referentiel): remove it from the source"))
+                                            f"served path, {self.track.referentiel}): remove it from the source"))
 
     def _check_date_order(self) -> None:
         """An end date before its start date is legal (a trap may need it) but rarely meant: say so."""
-        for kind, (first, last) in _DATE_ORDER.items():
-            for record in self.sources.of(kind):
+        for order in self.track.date_orders:
+            first, last = order.start, order.end
+            for record in self.sources.of(order.collection):
                 start, end = record.data.get(first), record.data.get(last)
                 if isinstance(start, str) and isinstance(end, str) and _DATE_SHAPE.fullmatch(start) \
                         and _DATE_SHAPE.fullmatch(end) and end < start:
@@ -425,8 +465,8 @@ class Validator:
                                             Severity.WARNING))
 
 
-def validate(sources: Sources) -> tuple[list[Problem], Index]:
+def validate(sources: Sources, track: Track) -> tuple[list[Problem], Index]:
     """Run every rule; return all problems (errors and warnings) and the index the compiler reuses."""
-    checker = Validator(sources)
+    checker = Validator(sources, track)
     problems = checker.run()
     return problems, checker.index

@@ -12,30 +12,31 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.contract.freeze import RECORD, read_record
-from generator.contract.manifest import BUILD_DIR, Manifest
-from generator.serving.nginx_settings import RenderError
+from generator.base.errors import RenderError
+from generator.contract.freeze import read_record
+from generator.contract.manifest import Manifest
+from generator.contract.places import Places
 
 
-def expected_hash(root: Path, given: str | None) -> tuple[str | None, str]:
+def expected_hash(root: Path, given: str | None, places: Places) -> tuple[str | None, str]:
     """The manifest hash a replica must serve, and where that expectation comes from."""
     if given:
         return given.strip().lower(), "--expect-manifest-hash"
-    record = read_record(root)  # a corrupt record is a FreezeRecordError naming it
+    record = read_record(root, places)  # a corrupt record is a FreezeRecordError naming it
     if record is not None:
-        return record.manifest_hash, str(root / RECORD)
+        return record.manifest_hash, str(root / places.record)
     return None, "nothing (no --expect-manifest-hash, no freeze record)"
 
 
-def prove_build(root: Path, expect: str | None = None) -> Manifest:
-    """Check build/ against the manifest and the manifest against the expectation; return the manifest."""
-    manifest = Manifest.load(root)
-    wanted, source = expected_hash(root, expect)
+def prove_build(root: Path, expect: str | None, places: Places) -> Manifest:
+    """Check a track's build against its manifest and the manifest against the expectation; return it."""
+    manifest = Manifest.load(root, places.manifest)
+    wanted, source = expected_hash(root, expect, places)
     if wanted is not None and manifest.hash != wanted:
-        raise RenderError(f"{root / 'manifest'}: manifest hash {manifest.hash} differs from {wanted} expected "
-                          f"by {source}; refusing to serve another corpus")
-    problems = manifest.check_tree(root / BUILD_DIR)
+        raise RenderError(f"{root / places.manifest}: manifest hash {manifest.hash} differs from {wanted} "
+                          f"expected by {source}; refusing to serve another corpus")
+    problems = manifest.check_tree(root / places.build)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise RenderError(f"{problems[0]}{more}; build/ must be exactly the manifest")
+        raise RenderError(f"{problems[0]}{more}; {places.build}/ must be exactly the manifest")
     return manifest

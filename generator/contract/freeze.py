@@ -1,6 +1,7 @@
 """The freeze record (spec §8, CONTRACT §5): what the pre-registration anchors, and the build guard.
 
-``freeze/record.json`` holds the manifest hash, the SHA-256 of the frozen barème section, the SHA-256 of
+A track's freeze record (``freeze/record.json`` for conformité: :class:`~generator.contract.places.Places`)
+holds the manifest hash, the SHA-256 of the frozen barème section, the SHA-256 of
 the task statements ``season/taches.json`` (entity, date d'examen, minimum and plafond of each task: the
 scorer reads them, so they are anchored too) and the answer-key commitment ``sha256(salt ‖ key bytes)``.
 The 32-byte salt lives in a file outside the repository and is published only at the close. Once the
@@ -21,15 +22,10 @@ from generator.base.bounded_read import PUBLISHED_LIMIT, SALT_LIMIT
 from generator.base.errors import FreezeRecordError, FrozenMismatch, ManifestError, read_file
 from generator.base.transaction import builder_lock, make_dir, reading, write_file
 from generator.contract.hashing import sha256_hex
-from generator.contract.manifest import MANIFEST_DIR, MANIFEST_FILE, Manifest
+from generator.contract.manifest import MANIFEST_FILE, Manifest
+from generator.contract.places import Places
 
-RECORD = Path("freeze") / "record.json"
 FORMAT = "corpus-freeze/2"  # /2: the task statements are anchored (taches.sha256)
-KEY_FILE = Path("season") / "cle.json"
-TASKS_FILE = Path("season") / "taches.json"
-BAREME_FILE = Path("spec") / "conformite-bareme-v3.section-5.txt"  # byte-exact copy of the published section
-# Published with the spec (CONTRACT §5): the only barème section this season may be frozen with.
-PUBLISHED_BAREME_SHA256 = "960a7374f4d905eff4a38a1cc800bd6e75e8ded891b5c6242da139ecb7da51f1"
 SALT_BYTES = 32
 
 
@@ -46,17 +42,19 @@ class FreezeRecord:
     bareme_sha256: str
     tasks_sha256: str
     key_commitment: str
+    places: Places | None = None  # where the record names its files; None for a record read back
 
     def to_bytes(self) -> bytes:
+        assert self.places is not None
         record = {"format": FORMAT, "corpus": self.corpus, "manifest_hash": self.manifest_hash,
-                  "bareme": {"section": "conformite-bareme-v3", "sha256": self.bareme_sha256},
-                  "taches": {"fichier": TASKS_FILE.as_posix(), "sha256": self.tasks_sha256},
-                  "cle": {"fichier": KEY_FILE.as_posix(), "engagement": self.key_commitment,
+                  "bareme": {"section": self.places.bareme_section, "sha256": self.bareme_sha256},
+                  "taches": {"fichier": self.places.tasks_file.as_posix(), "sha256": self.tasks_sha256},
+                  "cle": {"fichier": self.places.key_file.as_posix(), "engagement": self.key_commitment,
                           "sel": "32 octets aléatoires, hors du dépôt, publiés à la clôture"}}
         return (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
     @classmethod
-    def from_bytes(cls, data: bytes, source: str = RECORD.as_posix()) -> FreezeRecord:
+    def from_bytes(cls, data: bytes, source: str = "freeze/record.json") -> FreezeRecord:
         def fail(what: str) -> FreezeRecordError:
             return FreezeRecordError(f"{source}: {what}; the record is corrupt: restore it from git (it is "
                                      "committed and anchored), never rewrite it by hand")
@@ -91,9 +89,9 @@ class FreezeRecord:
         return cls(corpus, *hashes.values())
 
 
-def read_record(root: Path) -> FreezeRecord | None:
+def read_record(root: Path, places: Places) -> FreezeRecord | None:
     """The freeze record, or ``None`` when the season is not frozen."""
-    path = root / RECORD
+    path = root / places.record
     if not path.exists():
         return None
     return FreezeRecord.from_bytes(_read(path), str(path))
@@ -137,28 +135,28 @@ def _read(path: Path) -> bytes:
     return read_file(path, FreezeRecordError, "not found: run 'make build' first", limit=PUBLISHED_LIMIT)
 
 
-def freeze(root: Path, bareme: Path, salt_file: Path) -> bytes:
+def freeze(root: Path, bareme: Path, salt_file: Path, places: Places) -> bytes:
     """Write ``freeze/record.json`` from the committed manifest, the barème section and the key.
 
     Under the builder lock: no build or season build runs meanwhile, so the record anchors the manifest
     and the key as they stand, and every later build sees the record.
     """
     with builder_lock(root):
-        if (root / RECORD).exists():
-            raise FrozenMismatch(f"{RECORD} already exists: a season is frozen once (delete the record only to "
-                                 "start a new season)")
+        if (root / places.record).exists():
+            raise FrozenMismatch(f"{places.record} already exists: a season is frozen once (delete the record "
+                                 "only to start a new season)")
         bareme_hash = sha256_hex(_read(bareme))
-        if bareme_hash != PUBLISHED_BAREME_SHA256:
+        if bareme_hash != places.bareme_sha256:
             raise FrozenMismatch(f"{bareme} hashes to {bareme_hash}, not to the published barème section "
-                                 f"{PUBLISHED_BAREME_SHA256}")
+                                 f"{places.bareme_sha256}")
         with reading(root):
-            manifest = Manifest.load(root)
-            tasks = _read(root / TASKS_FILE)
-            key = _read(root / KEY_FILE)
+            manifest = Manifest.load(root, places.manifest)
+            tasks = _read(root / places.tasks_file)
+            key = _read(root / places.key_file)
         salt = load_or_make_salt(salt_file, root)
         data = FreezeRecord(manifest.corpus, manifest.hash, bareme_hash, sha256_hex(tasks),
-                            commitment(salt, key)).to_bytes()
-        path = root / RECORD
+                            commitment(salt, key), places).to_bytes()
+        path = root / places.record
         try:
             if not path.parent.is_dir():
                 make_dir(path.parent)
@@ -169,54 +167,54 @@ def freeze(root: Path, bareme: Path, salt_file: Path) -> bytes:
     return data
 
 
-def guard_manifest(root: Path, new: Manifest) -> None:
+def guard_manifest(root: Path, new: Manifest, places: Places) -> None:
     """Refuse a build whose manifest differs from the frozen one, naming the resources that change."""
-    record = read_record(root)
+    record = read_record(root, places)
     if record is None or new.hash == record.manifest_hash:
         return
     try:
-        changed = Manifest.read(root / MANIFEST_DIR / MANIFEST_FILE).changed_paths(new)
+        changed = Manifest.read(root / places.manifest / MANIFEST_FILE).changed_paths(new)
     except ManifestError:
         changed = []
     limit = 20
     shown = changed[:limit] + ([f"... ({len(changed) - limit} more)"] if len(changed) > limit else [])
-    raise FrozenMismatch(f"the season is frozen ({RECORD}, manifest hash {record.manifest_hash}); this "
+    raise FrozenMismatch(f"the season is frozen ({places.record}, manifest hash {record.manifest_hash}); this "
                          f"build would give {new.hash} and change: " + (", ".join(shown) or "the manifest itself"))
 
 
-def guard_season(root: Path, new_tasks: bytes, new_key: bytes) -> None:
+def guard_season(root: Path, new_tasks: bytes, new_key: bytes, places: Places) -> None:
     """Refuse to rewrite ``season/taches.json`` or ``season/cle.json`` once frozen (both are anchored).
 
     The statements are compared with their anchored SHA-256 (the record holds it); the key with the file
     on disk, since only its salted commitment is anchored and the salt is not at hand."""
-    record = read_record(root)
+    record = read_record(root, places)
     if record is None:
         return
     if sha256_hex(new_tasks) != record.tasks_sha256:
-        raise FrozenMismatch(f"the season is frozen ({RECORD}): {TASKS_FILE} would change, and its SHA-256 "
-                             f"{record.tasks_sha256} is anchored")
-    path = root / KEY_FILE
+        raise FrozenMismatch(f"the season is frozen ({places.record}): {places.tasks_file} would change, and "
+                             f"its SHA-256 {record.tasks_sha256} is anchored")
+    path = root / places.key_file
     if path.is_file() and _read(path) != new_key:
-        raise FrozenMismatch(f"the season is frozen ({RECORD}): {KEY_FILE} would change, and its commitment "
-                             "is anchored")
+        raise FrozenMismatch(f"the season is frozen ({places.record}): {places.key_file} would change, and its "
+                             "commitment is anchored")
 
 
-def check_freeze(root: Path, salt_file: Path | None) -> list[str]:
+def check_freeze(root: Path, salt_file: Path | None, places: Places) -> list[str]:
     """What the scorer checks before scoring (spec §8.5): the record against the repository."""
-    record = read_record(root)
+    record = read_record(root, places)
     if record is None:
-        return [f"{RECORD} not found: the season is not frozen"]
+        return [f"{places.record} not found: the season is not frozen"]
     problems = []
     with reading(root):
-        manifest_hash = sha256_hex(_read(root / MANIFEST_DIR / MANIFEST_FILE))
-        tasks_hash = sha256_hex(_read(root / TASKS_FILE))
-        key = _read(root / KEY_FILE)
+        manifest_hash = sha256_hex(_read(root / places.manifest / MANIFEST_FILE))
+        tasks_hash = sha256_hex(_read(root / places.tasks_file))
+        key = _read(root / places.key_file)
     if manifest_hash != record.manifest_hash:
         problems.append(f"manifest hash {manifest_hash} differs from the frozen {record.manifest_hash}")
     if tasks_hash != record.tasks_sha256:
-        problems.append(f"{TASKS_FILE} hashes to {tasks_hash}, not to the frozen {record.tasks_sha256}")
-    if record.bareme_sha256 != PUBLISHED_BAREME_SHA256:
+        problems.append(f"{places.tasks_file} hashes to {tasks_hash}, not to the frozen {record.tasks_sha256}")
+    if record.bareme_sha256 != places.bareme_sha256:
         problems.append("the record's barème hash is not the published one")
     if salt_file is not None and commitment(read_salt(salt_file), key) != record.key_commitment:
-        problems.append(f"sha256(salt ‖ {KEY_FILE}) differs from the frozen commitment")
+        problems.append(f"sha256(salt ‖ {places.key_file}) differs from the frozen commitment")
     return problems

@@ -132,9 +132,10 @@ class Manifest:
                                            limit=PUBLISHED_LIMIT), str(path))
 
     @classmethod
-    def load(cls, root: Path) -> Manifest:
-        """``ROOT/manifest/manifest.json`` read under the shared swap lock, checked against its ``.sha256``."""
-        folder = root / MANIFEST_DIR
+    def load(cls, root: Path, folder_name: str = MANIFEST_DIR) -> Manifest:
+        """``ROOT/manifest/manifest.json`` (a track's manifest folder) read under the shared swap lock, checked
+        against its ``.sha256``."""
+        folder = root / folder_name
         with reading(root):
             manifest = cls.read(folder / MANIFEST_FILE)
             try:

@@ -35,8 +35,9 @@ import orjson
 from generator.base.atomic_file import FileWriteError, check_target, write_atomic
 from generator.base.errors import GeneratorError, ManifestError
 from generator.base.output_places import OutputRefused, not_an_input, outside_protected
+from generator.compiler.track_file import load_tracks
 from generator.contract.manifest import MANIFEST_FILE, Manifest
-from generator.tracks import resource_types as col
+from generator.tracks.model import Collection
 
 REPORT_FORMAT = "corpus-log-report/1"
 FRONTAL = "frontal"
@@ -363,18 +364,20 @@ class PathKinds:
 
     declared_absent: frozenset[str]
     known: frozenset[str]
+    collections: tuple[Collection, ...] = ()  # the canonical shapes of every track served
 
     @classmethod
-    def from_manifest(cls, manifest_path: Path) -> PathKinds:
+    def from_manifest(cls, manifest_path: Path, collections: tuple[Collection, ...]) -> PathKinds:
         try:
             manifest = Manifest.read(manifest_path)
         except ManifestError as exc:
             raise LogReportError(f"{exc} (give --manifest, or run from the checkout)") from None
         return cls(frozenset(e.path for e in manifest.of_kind("absent")),
-                   frozenset(e.path for e in manifest.entries))
+                   frozenset(e.path for e in manifest.entries), collections)
 
     def is_absent(self, uri: str) -> bool:
-        return uri in self.declared_absent or (uri not in self.known and col.collection_of(uri) is not None)
+        return uri in self.declared_absent or (uri not in self.known
+                                               and any(c.matches(uri) for c in self.collections))
 
 
 @dataclass
@@ -718,7 +721,9 @@ def cmd_log_report(args: argparse.Namespace) -> int:
         return 2
     try:
         manifest = args.manifest or args.root / "manifest" / MANIFEST_FILE
-        report = Report(PathKinds.from_manifest(manifest), proxy_agent, since=args.since, until=args.until)
+        collections = tuple(c for track in load_tracks(args.root) for c in track.collections)
+        report = Report(PathKinds.from_manifest(manifest, collections), proxy_agent, since=args.since,
+                        until=args.until)
         files = log_files(args.logs)
     except LogReportError as exc:
         print(f"corpus log-report: {exc}", file=sys.stderr)

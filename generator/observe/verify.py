@@ -25,9 +25,10 @@ from generator.base.errors import GeneratorError
 from generator.base.secret_values import SecretError, read_secret_env, read_secret_file
 from generator.compiler.compile import absent_body
 from generator.compiler.output import body_bytes
+from generator.compiler.track_file import track_named
 from generator.contract.hashing import parsed_hash, request_hash, response_hash, sha256_hex
 from generator.contract.manifest import Entry, Manifest, bytes_difference
-from generator.tracks import resource_types as col
+from generator.tracks.model import Collection
 
 JSON_TYPE = "application/json; charset=utf-8"
 SECRET_HEADER = "X-Challenge-Secret"
@@ -74,7 +75,8 @@ def _from_bytes(label: str, path: str, status: int, data: bytes, **extra: Any) -
     return Expected(label, path, status, len(data), sha256_hex(data), response_hash(data), **extra)
 
 
-def undeclared_paths(manifest: Manifest, rng: random.Random | None = None) -> list[str]:
+def undeclared_paths(manifest: Manifest, collections: tuple[Collection, ...],
+                     rng: random.Random | None = None) -> list[str]:
     """One identifier per collection that has the collection's shape but names nothing in the manifest.
 
     Derived from a path the manifest lists (its last number changed), so it follows the collection's
@@ -82,7 +84,7 @@ def undeclared_paths(manifest: Manifest, rng: random.Random | None = None) -> li
     """
     taken = {e.path for e in manifest.entries}
     found = []
-    for collection in col.COLLECTIONS:
+    for collection in collections:
         model = next((p for p in sorted(taken) if collection.matches(p)), None)
         if model is None:
             continue
@@ -101,7 +103,8 @@ def _from_entry(label: str, path: str, status: int, entry: Entry, **extra: Any) 
     return Expected(label, path, status, entry.length, entry.sha256, entry.response_hash, **extra)
 
 
-def expectations(manifest: Manifest, secrets: list[str], rng: random.Random | None = None) -> list[Expected]:
+def expectations(manifest: Manifest, secrets: list[str], collections: tuple[Collection, ...],
+                 rng: random.Random | None = None) -> list[Expected]:
     """Everything to request: each served body, then the refusals, then undeclared absents."""
     base = manifest.base_url
     served = manifest.of_kind("resource", "absent")
@@ -128,7 +131,7 @@ def expectations(manifest: Manifest, secrets: list[str], rng: random.Random | No
     for index, other in enumerate(secrets[1:], start=2):
         plan.append(_from_entry(f"{sample} with accepted secret #{index}", sample, 200, sample_entry,
                                 secret=other))
-    for path in undeclared_paths(manifest, rng):
+    for path in undeclared_paths(manifest, collections, rng):
         plan.append(_from_bytes(f"undeclared absent {path}", path, 200, body_bytes(absent_body(path)),
                                 secret=secret))
     return plan
@@ -162,11 +165,12 @@ def check_one(session: requests.Session, base_url: str, canonical_base: str, exp
     return problems
 
 
-def verify(base_url: str, manifest: Manifest, secrets: list[str], *, verify_tls: bool | str = True,
+def verify(base_url: str, manifest: Manifest, secrets: list[str], *, collections: tuple[Collection, ...],
+           verify_tls: bool | str = True,
            timeout: float = 10.0, progress: Callable[[int, int, int], None] | None = None,
            rng: random.Random | None = None) -> tuple[int, list[Difference]]:
     """Run every check; returns (number of checks, differences)."""
-    plan = expectations(manifest, secrets, rng)
+    plan = expectations(manifest, secrets, collections, rng)
     differences: list[Difference] = []
     base = base_url.rstrip("/")
     with requests.Session() as session:
@@ -215,7 +219,8 @@ def _summary(count: int, differences: Iterable[Difference], elapsed: float) -> t
 
 def cmd_verify(args: argparse.Namespace) -> int:
     secrets = _secrets(args)
-    manifest = Manifest.load(args.root)
+    track = track_named(args.root, args.track)
+    manifest = Manifest.load(args.root, track.trees.manifest)
     verify_tls: bool | str = True
     if args.insecure:
         import urllib3
@@ -225,7 +230,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     elif args.ca is not None:
         verify_tls = str(args.ca)
     started = time.monotonic()
-    count, differences = verify(args.url, manifest, secrets, verify_tls=verify_tls, timeout=args.timeout,
+    count, differences = verify(args.url, manifest, secrets, collections=track.collections,
+                                verify_tls=verify_tls, timeout=args.timeout,
                                 progress=_printer(max(args.progress_every, 1)))
     text, code = _summary(count, differences, time.monotonic() - started)
     print(text)
@@ -233,7 +239,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from generator.cli.main import add_root_options
+    from generator.cli.main import add_root_options, add_track_option
 
     p = sub.add_parser(
         "verify", help="crawl a running server from the manifest and compare every byte and hash",
@@ -252,4 +258,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     tls.add_argument("--insecure", action="store_true", help="do not verify the TLS certificate")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
     p.add_argument("--progress-every", type=int, default=50, help="progress line every N checks (default 50)")
+    add_track_option(p, "the track whose manifest to crawl (default: the checkout's first, conformite)")
     p.set_defaults(func=cmd_verify)

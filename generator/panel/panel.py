@@ -34,23 +34,15 @@ from typing import Any
 
 from generator.base.atomic_file import FileWriteError, write_new
 from generator.base.errors import GeneratorError, Location, Problem
-from generator.panel.independent import EXCEPTIONS, INDEPENDENT
 from generator.season.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
 from generator.season.checks import SeasonReport, TaskReport
-from generator.season.evaluator import (
-    ALL_SHORTCUTS,
-    FAMILY_SHORTCUTS,
-    NAMED_SHORTCUTS,
-    VRAI,
-    Evaluation,
-    Strategy,
-    evaluate,
-)
+from generator.season.evaluation import Evaluation, Strategy
 from generator.season.founding import is_link, reverse_form, whole_array_form
 from generator.season.graph import Graph, concerns_entity, probant_facts, task_graph
+from generator.season.logic import TrackLogic, load_logic
 from generator.season.model import Season
-from generator.season.reader import CorpusReader, Fact, is_probant, resolve_pointer
-from generator.tracks import resource_types as col
+from generator.season.reader import CorpusReader, Fact, resolve_pointer
+from generator.tracks.model import systeme_path
 
 
 @dataclass
@@ -98,7 +90,7 @@ def decided(ctx: Context) -> list[list[Fact]]:
 
 
 def admissible(ctx: Context, fact: Fact) -> bool:
-    return fact.ressource in ctx.graph and is_probant(fact.ressource, fact.champ) \
+    return fact.ressource in ctx.graph and ctx.reader.is_probant(fact.ressource, fact.champ) \
         and concerns_entity(ctx.reader, ctx.report.statement.task, ctx.graph, fact)
 
 
@@ -131,16 +123,16 @@ def links_first(ctx: Context) -> tuple[str, Claims]:
     chosen: Claims = []
     for group in decided(ctx):
         for f in group:
-            if is_link(f):
+            if is_link(ctx.reader, f):
                 chosen += [f, *filter(None, [reverse_form(ctx.reader, f)])]
-        chosen += [f for f in group if not is_link(f)]
+        chosen += [f for f in group if not is_link(ctx.reader, f)]
     return ctx.evaluation.verdict, fill(chosen, filler(ctx), ctx.minimum, ctx.plafond)
 
 
 def terms_first(ctx: Context) -> tuple[str, Claims]:
     """Comparison terms first, links as the whole array of the citing field, then filler to the plafond."""
     facts = [f for group in decided(ctx) for f in group]
-    terms = [f for f in facts if not is_link(f)]
+    terms = [f for f in facts if not is_link(ctx.reader, f)]
     links = [w for f in facts if (w := whole_array_form(ctx.reader, f)) is not None]
     return ctx.evaluation.verdict, fill([*terms, *links], filler(ctx), ctx.plafond, ctx.plafond)
 
@@ -158,59 +150,11 @@ def own_first(ctx: Context) -> tuple[str, Claims]:
     return ctx.evaluation.verdict, fill(turns, filler(ctx, own_only=True), ctx.plafond, ctx.plafond)
 
 
-# -- outside the rule ----------------------------------------------------------------------------------
-
-# What a reader who "shows the document is in order" asserts for a satisfied criterion instead of what
-# the published rule (/referentiel, principes.justification) asks: statuts, list entries and start dates,
-# never the link that attaches the document nor its retained end date.
-NOT_ASSERTED = ("/date_fin_validite", "/nouvelle_date_fin", "/date_effet", "/agrements", "/attestations",
-                "/avenants")
-
-
-def _instead(fact: Fact) -> bool:
-    """Whether the statut-minded reader leaves ``fact`` out: a link (either direction, or the whole array)
-    or a term of the retained end date."""
-    back = (col.collection_of(fact.ressource) in (col.AGREMENTS, col.ATTESTATIONS) and fact.champ == "/entite") \
-        or (col.collection_of(fact.ressource) is col.AVENANTS and fact.champ == "/attestation")
-    return is_link(fact) or back or fact.champ in NOT_ASSERTED
-
-
-def _in_order_rank(fact: Fact) -> int | None:
-    """What shows a document "in order", most telling first: a statut (the register's, the entity's, a
-    declaration's), the list entry's statut, a start date, the rest of the list entry; None otherwise."""
-    listed = col.collection_of(fact.ressource) is col.LISTES_AGREES
-    if fact.champ in ("/statut", "/statut_declaration"):
-        return 0
-    if listed:
-        return 1 if fact.champ.endswith("/statut") else 3
-    return 2 if fact.champ in ("/date_debut", "/date_emission") else None
-
-
-def statuts_instead_of_dates(ctx: Context) -> tuple[str, Claims]:
-    """The right verdict; for each satisfied criterion that decides it, the register's statut, the list
-    entry and the start date the reading met instead of the link and the retained end date (season 1's
-    blind audit on its conforme tasks). A verdict that no satisfied criterion decides (non_conforme,
-    indeterminable) is justified as ``liens-d-abord`` justifies it."""
-    if not any(c.etat == VRAI for c in ctx.evaluation.deciding):
-        return links_first(ctx)
-    groups: list[list[Fact]] = []
-    for criterion in ctx.evaluation.deciding:
-        seen = [f for c, f in ctx.evaluation.read if c == criterion.id and admissible(ctx, f)
-                and not _instead(f) and _in_order_rank(f) is not None]
-        groups.append(sorted(dict.fromkeys(seen), key=_in_order_rank))
-    turns: Claims = []
-    for rank in range(max((len(g) for g in groups), default=0)):
-        turns += [g[rank] for g in groups if rank < len(g)]
-    extra = [f for f in filler(ctx, own_only=True) if not _instead(f)]
-    return ctx.evaluation.verdict, fill(turns, extra, ctx.minimum, ctx.plafond)
-
-
 HONEST: dict[str, Builder] = {
     "liens-d-abord": links_first,
     "termes-d-abord": terms_first,
     "ressources-propres-d-abord": own_first,
-    **INDEPENDENT,  # written from the served /referentiel alone, before the key (independent.py)
-}
+}  # then the track's INDEPENDENT agents, written from the served référentiel alone, before the key
 
 
 # -- abusers --------------------------------------------------------------------------------------------
@@ -220,7 +164,7 @@ def list_only(ctx: Context) -> tuple[str, Claims]:
     pages = sorted(ctx.graph.common)
     facts = [Fact(p, f"/entrees/{k}/{name}", v) for p in pages
              for k, entry in enumerate(ctx.reader.fetch(p).get("entrees", []))
-             for name, v in entry.items() if is_probant(p, f"/entrees/{k}/{name}")]
+             for name, v in entry.items() if ctx.reader.is_probant(p, f"/entrees/{k}/{name}")]
     return ctx.evaluation.verdict, facts[:ctx.minimum]
 
 
@@ -243,8 +187,17 @@ def other_resource(ctx: Context, fact: Fact) -> str:
 
 
 def foreign_resource(ctx: Context) -> str:
-    return next(f"{col.ENTITES.prefix}{p.stem}" for p in sorted((ctx.reader.build_dir / "entites").glob("*.json"))
-                if f"{col.ENTITES.prefix}{p.stem}" not in ctx.graph)
+    """A document of the start collection (another entity) outside the task's graph."""
+    prefix = ctx.reader.track.collection(ctx.reader.track.graph.start_collection).prefix
+    return next(f"{prefix}{p.stem}" for p in sorted((ctx.reader.build_dir / prefix.strip("/")).glob("*.json"))
+                if f"{prefix}{p.stem}" not in ctx.graph)
+
+
+def non_probant_field(ctx: Context, path: str) -> str:
+    """The first served text field of ``path`` that no criterion consumes (an entity's /denomination)."""
+    doc = ctx.reader.fetch(path)
+    return next(f"/{key}" for key, value in doc.items() if key not in ("ressource", "existe")
+                and isinstance(value, str) and not ctx.reader.is_probant(path, f"/{key}"))
 
 
 def wrong_value(value: Any) -> Any:
@@ -257,32 +210,38 @@ def wrong_value(value: Any) -> Any:
 
 # -- running it -----------------------------------------------------------------------------------------
 
-def _row(name: str, kind: str, root: Path, submissions: list[dict[str, Any]]) -> Row:
+def _row(name: str, kind: str, root: Path, submissions: list[dict[str, Any]], reader: CorpusReader) -> Row:
     from generator.score import score_submissions
 
-    return Row(name, kind, submissions, score_submissions(submissions, root=root))
+    return Row(name, kind, submissions, score_submissions(submissions, root=root, track=reader.track))
 
 
 def _submissions(root: Path, contexts: list[Context], build: Builder) -> list[dict[str, Any]]:
     from generator.score import make_submission
+    from generator.score.inputs import load_manifest
 
     out = []
     for ctx in contexts:
         verdict, claims = build(ctx)
-        out.append(make_submission(root, ctx.task_id, verdict, [(f.ressource, f.champ, f.valeur) for f in claims]))
+        manifest = load_manifest(root, ctx.reader.track.trees.manifest)
+        stated = [(f.ressource, f.champ, f.valeur) for f in claims]
+        out.append(make_submission(manifest, ctx.task_id, verdict, stated, piste=ctx.reader.track.piste))
     return out
 
 
 def _tampered(root: Path, contexts: list[Context], kind: str) -> list[dict[str, Any]]:
     """Honest submissions (links first), each altered once in the way ``kind`` names."""
     from generator.score import make_disclosure
+    from generator.score.inputs import load_manifest
 
     subs = _submissions(root, contexts, links_first)
     for ctx, sub in zip(contexts, subs, strict=True):
+        manifest = load_manifest(root, ctx.reader.track.trees.manifest)
         first = sub["assertions"][0]
         claim = first["claim"]
         if kind == "ressource":
-            proof_id, disclosure = make_disclosure(root, other_resource(ctx, Fact(claim["resource"], "", None)))
+            other = other_resource(ctx, Fact(claim["resource"], "", None))
+            proof_id, disclosure = make_disclosure(manifest, other)
             sub["disclosures"] = {k: v for k, v in sub["disclosures"].items() if k not in first["proof_ids"]
                                   or any(k in a["proof_ids"] for a in sub["assertions"][1:])}
             sub["disclosures"][proof_id] = disclosure
@@ -290,7 +249,7 @@ def _tampered(root: Path, contexts: list[Context], kind: str) -> list[dict[str, 
         elif kind == "valeur":
             claim["value"] = wrong_value(claim["value"])
         elif kind == "defaut":
-            proof_id, disclosure = make_disclosure(root, claim["resource"], response_of=col.systeme_path("403"))
+            proof_id, disclosure = make_disclosure(manifest, claim["resource"], response_of=systeme_path("403"))
             sub["disclosures"] = {k: v for k, v in sub["disclosures"].items() if k not in first["proof_ids"]
                                   or any(k in a["proof_ids"] for a in sub["assertions"][1:])}
             sub["disclosures"][proof_id] = disclosure
@@ -308,7 +267,7 @@ def _tampered(root: Path, contexts: list[Context], kind: str) -> list[dict[str, 
                 sub["assertions"].append({**assertion, "id": f"a-plus-{n}"})
             sub["disclosures"].update(more["disclosures"])
         elif kind == "hors-graphe":
-            proof_id, disclosure = make_disclosure(root, foreign_resource(ctx))
+            proof_id, disclosure = make_disclosure(manifest, foreign_resource(ctx))
             sub["assertions"][0] = {"id": first["id"], "claim": {"resource": foreign_resource(ctx),
                                                                  "field": "/statut", "value": resolve_pointer(
                                                                      ctx.reader.fetch(foreign_resource(ctx)),
@@ -316,11 +275,13 @@ def _tampered(root: Path, contexts: list[Context], kind: str) -> list[dict[str, 
             sub["disclosures"][proof_id] = disclosure
             _prune(sub)
         elif kind == "non-probant":
-            entity = ctx.report.statement.task.entite
-            proof_id, disclosure = make_disclosure(root, entity)
-            name = ctx.reader.fetch(entity)["denomination"]
-            sub["assertions"][0] = {"id": first["id"], "claim": {"resource": entity, "field": "/denomination",
-                                                                 "value": name}, "proof_ids": [proof_id]}
+            entity = ctx.report.statement.task.field(ctx.reader.track.graph.start)
+            proof_id, disclosure = make_disclosure(manifest, entity)
+            pointer = non_probant_field(ctx, entity)
+            sub["assertions"][0] = {"id": first["id"], "claim": {"resource": entity, "field": pointer,
+                                                                 "value": resolve_pointer(ctx.reader.fetch(entity),
+                                                                                          pointer)},
+                                    "proof_ids": [proof_id]}
             sub["disclosures"][proof_id] = disclosure
             _prune(sub)
     return subs
@@ -342,11 +303,11 @@ TAMPERS = {
 }
 
 
-def _trap_tasks(season: Season, strategy: Strategy) -> list[str]:
+def _trap_tasks(season: Season, logic: TrackLogic, strategy: Strategy) -> list[str]:
     out = []
     for task_id, entry in season.key.items():
-        named = NAMED_SHORTCUTS.get(entry.raccourci or "")
-        if (named or FAMILY_SHORTCUTS.get(entry.famille)) is strategy:
+        named = logic.NAMED_SHORTCUTS.get(entry.raccourci or "")
+        if (named or logic.FAMILY_SHORTCUTS.get(entry.famille)) is strategy:
             out.append(task_id)
     return sorted(out)
 
@@ -368,74 +329,67 @@ def _expect_tamper(row: Row, expect: str) -> None:
 
 def run_panel(root: Path, season: Season, report: SeasonReport, reader: CorpusReader) -> list[Row]:
     """Score every agent of the panel against ``root``'s build and manifest and the season's key."""
+    track = reader.track
     with tempfile.TemporaryDirectory(prefix="panel-") as tmp:
         scoring_root = Path(tmp)
-        for name in ("build", "manifest"):
+        for name in (track.trees.build, track.trees.manifest):
             (scoring_root / name).symlink_to((root / name).resolve())
-        (scoring_root / "season").mkdir()
-        (scoring_root / "season" / TASKS_ARTIFACT).write_bytes(tasks_artifact(season))
-        (scoring_root / "season" / KEY_ARTIFACT).write_bytes(key_artifact(season))
+        (scoring_root / track.trees.season).mkdir()
+        (scoring_root / track.trees.season / TASKS_ARTIFACT).write_bytes(tasks_artifact(season, track))
+        (scoring_root / track.trees.season / KEY_ARTIFACT).write_bytes(key_artifact(season))
         return _run(scoring_root, season, report, reader)
 
 
 def _contexts(report: SeasonReport, reader: CorpusReader, strategy: Strategy | None) -> list[Context]:
+    logic = load_logic(reader.track)
     out = []
     for t in report.tasks:
-        ev = t.evaluation if strategy is None else evaluate(t.statement.task, reader, strategy)
+        ev = t.evaluation if strategy is None else logic.evaluate(t.statement.task, reader, strategy)
         out.append(Context(t, ev, reader, task_graph(reader, t.statement.task)))
     return out
 
 
 def _run(root: Path, season: Season, report: SeasonReport, reader: CorpusReader) -> list[Row]:
     rows: list[Row] = []
+    track, logic = reader.track, load_logic(reader.track)
     honest = _contexts(report, reader, None)
-    best = max((sum(e.verdict == v for e in season.key.values()) for v in ("conforme", "non_conforme",
-                                                                         "indeterminable")), default=0)
-    for name, build in HONEST.items():
-        row = _row(name, "honnête", root, _submissions(root, honest, build))
-        excused = EXCEPTIONS.get(name, {})  # tasks a cited season defect lets it fail (independent.py)
+    best = max((sum(e.verdict == v for e in season.key.values()) for v in track.verdicts), default=0)
+    for name, build in {**HONEST, **logic.INDEPENDENT}.items():
+        row = _row(name, "honnête", root, _submissions(root, honest, build), reader)
+        excused = logic.EXCEPTIONS.get(name, {})  # tasks a cited season defect lets it fail (independent.py)
         failing = [t for t in row.report["taches"] if not t["reussie"] and t["tache"] not in excused]
         if failing or row.report["overclaim"]["non_etayees"]:
             row.problems += [f"{t['tache']}: {t['statut']}, verdict_exact {t['verdict_exact']}, fondé {t['fonde']}"
                              f", missing {[(f['ressource'], f['champ']) for f in t['faits_manquants']]}"
                              for t in failing] or ["overclaim is not 0"]
         rows.append(row)
-    for strategy in ALL_SHORTCUTS:
+    for strategy in logic.ALL_SHORTCUTS:
         contexts = _contexts(report, reader, strategy)
-        row = _row(strategy.name, "raccourci", root, _submissions(root, contexts, links_first))
+        row = _row(strategy.name, "raccourci", root, _submissions(root, contexts, links_first), reader)
         reussies = {t["tache"] for t in row.report["taches"] if t["reussie"]}
         wrong = {c.task_id for c in contexts if season.key.get(c.task_id) is not None
                  and c.evaluation.verdict != season.key[c.task_id].verdict}
         row.problems += [f"{task_id}: scored réussie though its reading answers wrong" for task_id in
                          sorted(wrong & reussies)]
         row.problems += [f"{task_id}: its trap task is not failed" for task_id in
-                         sorted(set(_trap_tasks(season, strategy)) & reussies)]
+                         sorted(set(_trap_tasks(season, logic, strategy)) & reussies)]
         rows.append(row)
-    row = _row("statuts-au-lieu-des-dates", "hors-règle", root,
-               _submissions(root, honest, statuts_instead_of_dates))
-    for t in row.report["taches"]:
-        conforme = season.key[t["tache"]].verdict == "conforme"
-        if t["statut"] != "rendue" or not t["verdict_exact"]:
-            row.problems.append(f"{t['tache']}: {t['statut']}, verdict_exact {t['verdict_exact']}, expected "
-                                "rendue with the exact verdict")
-        elif t["fonde"] == conforme:
-            wanted = "non fondé (satisfied criteria without link and end date)" if conforme else "fondé"
-            row.problems.append(f"{t['tache']}: fondé {t['fonde']}, expected {wanted}")
-    if row.report["overclaim"]["non_etayees"]:
-        row.problems.append("overclaim is not 0")
-    rows.append(row)
-    row = _row("listes-seules", "abus", root, _submissions(root, honest, list_only))
+    for name, (build, expect) in logic.OUTSIDE_RULE.items():  # the track's readings outside the rule
+        row = _row(name, "hors-règle", root, _submissions(root, honest, build), reader)
+        row.problems += expect(row.report, season)
+        rows.append(row)
+    row = _row("listes-seules", "abus", root, _submissions(root, honest, list_only), reader)
     row.problems += [f"{t['tache']}: {t['statut']}, expected non_rendue or rejetee_cloture"
                      for t in row.report["taches"] if t["statut"] not in ("non_rendue", "rejetee_cloture")]
     rows.append(row)
-    for verdict in ("conforme", "non_conforme", "indeterminable"):
+    for verdict in track.verdicts:
         row = _row(f"remplissage-constant-{verdict}", "abus", root,
-                   _submissions(root, honest, constant_filler(verdict)))
+                   _submissions(root, honest, constant_filler(verdict)), reader)
         if row.report["reussite"] > best:
             row.problems.append(f"réussite {row.report['reussite']} above the best constant answer {best}")
         rows.append(row)
     for name, (kind, expect) in TAMPERS.items():
-        row = _row(name, "abus", root, _tampered(root, honest, kind))
+        row = _row(name, "abus", root, _tampered(root, honest, kind), reader)
         _expect_tamper(row, expect)
         rows.append(row)
     return rows

@@ -11,31 +11,30 @@ from typing import Any
 
 from generator.score.inputs import ScoringInputs
 from generator.season.graph import concerns_entity
-from generator.season.reader import Fact, collection_prefix, pointer_pattern
+from generator.season.reader import Fact, pointer_pattern
 
 
 def _claim_problem(index: int, claim: dict[str, Any], task_id: str, inputs: ScoringInputs) -> str | None:
     statement = inputs.statements[task_id]
     graph = inputs.graph(task_id)
+    spec = inputs.track.graph
     resource, field = claim["resource"], claim["field"]
     where = f"/assertions/{index}/claim"
     if resource not in graph:
-        return (f"{where}/resource: {resource} is outside the graph of {task_id} (spec §5.2: the entity "
-                f"{statement.task.entite}, its agréments, its attestations and their avenants, its bénéficiaires "
-                f"pages, the pages of /listes/agrees/{statement.task.activite}/ and of /mesures-restrictives/)")
+        described = spec.description.format(**dict(statement.task.fields))
+        return f"{where}/resource: {resource} is outside the graph of {task_id} (spec §5.2: {described})"
     if field == "":
         return (f"{where}/field: the empty pointer designates the whole document of {resource}: assert one "
                 "probant field (spec §5.7)")
-    prefix = collection_prefix(resource)
+    prefix = inputs.reader.collection_prefix(resource)
     allowed = inputs.champs.get(prefix, frozenset())
     if pointer_pattern(field) not in allowed:
-        return (f"{where}/field: {field} of {resource} is consumed by no criterion of /referentiel (spec §5.7); "
-                f"probant fields of {prefix}: {', '.join(sorted(allowed)) or 'none'}")
+        return (f"{where}/field: {field} of {resource} is consumed by no criterion of {inputs.track.referentiel} "
+                f"(spec §5.7); probant fields of {prefix}: {', '.join(sorted(allowed)) or 'none'}")
     if resource in graph.common and not concerns_entity(inputs.reader, statement.task, graph,
                                                         Fact(resource, field, claim["value"])):
-        return (f"{where}: {resource} {field} bears on an entry that does not concern {statement.task.entite} "
-                "(spec §5.2: in the liste des agréés, an entry whose entite is the entity; in the mesures "
-                "restrictives, an entry whose nom and prenoms are those of one of its bénéficiaires)")
+        return (f"{where}: {resource} {field} bears on an entry that does not concern "
+                f"{statement.task.field(spec.start)} (spec §5.2: {spec.concerns_text})")
     return None
 
 

@@ -47,7 +47,7 @@ def make_disclosure(root: Path | Manifest, resource: str, *,
 
 
 def make_submission(root: Path | Manifest, task_id: str, verdict: str, claims: list[tuple[str, str, Any]], *,
-                    season: int = 1, agent_did: str = "did:key:z6MkPanelAgent") -> dict[str, Any]:
+                    piste: str, season: int = 1, agent_did: str = "did:key:z6MkPanelAgent") -> dict[str, Any]:
     """A §4 submission asserting ``claims`` (resource, field, value), each cited with an honest proof."""
     manifest = _manifest(root)  # read once for every proof of the submission
     assertions, disclosures = [], {}
@@ -56,5 +56,5 @@ def make_submission(root: Path | Manifest, task_id: str, verdict: str, claims: l
         disclosures[proof_id] = disclosure
         assertions.append({"id": f"a{number}", "claim": {"resource": resource, "field": field, "value": value},
                            "proof_ids": [proof_id]})
-    return {"season": season, "track": "conformite", "task_id": task_id, "agent_did": agent_did,
+    return {"season": season, "track": piste, "task_id": task_id, "agent_did": agent_did,
             "verdict": verdict, "assertions": assertions, "disclosures": disclosures}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from jsonschema.exceptions import ValidationError
@@ -45,18 +46,20 @@ def _schema_message(error: ValidationError) -> str:
 
 
 @cache
-def quick_check() -> Callable[[Any], bool]:
+def quick_check(folder: Path) -> Callable[[Any], bool]:
     """A yes/no check that accepts only what the schema accepts, ten times faster than jsonschema.
 
-    When it says no, jsonschema decides and words the messages."""
-    return quick_schema_check(SCHEMA) or validator(SCHEMA).is_valid
+    When it says no, jsonschema decides and words the messages. ``folder``: the track's schemas (the
+    submission's task ids and verdicts are the track's)."""
+    return quick_schema_check(SCHEMA, folder) or validator(SCHEMA, folder).is_valid
 
 
-def schema_problems(submission: Any) -> list[str]:
-    """The submission against ``submission.schema.json`` (Draft 2020-12), every error, in document order."""
-    if quick_check()(submission):
+def schema_problems(submission: Any, folder: Path) -> list[str]:
+    """The submission against the track's ``submission.schema.json`` (Draft 2020-12), every error, in
+    document order."""
+    if quick_check(folder)(submission):
         return []
-    check = validator(SCHEMA)
+    check = validator(SCHEMA, folder)
     errors = sorted(check.iter_errors(submission), key=lambda e: [str(p) for p in e.absolute_path])
     return [_schema_message(e) for e in errors]
 
@@ -126,7 +129,7 @@ def entry_problems(submission: Any, inputs: ScoringInputs) -> list[str]:
     if deep is not None:
         return [f"{deep}: nested deeper than {MAX_DEPTH} levels: no corpus value is; assert a field nearer "
                 "the top of the document"]
-    problems = schema_problems(submission)
+    problems = schema_problems(submission, inputs.track.schemas)
     if problems:
         return problems  # the checks below read the structure the schema guarantees
     return (_season_problems(submission, inputs) + _assertion_problems(submission["assertions"])

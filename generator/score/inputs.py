@@ -17,13 +17,13 @@ from typing import Any
 
 from generator.base.bounded_read import PUBLISHED_LIMIT
 from generator.base.errors import GeneratorError, ManifestError, read_file
-from generator.contract.freeze import KEY_FILE, TASKS_FILE
 from generator.contract.manifest import Manifest
 from generator.score.key import KEY_SCHEMA, TASKS_SCHEMA, shape_problem
-from generator.season.evaluator import Task
 from generator.season.graph import Graph, task_graph
 from generator.season.reader import CorpusReader
-from generator.tracks import resource_types as col
+from generator.season.referentiel import consumed_fields
+from generator.season.task import Task
+from generator.tracks.model import Track, file_for, systeme_path
 
 # §4.1: a response hash equal to one of these bodies is an instrument defect (ArkForge's, not the agent's).
 DEFECT_STATUSES = (403, 503, 400)
@@ -61,29 +61,30 @@ def defect_hashes(manifest: Manifest) -> dict[str, int]:
     return {e.response_hash: e.status for e in manifest.of_kind("systeme") if e.status in DEFECT_STATUSES}
 
 
-def load_manifest(root: Path) -> Manifest:
-    """The published manifest, checked against ``manifest.sha256``."""
+def load_manifest(root: Path, folder: str = "manifest") -> Manifest:
+    """A track's published manifest (its ``manifest`` folder), checked against ``manifest.sha256``."""
     try:
-        return Manifest.load(root)
+        return Manifest.load(root, folder)
     except ManifestError as exc:
         raise ScoreInputError(str(exc)) from None
 
 
-def _read_shaped(root: Path, relative: Path, schema_name: str) -> Any:
+def _read_shaped(root: Path, relative: Path, schema_name: str, track: Track) -> Any:
     """A season file, refused with its first field in error unless it has the published shape."""
     data = _read_json(root, relative)
-    problem = shape_problem(schema_name, data)
+    problem = shape_problem(schema_name, data, track.schemas)
     if problem is not None:
         raise ScoreInputError(f"{relative}: {problem}; not the file 'corpus build-season' writes "
                               f"(published shape: generator/schemas/{schema_name}.schema.json)")
     return data
 
 
-def load_statements(root: Path) -> tuple[int, dict[str, Statement]]:
-    data = _read_shaped(root, TASKS_FILE, TASKS_SCHEMA)
+def load_statements(root: Path, track: Track) -> tuple[int, dict[str, Statement]]:
+    tasks_file = track.places.tasks_file
+    data = _read_shaped(root, tasks_file, TASKS_SCHEMA, track)
     statements: dict[str, Statement] = {}
     for index, t in enumerate(data["taches"]):
-        where = f"{TASKS_FILE}: /taches/{index}"
+        where = f"{tasks_file}: /taches/{index}"
         if t["id"] in statements:
             raise ScoreInputError(f"{where}/id: {t['id']} is already the id of an earlier task")
         minimum, plafond = t["assertions"]["minimum"], t["assertions"]["plafond"]
@@ -93,23 +94,18 @@ def load_statements(root: Path) -> tuple[int, dict[str, Statement]]:
             date.fromisoformat(t["date_examen"])
         except ValueError:
             raise ScoreInputError(f"{where}/date_examen: {t['date_examen']} is not a calendar date") from None
-        statements[t["id"]] = Statement(Task(t["id"], t["entite"], t["activite"], t["date_examen"]), minimum,
-                                        plafond)
+        missing = [name for name in track.statement_fields if not isinstance(t.get(name), str)]
+        if missing:
+            raise ScoreInputError(f"{where}/{missing[0]}: missing: a statement of the track {track.piste} states "
+                                  f"{', '.join(track.statement_fields)}")
+        fields = tuple((name, t[name]) for name in track.statement_fields)
+        statements[t["id"]] = Statement(Task(t["id"], fields), minimum, plafond)
     return data["saison"], statements
 
 
-def load_key(root: Path) -> tuple[int, dict[str, dict[str, Any]]]:
-    data = _read_shaped(root, KEY_FILE, KEY_SCHEMA)
+def load_key(root: Path, track: Track) -> tuple[int, dict[str, dict[str, Any]]]:
+    data = _read_shaped(root, track.places.key_file, KEY_SCHEMA, track)
     return data["saison"], data["taches"]
-
-
-def consumed_fields(referentiel: Any) -> dict[str, frozenset[str]]:
-    """Collection prefix -> the pointer patterns some criterion of ``/referentiel`` consumes (``champs``)."""
-    found: dict[str, set[str]] = {}
-    for critere in referentiel.get("criteres", []) if isinstance(referentiel, dict) else []:
-        for prefix, patterns in (critere.get("champs") or {}).items():
-            found.setdefault(prefix, set()).update(patterns)
-    return {prefix: frozenset(patterns) for prefix, patterns in found.items()}
 
 
 class VerifiedReader(CorpusReader):
@@ -120,8 +116,8 @@ class VerifiedReader(CorpusReader):
     byte is read. Any other path answers the verified ``/_systeme/404`` body. A file of ``build/`` that the
     manifest does not list is refused rather than trusted."""
 
-    def __init__(self, build_dir: Path, manifest: Manifest) -> None:
-        super().__init__(build_dir)
+    def __init__(self, build_dir: Path, manifest: Manifest, track: Track) -> None:
+        super().__init__(build_dir, track)
         self.manifest = manifest
 
     def fetch(self, path: str) -> Any:
@@ -132,14 +128,15 @@ class VerifiedReader(CorpusReader):
             data = read_file(self.build_dir / entry.file, ScoreRefused,
                              f"missing: the frozen bytes of {path} are needed to score", limit=PUBLISHED_LIMIT)
             problem = entry.difference(data)
+            build = self.track.trees.build
             if problem is not None:
-                raise ScoreRefused(f"build/{entry.file}: {problem}: the frozen bytes were altered")
+                raise ScoreRefused(f"{build}/{entry.file}: {problem}: the frozen bytes were altered")
             self._cache[path] = json.loads(data)
-        elif (self.build_dir / col.file_for(path)).is_file():
-            raise ScoreRefused(f"build/{col.file_for(path)}: not in the manifest: the frozen bytes of {path} "
-                               "cannot be checked")
-        elif col.collection_of(path) is None:
-            self._cache[path] = self.fetch(col.systeme_path("404"))
+        elif (self.build_dir / file_for(path)).is_file():
+            raise ScoreRefused(f"{self.track.trees.build}/{file_for(path)}: not in the manifest: the frozen bytes "
+                               f"of {path} cannot be checked")
+        elif self.track.collection_of(path) is None:
+            self._cache[path] = self.fetch(systeme_path("404"))
         else:
             return super().fetch(path)  # the absent body, computed from the path
         return self._cache[path]
@@ -150,6 +147,7 @@ class ScoringInputs:
     """Everything one scoring run reads, loaded once; graphs and verified documents are cached."""
 
     root: Path
+    track: Track
     manifest: Manifest
     saison: int
     statements: dict[str, Statement]
@@ -175,23 +173,26 @@ class ScoringInputs:
         return self.reader.fetch(path)
 
 
-def load_inputs(root: Path) -> ScoringInputs:
-    """Load the published files of ``root``; :class:`ScoreInputError` names the first unusable one."""
-    manifest = load_manifest(root)
-    saison, statements = load_statements(root)
-    key_saison, key = load_key(root)
+def load_inputs(root: Path, track: Track) -> ScoringInputs:
+    """Load the published files of a track under ``root``; :class:`ScoreInputError` names the first unusable
+    one."""
+    places = track.places
+    manifest = load_manifest(root, places.manifest)
+    saison, statements = load_statements(root, track)
+    key_saison, key = load_key(root, track)
     if key_saison != saison:
-        raise ScoreInputError(f"{KEY_FILE}: /saison: {key_saison}, while {TASKS_FILE} states season {saison}")
+        raise ScoreInputError(f"{places.key_file}: /saison: {key_saison}, while {places.tasks_file} states season "
+                              f"{saison}")
     missing = sorted(set(statements) - set(key))
     if missing:
-        raise ScoreInputError(f"{KEY_FILE}: /taches: no key entry for {', '.join(missing)}")
+        raise ScoreInputError(f"{places.key_file}: /taches: no key entry for {', '.join(missing)}")
     extra = sorted(set(key) - set(statements))
     if extra:  # it would count in the best constant answer
-        raise ScoreInputError(f"{KEY_FILE}: /taches: {', '.join(extra)} is no task of {TASKS_FILE}")
-    reader = VerifiedReader(root / "build", manifest)
-    inputs = ScoringInputs(root, manifest, saison, statements, key, reader, {}, defect_hashes(manifest))
-    inputs.champs = consumed_fields(inputs.document(col.REFERENTIEL_PATH))
+        raise ScoreInputError(f"{places.key_file}: /taches: {', '.join(extra)} is no task of {places.tasks_file}")
+    reader = VerifiedReader(root / places.build, manifest, track)
+    inputs = ScoringInputs(root, track, manifest, saison, statements, key, reader, {}, defect_hashes(manifest))
+    inputs.champs = consumed_fields(inputs.document(track.referentiel))
     if not inputs.champs:
-        raise ScoreInputError(f"build/{col.file_for(col.REFERENTIEL_PATH)}: no criterion declares the fields it "
+        raise ScoreInputError(f"{places.build}/{file_for(track.referentiel)}: no criterion declares the fields it "
                               "consumes (criteres[].champs): the probant-field rule cannot be applied")
     return inputs

@@ -10,6 +10,7 @@ statement file the scorer accepts is one the season compiler could have written.
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -20,26 +21,23 @@ from generator.compiler.fastschema import strict_patterns
 from generator.compiler.schemas import schema
 from generator.compiler.validate import schema_message
 
-# The key's fonde_par: every founding fact is needed (tous), or the facts of any one deciding criterion,
-# grouped by critere, found the verdict (un_critere).
-TOUS, UN_CRITERE = "tous", "un_critere"
-
 KEY_SCHEMA, TASKS_SCHEMA = "season-cle", "season-taches"
 _REFERENCED = ("common", "cle", "taches")
 
 
 @cache
-def _validator(name: str) -> Draft202012Validator:
+def _validator(name: str, folder: Path) -> Draft202012Validator:
     """Draft 2020-12 with the referenced schemas in a local registry, patterns whole-string as everywhere."""
     registry = Registry().with_resources(
-        (schema(ref)["$id"], Resource.from_contents(strict_patterns(schema(ref)))) for ref in _REFERENCED)
-    return Draft202012Validator(strict_patterns(schema(name)), registry=registry)
+        (schema(ref, folder)["$id"], Resource.from_contents(strict_patterns(schema(ref, folder))))
+        for ref in _REFERENCED)
+    return Draft202012Validator(strict_patterns(schema(name, folder)), registry=registry)
 
 
-def shape_problem(name: str, data: Any) -> str | None:
+def shape_problem(name: str, data: Any, folder: Path) -> str | None:
     """``<JSON Pointer>: <message>`` of the first error of ``data`` against schema ``name`` (in document order,
-    with how many more), or None when it conforms."""
-    errors = sorted(_validator(name).iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    with how many more), or None when it conforms. ``folder``: the track's schemas."""
+    errors = sorted(_validator(name, folder).iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:
         return None
     more = f" (and {len(errors) - 1} more error(s))" if len(errors) > 1 else ""

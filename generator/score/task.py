@@ -20,7 +20,7 @@ from generator.score.assertion import DEFAUT, ETAYEE, NON_ETAYEE, AssertionResul
 from generator.score.close import close_problems
 from generator.score.entry import entry_problems
 from generator.score.inputs import ScoringInputs, Statement
-from generator.score.key import UN_CRITERE
+from generator.season.founding import UN_CRITERE
 
 RENDUE, NON_RENDUE, REJETEE_ENTREE, REJETEE_CLOTURE = "rendue", "non_rendue", "rejetee_entree", "rejetee_cloture"
 EN_ATTENTE = "en_attente"  # cites a proof whose batch is not anchored yet: no score, replay later (spec §4.1)

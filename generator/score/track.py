@@ -8,32 +8,35 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from generator.contract.freeze import RECORD, check_freeze
+from generator.contract.freeze import check_freeze
+from generator.contract.places import Places
 from generator.score.assertion import CAUSES, Proofs
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused, ScoringInputs, load_inputs
 from generator.score.task import EN_ATTENTE, RENDUE, score_task
+from generator.tracks.model import Track
 
 FORMAT = "corpus-score/1"
 
 
-def freeze_status(root: Path, salt_file: Path | None) -> dict[str, Any]:
+def freeze_status(root: Path, salt_file: Path | None, places: Places) -> dict[str, Any]:
     """``{"statut": "non_gele"}`` before the freeze; after it, the whole check passes or scoring is refused.
 
     Once frozen, the salt is required: spec §8.5 has the scorer recompute ``sha256(sel ‖ clé)`` before any
     score, and without it a key changed after the freeze would be scored without a sound."""
-    if not (root / RECORD).is_file():
-        return {"statut": "non_gele", "detail": f"{RECORD} not found: the season is not frozen yet"}
+    record = places.record
+    if not (root / record).is_file():
+        return {"statut": "non_gele", "detail": f"{record} not found: the season is not frozen yet"}
     if salt_file is None:
-        raise ScoreRefused(f"the season is frozen ({RECORD}): give --salt-file, the salt published at the close; "
-                           "the scorer recomputes the key commitment sha256(salt ‖ season/cle.json) before any "
+        raise ScoreRefused(f"the season is frozen ({record}): give --salt-file, the salt published at the close; "
+                           f"the scorer recomputes the key commitment sha256(salt ‖ {places.key_file}) before any "
                            "score (spec §8.5), and without the salt a key changed after the freeze would go "
                            "unnoticed")
-    problems = check_freeze(root, salt_file)
+    problems = check_freeze(root, salt_file, places)
     if problems:
         raise ScoreRefused("the freeze check fails, no score is rendered (spec §8.5): " + "; ".join(problems))
     return {"statut": "verifie",
-            "detail": f"{RECORD}: manifest hash, task statements hash and key commitment match"}
+            "detail": f"{record}: manifest hash, task statements hash and key commitment match"}
 
 
 def best_constant_answer(key: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -108,7 +111,7 @@ def score_with(inputs: ScoringInputs, submissions: list[Any], proofs: Proofs | N
     comptees = sum(t["comptees"] for t in rendered)
     causes = Counter(a["cause"] for t in taches for a in t["assertions"] if a["cause"] is not None)
     return {
-        "format": FORMAT, "saison": inputs.saison, "piste": "conformite", "gel": gel,
+        "format": FORMAT, "saison": inputs.saison, "piste": inputs.track.piste, "gel": gel,
         "conditions_1_2": "verifiees" if proofs is not None else "non_verifiees_hors_ligne",
         "reussite": sum(t["reussie"] for t in taches), "taches_total": len(taches),
         "overclaim": {"non_etayees": non_etayees, "rendues": comptees,
@@ -122,16 +125,17 @@ def score_with(inputs: ScoringInputs, submissions: list[Any], proofs: Proofs | N
     }
 
 
-def score_submissions(submissions: list[dict], *, root: Path, proofs: dict | None = None,
+def score_submissions(submissions: list[dict], *, root: Path, track: Track, proofs: dict | None = None,
                       salt_file: Path | None = None) -> dict:
     """Score a participant's submissions (parsed §4 JSON objects, at most one per task) against ``root``.
 
-    ``root`` is the repository root holding ``build/``, ``manifest/``, ``season/`` and, once frozen,
-    ``freeze/``. ``proofs`` is the third-party verification ``{"<proof_id>": {"valide": bool,
+    ``root`` is the repository root holding the track's trees (conformité: ``build/``, ``manifest/``,
+    ``season/`` and, once frozen, ``freeze/``). ``proofs`` is the third-party verification
+    ``{"<proof_id>": {"valide": bool,
     "identite_liee": bool}}``; without it conditions 1 and 2 are taken as met and every assertion says
     they were not verified offline. Returns the ``corpus-score/1`` report (see docs/season.md, Scoring).
     Raises :class:`ScoreRefused` when the freeze check fails, :class:`ScoreInputError` on unusable inputs.
     """
-    gel = freeze_status(root, salt_file)
-    inputs = load_inputs(root)
+    gel = freeze_status(root, salt_file, track.places)
+    inputs = load_inputs(root, track)
     return score_with(inputs, submissions, None if proofs is None else check_proofs(proofs), gel)

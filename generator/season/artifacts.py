@@ -14,6 +14,7 @@ from typing import Any
 from generator.base.transaction import Transaction
 from generator.contract.freeze import guard_season
 from generator.season.model import Season
+from generator.tracks.model import Track
 
 TASKS_ARTIFACT = "taches.json"
 KEY_ARTIFACT = "cle.json"
@@ -23,14 +24,13 @@ def _bytes(data: Any) -> bytes:
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def tasks_artifact(season: Season) -> bytes:
+def tasks_artifact(season: Season, track: Track) -> bytes:
     return _bytes({
         "format": "season-taches/1",
         "saison": int(season.saison),
-        "piste": "conformite",
-        "referentiel": "/referentiel",
-        "taches": [{"id": s.task.id, "entite": s.task.entite, "activite": s.task.activite,
-                    "date_examen": s.task.date_examen, "question": s.question,
+        "piste": track.piste,
+        "referentiel": track.referentiel,
+        "taches": [{"id": s.task.id, **dict(s.task.fields), "question": s.question,
                     "assertions": {"minimum": s.minimum, "plafond": s.plafond}}
                    for s in sorted(season.statements, key=lambda s: s.task.id)],
     })
@@ -52,10 +52,11 @@ def key_artifact(season: Season) -> bytes:
     })
 
 
-def write_artifacts(season: Season, root: Path, *, wait: bool = True) -> dict[str, bytes]:
-    """Write ``season/`` as one transaction; under the builder lock, so the freeze guard sees the record."""
-    files = {TASKS_ARTIFACT: tasks_artifact(season), KEY_ARTIFACT: key_artifact(season)}
+def write_artifacts(season: Season, root: Path, track: Track, *, wait: bool = True) -> dict[str, bytes]:
+    """Write the track's season folder as one transaction; under the builder lock, so the freeze guard
+    sees the record."""
+    files = {TASKS_ARTIFACT: tasks_artifact(season, track), KEY_ARTIFACT: key_artifact(season)}
     with Transaction(root, wait=wait) as transaction:
-        guard_season(root, files[TASKS_ARTIFACT], files[KEY_ARTIFACT])
-        transaction.commit({"season": files})
+        guard_season(root, files[TASKS_ARTIFACT], files[KEY_ARTIFACT], track.places)
+        transaction.commit({track.trees.season: files})
     return files

@@ -12,32 +12,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from generator.base.errors import Location, Problem
-from generator.score.inputs import consumed_fields
-from generator.season.evaluator import (
-    ALL_SHORTCUTS,
-    FAMILY_SHORTCUTS,
-    NAMED_SHORTCUTS,
-    P5_SHORTCUTS,
-    Evaluation,
-    Strategy,
-    evaluate,
-)
+from generator.season.evaluation import Evaluation, Strategy
 from generator.season.founding import FoundingFact, fonde_par, founding_facts
-from generator.season.graph import Graph, concerns_entity, probant_facts, task_graph
+from generator.season.graph import Graph, concerns_entity, first_page, probant_facts, task_graph
+from generator.season.logic import TrackLogic, load_logic
 from generator.season.model import KeyEntry, Season, Statement
-from generator.season.reader import MISSING, CorpusReader, Fact, is_probant, resolve_pointer
-from generator.tracks import resource_types as col
-
-# Spec §5.5, the frozen barème (conformite-bareme-v3): assertion minimum and ceiling per task.
-BAREME_BOUNDS: dict[str, tuple[int, int]] = {
-    "conf-01": (2, 4), "conf-02": (3, 6), "conf-03": (2, 4), "conf-04": (3, 6), "conf-05": (4, 8),
-    "conf-06": (4, 8), "conf-07": (3, 6), "conf-08": (4, 8), "conf-09": (3, 6), "conf-10": (3, 6),
-}
-VERDICT_DISTRIBUTION = {"conforme": 3, "non_conforme": 4, "indeterminable": 3}  # spec §5.5
-FAMILIES = ("P1", "P2", "P3", "P4", "P5")
-MIN_P5_TASKS = 3
-CALLS_MIN, CALLS_MAX = 2, 12  # spec §5.6: a task costs 2 to 12 calls
-BEST_CONSTANT = (4, 10)
+from generator.season.reader import MISSING, CorpusReader, Fact, resolve_pointer
+from generator.season.referentiel import consumed_fields
+from generator.tracks.model import Bareme, file_for
 
 
 @dataclass
@@ -78,8 +60,8 @@ def check_fact(reader: CorpusReader, graph: Graph, report: TaskReport, fact: Fac
     text = f"{label} ({fact.ressource}, {fact.champ}) = {_json(fact.valeur)}"
     if fact.ressource not in graph:
         return [_problem(where, task.id, f"{text} lies outside the task's graph (spec §5.2)")]
-    if not is_probant(fact.ressource, fact.champ):
-        found = col.collection_of(fact.ressource)
+    if not reader.is_probant(fact.ressource, fact.champ):
+        found = reader.track.collection_of(fact.ressource)
         prefix = found.prefix if found else fact.ressource
         return [_problem(where, task.id, f"{text} is not on a probant field of {prefix} (spec §5.7)")]
     served = resolve_pointer(reader.fetch(fact.ressource), fact.champ)
@@ -93,34 +75,35 @@ def check_fact(reader: CorpusReader, graph: Graph, report: TaskReport, fact: Fac
     return problems
 
 
-def check_task(reader: CorpusReader, report: TaskReport) -> list[Problem]:
+def check_task(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> list[Problem]:
     st, entry, ev = report.statement, report.entry, report.evaluation
+    track, bareme = reader.track, reader.track.bareme
     task_id = st.task.id
     problems: list[Problem] = []
     if entry is None:
         return [_problem(st.location, task_id, "the key has no entry for this task")]
-    bounds = BAREME_BOUNDS.get(task_id)
+    bounds = bareme.bounds.get(task_id)
     if bounds is None:
-        problems.append(_problem(st.location, task_id, "not a task of the barème (spec §5.5)"))
+        problems.append(_problem(st.location, task_id, f"not a task of the barème ({bareme.section})"))
     elif (st.minimum, st.plafond) != bounds:
         problems.append(_problem(st.location, task_id, f"assertions minimum {st.minimum}, plafond {st.plafond}; "
-                                 f"the barème (spec §5.5) fixes {bounds[0]} and {bounds[1]}"))
-    if not col.ENTITES.matches(st.task.entite):
-        return [*problems, _problem(st.location, task_id, f"{st.task.entite} is not a path of /entites/")]
-    if resolve_pointer(reader.fetch(st.task.entite), "/existe") is not True:  # one cause, said once
-        return [*problems, _problem(st.location, task_id, f"entite {st.task.entite} is not in the built corpus "
-                                    "(existe: false): fix the task or add the entity; the task's other checks "
-                                    "are skipped")]
+                                 f"the barème ({bareme.section}) fixes {bounds[0]} and {bounds[1]}"))
+    start_field, start = track.graph.start, st.task.field(track.graph.start)
+    start_collection = track.collection(track.graph.start_collection)
+    if not start_collection.matches(start):
+        return [*problems, _problem(st.location, task_id, f"{start} is not a path of {start_collection.prefix}")]
+    if resolve_pointer(reader.fetch(start), "/existe") is not True:  # one cause, said once
+        return [*problems, _problem(st.location, task_id, f"{start_field} {start} is not in the built corpus "
+                                    f"(existe: false): fix the task or add the {start_collection.label}; the "
+                                    "task's other checks are skipped")]
     if ev.verdict != entry.verdict:
         problems.append(_problem(entry.location, task_id, f"the evaluator gives {ev.verdict}, the key says "
                                  f"{entry.verdict}"))
-    if not CALLS_MIN <= len(ev.calls) <= CALLS_MAX:
+    calls_min, calls_max = bareme.calls
+    if not calls_min <= len(ev.calls) <= calls_max:
         problems.append(_problem(st.location, task_id, f"decided in {len(ev.calls)} corpus calls; a task must "
-                                 f"be decidable in {CALLS_MIN} to {CALLS_MAX}"))
-    first_page = col.liste_agrees_page_path(st.task.activite, "1")
-    if resolve_pointer(reader.fetch(first_page), "/existe") is not True:
-        problems.append(_problem(st.location, task_id, f"activité {st.task.activite!r} has no liste des "
-                                 f"agréés in the corpus ({first_page} does not exist)"))
+                                 f"be decidable in {calls_min} to {calls_max}"))
+    problems += _check_common_lists(reader, st)
     graph = task_graph(reader, st.task)
     for kf in entry.faits:
         for n, form in enumerate(kf.forms):
@@ -141,15 +124,33 @@ def check_task(reader: CorpusReader, report: TaskReport) -> list[Problem]:
         problems.append(_problem(st.location, task_id, f"cannot reach its assertion minimum of {st.minimum}: "
                                  f"the graph offers {len(proper)} distinct probant facts on proper resources "
                                  f"(at least {need_proper} needed) and {len(common)} admissible on common lists"))
-    problems += check_trap(report)
-    problems += check_rule(reader, report)
+    problems += check_trap(logic, report)
+    problems += check_rule(reader, logic, report)
     return problems
 
 
-def _trap_strategy(entry: KeyEntry) -> Strategy | None:
+def _check_common_lists(reader: CorpusReader, st: Statement) -> list[Problem]:
+    """Each common list the statement opens (``graphe.listes_communes``) has its first page served."""
+    problems = []
+    track = reader.track
+    for common in track.graph.common:
+        page = first_page(track, common, st.task)
+        if resolve_pointer(reader.fetch(page), "/existe") is True:
+            continue
+        fields = [value[1:] for _, value in common.first_page if value.startswith("=")]
+        labels = {f"{vocabulary_field}": v.label for v in track.vocabularies for vocabulary_field in v.fields}
+        named = ", ".join(f"{labels.get(f'{common.collection}.{name}', name)} {st.task.field(name)!r}"
+                          for name in fields) or "the task"
+        problems.append(_problem(st.location, st.task.id, f"{named} has no "
+                                 f"{track.collection(common.collection).label} in the corpus ({page} does not "
+                                 "exist)"))
+    return problems
+
+
+def _trap_strategy(logic: TrackLogic, entry: KeyEntry) -> Strategy | None:
     if entry.raccourci is not None:
-        return NAMED_SHORTCUTS.get(entry.raccourci)
-    return FAMILY_SHORTCUTS.get(entry.famille)
+        return logic.NAMED_SHORTCUTS.get(entry.raccourci)
+    return logic.FAMILY_SHORTCUTS.get(entry.famille)
 
 
 def _shown(fact: Fact) -> str:
@@ -160,12 +161,12 @@ def _signature(critere: str, forms: tuple[Fact, ...]) -> tuple[str, str, tuple[s
     return (critere, _shown(forms[0]), tuple(sorted(_shown(f) for f in forms[1:])))
 
 
-def check_rule(reader: CorpusReader, report: TaskReport) -> list[Problem]:
+def check_rule(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> list[Problem]:
     """The key's founding facts are exactly what the published rule derives (generator.season.founding)."""
     entry = report.entry
     assert entry is not None
     task_id = report.statement.task.id
-    derived = founding_facts(reader, report.evaluation)
+    derived = founding_facts(reader, logic, report.evaluation)
     report.founding = derived
     wanted = {_signature(f.critere, f.forms): f for f in derived}
     held = {_signature(k.critere, k.forms): k for k in entry.faits}
@@ -186,24 +187,26 @@ def check_rule(reader: CorpusReader, report: TaskReport) -> list[Problem]:
     return problems
 
 
-def check_trap(report: TaskReport) -> list[Problem]:
+def check_trap(logic: TrackLogic, report: TaskReport) -> list[Problem]:
     """The family's shortcut must answer wrong; on the control, every shortcut must answer right."""
     entry = report.entry
     assert entry is not None
     task_id = report.statement.task.id
+    named = logic.NAMED_SHORTCUTS
     if entry.famille == "controle" and entry.raccourci is not None:
         return [_problem(entry.location, task_id, "the control task has no trap, so no 'raccourci'")]
-    if entry.raccourci is not None and entry.raccourci not in NAMED_SHORTCUTS:
+    if entry.raccourci is not None and entry.raccourci not in named:
         return [_problem(entry.location, task_id, f"unknown 'raccourci' {entry.raccourci!r}; one of "
-                         f"{', '.join(sorted(NAMED_SHORTCUTS))}")]
+                         f"{', '.join(sorted(named))}")]
     if entry.famille == "controle":
         return [_problem(entry.location, task_id, f"control task: the shortcut {name} answers {verdict} "
                          f"instead of {entry.verdict}; a control must be answered right by every shortcut")
                 for name, verdict in report.shortcuts.items() if verdict != entry.verdict]
-    if entry.famille == "P5" and entry.raccourci not in P5_SHORTCUTS:
-        return [_problem(entry.location, task_id, f"P5 task needs 'raccourci', one of "
-                         f"{', '.join(sorted(P5_SHORTCUTS))} (found {entry.raccourci!r})")]
-    strategy = _trap_strategy(entry)
+    allowed = logic.NAMED_BY_FAMILY.get(entry.famille)
+    if allowed is not None and entry.raccourci not in allowed:
+        return [_problem(entry.location, task_id, f"{entry.famille} task needs 'raccourci', one of "
+                         f"{', '.join(sorted(allowed))} (found {entry.raccourci!r})")]
+    strategy = _trap_strategy(logic, entry)
     assert strategy is not None
     if report.shortcuts[strategy.name] == entry.verdict:
         return [_problem(entry.location, task_id, f"the trap does not trap: the {entry.famille} shortcut "
@@ -211,8 +214,8 @@ def check_trap(report: TaskReport) -> list[Problem]:
     return []
 
 
-def check_composition(season: Season, where: Location) -> list[Problem]:
-    """Spec §5.5: verdict distribution, every family present, P5 on three tasks, one control."""
+def check_composition(season: Season, where: Location, bareme: Bareme) -> list[Problem]:
+    """The barème's season table: verdict distribution, every family present, family minimums, controls."""
     problems = []
     entries = list(season.key.values())
     statement_ids = Counter(s.task.id for s in season.statements)
@@ -222,22 +225,24 @@ def check_composition(season: Season, where: Location) -> list[Problem]:
         if statement_ids[statement.task.id] > 1:
             problems.append(_problem(statement.location, statement.task.id, "duplicate task statement (each "
                                      "task id is stated once)"))
-    for task_id in sorted(set(BAREME_BOUNDS) - set(statement_ids)):
-        problems.append(_problem(where, task_id, "task of the barème (spec §5.5) without a statement"))
+    for task_id in sorted(set(bareme.bounds) - set(statement_ids)):
+        problems.append(_problem(where, task_id, f"task of the barème ({bareme.section}) without a statement"))
     verdicts = Counter(e.verdict for e in entries)
-    if dict(verdicts) != VERDICT_DISTRIBUTION:
-        shown = ", ".join(f"{verdicts.get(v, 0)} {v}" for v in VERDICT_DISTRIBUTION)
-        wanted = ", ".join(f"{n} {v}" for v, n in VERDICT_DISTRIBUTION.items())
+    if dict(verdicts) != bareme.verdicts:
+        shown = ", ".join(f"{verdicts.get(v, 0)} {v}" for v in bareme.verdicts)
+        wanted = ", ".join(f"{n} {v}" for v, n in bareme.verdicts.items())
         problems.append(_problem(where, "verdicts", f"expected verdicts must be {wanted}; the key has {shown}"))
     families = Counter(e.famille for e in entries)
-    for family in FAMILIES:
+    for family in bareme.families:
         if not families.get(family):
             problems.append(_problem(where, "familles", f"family {family} has no task"))
-    if families.get("P5", 0) < MIN_P5_TASKS:
-        problems.append(_problem(where, "familles", f"P5 must be on at least {MIN_P5_TASKS} tasks "
-                                 f"(found {families.get('P5', 0)})"))
-    if families.get("controle", 0) != 1:
-        problems.append(_problem(where, "familles", f"exactly one control task without a trap is required "
+    for family, least in bareme.family_minimum.items():
+        if families.get(family, 0) < least:
+            problems.append(_problem(where, "familles", f"{family} must be on at least {least} tasks "
+                                     f"(found {families.get(family, 0)})"))
+    if families.get("controle", 0) != bareme.controls:
+        count = "exactly one control task" if bareme.controls == 1 else f"exactly {bareme.controls} control tasks"
+        problems.append(_problem(where, "familles", f"{count} without a trap is required "
                                  f"(found {families.get('controle', 0)})"))
     return problems
 
@@ -251,15 +256,16 @@ def best_constant(season: Season) -> tuple[str, int]:
 def check_referentiel(reader: CorpusReader, evaluations: list[Evaluation]) -> list[Problem]:
     """/referentiel declares exactly the probant fields, and the evaluator consumes only what it declares.
 
-    Two tables say what is probant: the scorer's close rule reads /referentiel's ``champs``
-    (:func:`generator.score.inputs.consumed_fields`), the panel and the graph read ``resource_types``
-    (:func:`generator.season.reader.is_probant`). This check compares exactly those two tables, both
-    ways, so they cannot drift apart."""
-    where = Location(f"build/{col.file_for(col.REFERENTIEL_PATH)}")
-    referentiel = reader.fetch(col.REFERENTIEL_PATH)
+    Two tables say what is probant: the scorer's close rule reads the référentiel's ``champs``
+    (:func:`generator.season.referentiel.consumed_fields`), the panel and the graph read the track's
+    ``probants`` (``track.yaml``). This check compares exactly those two tables, both ways, so they cannot
+    drift apart."""
+    track = reader.track
+    where = Location(f"{track.trees.build}/{file_for(track.referentiel)}")
+    referentiel = reader.fetch(track.referentiel)
     declared = {(c["id"], prefix, pattern) for c in referentiel["criteres"]
                 for prefix, patterns in c["champs"].items() for pattern in patterns}
-    probant = {(c.prefix, pattern) for c in col.COLLECTIONS for pattern in c.probant}
+    probant = {(c.prefix, pattern) for c in track.collections for pattern in c.probant}
     listed = {(prefix, pattern) for prefix, patterns in consumed_fields(referentiel).items()
               for pattern in patterns}
     problems = [Problem(where, "criteres", f"{prefix}{pattern.lstrip('/')} is declared but is not a probant "
@@ -275,21 +281,24 @@ def check_referentiel(reader: CorpusReader, evaluations: list[Evaluation]) -> li
 def check_season(season: Season, reader: CorpusReader, key_location: Location) -> SeasonReport:
     """Run every rule; the report carries the problems and the figures."""
     report = SeasonReport()
+    logic = load_logic(reader.track)
+    bareme = reader.track.bareme
     evaluations = []
     for statement in season.statements:
-        evaluation = evaluate(statement.task, reader)
-        shortcuts = {s.name: evaluate(statement.task, reader, s) for s in ALL_SHORTCUTS}
+        evaluation = logic.evaluate(statement.task, reader)
+        shortcuts = {s.name: logic.evaluate(statement.task, reader, s) for s in logic.ALL_SHORTCUTS}
         evaluations += [evaluation, *shortcuts.values()]
         task_report = TaskReport(statement, season.key.get(statement.task.id), evaluation,
                                  {name: ev.verdict for name, ev in shortcuts.items()})
         report.tasks.append(task_report)
-        report.problems += check_task(reader, task_report)
-    report.problems += check_composition(season, key_location)
+        report.problems += check_task(reader, logic, task_report)
+    report.problems += check_composition(season, key_location, bareme)
     report.best_constant = best_constant(season)
-    if season.key and report.best_constant[1] * BEST_CONSTANT[1] != BEST_CONSTANT[0] * len(season.key):
+    wins, out_of = bareme.best_constant
+    if season.key and report.best_constant[1] * out_of != wins * len(season.key):
         report.problems.append(_problem(key_location, "verdicts", f"the best constant answer "
                                         f"({report.best_constant[0]}) scores {report.best_constant[1]}/"
-                                        f"{len(season.key)}; it must be {BEST_CONSTANT[0]}/{BEST_CONSTANT[1]}"))
+                                        f"{len(season.key)}; it must be {wins}/{out_of}"))
     report.problems += check_referentiel(reader, evaluations)
     report.problems.sort()
     return report

@@ -23,8 +23,6 @@ from pathlib import Path
 
 from generator.base.atomic_file import write_atomic
 from generator.season.drawing import (
-    GROUP_AGREES,
-    GROUP_MESURES,
     GROUP_PROPER,
     NOT_EVALUATED,
     STATE_LABELS,
@@ -33,7 +31,7 @@ from generator.season.drawing import (
     Node,
     TaskDrawing,
 )
-from generator.season.evaluator import FAUX, NON_ETABLI, VRAI
+from generator.season.evaluation import FAUX, NON_ETABLI, VRAI
 
 FONT = "Helvetica"
 STATE_COLOURS = {VRAI: "#2e7d32", FAUX: "#c62828", NON_ETABLI: "#e65100", NOT_EVALUATED: "#757575"}
@@ -138,7 +136,7 @@ def _title(d: TaskDrawing) -> str:
                       for h in d.criteres)
     mismatch = "" if d.verdict_cle == d.verdict_evalue else \
         f'  <FONT COLOR="{STATE_COLOURS[FAUX]}"><B>≠ clé</B></FONT>'
-    lines = [f"<B>{esc(task.id)}</B>  {esc(task.entite)}  {esc(task.activite)}  au {esc(task.date_examen)}",
+    lines = [f"<B>{esc(task.id)}</B>  {esc(d.heading)}",
              f"clé : <B>{esc(d.verdict_cle)}</B> ({esc(d.famille)}) · évalué : <B>{esc(d.verdict_evalue)}</B>"
              f"{mismatch} · assertions {s.minimum}–{s.plafond} · {len(d.calls)} appel(s)",
              crits]
@@ -149,11 +147,9 @@ def _title(d: TaskDrawing) -> str:
     return "".join(f'{line}<BR ALIGN="LEFT"/>' for line in lines)
 
 
-_CLUSTERS = (
-    (GROUP_PROPER, "Ressources propres à l'entité", 'style="rounded"; color="#424242"'),
-    (GROUP_AGREES, "Liste des agréés : {activite}", 'style="filled"; color="#90a4ae"; fillcolor="#e3eaf5"'),
-    (GROUP_MESURES, "Liste des mesures restrictives", 'style="filled"; color="#90a4ae"; fillcolor="#eeeeee"'),
-)
+_PROPER_STYLE = 'style="rounded"; color="#424242"'
+_COMMON_STYLES = ('style="filled"; color="#90a4ae"; fillcolor="#e3eaf5"',
+                  'style="filled"; color="#90a4ae"; fillcolor="#eeeeee"')  # the common lists, in turn
 
 
 def to_dot(d: TaskDrawing) -> str:
@@ -164,12 +160,13 @@ def to_dot(d: TaskDrawing) -> str:
            f"nodesep=0.25, ranksep=0.6, tooltip={quoted(task.id)}, label=<{_title(d)}>];",
            f"  node [shape=plain, fontname={quoted(FONT)}, fontsize=10];",
            f'  edge [fontname={quoted(FONT)}, fontsize=9, color="#424242", arrowsize=0.7];']
-    for group, label, style in _CLUSTERS:
+    for index, (group, label) in enumerate(d.clusters):
         members = [n for n in d.nodes if n.group == group]
         if not members:
             continue
+        style = _PROPER_STYLE if group == GROUP_PROPER else _COMMON_STYLES[(index - 1) % len(_COMMON_STYLES)]
         out += [f"  subgraph {quoted('cluster_' + group)} {{",
-                f"    label={quoted(label.format(activite=task.activite))}; {style}; fontsize=10;"]
+                f"    label={quoted(label)}; {style}; fontsize=10;"]
         out += [_node(n) for n in members]
         out.append("  }")
     absent = {n.path for n in d.nodes if not n.existe}

@@ -14,17 +14,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from generator.season.evaluator import FAUX, NON_ETABLI, VRAI, Evaluation, evaluate
+from generator.season.evaluation import FAUX, NON_ETABLI, VRAI, Evaluation
 from generator.season.graph import Graph, task_graph
+from generator.season.logic import load_logic
 from generator.season.model import KeyEntry, KeyFact, Statement
-from generator.season.reader import CorpusReader, Fact, is_probant
-from generator.tracks import resource_types as col
+from generator.season.reader import CorpusReader, Fact
+from generator.tracks.model import Summary, Track
 
 NOT_EVALUATED = "non_evalue"  # the criterion comes after one established false (precedence)
-GROUP_PROPER, GROUP_AGREES, GROUP_MESURES = "propre", "agrees", "mesures"
+GROUP_PROPER = "propre"  # a common list's group is its collection's name
 STATE_LABELS = {VRAI: "établi", FAUX: "faux", NON_ETABLI: "non établissable", NOT_EVALUATED: "non évalué"}
-_COLLECTION_ORDER = {c.name: i for i, c in enumerate(col.COLLECTIONS)}
 _DIGITS = re.compile(r"([0-9]+)")
+_FIELD = re.compile(r"\{([a-z_]+)\}")
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,8 @@ class TaskDrawing:
     calls: tuple[str, ...]
     calls_outside: tuple[str, ...]  # fetched by the reading yet outside the graph (check-season flags it)
     stray: tuple[str, ...]  # founding facts on no resource of the graph (check-season flags it)
+    heading: str = ""  # the task's fields as the track's drawing titles them (``dessin.tache``)
+    clusters: tuple[tuple[str, str], ...] = ()  # (group, label): the proper resources, then each common list
 
 
 def natural_key(path: str) -> tuple[Any, ...]:
@@ -100,15 +103,17 @@ def natural_key(path: str) -> tuple[Any, ...]:
     return tuple(int(p) if p.isdigit() else p for p in _DIGITS.split(path))
 
 
-def _group(graph: Graph, path: str) -> str:
+def _group(track: Track, graph: Graph, path: str) -> str:
     if path in graph.proper:
         return GROUP_PROPER
-    return GROUP_AGREES if path.startswith(col.LISTES_AGREES.prefix) else GROUP_MESURES
+    found = track.collection_of(path)
+    return found.name if found else ""
 
 
-def _node_order(graph: Graph, path: str) -> tuple[Any, ...]:
-    found = col.collection_of(path)
-    rank = _COLLECTION_ORDER.get(found.name, 99) if found else 99
+def _node_order(track: Track, graph: Graph, path: str) -> tuple[Any, ...]:
+    order = {c.name: i for i, c in enumerate(track.collections)}
+    found = track.collection_of(path)
+    rank = order.get(found.name, 99) if found else 99
     return (0 if path in graph.proper else 1, rank, natural_key(path))
 
 
@@ -131,7 +136,7 @@ def links(reader: CorpusReader, graph: Graph, paths: list[str]) -> list[tuple[st
     for source in paths:
         for pointer, value in _leaves(reader.fetch(source)):
             if isinstance(value, str) and value != source and value in graph and \
-                    (pointer == "/page_suivante" or is_probant(source, pointer)):
+                    (pointer == "/page_suivante" or reader.is_probant(source, pointer)):
                 found.append((source, pointer, value))
     return found
 
@@ -169,39 +174,42 @@ def _form(fact: Fact) -> str:
     return f"{fact.ressource} {fact.champ} = {json.dumps(fact.valeur, ensure_ascii=False)}"
 
 
-def _summary(path: str, doc: Any) -> tuple[str, ...]:
+def _filled(template: str, values: Any) -> str | None:
+    """``template`` with each ``{field}`` of ``values``; None when a field is absent or null."""
+    wanted = _FIELD.findall(template)
+    if not isinstance(values, dict) or any(values.get(name) is None for name in wanted):
+        return None
+    return _FIELD.sub(lambda m: str(values[m.group(1)]), template)
+
+
+def summary_lines(summary: Summary, doc: Any) -> tuple[str, ...]:
+    """The track's summary of a served resource (``dessin.resumes``): its lines, then one per entry."""
+    lines = [" · ".join(item for item in (_filled(t, doc) for t in line) if item is not None)
+             for line in summary.lines]
+    entries = doc.get("entrees") if isinstance(doc.get("entrees"), list) else []
+    if summary.entries:
+        lines += [line for line in (_filled(summary.entries, e) for e in entries) if line is not None]
+    elif not summary.lines:
+        lines.append(f"{len(entries)} entrée(s)")
+    return tuple(lines)
+
+
+def _summary(track: Track, path: str, doc: Any) -> tuple[str, ...]:
     """A line or two of served fields that say what the resource is (never used to decide anything)."""
     if not isinstance(doc, dict) or doc.get("existe") is not True:
         return ("existe: false",)
-    found = col.collection_of(path)
-    name = found.name if found else ""
-
-    def get(*keys: str) -> str:
-        return " · ".join(str(doc.get(k)) for k in keys if doc.get(k) is not None)
-
-    if name == "entites":
-        return (str(doc.get("denomination", "")), f"statut {doc.get('statut')}")
-    if name == "agrements":
-        return (get("activite", "statut"), f"{doc.get('date_debut')} → {doc.get('date_fin_validite')}")
-    if name == "attestations":
-        return (get("type"), f"{doc.get('date_emission')} → {doc.get('date_fin_validite')}")
-    if name == "avenants":
-        return (get("objet", "date_effet"), get("nouvelle_date_fin", "activite_exclue"))
-    entries = doc.get("entrees") if isinstance(doc.get("entrees"), list) else []
-    if name == "beneficiaires":
-        people = [f"{e.get('prenoms')} {e.get('nom')} ({e.get('date_naissance')})" for e in entries
-                  if isinstance(e, dict)]
-        return (f"déclaration {doc.get('statut_declaration')}", *people)
-    return (f"{len(entries)} entrée(s)",)
+    found = track.collection_of(path)
+    summary = track.drawing.summaries.get(found.name if found else "", Summary())
+    return summary_lines(summary, doc)
 
 
 def draw_task(statement: Statement, entry: KeyEntry | None, reader: CorpusReader) -> TaskDrawing:
     """The drawing of one task: its graph, the links between its resources, the reference reading's
     calls, and the key's founding facts placed on the fields and links that carry them."""
-    task = statement.task
+    task, track = statement.task, reader.track
     graph = task_graph(reader, task)
-    evaluation = evaluate(task, reader)
-    paths = sorted(graph.proper | graph.common, key=lambda p: _node_order(graph, p))
+    evaluation = load_logic(track).evaluate(task, reader)
+    paths = sorted(graph.proper | graph.common, key=lambda p: _node_order(track, graph, p))
     order = {p: i for i, p in enumerate(paths)}
     folded = _fold(links(reader, graph, paths), order)
     facts = entry.faits if entry is not None else ()
@@ -231,9 +239,9 @@ def draw_task(statement: Statement, entry: KeyEntry | None, reader: CorpusReader
             shown = next((f for f in kf.forms if f.ressource == path), None)
             if i not in placed and shown is not None:
                 marks.append(mark(kf, shown))
-        found = col.collection_of(path)
-        nodes.append(Node(path, found.name if found else "", _group(graph, path),
-                          isinstance(doc, dict) and doc.get("existe") is True, _summary(path, doc),
+        found = track.collection_of(path)
+        nodes.append(Node(path, found.name if found else "", _group(track, graph, path),
+                          isinstance(doc, dict) and doc.get("existe") is True, _summary(track, path, doc),
                           calls.get(path), tuple(marks)))
     stray = tuple(_form(kf.fact) for i, kf in enumerate(facts)
                   if i not in placed and not any(f.ressource in graph for f in kf.forms))
@@ -243,4 +251,7 @@ def draw_task(statement: Statement, entry: KeyEntry | None, reader: CorpusReader
         entry.piege if entry else "", tuple(Highlight(r.id, r.etat, r.id in deciding)
                                             for r in evaluation.criteres),
         tuple(nodes), tuple(edges), tuple(evaluation.calls),
-        tuple(p for p in evaluation.calls if p not in graph and p != col.REFERENTIEL_PATH), stray)
+        tuple(p for p in evaluation.calls if p not in graph and p != track.referentiel), stray,
+        track.drawing.task.format(id=task.id, **dict(task.fields)),
+        ((GROUP_PROPER, track.drawing.proper),
+         *((c.collection, c.title.format(**dict(task.fields))) for c in track.graph.common)))

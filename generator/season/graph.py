@@ -1,4 +1,9 @@
-"""The graph of a task (spec §5.2) and the probant facts it offers, read from the built corpus."""
+"""The graph of a task (spec §5.2) and the probant facts it offers, read from the built corpus.
+
+Everything track-specific comes from ``track.yaml`` (``graphe``): the statement field naming the start
+document, the link fields followed from it (a paginated target brings its whole ``page_suivante``
+chain), and the common lists with the rule saying which of their entries concern the task.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +11,18 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from generator.season.evaluator import Task
 from generator.season.reader import MISSING, CorpusReader, Fact, resolve_pointer
-from generator.tracks import resource_types as col
+from generator.season.task import Task
+from generator.tracks.model import CommonList, Track
 
 
 @dataclass(frozen=True)
 class Graph:
-    """Resources of a task: those proper to the entity, and the pages of the common lists."""
+    """Resources of a task: those proper to its start document, and the pages of the common lists."""
 
     proper: frozenset[str]
     common: frozenset[str]
-    beneficiaires: frozenset[tuple[Any, Any]]  # (nom, prénoms) of the entity's bénéficiaires effectifs
+    names: frozenset[tuple[str, tuple[Any, ...]]]  # (collection, names) of the entries of names_of pages
 
     def __contains__(self, path: str) -> bool:
         return path in self.proper or path in self.common
@@ -36,20 +41,41 @@ def _listed(doc: Any, key: str) -> list[str]:
     return [i for i in items if isinstance(i, str)] if isinstance(items, list) else []
 
 
+def first_page(track: Track, common: CommonList, task: Task) -> str:
+    """The first page of a common list for a task (``=field`` takes the statement's field)."""
+    values = {name: task.field(value[1:]) if value.startswith("=") else value for name, value in common.first_page}
+    return track.collection(common.collection).path(**values)
+
+
 def task_graph(reader: CorpusReader, task: Task) -> Graph:
-    """The entity, its agréments, attestations and their avenants, its bénéficiaires pages; the pages of
-    the liste des agréés of the activity and of the mesures restrictives list."""
-    entity = reader.fetch(task.entite)
-    pages = _chain(reader, entity.get("beneficiaires"))
-    proper = {task.entite, *_listed(entity, "agrements"), *pages}
-    names = frozenset((e.get("nom"), e.get("prenoms")) for page in pages
-                      for e in reader.fetch(page).get("entrees", []) if isinstance(e, dict))
-    for attestation in _listed(entity, "attestations"):
-        proper.add(attestation)
-        proper.update(_listed(reader.fetch(attestation), "avenants"))
-    common = {*_chain(reader, col.liste_agrees_page_path(task.activite, "1")),
-              *_chain(reader, col.mesures_page_path("1"))}
-    return Graph(frozenset(proper), frozenset(common), names)
+    """The start document and what its followed links reach; the pages of the common lists."""
+    track, spec = reader.track, reader.track.graph
+    start = task.field(spec.start)
+    reached: dict[str, list[str]] = {spec.start_collection: [start]}
+    proper = {start}
+    links = {f"{link.source}.{link.top_field}": link for link in track.links if link.top_field}
+    for name in spec.follow:
+        link = links[name]
+        target = track.collection(link.target)
+        found: list[str] = []
+        for path in reached.get(link.source, []):
+            doc = reader.fetch(path)
+            values = _listed(doc, link.top_field or "") if link.many else \
+                [v for v in [doc.get(link.top_field)] if isinstance(v, str)]
+            for value in values:
+                found += _chain(reader, value) if target.paginated else [value]
+        reached.setdefault(target.name, []).extend(found)
+        proper.update(found)
+    names = set()
+    for common in spec.common:
+        if common.names_of is None:
+            continue
+        for page in reached.get(common.names_of, []):
+            for entry in reader.fetch(page).get("entrees", []):
+                if isinstance(entry, dict):
+                    names.add((common.collection, tuple(entry.get(n) for n in common.names)))
+    shared = {page for common in spec.common for page in _chain(reader, first_page(track, common, task))}
+    return Graph(frozenset(proper), frozenset(shared), frozenset(names))
 
 
 def _expand(doc: Any, pattern: str) -> list[str]:
@@ -68,18 +94,23 @@ def _expand(doc: Any, pattern: str) -> list[str]:
 
 
 def concerns_entity(reader: CorpusReader, task: Task, graph: Graph, fact: Fact) -> bool:
-    """Spec §5.2: an assertion on a common list must bear on an entry that concerns the entity."""
+    """Spec §5.2: an assertion on a common list must bear on an entry that concerns the task's start."""
     if fact.ressource in graph.proper:
         return True
     parts = fact.champ.split("/")
     if len(parts) < 3 or parts[1] != "entrees":
         return False
     entry = resolve_pointer(reader.fetch(fact.ressource), f"/entrees/{parts[2]}")
-    if not isinstance(entry, dict):
+    found = reader.track.collection_of(fact.ressource)
+    if not isinstance(entry, dict) or found is None:
         return False
-    if fact.ressource.startswith(col.LISTES_AGREES.prefix):
-        return entry.get("entite") == task.entite
-    return (entry.get("nom"), entry.get("prenoms")) in graph.beneficiaires
+    for common in reader.track.graph.common:
+        if common.collection != found.name:
+            continue
+        if common.entry_field is not None and common.equals is not None:
+            return entry.get(common.entry_field) == task.field(common.equals)
+        return (common.collection, tuple(entry.get(n) for n in common.names)) in graph.names
+    return False
 
 
 def probant_facts(reader: CorpusReader, task: Task, graph: Graph) -> tuple[set[Fact], set[Fact]]:
@@ -87,7 +118,7 @@ def probant_facts(reader: CorpusReader, task: Task, graph: Graph) -> tuple[set[F
     proper: set[Fact] = set()
     common: set[Fact] = set()
     for path in sorted(graph.proper | graph.common):
-        found = col.collection_of(path)
+        found = reader.track.collection_of(path)
         if found is None:
             continue
         doc = reader.fetch(path)

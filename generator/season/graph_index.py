@@ -42,7 +42,7 @@ def _row(d: TaskDrawing, picture: str) -> str:
         evaluated = f'<span class="ecart">{evaluated} ≠ clé</span>'
     return (f'<tr><td><a href="#{escape(task.id)}">{escape(task.id)}</a></td><td>{escape(d.famille)}</td>'
             f"<td>{escape(d.verdict_cle)}</td><td>{evaluated}</td><td>{s.minimum}–{s.plafond}</td>"
-            f"<td>{len(d.calls)}</td><td>{escape(task.entite)}</td><td>{escape(task.activite)}</td>"
+            f"<td>{len(d.calls)}</td><td>{escape(d.heading)}</td>"
             f'<td><a href="{escape(picture)}">{escape(picture)}</a></td></tr>')
 
 
@@ -60,7 +60,7 @@ def _section(d: TaskDrawing, picture: str) -> str:
 def index_html(saison: str, drawings: list[tuple[TaskDrawing, str]]) -> str:
     """The page for ``(drawing, picture file name)`` pairs, in the order given."""
     head = ("<tr><th>tâche</th><th>famille</th><th>verdict (clé)</th><th>évalué</th><th>assertions</th>"
-            "<th>appels</th><th>entité</th><th>activité</th><th>image</th></tr>")
+            "<th>appels</th><th>énoncé</th><th>image</th></tr>")
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="fr">', "<head>", '<meta charset="utf-8">',
         f"<title>Saison {escape(saison)} : graphes des tâches</title>", f"<style>{_STYLE}</style>", "</head>",

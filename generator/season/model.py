@@ -15,8 +15,9 @@ from generator.base.text_policy import cut
 from generator.compiler.sources import Record, read_record
 from generator.compiler.validate import check_dates, check_schema
 from generator.compiler.yamlstrict import location_of
-from generator.season.evaluator import Task
 from generator.season.reader import Fact
+from generator.season.task import Task
+from generator.tracks.model import Track
 
 TASKS_FILE = "taches.yaml"
 KEY_FILE = "cle.yaml"
@@ -68,10 +69,11 @@ class Season:
     raw_key: Any
 
 
-def _load(root: Path, name: str, kind: str, problems: list[Problem]) -> Record | None:
+def _load(root: Path, name: str, kind: str, problems: list[Problem], track: Track) -> Record | None:
     record = read_record(root, name, kind, problems)
     if record is None:
         return None
+    record.schemas = track.schemas
     found = check_schema(record) + check_dates(record)
     problems += found
     return None if found else record
@@ -97,11 +99,11 @@ def _fact(data: dict[str, Any]) -> Fact:
     return Fact(data["ressource"], data["champ"], list(value) if isinstance(value, list | tuple) else value)
 
 
-def load_season(root: Path) -> Season:
+def load_season(root: Path, track: Track) -> Season:
     """Load ``root/taches.yaml`` and ``root/cle.yaml``; raise :class:`CorpusError` listing every problem."""
     problems: list[Problem] = []
-    tasks = _load(root, TASKS_FILE, "taches", problems)
-    key = _load(root, KEY_FILE, "cle", problems)
+    tasks = _load(root, TASKS_FILE, "taches", problems, track)
+    key = _load(root, KEY_FILE, "cle", problems, track)
     if tasks is not None:
         _check_counts(tasks, problems)
     if tasks is not None and key is not None and tasks.data["saison"] != key.data["saison"]:
@@ -110,7 +112,7 @@ def load_season(root: Path) -> Season:
     if tasks is None or key is None or problems:
         raise CorpusError(problems)
     statements = tuple(
-        Statement(Task(t["id"], t["entite"], t["activite"], t["date_examen"]), t["question"],
+        Statement(Task(t["id"], tuple((name, t[name]) for name in track.statement_fields)), t["question"],
                   int(t["assertions"]["minimum"]), int(t["assertions"]["plafond"]),
                   location_of(tasks.data["taches"], i, tasks.file))
         for i, t in enumerate(tasks.data["taches"]))

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.compiler.compile import absent_body
-from generator.tracks import resource_types as col
+from generator.tracks.model import Track, file_for, systeme_path
 
 _INDEX = re.compile(r"[0-9]{1,9}")  # whole-string (fullmatch): "3\n" or a 5,001-digit index is no index
 MISSING = object()
@@ -22,22 +22,30 @@ def is_index(token: str) -> bool:
 
 
 class CorpusReader:
-    """Parsed documents of a build directory; a canonical-shaped unknown path gives the absent body."""
+    """Parsed documents of a track's build folder; a canonical-shaped unknown path gives the absent body."""
 
-    def __init__(self, build_dir: Path) -> None:
+    def __init__(self, build_dir: Path, track: Track) -> None:
         self.build_dir = build_dir
+        self.track = track
         self._cache: dict[str, Any] = {}
 
     def fetch(self, path: str) -> Any:
         if path not in self._cache:
-            file = self.build_dir / col.file_for(path)
+            file = self.build_dir / file_for(path)
             if file.is_file():
                 self._cache[path] = json.loads(file.read_bytes())
-            elif col.collection_of(path) is not None:
+            elif self.track.collection_of(path) is not None:
                 self._cache[path] = absent_body(path)
             else:
-                self._cache[path] = json.loads((self.build_dir / "_systeme" / "404.json").read_bytes())
+                self._cache[path] = json.loads((self.build_dir / file_for(systeme_path("404"))).read_bytes())
         return self._cache[path]
+
+    def collection_prefix(self, path: str) -> str:
+        found = self.track.collection_of(path)
+        return found.prefix if found is not None else path
+
+    def is_probant(self, path: str, pointer: str) -> bool:
+        return self.track.is_probant(path, pointer_pattern(pointer))
 
 
 def resolve_pointer(doc: Any, pointer: str) -> Any:
@@ -59,16 +67,6 @@ def resolve_pointer(doc: Any, pointer: str) -> Any:
 def pointer_pattern(pointer: str) -> str:
     """``/entrees/3/nom`` -> ``/entrees/<n>/nom``: the form of spec §5.7's probant table."""
     return "/".join("<n>" if _INDEX.fullmatch(part) else part for part in pointer.split("/"))
-
-
-def collection_prefix(path: str) -> str:
-    found = col.collection_of(path)
-    return found.prefix if found is not None else path
-
-
-def is_probant(path: str, pointer: str) -> bool:
-    found = col.collection_of(path)
-    return found is not None and pointer_pattern(pointer) in found.probant
 
 
 @dataclass(frozen=True)
@@ -100,7 +98,7 @@ class Session:
     def read(self, criterion: str, path: str, pointer: str) -> Any:
         """Consume one field for a criterion (logged, so the season check can compare with /referentiel)."""
         value = resolve_pointer(self.get(path), pointer)
-        self.consumed.add((criterion, collection_prefix(path), pointer_pattern(pointer)))
+        self.consumed.add((criterion, self.reader.collection_prefix(path), pointer_pattern(pointer)))
         if value is not MISSING and (criterion, Fact(path, pointer, value)) not in self.read_facts:
             self.read_facts.append((criterion, Fact(path, pointer, value)))
         return value

@@ -15,6 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from generator.compiler.track_file import track_named
 from generator.contract.build_proof import prove_build
 from generator.serving.nginx_process import reload_and_wait
 from generator.serving.nginx_render import render_and_write
@@ -27,7 +28,8 @@ def verify_prefix(prefix: Path) -> str:
     if saved.get("role", "replica") != "replica":
         raise RenderError(f"{prefix}: a {saved.get('role')} serves no build; verify-build is for replicas")
     expect = saved.get("expect_manifest_hash") or saved.get("manifest_hash")
-    return prove_build(Path(saved["root"]), expect).hash
+    root = Path(saved["root"])
+    return prove_build(root, expect, track_named(root, None).places).hash
 
 
 def reload_prefix(prefix: Path) -> int:

@@ -38,6 +38,7 @@ from generator.base.secret_values import (
 )
 from generator.compiler.compile import absent_body
 from generator.compiler.output import body_bytes
+from generator.compiler.track_file import load_tracks
 from generator.compiler.validate import REQUIRED_SYSTEME
 from generator.contract.build_proof import prove_build
 from generator.contract.manifest import BUILD_DIR, Manifest
@@ -50,7 +51,7 @@ from generator.serving.nginx_settings import (
     settings_from_args,
 )
 from generator.serving.nginx_syntax import NginxSyntaxError, needs_dollar, quote_path, quote_regex, quote_text
-from generator.tracks import resource_types as col
+from generator.tracks.model import CANONICAL_PATH, Track
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "nginx"
 SITE_TEMPLATES = {"replica": "corpus.conf.j2", "frontal": "frontal.conf.j2"}
@@ -97,26 +98,58 @@ class Rendered:
 # ---------------------------------------------------------------------------------------------- inputs
 
 
-def error_pages(root: Path, manifest: Manifest, skip: tuple[int, ...] = ()) -> list[ErrorPage]:
+@dataclass(frozen=True)
+class Served:
+    """One track as the vhost serves it: its definition, its proven manifest, its build folder."""
+
+    track: Track
+    manifest: Manifest
+    build: Path
+
+
+def served_tracks(root: Path, role: str, expect: str | None) -> list[Served]:
+    """Every track of ``root``, its manifest proven against its build (a replica) or read (a frontal).
+
+    The first track owns the ``/_systeme`` bodies; the others must serve the very same bytes there, since
+    an error answer cannot know which track a broken request was meant for."""
+    served = []
+    for i, track in enumerate(load_tracks(root)):
+        places = track.places
+        manifest = prove_build(root, expect if i == 0 else None, places) if role == "replica" \
+            else Manifest.load(root, places.manifest)
+        served.append(Served(track, manifest, root / places.build))
+    first = {e.path: e.sha256 for e in served[0].manifest.of_kind("systeme")}
+    for other in served[1:]:
+        for entry in other.manifest.of_kind("systeme"):
+            if first.get(entry.path) != entry.sha256:
+                raise RenderError(f"{other.track.trees.manifest}: {entry.path} of the track {other.track.piste} "
+                                  f"differs from the track {served[0].track.piste}'s: tracks served by one vhost "
+                                  "share the /_systeme bodies (give them the same systeme.yaml)")
+    return served
+
+
+def error_pages(root: Path, manifest: Manifest, skip: tuple[int, ...] = (), build: str = BUILD_DIR
+                ) -> list[ErrorPage]:
     """One error location per ``/_systeme`` body, each checked against the manifest."""
     entries = {e.status: e for e in manifest.of_kind("systeme") if e.status is not None}
     missing = sorted(int(s) for s in REQUIRED_SYSTEME if int(s) not in entries)
     if missing:
         raise RenderError(f"the manifest has no /_systeme body for status {missing}; the vhost answers them")
-    return [ErrorPage(status, quote_text(entries[status].read_checked(root / BUILD_DIR)))
+    return [ErrorPage(status, quote_text(entries[status].read_checked(root / build)))
             for status in sorted(entries) if status not in skip]
 
 
-def absent_template(root: Path, manifest: Manifest) -> tuple[str, bool]:
+def absent_template(served: list[Served]) -> tuple[str, bool]:
     """The quoted return text of the existe:false body, with ``${uri}`` in place of the path.
 
-    Also proves that the template reproduces every declared absent byte for byte, so that an identifier
-    nobody declared and one the corpus cites are answered by the same documented function.
+    Also proves that the template reproduces every declared absent of every track byte for byte, so that
+    an identifier nobody declared and one the corpus cites are answered by the same documented function.
     """
-    for entry in manifest.of_kind("absent"):
-        if body_bytes(absent_body(entry.path)) != entry.read_checked(root / BUILD_DIR):
-            raise RenderError(f"declared absent {entry.path}: its file differs from the absent "
-                              "template (generator.compiler.compile.absent_body); rebuild")
+    for one in served:
+        for entry in one.manifest.of_kind("absent"):
+            if body_bytes(absent_body(entry.path)) != entry.read_checked(one.build):
+                raise RenderError(f"declared absent {entry.path}: its file differs from the absent "
+                                  "template (generator.compiler.compile.absent_body); rebuild")
     data = body_bytes(absent_body(ABSENT_PLACEHOLDER))
     return quote_text(data, ABSENT_PLACEHOLDER, "uri"), needs_dollar(data)
 
@@ -221,12 +254,14 @@ def environment() -> jinja2.Environment:
                               lstrip_blocks=True)
 
 
-def _context(s: Settings, manifest: Manifest, worker_user: str | None) -> dict[str, Any]:
+def _context(s: Settings, served: list[Served], worker_user: str | None) -> dict[str, Any]:
     """Every value the templates use, already quoted or validated for nginx."""
     frontal = s.role == "frontal"
     remapped = {**REMAPPED, **(FRONTAL_REMAPPED if frontal else {})}
-    pages = error_pages(s.root, manifest, skip=tuple(FRONTAL_REMAPPED) if frontal else ())
-    absent_text, absent_dollar = absent_template(s.root, manifest)
+    manifest = served[0].manifest
+    pages = error_pages(s.root, manifest, skip=tuple(FRONTAL_REMAPPED) if frontal else (),
+                        build=served[0].track.trees.build)
+    absent_text, absent_dollar = absent_template(served)
     return {
         "role": s.role,
         "corpus_id": manifest.corpus,
@@ -244,8 +279,9 @@ def _context(s: Settings, manifest: Manifest, worker_user: str | None) -> dict[s
                        for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")],
         "corpus_conf": quote_path(s.corpus_conf),
         "secrets_conf": quote_path(s.secrets_conf),
-        "canonical_regex": quote_regex(col.CANONICAL_PATH),
-        "collections": [{"name": c.name, "regex": quote_regex(c.path_pattern)} for c in col.COLLECTIONS],
+        "canonical_regex": quote_regex(CANONICAL_PATH),
+        "collections": [{"name": c.name, "regex": quote_regex(c.path_pattern)}
+                        for one in served for c in one.track.collections],
         "need_dollar": (absent_dollar and not frontal) or any("${corpus_dollar}" in p.text for p in pages),
         "tls": s.tls,
         "tls_cert": quote_path(s.tls_cert) if s.tls_cert else "",
@@ -257,8 +293,12 @@ def _context(s: Settings, manifest: Manifest, worker_user: str | None) -> dict[s
         "error_pages": pages,
         "remapped": sorted(remapped.items()),
         "remapped_why": {**REMAPPED_WHY, **FRONTAL_REMAPPED_WHY},
-        "build_root": quote_path(s.root / "build"),
-        "build_root_display": str(s.root / "build"),
+        "build_root": quote_path(served[0].build),
+        "build_root_display": str(served[0].build),
+        "other_tracks": [{"piste": one.track.piste, "root": quote_path(one.build),
+                          "prefixes": [quote_path(c.prefix) for c in one.track.collections],
+                          "documents": [quote_path(p) for p in one.track.served_paths()]}
+                         for one in served[1:]],
         "absent_text": absent_text,
         "extra_server_include": quote_path(s.extra_server_include) if s.extra_server_include else "",
         "upstreams": _upstreams(s),
@@ -284,7 +324,8 @@ def render(settings: Settings, repo_root: Path | None = None, *, staging: Path |
         raise RenderError("the frontal terminates TLS: give --tls-cert and --tls-key")
     check_prefix(s)
     check_tls_files(s)
-    manifest = prove_build(s.root, s.expect_manifest_hash) if s.role == "replica" else Manifest.load(s.root)
+    served = served_tracks(s.root, s.role, s.expect_manifest_hash)
+    manifest = served[0].manifest
     secrets = _secret_values(s, repo_root)
     account = _worker_account(s)
     worker_user = None
@@ -294,7 +335,7 @@ def render(settings: Settings, repo_root: Path | None = None, *, staging: Path |
             _check_world_access(s.root / "build", "the build")
             _check_world_access(s.maintenance_path.parent, "the maintenance flag's folder")
     try:
-        context = _context(s, manifest, worker_user)
+        context = _context(s, served, worker_user)
     except NginxSyntaxError as exc:
         raise RenderError(str(exc)) from None
     env = environment()

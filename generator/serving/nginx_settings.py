@@ -19,14 +19,10 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from generator.base.errors import GeneratorError
+from generator.base.errors import RenderError
 
 DEFAULT_WORKER_USER = "nobody"
 ROLES = ("replica", "frontal")
-
-
-class RenderError(GeneratorError):
-    """The config cannot be rendered (or nginx run) safely; the message says what to fix."""
 
 
 @dataclass(frozen=True)

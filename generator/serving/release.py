@@ -25,6 +25,7 @@ from secrets import token_hex
 from typing import Any
 
 from generator.base.errors import GeneratorError, os_error_text
+from generator.compiler.track_file import TRACKS_DIR, track_named
 from generator.contract.build_proof import prove_build
 from generator.serving.nginx_process import reload_and_wait, running_pid
 from generator.serving.nginx_render import Rendered, render_checked, write
@@ -51,24 +52,25 @@ def install(root: Path, releases: Path, expect: str | None = None) -> Path:
     Two installs of the same build at once both copy; the first rename wins and the second finds the
     target in place: it proves it and uses it, as if it had been installed before.
     """
-    digest = prove_build(root, expect).hash
+    places = track_named(root, None).places
+    digest = prove_build(root, expect, places).hash
     target = releases / digest
     if target.is_dir():
-        prove_build(target, digest)
+        prove_build(target, digest, places)
         return target
     releases_folder(releases)
     staging = releases / f".install-{digest}-{os.getpid()}-{token_hex(4)}"
     try:
-        for name in ("build", "manifest"):
+        for name in (places.build, places.manifest, TRACKS_DIR):  # the track says which paths it serves
             shutil.copytree(root / name, staging / name)
-        prove_build(staging, digest)  # the copy, not only the source
+        prove_build(staging, digest, places)  # the copy, not only the source
         os.chmod(staging, 0o755)
         try:
             staging.rename(target)
         except OSError as exc:
             if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not target.is_dir():
                 raise
-            prove_build(target, digest)  # installed meanwhile by another run: the same bytes, proven
+            prove_build(target, digest, places)  # installed meanwhile by another run: the same bytes, proven
     except OSError as exc:
         raise RenderError(f"{exc.filename or target}: cannot install the release: {exc.strerror}") from None
     finally:
@@ -110,7 +112,7 @@ def rollback_target(releases: Path) -> tuple[Path, Path]:
     old, back = _link(releases, CURRENT), _link(releases, PREVIOUS)
     if old is None or back is None or not back.is_dir():
         raise RenderError(f"{releases}: nothing to roll back to (no '{PREVIOUS}' release)")
-    prove_build(back, back.name)
+    prove_build(back, back.name, track_named(back, None).places)
     return back, old
 
 

@@ -1,4 +1,4 @@
-"""The reference evaluator: ``/referentiel`` applied to the built bytes, and the shortcuts beside it.
+"""The conformité evaluator: ``/referentiel`` applied to the built bytes, and the shortcuts beside it.
 
 A :class:`Strategy` with every flag off is the référentiel read correctly. Each shortcut turns on one
 flag: the reading a trap is designed to catch (spec §5.4). The same code serves both, so a shortcut
@@ -8,21 +8,21 @@ differs from the reference by exactly the step it skips.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from generator.season.evaluation import FAUX, NON_ETABLI, VRAI, CriterionResult, Evaluation
+from generator.season.evaluation import Strategy as BaseStrategy
 from generator.season.reader import MISSING, CorpusReader, Fact, Session
-from generator.tracks import resource_types as col
+from generator.season.task import Task
 
-VRAI, FAUX, NON_ETABLI = "etabli", "faux", "non_etablissable"
+__all__ = ["FAUX", "NON_ETABLI", "VRAI", "CriterionResult", "Evaluation", "Task"]
 
 
 @dataclass(frozen=True)
-class Strategy:
+class Strategy(BaseStrategy):
     """How a reader applies the référentiel; all flags off is the reference reading."""
 
-    name: str
-    label: str
     assume_cited_exist: bool = False  # P1: a cited reference with existe: false is taken as existing
     ignore_dates: bool = False  # P2: statuses read, validity dates ignored
     single_register: bool = False  # P3: the agrément register read, the liste des agréés not
@@ -69,41 +69,6 @@ NAMED_SHORTCUTS: dict[str, Strategy] = {
 }
 P5_SHORTCUTS = {k: v for k, v in NAMED_SHORTCUTS.items() if v.name.startswith("P5-")}
 ALL_SHORTCUTS: tuple[Strategy, ...] = (*FAMILY_SHORTCUTS.values(), *NAMED_SHORTCUTS.values())
-
-
-@dataclass(frozen=True)
-class Task:
-    """What the evaluator needs of a public task statement."""
-
-    id: str
-    entite: str
-    activite: str
-    date_examen: str
-
-
-@dataclass
-class CriterionResult:
-    id: str
-    etat: str
-    motif: str
-    faits: list[Fact] = field(default_factory=list)
-
-
-@dataclass
-class Evaluation:
-    task: Task
-    strategy: Strategy
-    verdict: str
-    criteres: list[CriterionResult]
-    calls: list[str]
-    consumed: set[tuple[str, str, str]]
-    read: list[tuple[str, Fact]] = field(default_factory=list)  # (criterion, fact) in reading order
-
-    @property
-    def deciding(self) -> list[CriterionResult]:
-        """The criteria that give the verdict under the precedence rule."""
-        wanted = {"non_conforme": FAUX, "indeterminable": NON_ETABLI}.get(self.verdict)
-        return [c for c in self.criteres if wanted is None or c.etat == wanted]
 
 
 def _params(referentiel: dict[str, Any], criterion: str) -> dict[str, Any]:
@@ -380,7 +345,7 @@ def evaluate(task: Task, reader: CorpusReader, strategy: Strategy = REFERENCE) -
     so the count holds whether or not an agent keeps them from one task to the next. Only the
     ``arret-au-premier-probleme`` shortcut stops at the first criterion not established."""
     session = Session(reader)
-    referentiel = session.get(col.REFERENTIEL_PATH)
+    referentiel = session.get(reader.track.referentiel)
     run = _Run(task, strategy, session, referentiel)
     results: list[CriterionResult] = [run.c1()]
     if results[0].etat == NON_ETABLI:
@@ -399,4 +364,6 @@ def evaluate(task: Task, reader: CorpusReader, strategy: Strategy = REFERENCE) -
         verdict = {FAUX: "non_conforme", NON_ETABLI: "indeterminable"}.get(first, "conforme")
     else:
         verdict = "non_conforme" if FAUX in states else "indeterminable" if NON_ETABLI in states else "conforme"
-    return Evaluation(task, strategy, verdict, results, session.calls, session.consumed, session.read_facts)
+    deciding = {"non_conforme": FAUX, "indeterminable": NON_ETABLI}.get(verdict)
+    return Evaluation(task, strategy, verdict, results, session.calls, session.consumed, session.read_facts,
+                      deciding)

@@ -1,0 +1,271 @@
+"""Read ``tracks/<piste>/track.yaml`` into a :class:`~generator.tracks.model.Track`.
+
+The file is loaded by the same strict YAML loader as the sources and checked against
+``generator/schemas/track.schema.json``; then every name it uses is checked against what it declares
+(a link to an undeclared collection, a placeholder without a pattern...). Every problem is collected and
+reported as ``file:line:column: field: message``, all at once, as for the sources.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from generator.base.errors import CorpusError, Location, Problem
+from generator.compiler.sources import Record, read_record
+from generator.compiler.validate import check_schema
+from generator.compiler.yamlstrict import location_of
+from generator.tracks.model import (
+    Bareme,
+    Collection,
+    CommonList,
+    DateOrder,
+    Drawing,
+    GraphSpec,
+    Link,
+    Source,
+    Summary,
+    Track,
+    Trees,
+    Vocabulary,
+)
+
+TRACKS_DIR = "tracks"
+TRACK_FILE = "track.yaml"
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+def track_files(root: Path) -> list[Path]:
+    """The ``track.yaml`` of each folder of ``root/tracks/``, sorted by folder name."""
+    folder = root / TRACKS_DIR
+    try:
+        names = sorted(entry.name for entry in os.scandir(folder) if entry.is_dir(follow_symlinks=False))
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise CorpusError([Problem(Location(f"{TRACKS_DIR}/"), "", f"cannot read: {exc.strerror}")]) from None
+    return [folder / name / TRACK_FILE for name in names]
+
+
+def load_tracks(root: Path) -> list[Track]:
+    """Every track of the checkout, in folder order; one :class:`CorpusError` lists every problem."""
+    files = track_files(root)
+    if not files:
+        raise CorpusError([Problem(Location(f"{TRACKS_DIR}/"), "", "no track: the checkout needs "
+                                   f"{TRACKS_DIR}/<piste>/{TRACK_FILE} (docs/tracks.md)")])
+    problems: list[Problem] = []
+    tracks = []
+    for file in files:
+        try:
+            tracks.append(load_track(file, root))
+        except CorpusError as exc:
+            problems += exc.problems
+    _check_together(tracks, problems)
+    if problems:
+        raise CorpusError(problems)
+    return tracks
+
+
+def track_named(root: Path, piste: str | None) -> Track:
+    """The track called ``piste`` (None: the checkout's first track, conformité on this checkout)."""
+    tracks = load_tracks(root)
+    if piste is None:
+        return tracks[0]
+    for track in tracks:
+        if track.piste == piste:
+            return track
+    names = ", ".join(t.piste for t in tracks)
+    raise CorpusError([Problem(Location("--track"), "", f"no track {piste!r} in {TRACKS_DIR}/ (tracks: {names})")])
+
+
+def load_track(file: Path, root: Path) -> Track:
+    """One track file; raise :class:`CorpusError` with every problem of it."""
+    problems: list[Problem] = []
+    folder = file.parent
+    relative = file.relative_to(root).as_posix() if file.is_relative_to(root) else str(file)
+    record = read_record(root, relative, "track", problems) if file.is_relative_to(root) else \
+        read_record(folder, TRACK_FILE, "track", problems)
+    if record is None:
+        raise CorpusError(problems)
+    problems += check_schema(record)
+    if problems:
+        raise CorpusError(problems)
+    checker = _Checker(record, problems)
+    track = checker.track(folder)
+    if folder.name != track.piste:
+        problems.append(checker.at(record.data, "piste", "piste", f"the folder must be named {track.piste} "
+                                   f"after the track (it is {folder.name})"))
+    if problems:
+        raise CorpusError(problems)
+    return track
+
+
+def _check_together(tracks: list[Track], problems: list[Problem]) -> None:
+    """Tracks served by one nginx share its path space: no two may claim the same path or tree."""
+    seen: dict[str, str] = {}
+    for track in tracks:
+        for path in (*track.served_paths(), *(c.prefix for c in track.collections)):
+            other = seen.setdefault(path, track.piste)
+            if other != track.piste:
+                problems.append(Problem(Location(f"{TRACKS_DIR}/{track.piste}/{TRACK_FILE}"), "", f"{path} is "
+                                        f"already served by the track {other}: paths of two tracks must differ"))
+    trees: dict[str, str] = {}
+    for track in tracks:
+        for tree in vars(track.trees).values():
+            other = trees.setdefault(tree, track.piste)
+            if other != track.piste:
+                problems.append(Problem(Location(f"{TRACKS_DIR}/{track.piste}/{TRACK_FILE}"), "arbres",
+                                        f"{tree}/ is already a folder of the track {other}"))
+
+
+class _Checker:
+    """Turns the checked mapping into model objects, naming each undeclared name where it is written."""
+
+    def __init__(self, record: Record, problems: list[Problem]) -> None:
+        self.record, self.problems = record, problems
+
+    def at(self, container: Any, key: str | int | None, fieldname: str, message: str) -> Problem:
+        return Problem(location_of(container, key, self.record.file), fieldname, message)
+
+    def fail(self, container: Any, key: str | int | None, fieldname: str, message: str) -> None:
+        self.problems.append(self.at(container, key, fieldname, message))
+
+    def track(self, folder: Path) -> Track:
+        data = self.record.data
+        collections = tuple(self.collection(i, c) for i, c in enumerate(data["collections"]))
+        names = {c.name for c in collections}
+        for i, item in enumerate(data["collections"]):
+            owner = item.get("proprietaire")
+            if owner is not None and owner not in names:
+                self.fail(item, "proprietaire", f"collections[{i}].proprietaire", f"{owner!r} is not a "
+                          "collection of this track")
+        links = tuple(self.link(i, item, names) for i, item in enumerate(data["liens"]))
+        code = data["code"]
+        if code.endswith(".py") and not (folder / code).is_file():
+            self.fail(data, "code", "code", f"{code} is not a file of {folder.name}/")
+        trees = data["arbres"]
+        bareme = data["bareme"]
+        return Track(
+            piste=data["piste"], title=data["titre"], folder=folder, code=code,
+            trees=Trees(trees["sources"], trees["sources_saison"], trees["build"], trees["manifest"],
+                        trees["saison"], trees["gel"]),
+            referentiel=data["referentiel"], catalogue=data["catalogue"], corpus_key=data["cle_du_corpus"],
+            collections=collections, links=links,
+            date_orders=tuple(self.date_order(i, item, names) for i, item in
+                              enumerate(data.get("ordres_de_dates", []))),
+            vocabularies=tuple(self.vocabulary(i, item, names) for i, item in
+                               enumerate(data.get("vocabulaires", []))),
+            graph=self.graph(data["graphe"], names, links),
+            statement_fields=tuple(data["enonce"]["champs"]), task_id=self.regex(data["enonce"], "id",
+                                                                                   "enonce.id"),
+            bareme=Bareme(
+                section=bareme["section"], file=bareme["fichier"], sha256=bareme["sha256"],
+                bounds={task: (int(pair[0]), int(pair[1])) for task, pair in bareme["bornes"].items()},
+                verdicts={verdict: int(n) for verdict, n in bareme["repartition"].items()},
+                families=tuple(bareme["familles"]),
+                family_minimum={family: int(n) for family, n in bareme["familles_minimum"].items()},
+                controls=int(bareme["controles"]),
+                calls=(int(bareme["appels"][0]), int(bareme["appels"][1])),
+                calls_ceiling=int(bareme["appels_plafond"]),
+                best_constant=(int(bareme["meilleure_constante"][0]), int(bareme["meilleure_constante"][1]))),
+            verdicts=tuple(data["verdicts"]),
+            drawing=self.drawing(data.get("dessin"), names),
+        )
+
+    def drawing(self, item: dict[str, Any] | None, names: set[str]) -> Drawing:
+        if item is None:
+            return Drawing()
+        summaries = {}
+        for name, summary in item.get("resumes", {}).items():
+            if name not in names:
+                self.fail(item["resumes"], name, f"dessin.resumes.{name}", f"{name!r} is not a collection of "
+                          "this track")
+            summaries[name] = Summary(tuple(tuple(line) for line in summary.get("lignes", [])),
+                                      summary.get("entrees", ""))
+        return Drawing(item["tache"], item["propres"], summaries)
+
+    def regex(self, container: dict[str, Any], key: str, fieldname: str) -> str:
+        pattern = container[key]
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            self.fail(container, key, fieldname, f"not a regular expression: {exc}")
+        return pattern
+
+    def collection(self, index: int, item: dict[str, Any]) -> Collection:
+        where = f"collections[{index}]"
+        template = item["chemin"]
+        placeholders = _PLACEHOLDER.findall(template)
+        motifs = item["motifs"]
+        for name in placeholders:
+            if name not in motifs:
+                self.fail(item, "chemin", f"{where}.chemin", f"{{{name}}} has no pattern under motifs")
+        for name in motifs:
+            if name not in placeholders:
+                self.fail(motifs, name, f"{where}.motifs.{name}", f"{{{name}}} does not appear in {template}")
+            else:
+                self.regex(motifs, name, f"{where}.motifs.{name}")
+        source = item["source"]
+        pages = item.get("pages")
+        paginated = pages is not None
+        if paginated != ("page" in placeholders):
+            self.fail(item, "chemin", f"{where}.chemin", "a collection with pages has a {page} in its path, "
+                      "and only such a collection")
+        return Collection(
+            name=item["nom"], template=template,
+            parts=tuple((name, motifs.get(name, "")) for name in placeholders), schema=item["schema"],
+            source=Source(folder=source.get("dossier"), section=source.get("section"),
+                          many=source.get("plusieurs", False), file=source.get("fichier"),
+                          named_by=source.get("nomme_par")),
+            probant=tuple(item["probants"]), paginated=paginated,
+            header=tuple((pages or {}).get("entete", {}).items()), owner=item.get("proprietaire"),
+            label=item.get("libelle", item["nom"]))
+
+    def link(self, index: int, item: dict[str, Any], names: set[str]) -> Link:
+        for key in ("de", "vers"):
+            if item[key] not in names:
+                self.fail(item, key, f"liens[{index}].{key}", f"{item[key]!r} is not a collection of this track")
+        return Link(source=item["de"], field=item["champ"], target=item["vers"], back=item.get("retour"),
+                    mismatch=item.get("incoherence"), first_own_page=item.get("premiere_page_propre", False),
+                    belongs=item.get("appartient", False))
+
+    def date_order(self, index: int, item: dict[str, Any], names: set[str]) -> DateOrder:
+        if item["collection"] not in names:
+            self.fail(item, "collection", f"ordres_de_dates[{index}].collection", f"{item['collection']!r} is "
+                      "not a collection of this track")
+        return DateOrder(item["collection"], item["debut"], item["fin"])
+
+    def vocabulary(self, index: int, item: dict[str, Any], names: set[str]) -> Vocabulary:
+        for k, name in enumerate(item["champs"]):
+            if name.split(".", 1)[0] not in names:
+                self.fail(item["champs"], k, f"vocabulaires[{index}].champs[{k}]", f"{name!r} does not start "
+                          "with a collection of this track")
+        return Vocabulary(item["nom"], item["cle"], tuple(item["champs"]), item.get("libelle", item["nom"]))
+
+    def graph(self, item: dict[str, Any], names: set[str], links: tuple[Link, ...]) -> GraphSpec:
+        declared = {f"{link.source}.{link.top_field}" for link in links if link.top_field}
+        for k, name in enumerate(item["suivre"]):
+            if name not in declared:
+                self.fail(item["suivre"], k, f"graphe.suivre[{k}]", f"{name!r} is not a declared link "
+                          "(collection.champ of liens)")
+        common = []
+        for k, entry in enumerate(item["listes_communes"]):
+            where = f"graphe.listes_communes[{k}]"
+            for key in ("collection", "noms_de"):
+                if key in entry and entry[key] not in names:
+                    self.fail(entry, key, f"{where}.{key}", f"{entry[key]!r} is not a collection of this track")
+            if ("champ" in entry) != ("egal" in entry) or ("noms" in entry) != ("noms_de" in entry) \
+                    or ("champ" in entry) == ("noms" in entry):
+                self.fail(entry, None, where, "say which entries concern a task: champ and egal, or noms and "
+                          "noms_de")
+            common.append(CommonList(entry["collection"], tuple(entry["premiere_page"].items()),
+                                     entry.get("champ"), entry.get("egal"), tuple(entry.get("noms", ())),
+                                     entry.get("noms_de"), entry.get("titre", entry["collection"])))
+        start = item["depart"]
+        if start["collection"] not in names:
+            self.fail(start, "collection", "graphe.depart.collection", f"{start['collection']!r} is not a "
+                      "collection of this track")
+        return GraphSpec(start["champ"], start["collection"], tuple(item["suivre"]), tuple(common),
+                         item["description"], item["concerne"])

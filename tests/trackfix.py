@@ -1,0 +1,42 @@
+"""The checkout's tracks for the tests: the conformité track loaded once, and a copy for scratch roots.
+
+A scratch root (a copied build, a fixture corpus) is a checkout too: its commands read the tracks from
+``ROOT/tracks/``, so :func:`copy_tracks` puts them beside what a test copies.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from generator.compiler.track_file import TRACKS_DIR, track_named
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFORMITE = track_named(ROOT, "conformite")
+
+
+def copy_tracks(dest: Path, source: Path = ROOT) -> None:
+    """Copy ``source/tracks`` to ``dest/tracks`` (a no-op when already there)."""
+    if not (dest / TRACKS_DIR).exists():
+        shutil.copytree(source / TRACKS_DIR, dest / TRACKS_DIR)
+
+
+# The conformité track's shapes, by the names the tests read (``import trackfix as col``).
+ENTITES, AGREMENTS, ATTESTATIONS, AVENANTS, BENEFICIAIRES, LISTES_AGREES, MESURES = (
+    CONFORMITE.collection(name) for name in ("entites", "agrements", "attestations", "avenants", "beneficiaires",
+                                             "listes-agrees", "mesures-restrictives"))
+COLLECTIONS = CONFORMITE.collections
+REFERENTIEL_PATH, CATALOGUE_PATH = CONFORMITE.referentiel, CONFORMITE.catalogue
+collection_of = CONFORMITE.collection_of
+
+
+def liste_agrees_page_path(activite: str, page: str) -> str:
+    return LISTES_AGREES.path(activite=activite, page=page)
+
+
+def mesures_page_path(page: str) -> str:
+    return MESURES.path(page=page)
+
+
+def beneficiaires_page_path(entity_id: str, page: str) -> str:
+    return BENEFICIAIRES.path(proprietaire=entity_id, page=page)
