@@ -20,6 +20,7 @@ from generator.base.errors import GeneratorError, ManifestError, read_file
 from generator.contract.freeze import KEY_FILE, TASKS_FILE
 from generator.contract.manifest import Manifest
 from generator.score.key import KEY_SCHEMA, TASKS_SCHEMA, shape_problem
+from generator.season.checks import consumed_fields
 from generator.season.evaluator import Task
 from generator.season.graph import Graph, task_graph
 from generator.season.reader import CorpusReader
@@ -101,15 +102,6 @@ def load_statements(root: Path) -> tuple[int, dict[str, Statement]]:
 def load_key(root: Path) -> tuple[int, dict[str, dict[str, Any]]]:
     data = _read_shaped(root, KEY_FILE, KEY_SCHEMA)
     return data["saison"], data["taches"]
-
-
-def consumed_fields(referentiel: Any) -> dict[str, frozenset[str]]:
-    """Collection prefix -> the pointer patterns some criterion of ``/referentiel`` consumes (``champs``)."""
-    found: dict[str, set[str]] = {}
-    for critere in referentiel.get("criteres", []) if isinstance(referentiel, dict) else []:
-        for prefix, patterns in (critere.get("champs") or {}).items():
-            found.setdefault(prefix, set()).update(patterns)
-    return {prefix: frozenset(patterns) for prefix, patterns in found.items()}
 
 
 class VerifiedReader(CorpusReader):

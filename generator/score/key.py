@@ -1,10 +1,11 @@
 """The season files as the scorer reads them: the key's vocabulary, and the shape of ``season/cle.json`` and
 ``season/taches.json`` checked before a byte of them is used.
 
-``TOUS`` and ``UN_CRITERE`` are the two values of the key's ``fonde_par``, defined here once for the scorer
-and for the season code that derives the key. The published shapes are ``season-cle.schema.json`` and
-``season-taches.schema.json``, which refer to the source schemas (``cle``, ``taches``) part by part: a key or a
-statement file the scorer accepts is one the season compiler could have written.
+``TOUS`` and ``UN_CRITERE`` are the two values of the key's ``fonde_par``, defined once by the season code
+that derives the key (:mod:`generator.season.founding`, a layer below) and named here for the scorer. The
+published shapes are ``season-cle.schema.json`` and ``season-taches.schema.json``, which refer to the source
+schemas (``cle``, ``taches``) part by part: a key or a statement file the scorer accepts is one the season
+compiler could have written.
 """
 
 from __future__ import annotations
@@ -19,10 +20,8 @@ from generator.base.jsonvalue import pointer
 from generator.compiler.fastschema import strict_patterns
 from generator.compiler.schemas import schema
 from generator.compiler.validate import schema_message
-
-# The key's fonde_par: every founding fact is needed (tous), or the facts of any one deciding criterion,
-# grouped by critere, found the verdict (un_critere).
-TOUS, UN_CRITERE = "tous", "un_critere"
+from generator.season.founding import TOUS as TOUS  # the scorer's names for them (explicit re-export)
+from generator.season.founding import UN_CRITERE as UN_CRITERE
 
 KEY_SCHEMA, TASKS_SCHEMA = "season-cle", "season-taches"
 _REFERENCED = ("common", "cle", "taches")

@@ -10,9 +10,9 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from generator.base.errors import Location, Problem
-from generator.score.inputs import consumed_fields
 from generator.season.evaluator import (
     ALL_SHORTCUTS,
     FAMILY_SHORTCUTS,
@@ -248,11 +248,22 @@ def best_constant(season: Season) -> tuple[str, int]:
     return verdict, count
 
 
+def consumed_fields(referentiel: Any) -> dict[str, frozenset[str]]:
+    """Collection prefix -> the pointer patterns some criterion of ``/referentiel`` consumes (``champs``): the
+    table the scorer's close rule reads (:mod:`generator.score.inputs`), checked here against the probant
+    fields."""
+    found: dict[str, set[str]] = {}
+    for critere in referentiel.get("criteres", []) if isinstance(referentiel, dict) else []:
+        for prefix, patterns in (critere.get("champs") or {}).items():
+            found.setdefault(prefix, set()).update(patterns)
+    return {prefix: frozenset(patterns) for prefix, patterns in found.items()}
+
+
 def check_referentiel(reader: CorpusReader, evaluations: list[Evaluation]) -> list[Problem]:
     """/referentiel declares exactly the probant fields, and the evaluator consumes only what it declares.
 
     Two tables say what is probant: the scorer's close rule reads /referentiel's ``champs``
-    (:func:`generator.score.inputs.consumed_fields`), the panel and the graph read ``resource_types``
+    (:func:`consumed_fields`), the panel and the graph read ``resource_types``
     (:func:`generator.season.reader.is_probant`). This check compares exactly those two tables, both
     ways, so they cannot drift apart."""
     where = Location(f"build/{col.file_for(col.REFERENTIEL_PATH)}")

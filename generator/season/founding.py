@@ -52,10 +52,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.base.jsonvalue import json_key
-from generator.score.key import TOUS, UN_CRITERE
 from generator.season.evaluator import Evaluation
 from generator.season.reader import MISSING, CorpusReader, Fact, is_index, resolve_pointer
 from generator.tracks import resource_types as col
+
+# The key's fonde_par: every founding fact is needed (tous), or the facts of any one deciding criterion,
+# grouped by critere, found the verdict (un_critere). Defined here, below the scorer, which reads them.
+TOUS, UN_CRITERE = "tous", "un_critere"
 
 # Citing field (on the citing collection) -> the field of the cited document that points back.
 LINK_FIELDS: dict[tuple[str, str], str] = {
