@@ -19,6 +19,7 @@ import pytest
 from season_fixtures import KEY_LOCATION, ROOT, World, make_world, rebuilt
 
 from generator.panel import independent
+from generator.panel.agents import HONEST
 from generator.panel.independent import (
     EXCEPTIONS,
     INDEPENDENT,
@@ -29,7 +30,7 @@ from generator.panel.independent import (
     read_task,
     submissions,
 )
-from generator.panel.panel import HONEST, run_panel
+from generator.panel.judge import run_panel
 from generator.season.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
 from generator.season.checks import check_season
 from generator.season.evaluator import Task as EvalTask
@@ -139,7 +140,8 @@ def test_the_agent_reads_neither_the_key_nor_the_evaluator() -> None:
     text = MODULE.read_text("utf-8")
     assert "cle.json" not in text and "cle.yaml" not in text
     probe = ("import sys, generator.panel.independent as m; "
-             "print(sorted(n for n in sys.modules if n.endswith(('.evaluator', '.founding', 'panel.panel', '.model'))))")
+             "print(sorted(n for n in sys.modules if n.endswith(('.evaluator', '.founding', 'panel.agents', "
+             "'panel.judge', '.model'))))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60,
                          check=True)
     assert run.stdout.strip() == "[]"

@@ -1,4 +1,4 @@
-"""Sub-commands of the season: ``evaluate``, ``check-season``, ``build-season`` (and ``graph``)."""
+"""``corpus evaluate``, ``check-season`` and ``build-season``: the season against the built corpus."""
 
 from __future__ import annotations
 
@@ -6,11 +6,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from generator.base.errors import CorpusError, FrozenMismatch, Location
 from generator.base.output_places import key_output_dir
+from generator.cli.options import PROBLEM, USAGE, Reported, Subparsers, add_root_options, print_problems
 from generator.contract.hashing import sha256_hex
-from generator.panel.panel import check_panel_target, panel_problems, print_panel, run_panel, write_submissions
+from generator.panel.judge import Row, panel_problems, run_panel
+from generator.panel.submissions import check_panel_target, write_submissions
 from generator.season.artifacts import write_artifacts
 from generator.season.checks import ALL_SHORTCUTS, SeasonReport, check_season
 from generator.season.evaluator import REFERENCE, Evaluation, evaluate
@@ -27,9 +30,8 @@ def season_or_exit(root: Path) -> Season:
     try:
         return load_season(root / "season_src")
     except CorpusError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-        raise SystemExit(1) from None
+        print_problems(exc.problems)
+        raise Reported(PROBLEM) from None
 
 
 def built_reader(root: Path) -> CorpusReader:
@@ -37,7 +39,7 @@ def built_reader(root: Path) -> CorpusReader:
     build = root / "build"
     if not (build / "referentiel.json").is_file():
         print(f"no built corpus in {build}: run 'corpus build' first", file=sys.stderr)
-        raise SystemExit(1)
+        raise Reported(PROBLEM)
     return CorpusReader(build)
 
 
@@ -63,7 +65,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if not wanted:
         print(f"unknown task {args.task!r}; tasks: {', '.join(s.task.id for s in season.statements)}",
               file=sys.stderr)
-        return 1
+        return USAGE
     for statement in wanted:
         evaluation = evaluate(statement.task, reader, STRATEGIES[args.strategy])
         if args.faits:
@@ -137,7 +139,7 @@ def cmd_check_season(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
     status = "FAILED" if report.problems else "passed"
     print(f"corpus check-season: {status}, {len(report.problems)} problem(s)", file=sys.stderr)
-    return 1 if report.problems else 0
+    return PROBLEM if report.problems else 0
 
 
 def cmd_build_season(args: argparse.Namespace) -> int:
@@ -146,15 +148,22 @@ def cmd_build_season(args: argparse.Namespace) -> int:
         files = write_artifacts(season, args.root)
     except FrozenMismatch as exc:
         print(f"corpus build-season: {exc}", file=sys.stderr)
-        return 1
+        return PROBLEM
     for name, data in files.items():
         print(f"season/{name}: {len(data)} bytes, sha256 {sha256_hex(data)}", file=sys.stderr)
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    from generator.cli.main import add_root_options
+def print_panel(rows: list[Row], out: TextIO) -> None:
+    print(f"\n{'agent du panel':<36} {'genre':<10} {'réussite':>8} {'overclaim':>10}  attendu", file=out)
+    for row in rows:
+        over = row.report["overclaim"]
+        print(f"{row.name:<36} {row.kind:<10} {row.report['reussite']:>5}/{row.report['taches_total']:<2} "
+              f"{over['non_etayees']:>4}/{over['rendues']:<5}  {'tenu' if not row.problems else 'NON TENU'}",
+              file=out)
 
+
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("evaluate", help="apply /referentiel to the built corpus for one task or all",
                        description="The reference evaluator: reads the built bytes as an agent through the "
                                    "proxy would, applies the served /referentiel, and prints for each task the "
@@ -191,7 +200,3 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "JSON under season/ (never under build/).")
     add_root_options(p)
     p.set_defaults(func=cmd_build_season)
-
-    from generator.cli.graph import register as register_graph  # imports this module
-
-    register_graph(sub)

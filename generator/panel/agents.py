@@ -1,0 +1,297 @@
+"""The panel: agents whose behaviour is known, scored by ``corpus score`` with the real manifest hashes.
+
+``corpus check-season`` runs it so that the key is proven through the scoring rules (spec §4, §4.1,
+§5.7), not only against the evaluator. Every agent reads the corpus through its own evaluation (the
+reference reading, or a shortcut) and never reads the key:
+
+- **honest** agents justify the verdict their reading gives with the facts that reading found decisive,
+  each in its own way — links first and in both directions; comparison terms first, links as whole
+  arrays, filled up to the plafond; own resources first, one fact per decided criterion in turn, then
+  filler — and must score 10/10 réussite with 0 overclaim;
+- **shortcut** agents (one per shortcut of the evaluator) must fail every task their reading gets wrong;
+- one **hors-règle** agent, ``statuts-au-lieu-des-dates``, reaches the right verdict everywhere but, for a
+  satisfied criterion, asserts the register's statut, the list entry and the start date instead of the
+  link and the retained end date that ``/referentiel`` (``principes.justification``) asks: it must be
+  non fondé exactly on the conforme tasks and fondé elsewhere, with 0 overclaim (the published rule bites);
+- **abusers** must get what §4, §4.1 and §5.7 promise them: list-only assertions not rendered or
+  rejected; true filler at the plafond with a constant verdict at most the best constant answer; a proof
+  cited on the wrong resource non étayée (ressource); a wrong value non étayée (valeur); a 403 body an
+  instrument defect, out of the overclaim; duplicates, above-plafond, out-of-graph and non-probant
+  assertions rejected.
+
+This module is the agents: what each one submits. :mod:`generator.panel.judge` runs them through the scorer
+and judges what they got; :mod:`generator.panel.submissions` writes their submissions to disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator.panel.independent import INDEPENDENT
+from generator.score import make_disclosure, make_submission
+from generator.season.checks import TaskReport
+from generator.season.evaluator import VRAI, Evaluation
+from generator.season.founding import is_link, reverse_form, whole_array_form
+from generator.season.graph import Graph, concerns_entity, probant_facts
+from generator.season.reader import CorpusReader, Fact, is_probant, resolve_pointer
+from generator.tracks import resource_types as col
+
+
+@dataclass
+class Context:
+    """What an agent has for one task: the statement, its own reading, the graph, the corpus."""
+
+    report: TaskReport
+    evaluation: Evaluation
+    reader: CorpusReader
+    graph: Graph
+
+    @property
+    def task_id(self) -> str:
+        return self.report.statement.task.id
+
+    @property
+    def minimum(self) -> int:
+        return self.report.statement.minimum
+
+    @property
+    def plafond(self) -> int:
+        return self.report.statement.plafond
+
+
+Claims = list[Fact]
+Builder = Callable[[Context], tuple[str, Claims]]
+
+
+# -- what an agent's own reading gives ------------------------------------------------------------------
+
+def decided(ctx: Context) -> list[list[Fact]]:
+    """The facts the agent's reading found decisive, per criterion that decides its verdict."""
+    return [list(c.faits) for c in ctx.evaluation.deciding if c.faits]
+
+
+def admissible(ctx: Context, fact: Fact) -> bool:
+    return fact.ressource in ctx.graph and is_probant(fact.ressource, fact.champ) \
+        and concerns_entity(ctx.reader, ctx.report.statement.task, ctx.graph, fact)
+
+
+def filler(ctx: Context, own_only: bool = False) -> list[Fact]:
+    """True probant facts the agent read, in reading order (then the rest of its own resources)."""
+    read = [f for _, f in ctx.evaluation.read if admissible(ctx, f)]
+    proper, _ = probant_facts(ctx.reader, ctx.report.statement.task, ctx.graph)
+    rest = sorted(proper, key=lambda f: (f.ressource, f.champ))
+    facts = [*read, *(Fact(f.ressource, f.champ, resolve_pointer(ctx.reader.fetch(f.ressource), f.champ))
+                      for f in rest)]
+    return [f for f in facts if not own_only or f.ressource in ctx.graph.proper]
+
+
+def fill(chosen: Iterable[Fact], extra: Iterable[Fact], upto: int, limit: int) -> Claims:
+    """``chosen`` (deduplicated, cut at ``limit``), then ``extra`` until ``upto`` claims."""
+    out: Claims = []
+    for fact in [*chosen, *extra]:
+        if len(out) >= limit or (len(out) >= upto and fact not in chosen):
+            break
+        if fact not in out:
+            out.append(fact)
+    return out
+
+
+# -- honest strategies ----------------------------------------------------------------------------------
+
+def links_first(ctx: Context) -> tuple[str, Claims]:
+    """Per deciding criterion in turn, every link of its decisive facts in both directions, then its
+    comparison terms."""
+    chosen: Claims = []
+    for group in decided(ctx):
+        for f in group:
+            if is_link(f):
+                chosen += [f, *filter(None, [reverse_form(ctx.reader, f)])]
+        chosen += [f for f in group if not is_link(f)]
+    return ctx.evaluation.verdict, fill(chosen, filler(ctx), ctx.minimum, ctx.plafond)
+
+
+def terms_first(ctx: Context) -> tuple[str, Claims]:
+    """Comparison terms first, links as the whole array of the citing field, then filler to the plafond."""
+    facts = [f for group in decided(ctx) for f in group]
+    terms = [f for f in facts if not is_link(f)]
+    links = [w for f in facts if (w := whole_array_form(ctx.reader, f)) is not None]
+    return ctx.evaluation.verdict, fill([*terms, *links], filler(ctx), ctx.plafond, ctx.plafond)
+
+
+def own_first(ctx: Context) -> tuple[str, Claims]:
+    """Own resources first (links from the cited document's side), one fact per decided criterion in
+    turn, then filler from own resources."""
+    groups = []
+    for group in decided(ctx):
+        stated = [reverse_form(ctx.reader, f) or f for f in group]
+        groups.append(sorted(stated, key=lambda f: f.ressource not in ctx.graph.proper))
+    turns: Claims = []
+    for rank in range(max((len(g) for g in groups), default=0)):
+        turns += [g[rank] for g in groups if rank < len(g)]
+    return ctx.evaluation.verdict, fill(turns, filler(ctx, own_only=True), ctx.plafond, ctx.plafond)
+
+
+# -- outside the rule ----------------------------------------------------------------------------------
+
+# What a reader who "shows the document is in order" asserts for a satisfied criterion instead of what
+# the published rule (/referentiel, principes.justification) asks: statuts, list entries and start dates,
+# never the link that attaches the document nor its retained end date.
+NOT_ASSERTED = ("/date_fin_validite", "/nouvelle_date_fin", "/date_effet", "/agrements", "/attestations",
+                "/avenants")
+
+
+def _instead(fact: Fact) -> bool:
+    """Whether the statut-minded reader leaves ``fact`` out: a link (either direction, or the whole array)
+    or a term of the retained end date."""
+    back = (col.collection_of(fact.ressource) in (col.AGREMENTS, col.ATTESTATIONS) and fact.champ == "/entite") \
+        or (col.collection_of(fact.ressource) is col.AVENANTS and fact.champ == "/attestation")
+    return is_link(fact) or back or fact.champ in NOT_ASSERTED
+
+
+def _in_order_rank(fact: Fact) -> int | None:
+    """What shows a document "in order", most telling first: a statut (the register's, the entity's, a
+    declaration's), the list entry's statut, a start date, the rest of the list entry; None otherwise."""
+    listed = col.collection_of(fact.ressource) is col.LISTES_AGREES
+    if fact.champ in ("/statut", "/statut_declaration"):
+        return 0
+    if listed:
+        return 1 if fact.champ.endswith("/statut") else 3
+    return 2 if fact.champ in ("/date_debut", "/date_emission") else None
+
+
+def statuts_instead_of_dates(ctx: Context) -> tuple[str, Claims]:
+    """The right verdict; for each satisfied criterion that decides it, the register's statut, the list
+    entry and the start date the reading met instead of the link and the retained end date (season 1's
+    blind audit on its conforme tasks). A verdict that no satisfied criterion decides (non_conforme,
+    indeterminable) is justified as ``liens-d-abord`` justifies it."""
+    if not any(c.etat == VRAI for c in ctx.evaluation.deciding):
+        return links_first(ctx)
+    groups: list[list[Fact]] = []
+    for criterion in ctx.evaluation.deciding:
+        seen = [f for c, f in ctx.evaluation.read if c == criterion.id and admissible(ctx, f)
+                and not _instead(f) and _in_order_rank(f) is not None]
+        groups.append(sorted(dict.fromkeys(seen), key=_in_order_rank))
+    turns: Claims = []
+    for rank in range(max((len(g) for g in groups), default=0)):
+        turns += [g[rank] for g in groups if rank < len(g)]
+    extra = [f for f in filler(ctx, own_only=True) if not _instead(f)]
+    return ctx.evaluation.verdict, fill(turns, extra, ctx.minimum, ctx.plafond)
+
+
+HONEST: dict[str, Builder] = {
+    "liens-d-abord": links_first,
+    "termes-d-abord": terms_first,
+    "ressources-propres-d-abord": own_first,
+    **INDEPENDENT,  # written from the served /referentiel alone, before the key (independent.py)
+}
+
+
+# -- abusers --------------------------------------------------------------------------------------------
+
+def list_only(ctx: Context) -> tuple[str, Claims]:
+    """Only common-list entries, the minimum exactly: nothing on the entity's own resources."""
+    pages = sorted(ctx.graph.common)
+    facts = [Fact(p, f"/entrees/{k}/{name}", v) for p in pages
+             for k, entry in enumerate(ctx.reader.fetch(p).get("entrees", []))
+             for name, v in entry.items() if is_probant(p, f"/entrees/{k}/{name}")]
+    return ctx.evaluation.verdict, facts[:ctx.minimum]
+
+
+def constant_filler(verdict: str) -> Builder:
+    def build(ctx: Context) -> tuple[str, Claims]:
+        return verdict, fill([], filler(ctx, own_only=True), ctx.plafond, ctx.plafond)
+    return build
+
+
+@dataclass(frozen=True)
+class Tamper:
+    """An honest submission (links first) with its first assertion altered one way."""
+
+    name: str
+    expect: str  # what the first assertion must become
+
+
+def other_resource(ctx: Context, fact: Fact) -> str:
+    return next(p for p in sorted(ctx.graph.proper) if p != fact.ressource)
+
+
+def foreign_resource(ctx: Context) -> str:
+    return next(f"{col.ENTITES.prefix}{p.stem}" for p in sorted((ctx.reader.build_dir / "entites").glob("*.json"))
+                if f"{col.ENTITES.prefix}{p.stem}" not in ctx.graph)
+
+
+def wrong_value(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return not value
+    if isinstance(value, list):
+        return [*value, value[0]] if value else ["?"]
+    return f"{value}-bis"
+
+
+# -- what each agent submits ----------------------------------------------------------------------------
+
+def submissions(root: Path, contexts: list[Context], build: Builder) -> list[dict[str, Any]]:
+    out = []
+    for ctx in contexts:
+        verdict, claims = build(ctx)
+        out.append(make_submission(root, ctx.task_id, verdict, [(f.ressource, f.champ, f.valeur) for f in claims]))
+    return out
+
+
+def tampered(root: Path, contexts: list[Context], kind: str) -> list[dict[str, Any]]:
+    """Honest submissions (links first), each altered once in the way ``kind`` names."""
+    subs = submissions(root, contexts, links_first)
+    for ctx, sub in zip(contexts, subs, strict=True):
+        first = sub["assertions"][0]
+        claim = first["claim"]
+        if kind == "ressource":
+            proof_id, disclosure = make_disclosure(root, other_resource(ctx, Fact(claim["resource"], "", None)))
+            sub["disclosures"] = {k: v for k, v in sub["disclosures"].items() if k not in first["proof_ids"]
+                                  or any(k in a["proof_ids"] for a in sub["assertions"][1:])}
+            sub["disclosures"][proof_id] = disclosure
+            first["proof_ids"] = [proof_id]
+        elif kind == "valeur":
+            claim["value"] = wrong_value(claim["value"])
+        elif kind == "defaut":
+            proof_id, disclosure = make_disclosure(root, claim["resource"], response_of=col.systeme_path("403"))
+            sub["disclosures"] = {k: v for k, v in sub["disclosures"].items() if k not in first["proof_ids"]
+                                  or any(k in a["proof_ids"] for a in sub["assertions"][1:])}
+            sub["disclosures"][proof_id] = disclosure
+            first["proof_ids"] = [proof_id]
+        elif kind == "doublon":
+            sub["assertions"].append({**first, "id": "a-doublon"})
+        elif kind == "plafond":
+            extra = [f for f in filler(ctx, own_only=True)
+                     if (f.ressource, f.champ) not in {(a["claim"]["resource"], a["claim"]["field"])
+                                                       for a in sub["assertions"]}]
+            room = ctx.plafond + 1 - len(sub["assertions"])
+            more = submissions(root, [ctx], lambda c, extra=extra, room=room:
+                                (c.evaluation.verdict, extra[:room]))[0]
+            for n, assertion in enumerate(more["assertions"]):
+                sub["assertions"].append({**assertion, "id": f"a-plus-{n}"})
+            sub["disclosures"].update(more["disclosures"])
+        elif kind == "hors-graphe":
+            proof_id, disclosure = make_disclosure(root, foreign_resource(ctx))
+            sub["assertions"][0] = {"id": first["id"], "claim": {"resource": foreign_resource(ctx),
+                                                                 "field": "/statut", "value": resolve_pointer(
+                                                                     ctx.reader.fetch(foreign_resource(ctx)),
+                                                                     "/statut")}, "proof_ids": [proof_id]}
+            sub["disclosures"][proof_id] = disclosure
+            _prune(sub)
+        elif kind == "non-probant":
+            entity = ctx.report.statement.task.entite
+            proof_id, disclosure = make_disclosure(root, entity)
+            name = ctx.reader.fetch(entity)["denomination"]
+            sub["assertions"][0] = {"id": first["id"], "claim": {"resource": entity, "field": "/denomination",
+                                                                 "value": name}, "proof_ids": [proof_id]}
+            sub["disclosures"][proof_id] = disclosure
+            _prune(sub)
+    return subs
+
+
+def _prune(sub: dict[str, Any]) -> None:
+    cited = {p for a in sub["assertions"] for p in a["proof_ids"]}
+    sub["disclosures"] = {k: v for k, v in sub["disclosures"].items() if k in cited}
