@@ -128,7 +128,7 @@ def test_log_report_refuses_a_fifo_without_waiting_for_a_writer(tmp_path: Path) 
     os.mkfifo(fifo)
     result = subprocess.run([sys.executable, "-m", "generator.cli", "log-report", str(fifo), "--manifest",
                              str(MANIFEST)], capture_output=True, text=True, timeout=60, check=False, cwd=ROOT)
-    assert result.returncode == 2 and result.stderr == f"corpus log-report: {fifo}: not a regular file\n"
+    assert result.returncode == 1 and result.stderr == f"corpus log-report: {fifo}: not a regular file\n"
 
 
 def test_a_log_replaced_by_a_fifo_after_the_listing_is_a_problem_not_a_hang(tmp_path: Path) -> None:
@@ -136,7 +136,8 @@ def test_a_log_replaced_by_a_fifo_after_the_listing_is_a_problem_not_a_hang(tmp_
     process with a timeout: a blocking open would wait for a writer forever."""
     fifo = tmp_path / "access.log"
     os.mkfifo(fifo)
-    code = ("import sys; from pathlib import Path; from generator.observe.log_report import read_lines; p = []; "
+    code = ("import sys; from pathlib import Path; from generator.observe.log_report.files import read_lines; "
+            "p = []; "
             "lines = list(read_lines(Path(sys.argv[1]), lambda n, why: p.append((n, why)))); print(lines, p)")
     result = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True, timeout=60,
                             check=False, cwd=ROOT)

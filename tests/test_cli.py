@@ -160,12 +160,12 @@ def test_every_error_of_the_project_is_one_line(tmp_path: Path, monkeypatch: pyt
                                                 capsys: pytest.CaptureFixture[str], raised: BaseException,
                                                 code: int, line: str) -> None:
     """The CLI catches the base class of the project's errors: one line, exit 1, never a traceback."""
-    import generator.cli.main
+    import generator.cli.build
 
     def fail(*args: object, **kwargs: object) -> None:
         raise raised
 
-    monkeypatch.setattr(generator.cli.main, "build", fail)
+    monkeypatch.setattr(generator.cli.build, "build", fail)
     assert main(["build", "--root", str(tmp_path)]) == code
     assert capsys.readouterr().err.splitlines() == [line]
 
@@ -179,3 +179,26 @@ def test_project_errors_share_one_base() -> None:
     for error in (CorpusError, FrozenMismatch, FreezeRecordError, ManifestError, TreeWriteError, BuildLocked,
                   SecretError, TransactionError, VerifyError):
         assert issubclass(error, GeneratorError), error
+
+
+def test_help_states_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    """One convention for every command (docs/architecture.md), said where a user looks first."""
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "exit codes: 0 success; 1 the command ran and found a problem" in text
+    assert "2 usage error" in text and "--fail-on-defect found an instrument defect" in text
+
+
+@pytest.mark.parametrize("argv, code", [
+    (["check", "--no-such-option"], 2),  # argparse
+    (["evaluate", "conf-99"], 2),  # a value the command refuses before working
+    (["score", "missing.json"], 1),  # an input that is not there
+])
+def test_one_exit_code_convention(argv: list[str], code: int, capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        got = main([*argv, "--root", str(ROOT)])
+    except SystemExit as exc:
+        got = exc.code
+    assert got == code, capsys.readouterr().err

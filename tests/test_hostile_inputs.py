@@ -24,7 +24,7 @@ from generator.base.atomic_file import FileWriteError, write_atomic
 from generator.base.bounded_read import ReadRefused, read_bounded
 from generator.cli.main import main
 from generator.contract.freeze import freeze
-from generator.panel.panel import PANEL_MARKER, PanelRefused, write_submissions
+from generator.panel.submissions import PANEL_MARKER, PanelRefused, write_submissions
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "manifest" / "manifest.json"
@@ -122,7 +122,7 @@ def test_a_fifo_given_as_an_input_is_refused_without_waiting(world: ScoreWorld, 
         log = write(tmp_path, "access.log", "")
         argv = ["log-report", str(log), "--manifest", str(fifo)]
     command = role.split()[0]
-    one_line(corpus(*argv), 2 if command == "log-report" else 1, f"corpus {command}: {fifo}: not a regular file")
+    one_line(corpus(*argv), 1, f"corpus {command}: {fifo}: not a regular file")  # one code for all: an input
 
 
 def test_a_submission_above_16_mib_is_refused_unread(world: ScoreWorld, tmp_path: Path) -> None:
@@ -250,7 +250,7 @@ def test_score_json_stays_out_of_the_repository(world: ScoreWorld, tmp_path: Pat
     sub = write(tmp_path / "subs", "s.json", submission(world, "conf-01", "conforme", HONEST_01))
     target = world.root / where
     before = target.read_bytes() if target.exists() else None
-    assert main(["score", str(sub), "--root", str(world.root), "--json", str(target)]) == 1
+    assert main(["score", str(sub), "--root", str(world.root), "--json", str(target)]) == 2  # a refused place
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "reveal the key" in err
     assert (target.read_bytes() if target.exists() else None) == before
@@ -274,7 +274,7 @@ def test_score_json_is_none_of_its_inputs(world: ScoreWorld, tmp_path: Path, whi
     target = second if which == "a submission" else proofs
     before = target.read_bytes()
     assert main(["score", str(subs), "--root", str(world.root), "--proofs", str(proofs), "--json",
-                 str(target)]) == 1
+                 str(target)]) == 2
     assert capsys.readouterr().err == (f"corpus score: --json {target}: is {target}, an input of this command: "
                                        "write the report elsewhere\n")
     assert target.read_bytes() == before
@@ -296,7 +296,7 @@ def test_log_report_json_replaces_no_input_and_no_served_file(tmp_path: Path, ta
     out = {"the manifest": manifest, "the log": log, "build/ of the repository": ROOT / "build" / "r.json"}[target]
     before = out.read_bytes() if out.exists() else None
     assert main(["log-report", str(tmp_path / "logs"), "--manifest", str(manifest), "--root", str(ROOT), "--json",
-                 str(out)]) == 1
+                 str(out)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"corpus log-report: --json {out}: ") and err.count("\n") == 1
     assert (out.read_bytes() if out.exists() else None) == before
@@ -367,5 +367,5 @@ def test_log_report_names_a_log_it_cannot_read_in_a_folder(tmp_path: Path, kind:
         os.mkfifo(odd)
     else:
         odd.symlink_to(tmp_path / "nowhere")
-    one_line(corpus("log-report", str(logs), "--manifest", str(MANIFEST)), 2,
+    one_line(corpus("log-report", str(logs), "--manifest", str(MANIFEST)), 1,
              f"corpus log-report: {odd}: named like an access log but not a regular file")

@@ -26,7 +26,7 @@ from trackfix import collection_of
 
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
-from generator.observe import log_report as lr
+from generator.observe.log_report import counts, files
 from generator.serving.topology import free_port as port_free_on
 from generator.serving.topology import replica_hosts
 
@@ -349,9 +349,9 @@ def test_truncated_gzip(tmp_path: Path) -> None:
 
 
 def test_unreadable_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["log-report", str(tmp_path / "missing.log"), "--manifest", str(MANIFEST)]) == 2
+    assert main(["log-report", str(tmp_path / "missing.log"), "--manifest", str(MANIFEST)]) == 1
     assert "missing.log: no such file or folder" in capsys.readouterr().err
-    assert main(["log-report", str(tmp_path), "--manifest", str(MANIFEST)]) == 2  # a folder with no access log
+    assert main(["log-report", str(tmp_path), "--manifest", str(MANIFEST)]) == 1  # a folder with no access log
     assert "no access log found" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_info:
         main(["log-report", str(tmp_path), "--since", "last tuesday"])
@@ -365,13 +365,13 @@ def test_unreadable_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 
 def test_memory_is_bounded_by_capped_counters(tmp_path: Path) -> None:
-    n = lr.MAX_KEYS * 3
+    n = counts.MAX_KEYS * 3
     log = write_log(tmp_path / "access.log", [line(uri=f"/x{i}/" + "y" * 500, status=404) for i in range(n)])
     _, report = run_report(tmp_path, log, extra=("--top", str(n)))
     uris = report["total"]["unknown"]["uris"]
-    assert len(uris) == lr.MAX_KEYS + 1 and uris[-1]["uri"] == lr.OTHERS
+    assert len(uris) == counts.MAX_KEYS + 1 and uris[-1]["uri"] == counts.OTHERS
     assert sum(u["count"] for u in uris) == n == report["total"]["unknown"]["count"]
-    assert max(len(u["uri"]) for u in uris) <= lr.MAX_KEY_CHARS + 1
+    assert max(len(u["uri"]) for u in uris) <= counts.MAX_KEY_CHARS + 1
 
 
 def test_overlong_line_and_many_malformed_lines(tmp_path: Path) -> None:
@@ -379,14 +379,14 @@ def test_overlong_line_and_many_malformed_lines(tmp_path: Path) -> None:
     log = tmp_path / "access.log"
     with log.open("wb") as out:
         out.write(line().encode() + b"\n")
-        out.write(b"x" * (lr.MAX_LINE_BYTES * 3 + 5) + b"\n")
+        out.write(b"x" * (files.MAX_LINE_BYTES * 3 + 5) + b"\n")
         out.write(line().encode() + b"\n")
         out.write(b"garbage\n" * 5000)
     _, report = run_report(tmp_path, log)
     assert report["total"]["requests"] == 2
     assert report["malformed"]["count"] == 5001 == report["files"][0]["malformed"]
     listed = report["malformed"]["listed"]
-    assert len(listed) == lr.MAX_MALFORMED_LISTED
+    assert len(listed) == counts.MAX_MALFORMED_LISTED
     assert listed[0]["line"] == 2 and "longer than" in listed[0]["reason"]
     assert listed[1]["line"] == 4
 
@@ -423,12 +423,12 @@ def test_blank_lines_are_counted_in_runs(tmp_path: Path) -> None:
 
 def test_gzip_bomb_is_reported_and_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A gzip that expands far beyond what logs do stops being read once past the free allowance."""
-    monkeypatch.setattr(lr, "GZIP_RATIO_FREE", 1024 * 1024)
+    monkeypatch.setattr(files, "GZIP_RATIO_FREE", 1024 * 1024)
     log = tmp_path / "access.log.gz"
     with gzip.open(log, "wb") as out:
         out.write((line().encode() + b"\n") * 200_000)  # 33 MB of one line, which deflate packs 1000 times
     _, report = run_report(tmp_path, log)
     assert 0 < report["total"]["requests"] < 100_000
     assert [m["reason"] for m in report["malformed"]["listed"]] == [
-        f"gzip expands more than {lr.MAX_GZIP_RATIO} times its size: a decompression bomb, not a log; "
+        f"gzip expands more than {files.MAX_GZIP_RATIO} times its size: a decompression bomb, not a log; "
         "rest of the file skipped"]

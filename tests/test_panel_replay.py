@@ -60,7 +60,7 @@ def test_a_wrong_value_replays_as_non_etayee_valeur(panel: Path, tmp_path: Path)
 @pytest.mark.parametrize("where", [".", "docs", "run", "season"])
 def test_the_panel_is_never_written_into_the_repository(where: str, capsys: pytest.CaptureFixture[str]) -> None:
     before = sorted(p.relative_to(ROOT) for p in (ROOT / where).rglob("*")) if where != "." else None
-    assert main(["check-season", "--root", str(ROOT), "--write-panel", str(ROOT / where)]) == 1
+    assert main(["check-season", "--root", str(ROOT), "--write-panel", str(ROOT / where)]) == 2
     assert "reveal the key" in capsys.readouterr().err
     if before is not None:
         assert sorted(p.relative_to(ROOT) for p in (ROOT / where).rglob("*")) == before

@@ -466,9 +466,9 @@ def test_corpus_evaluate_prints_the_founding_facts_as_the_key_writes_them(world:
     assert result.stdout == "  conf-01:\n" + block
 
 
-def test_corpus_evaluate_unknown_task_exits_1(world: World) -> None:
+def test_corpus_evaluate_unknown_task_is_a_usage_error(world: World) -> None:
     result = _corpus("evaluate", "conf-99", "--root", str(world.root))
-    assert result.returncode == 1
+    assert result.returncode == 2  # as for corpus graph conf-99
     assert result.stdout == ""
     assert "unknown task 'conf-99'" in result.stderr and "conf-01" in result.stderr
 

@@ -19,7 +19,8 @@ import pytest
 from season_fixtures import KEY_LOCATION, ROOT, World, make_world, rebuilt
 from trackfix import CONFORMITE
 
-from generator.panel.panel import HONEST, run_panel
+from generator.panel.agents import HONEST
+from generator.panel.judge import run_panel
 from generator.pistes.conformite import independent
 from generator.pistes.conformite.evaluator import Task as EvalTask
 from generator.pistes.conformite.evaluator import evaluate
@@ -139,8 +140,9 @@ def test_the_agent_reads_neither_the_key_nor_the_evaluator() -> None:
                         "generator.season.reader", "generator.score"}, imported
     text = MODULE.read_text("utf-8")
     assert "cle.json" not in text and "cle.yaml" not in text
-    probe = ("import sys, generator.pistes.conformite.independent as m; print(sorted(n for n in sys.modules "
-             "if n.endswith(('.evaluator', '.founding', 'panel.panel', '.model', '.logic'))))")
+    probe = ("import sys, generator.pistes.conformite.independent as m; "
+             "print(sorted(n for n in sys.modules if n.endswith(('.evaluator', '.founding', 'panel.agents', "
+             "'panel.judge', '.model', '.logic'))))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60,
                          check=True)
     assert run.stdout.strip() == "[]"

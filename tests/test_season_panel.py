@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from season_fixtures import KEY_LOCATION, ROOT, World, make_world
 
-from generator.panel.panel import HONEST, Row, _expect_tamper, panel_problems, run_panel
+from generator.panel.agents import HONEST
+from generator.panel.judge import Row, _expect_tamper, panel_problems, run_panel
 from generator.season.checks import SeasonReport, check_season
 from generator.season.model import KeyFact, Season
 from generator.season.reader import Fact

@@ -11,8 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from generator.base.output_places import RUN, OutputRefused, key_output_dir
+from generator.base.output_places import RUN, key_output_dir
 from generator.base.secret_values import write_private
+from generator.cli.options import PROBLEM, Subparsers, UsageError, add_root_options, add_track_option
 from generator.cli.season import built_reader, season_or_exit
 from generator.compiler.track_file import track_named
 from generator.season.dot_text import DotError, dot_program, render, to_dot
@@ -21,22 +22,16 @@ from generator.season.graph_index import index_html
 
 DEFAULT_OUT = Path(RUN) / "graphs"
 INDEX = "index.html"
-USAGE_ERROR = 2
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    try:
-        out = key_output_dir(args.root, args.out, DEFAULT_OUT, "the pictures")
-    except OutputRefused as exc:
-        print(f"corpus graph: {exc}", file=sys.stderr)
-        return USAGE_ERROR
+    out = key_output_dir(args.root, args.out, DEFAULT_OUT, "the pictures")  # OutputRefused: exit 2
     track = track_named(args.root, args.track)
     season = season_or_exit(args.root, track)
     known = [s.task.id for s in season.statements]
     unknown = [t for t in args.tasks if t not in known]
     if unknown:
-        print(f"corpus graph: unknown task(s) {', '.join(unknown)}; tasks: {', '.join(known)}", file=sys.stderr)
-        return USAGE_ERROR
+        raise UsageError(f"unknown task(s) {', '.join(unknown)}; tasks: {', '.join(known)}")
     wanted = [s for s in season.statements if not args.tasks or s.task.id in args.tasks]
     reader = built_reader(args.root, track)
     try:
@@ -54,14 +49,12 @@ def cmd_graph(args: argparse.Namespace) -> int:
         write_private(out / INDEX, index_html(season.saison, drawn))
     except (DotError, OSError) as exc:
         print(f"corpus graph: {exc}", file=sys.stderr)
-        return 1
+        return PROBLEM
     print(f"corpus graph: {len(drawn)} task(s) drawn; open {out / INDEX}", file=sys.stderr)
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    from generator.cli.main import add_root_options, add_track_option
-
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("graph", help="draw each task's graph, calls and founding facts (reveals the key)",
                        description="Draw, for each task, its graph as spec §5.2 defines it (the entity's fiche, "
                                    "agréments, attestations and avenants, bénéficiaires pages, the agréés list "

@@ -12,7 +12,8 @@ from typing import Any
 from generator.base import strict_json
 from generator.base.atomic_file import FileWriteError, check_target, write_atomic
 from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, read_bounded
-from generator.base.output_places import OutputRefused, key_output_file, not_an_input
+from generator.base.output_places import key_output_file, not_an_input
+from generator.cli.options import PROBLEM, Subparsers
 from generator.compiler.track_file import track_named
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused
@@ -116,9 +117,9 @@ def cmd_score(args: argparse.Namespace) -> int:
             _json_target(args, files)
         submissions = [_load_submission(f) for f in files]
         proofs = _load_proofs(args.proofs) if args.proofs else None
-    except (_BadFile, OutputRefused, FileWriteError) as exc:
+    except (_BadFile, FileWriteError) as exc:  # an OutputRefused (--json in the repository) is exit 2
         print(f"corpus score: {exc}", file=sys.stderr)
-        return 1
+        return PROBLEM
     try:
         track = track_named(args.root, args.track)
         report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
@@ -126,16 +127,16 @@ def cmd_score(args: argparse.Namespace) -> int:
     except DuplicateTask as exc:
         print(f"corpus score: {exc.task_id} is submitted by {', '.join(str(files[i]) for i in exc.positions)}: "
               "the season keeps the last one recorded; give one file per task", file=sys.stderr)
-        return 1
+        return PROBLEM
     except ScoreRefused as exc:
         print(f"corpus score: REFUSED: {exc}", file=sys.stderr)
-        return 1
+        return PROBLEM
     except ScoreInputError as exc:
         message = str(exc)
         if args.proofs and message.startswith("proofs: "):
             message = f"{args.proofs}: {message.removeprefix('proofs: ')}"
         print(f"corpus score: {message}", file=sys.stderr)
-        return 1
+        return PROBLEM
     by_task = {s.get("task_id"): _printable(str(f))
                for s, f in zip(submissions, files, strict=True) if isinstance(s, dict)}
     for task in report["taches"]:
@@ -149,7 +150,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "score", help="score a participant's submissions (spec §4, §4.1, §5.7): the corpus side of the scorer",
         description="Replay the scoring of submissions in the spec §4 format (one JSON file per task, or "

@@ -1,4 +1,4 @@
-"""Sub-commands of the season: ``evaluate``, ``check-season``, ``build-season`` (and ``graph``)."""
+"""``corpus evaluate``, ``check-season`` and ``build-season``: the season against the built corpus."""
 
 from __future__ import annotations
 
@@ -6,12 +6,23 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from generator.base.errors import CorpusError, FrozenMismatch, Location
 from generator.base.output_places import key_output_dir
+from generator.cli.options import (
+    PROBLEM,
+    USAGE,
+    Reported,
+    Subparsers,
+    add_root_options,
+    add_track_option,
+    print_problems,
+)
 from generator.compiler.track_file import load_tracks, track_named
 from generator.contract.hashing import sha256_hex
-from generator.panel.panel import check_panel_target, panel_problems, print_panel, run_panel, write_submissions
+from generator.panel.judge import Row, panel_problems, run_panel
+from generator.panel.submissions import check_panel_target, write_submissions
 from generator.season.artifacts import write_artifacts
 from generator.season.checks import SeasonReport, check_season
 from generator.season.evaluation import Evaluation, Strategy
@@ -23,6 +34,7 @@ from generator.tracks.model import Track, file_for
 
 
 def strategies(logic: TrackLogic) -> dict[str, Strategy]:
+    """The readings ``--strategy`` names: the reference and the track's shortcuts."""
     return {s.name: s for s in (logic.REFERENCE, *logic.ALL_SHORTCUTS)}
 
 
@@ -32,9 +44,8 @@ def season_or_exit(root: Path, track: Track) -> Season:
     try:
         return load_season(root / track.trees.season_sources, track)
     except CorpusError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-        raise SystemExit(1) from None
+        print_problems(exc.problems)
+        raise Reported(PROBLEM) from None
 
 
 def built_reader(root: Path, track: Track) -> CorpusReader:
@@ -42,7 +53,7 @@ def built_reader(root: Path, track: Track) -> CorpusReader:
     build = root / track.trees.build
     if not (build / file_for(track.referentiel)).is_file():
         print(f"no built corpus in {build}: run 'corpus build' first", file=sys.stderr)
-        raise SystemExit(1)
+        raise Reported(PROBLEM)
     return CorpusReader(build, track)
 
 
@@ -69,14 +80,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     name = args.strategy or logic.REFERENCE.name
     if name not in known:
         print(f"corpus evaluate: --strategy {name!r}: one of {', '.join(sorted(known))}", file=sys.stderr)
-        return 2
+        return USAGE
     season = season_or_exit(args.root, track)
     reader = built_reader(args.root, track)
     wanted = [s for s in season.statements if not args.task or s.task.id == args.task]
     if not wanted:
         print(f"unknown task {args.task!r}; tasks: {', '.join(s.task.id for s in season.statements)}",
               file=sys.stderr)
-        return 1
+        return USAGE
     for statement in wanted:
         evaluation = logic.evaluate(statement.task, reader, known[name])
         if args.faits:
@@ -151,7 +162,7 @@ def cmd_check_season(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
     status = "FAILED" if report.problems else "passed"
     print(f"corpus check-season: {status}, {len(report.problems)} problem(s)", file=sys.stderr)
-    return 1 if report.problems else 0
+    return PROBLEM if report.problems else 0
 
 
 def cmd_build_season(args: argparse.Namespace) -> int:
@@ -162,15 +173,22 @@ def cmd_build_season(args: argparse.Namespace) -> int:
             files = write_artifacts(season, args.root, track)
         except FrozenMismatch as exc:
             print(f"corpus build-season: {exc}", file=sys.stderr)
-            return 1
+            return PROBLEM
         for name, data in files.items():
             print(f"{track.trees.season}/{name}: {len(data)} bytes, sha256 {sha256_hex(data)}", file=sys.stderr)
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    from generator.cli.main import add_root_options, add_track_option
+def print_panel(rows: list[Row], out: TextIO) -> None:
+    print(f"\n{'agent du panel':<36} {'genre':<10} {'réussite':>8} {'overclaim':>10}  attendu", file=out)
+    for row in rows:
+        over = row.report["overclaim"]
+        print(f"{row.name:<36} {row.kind:<10} {row.report['reussite']:>5}/{row.report['taches_total']:<2} "
+              f"{over['non_etayees']:>4}/{over['rendues']:<5}  {'tenu' if not row.problems else 'NON TENU'}",
+              file=out)
 
+
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("evaluate", help="apply /referentiel to the built corpus for one task or all",
                        description="The reference evaluator: reads the built bytes as an agent through the "
                                    "proxy would, applies the served /referentiel, and prints for each task the "
@@ -179,7 +197,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "of the trap shortcuts instead.")
     p.add_argument("task", nargs="?", help="task id, e.g. conf-03 (default: all tasks)")
     p.add_argument("--strategy", default=None,
-                   help="reading to apply: 'reference' (the default) or a shortcut of the track")
+                   help="reading to apply: 'reference' (the default) or one of the track's shortcuts")
     p.add_argument("--faits", action="store_true",
                    help="print the founding facts the published rule derives, as season_src/cle.yaml writes them")
     add_root_options(p)
@@ -210,7 +228,3 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_root_options(p)
     add_track_option(p, "build only this track's season (default: every track's)")
     p.set_defaults(func=cmd_build_season)
-
-    from generator.cli.graph import register as register_graph  # imports this module
-
-    register_graph(sub)

@@ -9,23 +9,17 @@ the resource and makes the command exit 1.
 
 from __future__ import annotations
 
-import argparse
 import random
 import re
-import sys
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import requests
 
 from generator.base.errors import GeneratorError
-from generator.base.secret_values import SecretError, read_secret_env, read_secret_file
 from generator.compiler.compile import absent_body
 from generator.compiler.output import body_bytes
-from generator.compiler.track_file import track_named
 from generator.contract.hashing import parsed_hash, request_hash, response_hash, sha256_hex
 from generator.contract.manifest import Entry, Manifest, bytes_difference
 from generator.tracks.model import Collection
@@ -185,78 +179,3 @@ def verify(base_url: str, manifest: Manifest, secrets: list[str], *, collections
             if progress:
                 progress(done, len(plan), len(differences))
     return len(plan), differences
-
-
-def _secrets(args: argparse.Namespace) -> list[str]:
-    if args.secret_file is not None:
-        return read_secret_file(args.secret_file)
-    if args.secret_env is not None:
-        return read_secret_env(args.secret_env)
-    raise SecretError("give --secret-file FILE or --secret-env NAME")
-
-
-def _printer(every: int) -> Callable[[int, int, int], None]:
-    start = time.monotonic()
-
-    def show(done: int, total: int, differing: int) -> None:
-        if done % every == 0 or done == total:
-            rate = done / max(time.monotonic() - start, 1e-6)
-            print(f"corpus verify: {done}/{total} checked, {differing} difference(s), {rate:.0f}/s",
-                  file=sys.stderr, flush=True)
-
-    return show
-
-
-def _summary(count: int, differences: Iterable[Difference], elapsed: float) -> tuple[str, int]:
-    diffs = list(differences)
-    if not diffs:
-        return f"corpus verify: OK, {count} checks identical to the manifest ({elapsed:.2f} s)", 0
-    labels = sorted({d.label for d in diffs})
-    lines = [f"DIFF {d}" for d in diffs]
-    lines.append(f"corpus verify: FAILED, {len(labels)} of {count} checks differ: " + ", ".join(labels))
-    return "\n".join(lines), 1
-
-
-def cmd_verify(args: argparse.Namespace) -> int:
-    secrets = _secrets(args)
-    track = track_named(args.root, args.track)
-    manifest = Manifest.load(args.root, track.trees.manifest)
-    verify_tls: bool | str = True
-    if args.insecure:
-        import urllib3
-
-        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-        verify_tls = False
-    elif args.ca is not None:
-        verify_tls = str(args.ca)
-    started = time.monotonic()
-    count, differences = verify(args.url, manifest, secrets, collections=track.collections,
-                                verify_tls=verify_tls, timeout=args.timeout,
-                                progress=_printer(max(args.progress_every, 1)))
-    text, code = _summary(count, differences, time.monotonic() - started)
-    print(text)
-    return code
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    from generator.cli.main import add_root_options, add_track_option
-
-    p = sub.add_parser(
-        "verify", help="crawl a running server from the manifest and compare every byte and hash",
-        description="Fetch every resource and declared absent of manifest/manifest.json from URL as the proxy "
-                    "does (GET, payload {}, the secret header), and compare length, SHA-256, request_hash "
-                    "and response_hash; then the 403 without or with a wrong secret, 404 for non-canonical "
-                    "forms, 405, the other accepted secrets and one undeclared identifier per collection "
-                    "(the absent template). Exit 1 on any difference, naming the resources.")
-    add_root_options(p)
-    p.add_argument("--url", required=True, help="base URL of the running server, e.g. http://127.0.0.1:8080")
-    source = p.add_mutually_exclusive_group()
-    source.add_argument("--secret-file", type=Path, help="file of accepted secrets (the first is used to crawl)")
-    source.add_argument("--secret-env", metavar="NAME", help="environment variable holding the secrets")
-    tls = p.add_mutually_exclusive_group()
-    tls.add_argument("--ca", type=Path, help="CA bundle or self-signed certificate to trust for https")
-    tls.add_argument("--insecure", action="store_true", help="do not verify the TLS certificate")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
-    p.add_argument("--progress-every", type=int, default=50, help="progress line every N checks (default 50)")
-    add_track_option(p, "the track whose manifest to crawl (default: the checkout's first, conformite)")
-    p.set_defaults(func=cmd_verify)

@@ -58,7 +58,7 @@ class Mark:
 @dataclass(frozen=True)
 class Node:
     path: str
-    collection: str  # name of the collection (resource_types), "" for a path of no collection
+    collection: str  # name of the collection (track.yaml), "" for a path of no collection
     group: str  # GROUP_PROPER, GROUP_AGREES or GROUP_MESURES
     existe: bool
     summary: tuple[str, ...]  # a few served fields, to recognise the resource

@@ -1,4 +1,4 @@
-"""Commands on one rendered nginx instance, by its prefix alone: ``corpus verify-build`` and ``corpus reload``.
+"""What ``corpus verify-build`` and ``corpus reload`` do to one rendered nginx instance, by its prefix alone.
 
 Both read ``PREFIX/conf/settings.json``, which every render and every release rewrites, so that the
 systemd units (``corpus render-systemd``) never change when a release or a rotation does:
@@ -11,8 +11,6 @@ systemd units (``corpus render-systemd``) never change when a release or a rotat
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
 from generator.compiler.track_file import track_named
@@ -38,34 +36,3 @@ def reload_prefix(prefix: Path) -> int:
     settings = settings_from_saved(saved).resolved()
     render_and_write(settings, None)
     return reload_and_wait(settings)
-
-
-def cmd_verify_build(args: argparse.Namespace) -> int:
-    digest = verify_prefix(args.prefix.resolve())
-    print(f"corpus verify-build: build matches manifest {digest}", file=sys.stderr)
-    return 0
-
-
-def cmd_reload(args: argparse.Namespace) -> int:
-    pid = reload_prefix(args.prefix.resolve())
-    print(f"corpus reload: nginx (master pid {pid}) reloaded; only the new configuration answers now",
-          file=sys.stderr)
-    return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "verify-build", help="a rendered replica's start check: its build is exactly its manifest",
-        description="Read PREFIX/conf/settings.json and prove the replica's root: every manifest entry's bytes, "
-                    "no other file in build/, and the manifest hash the prefix was rendered for (or its "
-                    "--expect-manifest-hash). Exit 1, naming the first difference, otherwise.")
-    p.add_argument("--prefix", type=Path, required=True, help="rendered nginx prefix")
-    p.set_defaults(func=cmd_verify_build)
-
-    p = sub.add_parser(
-        "reload", help="re-render an instance from its settings and reload it, waiting until it answers",
-        description="Render PREFIX again from PREFIX/conf/settings.json (the secret file as it is now, the "
-                    "current release), run nginx -t, signal the running nginx, and return only once no worker "
-                    "of the previous configuration accepts connections and the port answers.")
-    p.add_argument("--prefix", type=Path, required=True, help="rendered nginx prefix")
-    p.set_defaults(func=cmd_reload)

@@ -10,14 +10,12 @@ bytes than the manifest fails here. Running nginx is :mod:`generator.serving.ngi
 
 from __future__ import annotations
 
-import argparse
 import grp
 import json
 import os
 import pwd
 import shutil
 import stat
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from secrets import token_hex
@@ -42,14 +40,8 @@ from generator.compiler.track_file import load_tracks
 from generator.compiler.validate import REQUIRED_SYSTEME
 from generator.contract.build_proof import prove_build
 from generator.contract.manifest import BUILD_DIR, Manifest
-from generator.serving.nginx_process import reload_and_wait, test_config
-from generator.serving.nginx_settings import (
-    DEFAULT_WORKER_USER,
-    RenderError,
-    Settings,
-    add_render_options,
-    settings_from_args,
-)
+from generator.serving.nginx_process import test_config
+from generator.serving.nginx_settings import DEFAULT_WORKER_USER, RenderError, Settings
 from generator.serving.nginx_syntax import NginxSyntaxError, needs_dollar, quote_path, quote_regex, quote_text
 from generator.tracks.model import CANONICAL_PATH, Track
 
@@ -416,45 +408,3 @@ def render_checked(settings: Settings, repo_root: Path | None) -> Rendered:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return rendered
-
-
-# ----------------------------------------------------------------------------------------------- CLI
-
-
-def cmd_render_nginx(args: argparse.Namespace) -> int:
-    upstreams = tuple(u for item in args.replica for u in item.split(",") if u)
-    settings = settings_from_args(args, args.prefix, role=args.role, upstreams=upstreams)
-    render_and_write(settings, args.root)
-    if args.reload:
-        pid = reload_and_wait(settings.resolved())
-        print(f"corpus render-nginx: reloaded nginx (master pid {pid}); only the new configuration "
-              "answers now", file=sys.stderr)
-    print(f"corpus render-nginx: {settings.nginx_conf} ({settings.role} {settings.corpus_conf}, secrets "
-          f"{settings.secrets_conf}, mode 0600); nginx -t passed", file=sys.stderr)
-    return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    from generator.cli.main import add_root_options
-
-    p = sub.add_parser(
-        "render-nginx", help="render the nginx replica or frontal into a private prefix (and reload it)",
-        description="Render nginx/*.j2 with the build and the settings into PREFIX/conf/ (nginx.conf, the "
-                    "includable site corpus.conf, the 0600 secrets include), check it with nginx -t, and "
-                    "with --reload signal the nginx running from PREFIX to load it, returning only once the "
-                    "new configuration answers. A replica first proves its build (build/ equals the "
-                    "manifest; the manifest hash is --expect-manifest-hash or the freeze record's). "
-                    "Rotation: add the new secret to the secret file, render every replica then the "
-                    "frontal with --reload, switch the proxy, remove the old secret, render the frontal then "
-                    "the replicas with --reload again.")
-    add_root_options(p)
-    p.add_argument("--prefix", type=Path, required=True, help="private nginx prefix folder")
-    p.add_argument("--role", choices=("replica", "frontal"), default="replica",
-                   help="replica (serves build/, default) or frontal (TLS, secret, failover over --replica)")
-    p.add_argument("--replica", action="append", default=[], metavar="HOST:PORT",
-                   help="frontal only: a replica address (repeat, or comma-separated)")
-    add_render_options(p)
-    p.add_argument("--reload", action="store_true",
-                   help="after rendering, make the nginx running from PREFIX load the new config and wait "
-                        "until it answers")
-    p.set_defaults(func=cmd_render_nginx)

@@ -13,7 +13,6 @@ and nothing else. A rendered prefix holds everything the instance needs and writ
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -148,40 +147,3 @@ def read_settings(prefix: Path) -> dict[str, Any]:
         return json.loads(path.read_text("utf-8"))
     except FileNotFoundError:
         raise RenderError(f"{path} not found: render the prefix first (corpus render-nginx)") from None
-
-
-def add_render_options(parser: argparse.ArgumentParser) -> None:
-    """Options shared by ``render-nginx`` and ``serve``."""
-    parser.add_argument("--listen", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=None,
-                        help="port to listen on (default 8080; 8443 for the frontal of serve --replicas)")
-    parser.add_argument("--server-name", default="",
-                        help="server_name (default: host of the manifest's base URL)")
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--secret-file", type=Path,
-                        help="file of accepted secrets, one per line, mode 0600, outside the repository")
-    source.add_argument("--secret-env", metavar="NAME",
-                        help="environment variable holding the accepted secrets (space or comma separated)")
-    parser.add_argument("--tls-cert", type=Path, help="TLS certificate chain (PEM); with --tls-key")
-    parser.add_argument("--tls-key", type=Path, help="TLS private key (PEM); plain HTTP when omitted")
-    parser.add_argument("--access-log", type=Path, help="access log (default PREFIX/logs/access.log)")
-    parser.add_argument("--error-log", type=Path, help="error log (default PREFIX/logs/error.log)")
-    parser.add_argument("--maintenance-flag", type=Path,
-                        help="file whose existence switches the corpus to 503 (default PREFIX/maintenance)")
-    parser.add_argument("--workers", default="auto", help="worker_processes (default auto)")
-    parser.add_argument("--worker-user", default=None,
-                        help=f"account of the workers when started as root (default {DEFAULT_WORKER_USER})")
-    parser.add_argument("--expect-manifest-hash", default=None, metavar="SHA256",
-                        help="refuse to serve a build whose manifest hash differs (default: the freeze record "
-                             "freeze/record.json when it exists)")
-
-
-def settings_from_args(args: argparse.Namespace, prefix: Path, **changes: Any) -> Settings:
-    values: dict[str, Any] = dict(
-        root=args.root, prefix=prefix, listen=args.listen, port=args.port or 8080, server_name=args.server_name,
-        tls_cert=args.tls_cert, tls_key=args.tls_key, secret_file=args.secret_file, secret_env=args.secret_env,
-        access_log=args.access_log, error_log=args.error_log, maintenance_flag=args.maintenance_flag,
-        worker_processes=args.workers, worker_user=args.worker_user,
-        expect_manifest_hash=args.expect_manifest_hash)
-    values.update(changes)
-    return Settings(**values)

@@ -14,11 +14,9 @@ gets the old release's bytes or the new one's, never a mix.
 
 from __future__ import annotations
 
-import argparse
 import errno
 import os
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from secrets import token_hex
@@ -78,7 +76,7 @@ def install(root: Path, releases: Path, expect: str | None = None) -> Path:
     return target
 
 
-def _link(releases: Path, name: str) -> Path | None:
+def link(releases: Path, name: str) -> Path | None:
     path = releases / name
     return releases / os.readlink(path) if path.is_symlink() else None
 
@@ -100,7 +98,7 @@ def _point(releases: Path, name: str, target: Path | None) -> None:
 
 def switch(releases: Path, target: Path) -> Path | None:
     """``current`` -> target, ``previous`` -> the old current; return the old current."""
-    old = _link(releases, CURRENT)
+    old = link(releases, CURRENT)
     if old is not None and old.name != target.name:
         _point(releases, PREVIOUS, old)
     _point(releases, CURRENT, target)
@@ -109,7 +107,7 @@ def switch(releases: Path, target: Path) -> Path | None:
 
 def rollback_target(releases: Path) -> tuple[Path, Path]:
     """The (previous, current) releases that ``--rollback`` swaps, the previous one proven intact."""
-    old, back = _link(releases, CURRENT), _link(releases, PREVIOUS)
+    old, back = link(releases, CURRENT), link(releases, PREVIOUS)
     if old is None or back is None or not back.is_dir():
         raise RenderError(f"{releases}: nothing to roll back to (no '{PREVIOUS}' release)")
     prove_build(back, back.name, track_named(back, None).places)
@@ -184,7 +182,7 @@ def release(releases: Path, target: Path, prefixes: list[Path], *, rollback: boo
     and reloads them, then raises saying so. Returns the reloaded masters' pids.
     """
     prepared = prepare(prefixes, target)
-    before = _link(releases, CURRENT), _link(releases, PREVIOUS)
+    before = link(releases, CURRENT), link(releases, PREVIOUS)
     touched: list[Prepared] = []
     try:
         if rollback:
@@ -204,43 +202,3 @@ def release(releases: Path, target: Path, prefixes: list[Path], *, rollback: boo
         raise RenderError(f"{reason}\nrolled back: {CURRENT} is {before[0].name if before[0] else 'absent'} "
                           f"again, and the {len(touched)} prefix(es) already changed were rendered and reloaded "
                           f"with their previous settings{note}") from None
-
-
-def cmd_release(args: argparse.Namespace) -> int:
-    releases = releases_folder(args.releases.resolve())
-    prefixes = [p.resolve() for p in args.prefix]
-    if args.rollback:
-        target, previous = rollback_target(releases)
-        pids = release(releases, target, prefixes, rollback=True)
-        what = f"rolled back to {target.name} (previous {previous.name})"
-    else:
-        target = install(args.root.resolve(), releases, args.expect_manifest_hash)
-        old = _link(releases, CURRENT)
-        pids = release(releases, target, prefixes)
-        what = f"{target.name} is current (previous {old.name if old else 'none'})"
-    reloaded = (f"; reloaded {len(pids)} nginx (master pids {', '.join(map(str, pids))}), each answers with the "
-                "new configuration") if pids else "; no --prefix given, nothing reloaded"
-    print(f"corpus release: {what}{reloaded}", file=sys.stderr)
-    return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    from generator.cli.main import add_root_options
-
-    p = sub.add_parser(
-        "release", help="install the verified build as releases/<manifest hash>/, switch, reload",
-        description="Prove ROOT's build (build/ equals the manifest; the manifest hash is --expect-manifest-hash "
-                    "or the freeze record's), copy it into RELEASES/<manifest hash>/, point RELEASES/current at "
-                    "it in one atomic rename (RELEASES/previous keeps the one before), then render every --prefix "
-                    "again from RELEASES/current (replicas first, then the frontal) and reload it, returning "
-                    "once each answers with the new configuration. Every prefix is rendered and checked with "
-                    "nginx -t before the switch; a failure after it switches back and restores the prefixes "
-                    "already changed. --rollback swaps current and previous.")
-    add_root_options(p)
-    p.add_argument("--releases", type=Path, required=True, help="folder of the releases (holds current, previous)")
-    p.add_argument("--prefix", type=Path, action="append", default=[],
-                   help="rendered nginx prefix to re-render and reload (repeat; replicas first, then frontals)")
-    p.add_argument("--expect-manifest-hash", default=None, metavar="SHA256",
-                   help="refuse a build whose manifest hash differs (default: the freeze record when it exists)")
-    p.add_argument("--rollback", action="store_true", help="switch back to RELEASES/previous and reload")
-    p.set_defaults(func=cmd_release)

@@ -11,31 +11,22 @@ invoking user, so that a checkout in a private (0700) home is served as is; depl
 
 from __future__ import annotations
 
-import argparse
 import os
 import pwd
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from generator.base.errors import CorpusError
 from generator.base.secret_values import PRIVATE_RUN_DIR, SecretError, new_secret, read_secret_file, write_private
-from generator.compiler.output import MANIFEST_FILE
 from generator.compiler.pipeline import build, compile_build
 from generator.contract.manifest import Manifest
 from generator.serving.nginx_process import NginxProcess
-from generator.serving.nginx_render import render_and_write
-from generator.serving.nginx_settings import (
-    RenderError,
-    Settings,
-    add_render_options,
-    read_settings,
-    settings_from_args,
-)
+from generator.serving.nginx_settings import RenderError, Settings, read_settings
 from generator.serving.tls_local import LocalTLS, make_local_tls
-from generator.serving.topology import FRONTAL_PORT, REPLICA_PORT, Topology, replica_hosts
+from generator.serving.topology import FRONTAL_PORT, Topology, replica_hosts
 
 DEFAULT_PREFIX = Path(PRIVATE_RUN_DIR) / "serve"
 DEV_SECRET_FILE = "dev-secret"
@@ -147,7 +138,7 @@ def _base(settings: Settings) -> str:
     return f"{scheme}://{host}:{settings.port}"
 
 
-def _banner(settings: Settings, secret_note: str, secret_value: str | None, sample: str) -> str:
+def banner(settings: Settings, secret_note: str, secret_value: str | None, sample: str) -> str:
     base = _base(settings)
     header = f"X-Challenge-Secret: {secret_value}" if secret_value else "X-Challenge-Secret: $(head -1 FILE)"
     return "\n".join([
@@ -161,90 +152,70 @@ def _banner(settings: Settings, secret_note: str, secret_value: str | None, samp
     ])
 
 
-def _sample_path(root: Path) -> str:
+def sample_path(root: Path) -> str:
     """An existing agrément for the printed curl line (else the catalogue)."""
     paths = [e.path for e in Manifest.load(root).of_kind("resource") if e.path.startswith("/agrements/")]
     return paths[0] if paths else "/catalogue"
 
 
-def _secret(args: argparse.Namespace, prefix: Path) -> tuple[str, str | None]:
-    """Fill ``args.secret_file`` with the development secret when no source is given; (note, value)."""
-    if args.secret_file is None and args.secret_env is None:
-        secret_file, value = dev_secret(prefix)
-        args.secret_file = secret_file
-        return f"development secret {value} (in {secret_file}, mode 0600)", value
-    return (f"from {args.secret_file}" if args.secret_file else f"from ${args.secret_env}"), None
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    root: Path = args.root.resolve()
-    prefix: Path = (args.prefix or root / DEFAULT_PREFIX).resolve()
-    if args.worker_user is None:
-        args.worker_user = invoking_user()  # a local server: workers read the checkout as you do
-    try:
-        if not args.no_build:
-            print(f"corpus serve: {ensure_build(root, args.base_url.rstrip('/'))}", file=sys.stderr)
-        elif not (root / "manifest" / MANIFEST_FILE).exists():
-            raise RenderError("--no-build given but there is no build; run 'corpus build'")
-        note, secret_value = _secret(args, prefix)
-        if args.replicas:
-            if args.secret_env is not None:
-                raise RenderError("--replicas takes --secret-file (each nginx re-reads it on a rotation)")
-            return run_topology(args, root, prefix, note, secret_value)
-        settings = settings_from_args(args, prefix, port=args.port or PLAIN_PORT)
-        render_and_write(settings, root)
-    except CorpusError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-        print("corpus serve: corpus_src/ does not compile; fix it, or serve the current build with --no-build",
-              file=sys.stderr)
-        return 1
-    print(_banner(settings, note, secret_value, _sample_path(root)), flush=True)
-    return run_foreground(settings)
-
-
-def _topology_tls(args: argparse.Namespace, prefix: Path, host: str) -> LocalTLS:
-    """The frontal's certificate: the one given (with --tls-ca for the state file), else the prefix's local CA
+def topology_tls(prefix: Path, host: str, cert: Path | None, key: Path | None, ca: Path | None) -> LocalTLS:
+    """The frontal's certificate: the one given (with ``ca`` for the state file), else the prefix's local CA
     (made at the first start, kept while it names the same address and stays valid)."""
-    if args.tls_cert is not None:
-        if args.tls_key is None:
+    if cert is not None:
+        if key is None:
             raise RenderError("--tls-cert needs --tls-key")
-        return LocalTLS(ca=(args.tls_ca or args.tls_cert).resolve(), cert=args.tls_cert.resolve(),
-                        key=args.tls_key.resolve())
+        return LocalTLS(ca=(ca or cert).resolve(), cert=cert.resolve(), key=key.resolve())
     return make_local_tls(prefix / "tls", [host], reuse=True)
 
 
-def run_topology(args: argparse.Namespace, root: Path, prefix: Path, note: str, secret_value: str | None) -> int:
-    """Render and run a TLS frontal over ``--replicas`` replicas in the foreground; Ctrl-C stops them all."""
-    host = args.listen
-    tls = _topology_tls(args, prefix, host)
-    topology = Topology(root=root, base=prefix, secret_file=args.secret_file.resolve(), tls=tls,
-                        replica_addresses=[(h, args.replica_port) for h in replica_hosts(args.replicas)],
-                        frontal_addresses=[(host, args.port or FRONTAL_PORT)], workers=args.workers,
-                        worker_user=args.worker_user, expect_manifest_hash=args.expect_manifest_hash,
+@dataclass(frozen=True)
+class TopologyRun:
+    """What ``serve --replicas`` runs: a TLS frontal on ``listen:port`` over ``replicas`` replicas."""
+
+    root: Path
+    prefix: Path
+    listen: str
+    port: int | None  # None: FRONTAL_PORT
+    replicas: int
+    replica_port: int
+    secret_file: Path
+    tls: LocalTLS
+    workers: str
+    worker_user: str | None
+    expect_manifest_hash: str | None
+    state_file: Path | None
+
+
+def run_topology(run: TopologyRun, note: str, secret_value: str | None) -> int:
+    """Render and run a TLS frontal over ``run.replicas`` replicas in the foreground; Ctrl-C stops them all."""
+    root, prefix, tls = run.root, run.prefix, run.tls
+    topology = Topology(root=root, base=prefix, secret_file=run.secret_file.resolve(), tls=tls,
+                        replica_addresses=[(h, run.replica_port) for h in replica_hosts(run.replicas)],
+                        frontal_addresses=[(run.listen, run.port or FRONTAL_PORT)], workers=run.workers,
+                        worker_user=run.worker_user, expect_manifest_hash=run.expect_manifest_hash,
                         repo_root=root)
     with _Stop() as stop:
         try:
             topology.start()
-            if args.state_file is not None:
-                topology.write_state(args.state_file)
-            url, sample = topology.frontal_url(), _sample_path(root)
+            if run.state_file is not None:
+                topology.write_state(run.state_file)
+            url, sample = topology.frontal_url(), sample_path(root)
             header = f"X-Challenge-Secret: {secret_value or '$(head -1 FILE)'}"
             print("\n".join([
-                f"corpus serve: TLS frontal {url} over {args.replicas} replica(s) "
+                f"corpus serve: TLS frontal {url} over {run.replicas} replica(s) "
                 + ", ".join(f"{p.settings.listen}:{p.settings.port} (pid {p.pid})" for p in topology.replicas),
                 f"  secret: {note}",
                 f"  curl -s --cacert {tls.ca} -H '{header}' {url}{sample}",
                 f"  logs: {prefix}/*/logs/access.log (JSON, \"role\": frontal or replica)",
                 f"  maintenance of one replica (the frontal skips it): corpus maintenance on|off --prefix "
                 f"{topology.replicas[0].settings.prefix}",
-                f"  state: {args.state_file or '(give --state-file FILE for JSON)'}",
+                f"  state: {run.state_file or '(give --state-file FILE for JSON)'}",
                 "  Ctrl-C stops everything", ""]), flush=True)
             died = _wait_until_stopped(stop, [*topology.frontals, *topology.replicas])
         finally:
             topology.stop()
-            if args.state_file is not None:
-                args.state_file.unlink(missing_ok=True)
+            if run.state_file is not None:
+                run.state_file.unlink(missing_ok=True)
     if died is None:
         print(f"corpus serve: stopped ({signal.Signals(stop.signals[0]).name})", file=sys.stderr)
         return 0
@@ -261,52 +232,13 @@ def maintenance_flag(prefix: Path) -> Path:
     return Path(read_settings(prefix)["maintenance_flag"])
 
 
-def cmd_maintenance(args: argparse.Namespace) -> int:
-    prefix: Path = (args.prefix or args.root / DEFAULT_PREFIX).resolve()
+def set_maintenance(prefix: Path, state: str) -> tuple[Path, bool]:
+    """Switch a rendered prefix's maintenance ``on``, ``off``, or leave it (``status``); (flag file, is on)."""
     flag = maintenance_flag(prefix)
-    if args.state == "on":
+    if state == "on":
         flag.parent.mkdir(parents=True, exist_ok=True)
         flag.touch()
         os.chmod(flag, 0o644)
-    elif args.state == "off":
+    elif state == "off":
         flag.unlink(missing_ok=True)
-    state = "on (503 for every request)" if flag.exists() else "off"
-    print(f"corpus maintenance: {state}; flag file {flag}", file=sys.stderr)
-    return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    from generator.cli.main import add_root_options, base_url_option
-
-    p = sub.add_parser(
-        "serve", help="build if needed, then run the vhost in a real nginx in the foreground",
-        description="Bring build/ up to date with corpus_src/ (bytes compared, written only if different), "
-                    "render the vhost into a private prefix (default run/serve/), and run nginx in the "
-                    "foreground on 127.0.0.1. Without --secret-file or --secret-env, a development secret is "
-                    "generated once per prefix (PREFIX/dev-secret, mode 0600) and printed. Ctrl-C or SIGTERM "
-                    "stops nginx and its workers.")
-    add_root_options(p)
-    base_url_option(p)
-    p.add_argument("--prefix", type=Path, default=None, help="private nginx prefix (default ROOT/run/serve)")
-    p.add_argument("--no-build", action="store_true", help="serve build/ as it is, without compiling")
-    add_render_options(p)
-    p.add_argument("--replicas", type=int, default=0, metavar="N",
-                   help="run the production shape: a TLS frontal on --listen:--port (default 8443) over N "
-                        "replicas on 127.0.0.2, 127.0.0.3, ... (certificate made at start unless --tls-cert)")
-    p.add_argument("--replica-port", type=int, default=REPLICA_PORT,
-                   help=f"port of every replica (default {REPLICA_PORT})")
-    p.add_argument("--tls-ca", type=Path, default=None,
-                   help="with --tls-cert: the CA certificate clients should trust (for --state-file)")
-    p.add_argument("--state-file", type=Path, default=None,
-                   help="with --replicas: once everything answers, write JSON {frontal, ca, replicas: "
-                        "[{address, pid}]} to FILE (removed on exit)")
-    p.set_defaults(func=cmd_serve)
-
-    p = sub.add_parser(
-        "maintenance", help="switch the served corpus to 503 maintenance, or back",
-        description="Create (on) or remove (off) the maintenance flag file of a rendered prefix. nginx checks "
-                    "it on every request: no reload, no restart. 'status' only reports.")
-    add_root_options(p)
-    p.add_argument("state", choices=("on", "off", "status"))
-    p.add_argument("--prefix", type=Path, default=None, help="rendered prefix (default ROOT/run/serve)")
-    p.set_defaults(func=cmd_maintenance)
+    return flag, flag.exists()

@@ -20,7 +20,6 @@ instances (``systemctl enable --now corpus-replica@1 corpus-replica@2``).
 
 from __future__ import annotations
 
-import argparse
 import pwd
 import re
 import shlex
@@ -32,7 +31,7 @@ from typing import Any
 
 import jinja2
 
-from generator.base.atomic_file import write_atomic
+from generator.base.errors import GeneratorError
 from generator.serving.nginx_settings import RenderError, read_settings
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "deploy" / "systemd"
@@ -50,7 +49,7 @@ _SAFE_PATH = re.compile(r"/[A-Za-z0-9._+@/-]*")
 _HOMES = ("/home", "/root", "/run/user")
 
 
-class UnitError(Exception):
+class UnitError(GeneratorError):
     """The unit cannot be rendered safely; the message says which option to fix."""
 
 
@@ -140,9 +139,6 @@ def render_unit(settings: UnitSettings) -> str:
     return environment().get_template(f"corpus-{settings.role}.service.j2").render(values)
 
 
-# ----------------------------------------------------------------------------------------------- CLI
-
-
 def _saved_settings(prefix: Path) -> dict[str, Any]:
     """A rendered prefix's settings.json (role, build root), or {} when it is not rendered (yet) here."""
     try:
@@ -163,75 +159,30 @@ def _default_nginx() -> str:
     return shutil.which("nginx") or "/usr/sbin/nginx"
 
 
-def settings_from_args(args: argparse.Namespace) -> UnitSettings:
-    saved = {} if "%i" in args.prefix else _saved_settings(Path(args.prefix))
-    role = args.role or saved.get("role")
+def unit_settings(prefix: str, role: str | None = None, root: str | None = None, *, user: str = DEFAULT_USER,
+                  group: str | None = None, nginx: str | None = None, corpus: str | None = None,
+                  read_write: tuple[str, ...] = ()) -> UnitSettings:
+    """The unit's settings: what is not given is read from the prefix's settings.json when it is rendered
+    here (role, build root, logs kept outside the prefix), else the defaults of this host."""
+    saved = {} if "%i" in prefix else _saved_settings(Path(prefix))
+    role = role or saved.get("role")
     if role is None:
-        raise UnitError(f"--role frontal|replica (no rendered settings in {args.prefix}/conf/settings.json)")
-    root = args.root or saved.get("root")
-    extra = [*args.read_write]
+        raise UnitError(f"--role frontal|replica (no rendered settings in {prefix}/conf/settings.json)")
+    root = root or saved.get("root")
+    extra = [*read_write]
     for key in ("access_log", "error_log"):
         folder = str(Path(saved[key]).parent) if saved.get(key) else None
-        if folder and not folder.startswith(args.prefix.rstrip("/") + "/logs"):
+        if folder and not folder.startswith(prefix.rstrip("/") + "/logs"):
             extra.append(folder)
-    return UnitSettings(role=role, prefix=args.prefix, root=root, user=args.user, group=args.group,
-                        nginx=args.nginx or _default_nginx(), corpus=args.corpus or _default_corpus(),
+    return UnitSettings(role=role, prefix=prefix, root=root, user=user, group=group,
+                        nginx=nginx or _default_nginx(), corpus=corpus or _default_corpus(),
                         read_write=tuple(extra))
 
 
-def _warn_user(user: str) -> None:
+def account_exists(user: str) -> bool:
+    """Whether ``user`` is an account of this host (the unit may be meant for another one)."""
     try:
         pwd.getpwnam(user)
     except KeyError:
-        print(f"corpus render-systemd: note: user {user!r} does not exist here; create it on the host that runs "
-              f"the unit (useradd --system --no-create-home --shell /usr/sbin/nologin {user})", file=sys.stderr)
-
-
-def cmd_render_systemd(args: argparse.Namespace) -> int:
-    try:
-        settings = settings_from_args(args)
-        text = render_unit(settings)
-    except UnitError as exc:
-        print(f"corpus render-systemd: {exc}", file=sys.stderr)
-        return 1
-    _warn_user(settings.user)
-    if args.output is None:
-        sys.stdout.write(text)
-        return 0
-    try:
-        args.output.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        print(f"corpus render-systemd: {args.output}: cannot create the folder: {exc.strerror}", file=sys.stderr)
-        return 1
-    target = args.output / settings.unit_name
-    write_atomic(target, text, mode=0o644)
-    print(f"corpus render-systemd: wrote {target}; then: systemctl daemon-reload && systemctl enable --now "
-          f"{settings.unit_name.replace('@.', '@1.')}", file=sys.stderr)
-    return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "render-systemd", help="render the systemd unit of a frontal or a replica",
-        description="Render deploy/systemd/corpus-ROLE.service.j2 for a prefix rendered by 'corpus render-nginx': "
-                    "nginx in the foreground as an unprivileged user, in a read-only sandbox but for the "
-                    "prefix's logs/ and tmp/, nginx -t before start, the build proof before a replica starts, "
-                    "a reload that waits, restart on failure. Role and build root are read from "
-                    "PREFIX/conf/settings.json when the prefix is rendered on this host. A replica prefix "
-                    "containing %i gives the template unit corpus-replica@.service.")
-    p.add_argument("--prefix", required=True, help="the nginx prefix on the target host (may contain %%i)")
-    p.add_argument("--role", choices=ROLES, default=None, help="frontal or replica (default: PREFIX's settings)")
-    p.add_argument("--root", default=None,
-                   help="the folder of the releases or build served (default: PREFIX's settings); only needed "
-                        "when it lies in a home folder, which the sandbox then opens read-only")
-    p.add_argument("--user", default=DEFAULT_USER,
-                   help=f"unprivileged account nginx runs as (default {DEFAULT_USER})")
-    p.add_argument("--group", default=None, help="its group (default: same name as the user)")
-    p.add_argument("--nginx", default=None, help="nginx executable (default: the one on PATH, or /usr/sbin/nginx)")
-    p.add_argument("--corpus", default=None,
-                   help="the corpus command on the target host (default: the one running this command)")
-    p.add_argument("--read-write", action="append", default=[], metavar="DIR",
-                   help="another folder nginx writes (logs kept outside the prefix); repeatable")
-    p.add_argument("--output", type=Path, default=None,
-                   help="folder to write UNIT.service into (e.g. /etc/systemd/system); default: stdout")
-    p.set_defaults(func=cmd_render_systemd)
+        return False
+    return True

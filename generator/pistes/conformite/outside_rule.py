@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.panel.panel import Claims, Context, admissible, fill, filler, links_first
+from generator.panel.agents import Claims, Context, admissible, fill, filler, links_first
 from generator.season.evaluation import VRAI
 from generator.season.founding import is_back_link, is_link
 from generator.season.model import Season

@@ -1,0 +1,112 @@
+"""What every command group shares: the options they have in common, the exit codes, the errors the CLI
+itself raises. Only the CLI parses a command line (argparse lives in ``generator/cli/`` alone)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from generator.base.errors import GeneratorError
+from generator.base.path_checks import path_mode
+from generator.serving.nginx_settings import DEFAULT_WORKER_USER, Settings
+from generator.tracks.model import DEFAULT_BASE_URL
+
+# The exit codes of every command (docs/architecture.md, ``corpus --help``).
+OK = 0  # the command did what it was asked and found nothing wrong
+PROBLEM = 1  # it ran and found a problem: a check failed, verify differs, a score refused, a file corrupt
+USAGE = 2  # the command line is wrong: argparse's errors, and values refused before any work
+DEFECT = 3  # log-report --fail-on-defect only: the logs show an instrument defect (for monitoring)
+INTERRUPTED = 130  # Ctrl-C
+EXIT_CODES = (f"exit codes: {OK} success; {PROBLEM} the command ran and found a problem (a check failed, "
+              f"verify differs, score refused, a file missing or corrupt); {USAGE} usage error (a bad option or "
+              f"argument, an unknown task, an output place refused); {DEFECT} log-report --fail-on-defect "
+              f"found an instrument defect; {INTERRUPTED} interrupted.")
+
+Subparsers = Any  # argparse._SubParsersAction: private in argparse, so not named in the signatures
+
+
+class UsageError(GeneratorError):
+    """A value of the command line that argparse cannot judge (an unknown task, --since after --until): exit 2."""
+
+
+class Reported(Exception):
+    """The command printed its messages already; end with ``code``."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def root_folder(value: str) -> Path:
+    """``--root``'s type: an existing folder, so that a file given by mistake is named as such."""
+    path = Path(value)
+    mode = path_mode(path, lambda why: argparse.ArgumentTypeError(f"{value}: {why}"), "no such folder")
+    if not stat.S_ISDIR(mode):
+        raise argparse.ArgumentTypeError(f"{value}: not a folder")
+    return path
+
+
+def add_root_options(parser: argparse.ArgumentParser) -> None:
+    """``--root``: the checkout holding corpus_src/, build/ and manifest/ (default: current directory)."""
+    parser.add_argument("--root", type=root_folder, default=Path.cwd(),
+                        help="project folder holding corpus_src/, build/ and manifest/ (default: .)")
+
+
+def add_track_option(parser: argparse.ArgumentParser, what: str = "the track (default: the checkout's first, "
+                     "conformite)") -> None:
+    """``--track PISTE``: which track of ``ROOT/tracks/`` a command works on (``corpus tracks`` lists them)."""
+    parser.add_argument("--track", metavar="PISTE", default=None, help=what)
+
+
+def base_url_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--base-url", default=os.environ.get("CORPUS_BASE_URL", DEFAULT_BASE_URL),
+                        help="base URL the canonical URLs and request hashes are built on "
+                             f"(default: $CORPUS_BASE_URL or {DEFAULT_BASE_URL})")
+
+
+def print_problems(problems: list[Any], stream: TextIO | None = None) -> None:
+    # sys.stderr is looked up at call time, so that redirect_stderr (and pytest's capsys) see the problems.
+    for problem in problems:
+        print(problem, file=stream or sys.stderr)
+
+
+def add_render_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``render-nginx`` and ``serve``."""
+    parser.add_argument("--listen", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=None,
+                        help="port to listen on (default 8080; 8443 for the frontal of serve --replicas)")
+    parser.add_argument("--server-name", default="",
+                        help="server_name (default: host of the manifest's base URL)")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--secret-file", type=Path,
+                        help="file of accepted secrets, one per line, mode 0600, outside the repository")
+    source.add_argument("--secret-env", metavar="NAME",
+                        help="environment variable holding the accepted secrets (space or comma separated)")
+    parser.add_argument("--tls-cert", type=Path, help="TLS certificate chain (PEM); with --tls-key")
+    parser.add_argument("--tls-key", type=Path, help="TLS private key (PEM); plain HTTP when omitted")
+    parser.add_argument("--access-log", type=Path, help="access log (default PREFIX/logs/access.log)")
+    parser.add_argument("--error-log", type=Path, help="error log (default PREFIX/logs/error.log)")
+    parser.add_argument("--maintenance-flag", type=Path,
+                        help="file whose existence switches the corpus to 503 (default PREFIX/maintenance)")
+    parser.add_argument("--workers", default="auto", help="worker_processes (default auto)")
+    parser.add_argument("--worker-user", default=None,
+                        help=f"account of the workers when started as root (default {DEFAULT_WORKER_USER})")
+    parser.add_argument("--expect-manifest-hash", default=None, metavar="SHA256",
+                        help="refuse to serve a build whose manifest hash differs (default: the freeze record "
+                             "freeze/record.json when it exists)")
+
+
+def render_settings(args: argparse.Namespace, prefix: Path, **changes: Any) -> Settings:
+    """The :class:`Settings` that :func:`add_render_options` (and ``--root``) describe, with ``changes``."""
+    values: dict[str, Any] = dict(
+        root=args.root, prefix=prefix, listen=args.listen, port=args.port or 8080, server_name=args.server_name,
+        tls_cert=args.tls_cert, tls_key=args.tls_key, secret_file=args.secret_file, secret_env=args.secret_env,
+        access_log=args.access_log, error_log=args.error_log, maintenance_flag=args.maintenance_flag,
+        worker_processes=args.workers, worker_user=args.worker_user,
+        expect_manifest_hash=args.expect_manifest_hash)
+    values.update(changes)
+    return Settings(**values)

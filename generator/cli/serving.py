@@ -1,0 +1,255 @@
+"""``corpus render-nginx``, ``serve``, ``maintenance``, ``verify-build``, ``reload`` and ``render-systemd``:
+the nginx instances that serve build/ (:mod:`generator.serving`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from generator.base.atomic_file import write_atomic
+from generator.base.errors import CorpusError
+from generator.cli.options import (
+    PROBLEM,
+    Subparsers,
+    add_render_options,
+    add_root_options,
+    base_url_option,
+    print_problems,
+    render_settings,
+)
+from generator.compiler.output import MANIFEST_FILE
+from generator.serving.instance_commands import reload_prefix, verify_prefix
+from generator.serving.nginx_process import reload_and_wait
+from generator.serving.nginx_render import render_and_write
+from generator.serving.nginx_settings import RenderError
+from generator.serving.serve import (
+    DEFAULT_PREFIX,
+    PLAIN_PORT,
+    TopologyRun,
+    banner,
+    dev_secret,
+    ensure_build,
+    invoking_user,
+    run_foreground,
+    run_topology,
+    sample_path,
+    set_maintenance,
+    topology_tls,
+)
+from generator.serving.systemd_units import (
+    DEFAULT_USER,
+    ROLES,
+    UnitError,
+    account_exists,
+    render_unit,
+    unit_settings,
+)
+from generator.serving.topology import REPLICA_PORT
+
+
+def cmd_render_nginx(args: argparse.Namespace) -> int:
+    upstreams = tuple(u for item in args.replica for u in item.split(",") if u)
+    settings = render_settings(args, args.prefix, role=args.role, upstreams=upstreams)
+    render_and_write(settings, args.root)
+    if args.reload:
+        pid = reload_and_wait(settings.resolved())
+        print(f"corpus render-nginx: reloaded nginx (master pid {pid}); only the new configuration "
+              "answers now", file=sys.stderr)
+    print(f"corpus render-nginx: {settings.nginx_conf} ({settings.role} {settings.corpus_conf}, secrets "
+          f"{settings.secrets_conf}, mode 0600); nginx -t passed", file=sys.stderr)
+    return 0
+
+
+def _secret(args: argparse.Namespace, prefix: Path) -> tuple[str, str | None]:
+    """Fill ``args.secret_file`` with the development secret when no source is given; (note, value)."""
+    if args.secret_file is None and args.secret_env is None:
+        secret_file, value = dev_secret(prefix)
+        args.secret_file = secret_file
+        return f"development secret {value} (in {secret_file}, mode 0600)", value
+    return (f"from {args.secret_file}" if args.secret_file else f"from ${args.secret_env}"), None
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    root: Path = args.root.resolve()
+    prefix: Path = (args.prefix or root / DEFAULT_PREFIX).resolve()
+    if args.worker_user is None:
+        args.worker_user = invoking_user()  # a local server: workers read the checkout as you do
+    try:
+        if not args.no_build:
+            print(f"corpus serve: {ensure_build(root, args.base_url.rstrip('/'))}", file=sys.stderr)
+        elif not (root / "manifest" / MANIFEST_FILE).exists():
+            raise RenderError("--no-build given but there is no build; run 'corpus build'")
+        note, secret_value = _secret(args, prefix)
+        if args.replicas:
+            if args.secret_env is not None:
+                raise RenderError("--replicas takes --secret-file (each nginx re-reads it on a rotation)")
+            tls = topology_tls(prefix, args.listen, args.tls_cert, args.tls_key, args.tls_ca)
+            return run_topology(TopologyRun(
+                root=root, prefix=prefix, listen=args.listen, port=args.port, replicas=args.replicas,
+                replica_port=args.replica_port, secret_file=args.secret_file, tls=tls, workers=args.workers,
+                worker_user=args.worker_user, expect_manifest_hash=args.expect_manifest_hash,
+                state_file=args.state_file), note, secret_value)
+        settings = render_settings(args, prefix, port=args.port or PLAIN_PORT)
+        render_and_write(settings, root)
+    except CorpusError as exc:
+        print_problems(exc.problems)
+        print("corpus serve: corpus_src/ does not compile; fix it, or serve the current build with --no-build",
+              file=sys.stderr)
+        return PROBLEM
+    print(banner(settings, note, secret_value, sample_path(root)), flush=True)
+    return run_foreground(settings)
+
+
+def cmd_maintenance(args: argparse.Namespace) -> int:
+    prefix: Path = (args.prefix or args.root / DEFAULT_PREFIX).resolve()
+    flag, on = set_maintenance(prefix, args.state)
+    state = "on (503 for every request)" if on else "off"
+    print(f"corpus maintenance: {state}; flag file {flag}", file=sys.stderr)
+    return 0
+
+
+def cmd_verify_build(args: argparse.Namespace) -> int:
+    digest = verify_prefix(args.prefix.resolve())
+    print(f"corpus verify-build: build matches manifest {digest}", file=sys.stderr)
+    return 0
+
+
+def cmd_reload(args: argparse.Namespace) -> int:
+    pid = reload_prefix(args.prefix.resolve())
+    print(f"corpus reload: nginx (master pid {pid}) reloaded; only the new configuration answers now",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_render_systemd(args: argparse.Namespace) -> int:
+    try:
+        settings = unit_settings(args.prefix, args.role, args.root, user=args.user, group=args.group,
+                                 nginx=args.nginx, corpus=args.corpus, read_write=tuple(args.read_write))
+        text = render_unit(settings)
+    except UnitError as exc:
+        print(f"corpus render-systemd: {exc}", file=sys.stderr)
+        return PROBLEM
+    if not account_exists(settings.user):
+        print(f"corpus render-systemd: note: user {settings.user!r} does not exist here; create it on the host "
+              f"that runs the unit (useradd --system --no-create-home --shell /usr/sbin/nologin "
+              f"{settings.user})", file=sys.stderr)
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        args.output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"corpus render-systemd: {args.output}: cannot create the folder: {exc.strerror}", file=sys.stderr)
+        return PROBLEM
+    target = args.output / settings.unit_name
+    write_atomic(target, text, mode=0o644)
+    print(f"corpus render-systemd: wrote {target}; then: systemctl daemon-reload && systemctl enable --now "
+          f"{settings.unit_name.replace('@.', '@1.')}", file=sys.stderr)
+    return 0
+
+
+def register_render_nginx(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "render-nginx", help="render the nginx replica or frontal into a private prefix (and reload it)",
+        description="Render nginx/*.j2 with the build and the settings into PREFIX/conf/ (nginx.conf, the "
+                    "includable site corpus.conf, the 0600 secrets include), check it with nginx -t, and "
+                    "with --reload signal the nginx running from PREFIX to load it, returning only once the "
+                    "new configuration answers. A replica first proves its build (build/ equals the "
+                    "manifest; the manifest hash is --expect-manifest-hash or the freeze record's). "
+                    "Rotation: add the new secret to the secret file, render every replica then the "
+                    "frontal with --reload, switch the proxy, remove the old secret, render the frontal then "
+                    "the replicas with --reload again.")
+    add_root_options(p)
+    p.add_argument("--prefix", type=Path, required=True, help="private nginx prefix folder")
+    p.add_argument("--role", choices=("replica", "frontal"), default="replica",
+                   help="replica (serves build/, default) or frontal (TLS, secret, failover over --replica)")
+    p.add_argument("--replica", action="append", default=[], metavar="HOST:PORT",
+                   help="frontal only: a replica address (repeat, or comma-separated)")
+    add_render_options(p)
+    p.add_argument("--reload", action="store_true",
+                   help="after rendering, make the nginx running from PREFIX load the new config and wait "
+                        "until it answers")
+    p.set_defaults(func=cmd_render_nginx)
+
+
+def register_serve(sub: Subparsers) -> None:
+    """``serve`` and ``maintenance``."""
+    p = sub.add_parser(
+        "serve", help="build if needed, then run the vhost in a real nginx in the foreground",
+        description="Bring build/ up to date with corpus_src/ (bytes compared, written only if different), "
+                    "render the vhost into a private prefix (default run/serve/), and run nginx in the "
+                    "foreground on 127.0.0.1. Without --secret-file or --secret-env, a development secret is "
+                    "generated once per prefix (PREFIX/dev-secret, mode 0600) and printed. Ctrl-C or SIGTERM "
+                    "stops nginx and its workers.")
+    add_root_options(p)
+    base_url_option(p)
+    p.add_argument("--prefix", type=Path, default=None, help="private nginx prefix (default ROOT/run/serve)")
+    p.add_argument("--no-build", action="store_true", help="serve build/ as it is, without compiling")
+    add_render_options(p)
+    p.add_argument("--replicas", type=int, default=0, metavar="N",
+                   help="run the production shape: a TLS frontal on --listen:--port (default 8443) over N "
+                        "replicas on 127.0.0.2, 127.0.0.3, ... (certificate made at start unless --tls-cert)")
+    p.add_argument("--replica-port", type=int, default=REPLICA_PORT,
+                   help=f"port of every replica (default {REPLICA_PORT})")
+    p.add_argument("--tls-ca", type=Path, default=None,
+                   help="with --tls-cert: the CA certificate clients should trust (for --state-file)")
+    p.add_argument("--state-file", type=Path, default=None,
+                   help="with --replicas: once everything answers, write JSON {frontal, ca, replicas: "
+                        "[{address, pid}]} to FILE (removed on exit)")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser(
+        "maintenance", help="switch the served corpus to 503 maintenance, or back",
+        description="Create (on) or remove (off) the maintenance flag file of a rendered prefix. nginx checks "
+                    "it on every request: no reload, no restart. 'status' only reports.")
+    add_root_options(p)
+    p.add_argument("state", choices=("on", "off", "status"))
+    p.add_argument("--prefix", type=Path, default=None, help="rendered prefix (default ROOT/run/serve)")
+    p.set_defaults(func=cmd_maintenance)
+
+
+def register_instance(sub: Subparsers) -> None:
+    """``verify-build`` and ``reload``."""
+    p = sub.add_parser(
+        "verify-build", help="a rendered replica's start check: its build is exactly its manifest",
+        description="Read PREFIX/conf/settings.json and prove the replica's root: every manifest entry's bytes, "
+                    "no other file in build/, and the manifest hash the prefix was rendered for (or its "
+                    "--expect-manifest-hash). Exit 1, naming the first difference, otherwise.")
+    p.add_argument("--prefix", type=Path, required=True, help="rendered nginx prefix")
+    p.set_defaults(func=cmd_verify_build)
+
+    p = sub.add_parser(
+        "reload", help="re-render an instance from its settings and reload it, waiting until it answers",
+        description="Render PREFIX again from PREFIX/conf/settings.json (the secret file as it is now, the "
+                    "current release), run nginx -t, signal the running nginx, and return only once no worker "
+                    "of the previous configuration accepts connections and the port answers.")
+    p.add_argument("--prefix", type=Path, required=True, help="rendered nginx prefix")
+    p.set_defaults(func=cmd_reload)
+
+
+def register_systemd(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "render-systemd", help="render the systemd unit of a frontal or a replica",
+        description="Render deploy/systemd/corpus-ROLE.service.j2 for a prefix rendered by 'corpus render-nginx': "
+                    "nginx in the foreground as an unprivileged user, in a read-only sandbox but for the "
+                    "prefix's logs/ and tmp/, nginx -t before start, the build proof before a replica starts, "
+                    "a reload that waits, restart on failure. Role and build root are read from "
+                    "PREFIX/conf/settings.json when the prefix is rendered on this host. A replica prefix "
+                    "containing %i gives the template unit corpus-replica@.service.")
+    p.add_argument("--prefix", required=True, help="the nginx prefix on the target host (may contain %%i)")
+    p.add_argument("--role", choices=ROLES, default=None, help="frontal or replica (default: PREFIX's settings)")
+    p.add_argument("--root", default=None,
+                   help="the folder of the releases or build served (default: PREFIX's settings); only needed "
+                        "when it lies in a home folder, which the sandbox then opens read-only")
+    p.add_argument("--user", default=DEFAULT_USER,
+                   help=f"unprivileged account nginx runs as (default {DEFAULT_USER})")
+    p.add_argument("--group", default=None, help="its group (default: same name as the user)")
+    p.add_argument("--nginx", default=None, help="nginx executable (default: the one on PATH, or /usr/sbin/nginx)")
+    p.add_argument("--corpus", default=None,
+                   help="the corpus command on the target host (default: the one running this command)")
+    p.add_argument("--read-write", action="append", default=[], metavar="DIR",
+                   help="another folder nginx writes (logs kept outside the prefix); repeatable")
+    p.add_argument("--output", type=Path, default=None,
+                   help="folder to write UNIT.service into (e.g. /etc/systemd/system); default: stdout")
+    p.set_defaults(func=cmd_render_systemd)

@@ -1,0 +1,63 @@
+"""The ``corpus-log-report/1`` JSON document of a report (docs/operating.md documents its fields)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from generator.observe.log_report.counts import OTHERS, Bucket, Report
+
+REPORT_FORMAT = "corpus-log-report/1"
+
+
+def report_document(report: Report, top: int) -> dict[str, Any]:
+    """The documented ``corpus-log-report/1`` document (docs/operating.md)."""
+    client_roles = report.client_roles
+    hours = []
+    for hour in report.hours():
+        by_role = {role: report.buckets[(hour, role)].requests
+                   for role in sorted({r for h, r in report.buckets if h == hour})}
+        entry = _bucket_json(report.merged(hour, client_roles), top, report)
+        entry = {"hour": hour, "lines_by_role": by_role, **entry}
+        if report.replica_roles():
+            replicas = report.merged(hour, report.replica_roles())
+            entry["replicas"] = {"requests": replicas.requests, "statuses": _statuses(replicas.statuses)}
+        hours.append(entry)
+    return {
+        "format": REPORT_FORMAT,
+        "since": report.since.isoformat().replace("+00:00", "Z") if report.since else None,
+        "until": report.until.isoformat().replace("+00:00", "Z") if report.until else None,
+        "client_roles": list(client_roles),
+        "files": report.files,
+        "lines_outside_period": report.outside,
+        "malformed": {"count": report.malformed_count,
+                      "listed": [{"file": m.file, "line": m.line, "reason": m.reason}
+                                 for m in report.malformed]},
+        "total": _bucket_json(report.merged(None, client_roles), top, report),
+        "hours": hours,
+        "findings": report.findings(),
+    }
+
+
+def _statuses(statuses: Counter[int]) -> dict[str, int]:
+    return {str(code): statuses[code] for code in sorted(statuses)}
+
+
+def _bucket_json(bucket: Bucket, top: int, report: Report) -> dict[str, Any]:
+    return {
+        "requests": bucket.requests,
+        "statuses": _statuses(bucket.statuses),
+        "forbidden_by_user_agent": [
+            {"user_agent": agent, "count": count, "proxy": report.is_proxy(agent)[0] if agent != OTHERS else False}
+            for agent, count in bucket.forbidden_agents.top(top)],
+        "unavailable": bucket.statuses[503],
+        "failovers": {"count": bucket.failovers, "recovered": bucket.failovers_recovered,
+                      "failed_tries": [{"upstream": key.rsplit(" ", 1)[0], "status": key.rsplit(" ", 1)[-1],
+                                        "count": count} if key != OTHERS else {"upstream": OTHERS, "count": count}
+                                       for key, count in bucket.failed_attempts.top(top)]},
+        "absent": {"count": sum(bucket.absent.values()),
+                   "paths": [{"path": p, "count": c, "declared": p in report.kinds.declared_absent}
+                             for p, c in bucket.absent.top(top)]},
+        "unknown": {"count": bucket.statuses[404],
+                    "uris": [{"uri": u, "count": c} for u, c in bucket.unknown.top(top)]},
+    }
