@@ -177,7 +177,7 @@ def test_interrupted_first_build_leaves_nothing(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(transaction, "write_tree", fail)
     with pytest.raises(TreeWriteError):
         build(src, tmp_path, DEFAULT_BASE_URL, CONFORMITE)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus_src"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus_src", "tracks"]
 
 
 def test_rebuild_replaces_the_whole_tree(built: Path) -> None:

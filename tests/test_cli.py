@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from corpusfix import apply, copy_fixture, replace
+from trackfix import copy_tracks
 
 from generator.base.errors import BuildLocked, GeneratorError, TreeWriteError
 from generator.cli.main import main, parser
@@ -116,6 +117,7 @@ def test_manifest_hash_of_the_committed_manifest(capsys: pytest.CaptureFixture[s
 
 
 def test_manifest_hash_without_a_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    copy_tracks(tmp_path)
     assert main(["manifest-hash", "--root", str(tmp_path)]) == 1
     assert "run 'corpus build' first" in capsys.readouterr().err
 
@@ -166,6 +168,7 @@ def test_every_error_of_the_project_is_one_line(tmp_path: Path, monkeypatch: pyt
         raise raised
 
     monkeypatch.setattr(generator.cli.build, "build", fail)
+    copy_tracks(tmp_path)
     assert main(["build", "--root", str(tmp_path)]) == code
     assert capsys.readouterr().err.splitlines() == [line]
 

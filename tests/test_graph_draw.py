@@ -21,7 +21,7 @@ from types import SimpleNamespace
 
 import pytest
 from season_fixtures import ROOT, edit
-from trackfix import CONFORMITE
+from trackfix import CONFORMITE, copy_tracks
 
 from generator.cli.main import main
 from generator.compiler.pipeline import build
@@ -105,6 +105,7 @@ def make_fixture(root: Path, tasks: str = TASKS, key: str = KEY) -> Path:
     the real référentiel, and the two-task season above (or the given one); corpus built."""
     src = root / "corpus_src"
     shutil.copytree(ROOT / "tests" / "fixtures" / "valid" / "corpus_src", src)
+    copy_tracks(root)
     shutil.copy(ROOT / "corpus_src" / "referentiel.yaml", src / "referentiel.yaml")
     entity = src / "entites" / "ENT-0001.yaml"
     entity.write_text(edit(entity.read_text("utf-8"), "denomination: Société Érable-Test",
@@ -250,7 +251,7 @@ def test_pictures_never_land_in_served_folders(tmp_path: Path) -> None:
     assert main(["graph", "--root", str(root)]) == 0
     for name in ("build", "manifest"):
         assert _tree(root / name) == before[name]
-    inputs = [root / name for name in ("build", "manifest", "corpus_src", "season_src")]
+    inputs = [root / name for name in ("build", "manifest", "corpus_src", "season_src", "tracks")]
     written = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
                      if p.is_file() and not any(p.is_relative_to(folder) for folder in inputs))
     assert written == [f"run/graphs/{n}" for n in ("conf-01.dot", "conf-01.svg", "conf-02.dot", "conf-02.svg",

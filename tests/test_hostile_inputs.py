@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from score_fixtures import HONEST_01, HONEST_02, ScoreWorld, make_score_world, submission
+from trackfix import CONFORMITE
 
 from generator.base.atomic_file import FileWriteError, write_atomic
 from generator.base.bounded_read import ReadRefused, read_bounded
@@ -63,7 +64,7 @@ def frozen(world: ScoreWorld, tmp_path: Path) -> Path:
     (world.root / "spec").mkdir()
     (world.root / BAREME).write_bytes((ROOT / BAREME).read_bytes())
     salt = tmp_path / "salt.hex"
-    freeze(world.root, world.root / BAREME, salt)
+    freeze(world.root, world.root / BAREME, salt, CONFORMITE.places)
     return salt
 
 

@@ -344,6 +344,6 @@ def test_a_number_stops_the_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(pipeline, "compile_documents", with_a_number)
     with pytest.raises(CorpusError) as info:
-        pipeline.compile_build(copy_fixture(tmp_path), DEFAULT_BASE_URL)
+        pipeline.compile_build(copy_fixture(tmp_path), DEFAULT_BASE_URL, CONFORMITE)
     assert [p.field for p in info.value.problems] == ["/compteur"]
     assert not (tmp_path / "build").exists()

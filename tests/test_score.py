@@ -542,10 +542,10 @@ def test_quick_schema_check_never_accepts_what_jsonschema_rejects(world: ScoreWo
 
     mutations = _mutations(honest(world))
     assert len(mutations) > 500
-    check = validator(SCHEMA)
+    check = validator(SCHEMA, CONFORMITE.schemas)
     accepted = 0
     for candidate in mutations:
-        if quick_check()(candidate):
+        if quick_check(CONFORMITE.schemas)(candidate):
             accepted += 1
             assert check.is_valid(candidate), candidate
     assert 0 < accepted < len(mutations)
@@ -560,7 +560,7 @@ def test_quick_check_is_the_compiled_schema_with_integers() -> None:
     from generator.compiler.schemas import validator
     from generator.score.entry import SCHEMA, quick_check
 
-    assert quick_check() is not validator(SCHEMA).is_valid
+    assert quick_check(CONFORMITE.schemas) is not validator(SCHEMA, CONFORMITE.schemas).is_valid
     schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1},
                                                "s": {"type": "string", "maxLength": 3}}}
     predicate = compile_schema(schema)
@@ -720,13 +720,14 @@ def test_the_repository_season_files_have_the_published_shape() -> None:
     root = Path(__file__).resolve().parent.parent
     for name, schema_name in (("cle.json", KEY_SCHEMA), ("taches.json", TASKS_SCHEMA)):
         data = json.loads((root / "season" / name).read_text("utf-8"))
-        assert shape_problem(schema_name, data) is None, name
+        assert shape_problem(schema_name, data, CONFORMITE.schemas) is None, name
 
 
 def test_un_critere_is_defined_once() -> None:
-    from generator.score import key, task
+    from generator.score import task
+    from generator.season import founding
 
-    assert task.UN_CRITERE is key.UN_CRITERE == "un_critere" and key.TOUS == "tous"
+    assert task.UN_CRITERE is founding.UN_CRITERE == "un_critere" and founding.TOUS == "tous"
 
 
 # --- each frozen document is read once, verified, and parsed from the verified bytes ----------------------

@@ -99,7 +99,7 @@ def _frozen(world: ScoreWorld, tmp_path: Path) -> Path:
     (world.root / "spec").mkdir()
     shutil.copy(ROOT / "spec" / "conformite-bareme-v3.section-5.txt", world.root / "spec")
     salt = tmp_path / "salt.hex"
-    freeze(world.root, world.root / "spec" / "conformite-bareme-v3.section-5.txt", salt)
+    freeze(world.root, world.root / "spec" / "conformite-bareme-v3.section-5.txt", salt, CONFORMITE.places)
     return salt
 
 

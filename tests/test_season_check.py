@@ -37,6 +37,7 @@ from season_fixtures import (
 )
 from trackfix import CONFORMITE, copy_tracks
 
+from generator.pistes.conformite import logic as LOGIC
 from generator.pistes.conformite.evaluator import ALL_SHORTCUTS, evaluate
 from generator.season.checks import TaskReport, check_referentiel, check_season, check_task
 from generator.season.graph import probant_facts, task_graph
@@ -194,7 +195,8 @@ def test_key_entry_without_statement(world: World, tmp_path: Path) -> None:
     key = world.key_text()
     assert_problems(problem_lines(world, tmp_path, tasks=tasks),
                     (key_entry(key, "conf-10"), "key entry without a task statement"),
-                    ("season_src/cle.yaml: conf-10:", "task of the barème (spec §5.5) without a statement"))
+                    ("season_src/cle.yaml: conf-10:",
+                     "task of the barème (conformite-bareme-v3) without a statement"))
 
 
 def test_task_without_key_entry(world: World, tmp_path: Path) -> None:
@@ -390,9 +392,10 @@ def test_task_needing_more_than_12_calls(world: World, tmp_path: Path) -> None:
     tasks = edit_in_block(world.tasks_text(), "  - id: conf-03", "entite: /entites/ENT-2751",
                           "entite: /entites/ENT-2999")
     lines = problem_lines(world, tmp_path, tasks=tasks)
-    calls = len(evaluate(dataclasses.replace(next(s.task for s in world.season().statements
-                                                  if s.task.id == "conf-03"), entite="/entites/ENT-2999"),
-                         world.reader()).calls)
+    task = next(s.task for s in world.season().statements if s.task.id == "conf-03")
+    moved = dataclasses.replace(task, fields=tuple((k, "/entites/ENT-2999" if k == "entite" else v)
+                                                   for k, v in task.fields))
+    calls = len(evaluate(moved, world.reader()).calls)
     assert calls > 12
     assert_problems(
         lines,
@@ -413,7 +416,7 @@ def test_calls_below_two_are_refused(world: World) -> None:
     report = TaskReport(st, season.key["conf-03"], ev, {s.name: evaluate(st.task, reader, s).verdict
                                                         for s in ALL_SHORTCUTS})
     assert "decided in 1 corpus calls; a task must be decidable in 2 to 12" in \
-        [p.message for p in check_task(reader, report)]
+        [p.message for p in check_task(reader, LOGIC, report)]
 
 
 def test_task_naming_an_absent_entity_is_one_problem(world: World, tmp_path: Path) -> None:
@@ -432,7 +435,7 @@ def test_assertion_bounds_differing_from_the_bareme(world: World, tmp_path: Path
                                                    shown: str) -> None:
     tasks = edit_in_block(world.tasks_text(), "  - id: conf-05", old, new)
     assert_problems(problem_lines(world, tmp_path, tasks=tasks),
-                    (statement(tasks, "conf-05"), f"{shown}; the barème (spec §5.5) fixes 4 and 8"))
+                    (statement(tasks, "conf-05"), f"{shown}; the barème (conformite-bareme-v3) fixes 4 and 8"))
 
 
 def test_assertion_minimum_unreachable(world: World, tmp_path: Path) -> None:
@@ -443,7 +446,8 @@ def test_assertion_minimum_unreachable(world: World, tmp_path: Path) -> None:
     assert_problems(
         lines,
         (statement(tasks, "conf-03"), "cannot reach its assertion minimum of 200: the graph offers"),
-        (statement(tasks, "conf-03"), "assertions minimum 200, plafond 400; the barème (spec §5.5) fixes 2 and 4"),
+        (statement(tasks, "conf-03"),
+         "assertions minimum 200, plafond 400; the barème (conformite-bareme-v3) fixes 2 and 4"),
     )
     assert any("proper resources (at least 100 needed)" in line for line in lines)  # half, rounded up
 
@@ -463,7 +467,7 @@ def test_assertion_minimum_boundary_is_exact(world: World) -> None:
 
     def messages(minimum: int) -> list[str]:
         report = dataclasses.replace(base, statement=dataclasses.replace(st, minimum=minimum))
-        return [p.message for p in check_task(reader, report) if "cannot reach" in p.message]
+        return [p.message for p in check_task(reader, LOGIC, report) if "cannot reach" in p.message]
 
     assert CONFORMITE.bareme.bounds["conf-03"][0] <= offered
     assert messages(offered) == []

@@ -476,4 +476,4 @@ def test_corpus_evaluate_unknown_task_is_a_usage_error(world: World) -> None:
 def test_corpus_evaluate_unknown_strategy_is_refused(world: World) -> None:
     result = _corpus("evaluate", "conf-03", "--strategy", "devinette", "--root", str(world.root))
     assert result.returncode == 2
-    assert "invalid choice: 'devinette'" in result.stderr
+    assert "--strategy 'devinette': one of " in result.stderr and "P1-reference-supposee" in result.stderr

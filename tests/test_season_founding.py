@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 from season_fixtures import World, make_world
 
+from generator.pistes.conformite import logic as LOGIC
 from generator.pistes.conformite.evaluator import evaluate
 from generator.season.founding import equivalent_forms, fonde_par, founding_facts
 from generator.season.model import Season
@@ -30,7 +31,7 @@ def season(world: World) -> Season:
 def derived(world: World, season: Season, task_id: str) -> list[tuple[str, Fact]]:
     task = next(s.task for s in season.statements if s.task.id == task_id)
     reader = world.reader()
-    return [(f.critere, f.fact) for f in founding_facts(reader, evaluate(task, reader))]
+    return [(f.critere, f.fact) for f in founding_facts(reader, LOGIC, evaluate(task, reader))]
 
 
 def test_lapsed_attestation_and_an_avenant_not_yet_in_force(world: World, season: Season) -> None:
@@ -80,7 +81,7 @@ def test_homonym_gives_both_dates_of_birth(world: World, season: Season) -> None
 def test_forms_of_a_link_both_directions_and_the_whole_array(world: World) -> None:
     entity = "/entites/ENT-3917"
     first, second = world.doc(entity)["attestations"]
-    assert equivalent_forms(world.reader(), Fact(entity, "/attestations/1", second)) == (
+    assert equivalent_forms(world.reader(), LOGIC, Fact(entity, "/attestations/1", second)) == (
         Fact(second, "/entite", entity), Fact(entity, "/attestations", [first, second]))
 
 
@@ -89,7 +90,7 @@ def test_a_link_to_an_absent_resource_has_only_the_array_form(world: World) -> N
     attestation = "/attestations/ATT-6806"
     (avenant,) = world.doc(attestation)["avenants"]
     assert world.doc(avenant)["existe"] is False
-    assert equivalent_forms(world.reader(), Fact(attestation, "/avenants/0", avenant)) == (
+    assert equivalent_forms(world.reader(), LOGIC, Fact(attestation, "/avenants/0", avenant)) == (
         Fact(attestation, "/avenants", [avenant]),)
 
 
@@ -99,14 +100,15 @@ def test_same_rank_sources_stating_the_same_statut(world: World) -> None:
     agrement = "/agrements/AGR-5702"
     page = "/listes/agrees/conseil-en-investissements-financiers/1"
     k = next(i for i, e in enumerate(world.doc(page)["entrees"]) if e["agrement"] == agrement)
-    assert equivalent_forms(world.reader(), Fact(agrement, "/statut", "actif")) == (
+    assert equivalent_forms(world.reader(), LOGIC, Fact(agrement, "/statut", "actif")) == (
         Fact(page, f"/entrees/{k}/statut", "actif"),)
-    assert equivalent_forms(world.reader(), Fact("/agrements/AGR-5466", "/statut", "actif")) == ()
+    assert equivalent_forms(world.reader(), LOGIC, Fact("/agrements/AGR-5466", "/statut", "actif")) == ()
 
 
 def _deciding(verdict: str, *criteria: tuple[str, list[Fact]]) -> SimpleNamespace:
     """An evaluation reduced to what the rule reads: the verdict and each deciding criterion's facts."""
-    return SimpleNamespace(verdict=verdict, deciding=[SimpleNamespace(id=c, faits=f) for c, f in criteria])
+    return SimpleNamespace(verdict=verdict, deciding=[SimpleNamespace(id=c, faits=f) for c, f in criteria],
+                           deciding_state=None if verdict == "conforme" else "faux")
 
 
 def test_a_fact_two_false_criteria_share_founds_both_groups(world: World) -> None:
@@ -117,7 +119,7 @@ def test_a_fact_two_false_criteria_share_founds_both_groups(world: World) -> Non
     (attestation,) = world.doc(entity)["attestations"]
     own = Fact(entity, "/attestations/0", attestation)
     evaluation = _deciding("non_conforme", ("C2", [shared]), ("C3", [own, shared, shared]))
-    facts = founding_facts(world.reader(), evaluation)  # type: ignore[arg-type]
+    facts = founding_facts(world.reader(), LOGIC, evaluation)  # type: ignore[arg-type]
     assert [(f.critere, f.fact) for f in facts] == [("C2", shared), ("C3", own), ("C3", shared)]
     assert fonde_par(evaluation, facts) == "un_critere"  # type: ignore[arg-type]
 
@@ -127,7 +129,7 @@ def test_facts_are_told_apart_by_strict_json_equality(world: World) -> None:
     entity = "/entites/ENT-1530"
     values = ["1", 1, True, 1.0, None, "null"]
     evaluation = _deciding("non_conforme", ("C1", [Fact(entity, "/x", v) for v in values]))
-    kept = [f.fact.valeur for f in founding_facts(world.reader(), evaluation)]  # type: ignore[arg-type]
+    kept = [f.fact.valeur for f in founding_facts(world.reader(), LOGIC, evaluation)]  # type: ignore[arg-type]
     assert kept == ["1", 1, True, None, "null"] and type(kept[1]) is int
 
 
@@ -136,4 +138,4 @@ def test_a_link_index_is_the_readers_index(world: World, index: str) -> None:
     """A token isdigit() accepts but no JSON array serves (Unicode digits, leading zero) is no link."""
     entity = "/entites/ENT-3917"
     _, second = world.doc(entity)["attestations"]
-    assert equivalent_forms(world.reader(), Fact(entity, f"/attestations/{index}", second)) == ()
+    assert equivalent_forms(world.reader(), LOGIC, Fact(entity, f"/attestations/{index}", second)) == ()

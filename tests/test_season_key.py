@@ -71,7 +71,7 @@ def test_corpus_built_alone_is_the_committed_build(tmp_path: Path) -> None:
     copy_tracks(tmp_path)
     result = corpus("build", "--root", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["build", "corpus_src", "manifest"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["build", "corpus_src", "manifest", "tracks"]
 
     committed_hash = (ROOT / "manifest" / "manifest.sha256").read_text("ascii").strip()
     built_hash = (tmp_path / "manifest" / "manifest.sha256").read_text("ascii").strip()
@@ -184,9 +184,10 @@ def built_seasons(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, by
     for n, changes in enumerate(ENVIRONMENTS):
         root = tmp_path_factory.mktemp(f"build-season-{n}")
         shutil.copytree(ROOT / "season_src", root / "season_src")
+        copy_tracks(root)
         result = corpus("build-season", "--root", str(root), cwd=root, env=_env(**changes))
         assert result.returncode == 0, result.stderr
-        assert sorted(p.name for p in root.iterdir()) == ["season", "season_src"], "writes season/ only"
+        assert sorted(p.name for p in root.iterdir()) == ["season", "season_src", "tracks"], "writes season/ only"
         outputs.append(tree(root / "season"))
     return outputs
 

@@ -380,7 +380,6 @@ def private_namespace(script: str, *args: str) -> dict:
 NAMESPACE_HELPERS = """
 import json, os, shutil, subprocess, sys
 from pathlib import Path
-from trackfix import CONFORMITE
 def corpus(*args):
     r = subprocess.run([sys.executable, "-m", "generator.cli", *args], capture_output=True, text=True)
     return {"code": r.returncode, "err": r.stderr, "out": r.stdout}
@@ -396,6 +395,7 @@ def test_a_full_disk_while_staging_is_one_message(tmp_path: Path) -> None:
 root = Path(sys.argv[1])
 subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(root)], check=True)
 shutil.copytree({str(ROOT / 'tests' / 'fixtures' / 'valid' / 'corpus_src')!r}, root / "corpus_src")
+shutil.copytree({str(ROOT / 'tracks')!r}, root / "tracks")
 first = corpus("build", "--root", str(root))
 entity = root / "corpus_src" / "entites" / "ENT-0002.yaml"
 entity.write_text(entity.read_text("utf-8").replace(*{RENAMED!r}), "utf-8")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from corpusfix import FIXTURES, Edit, apply, copy_fixture, problem_lines, remove, rename, replace, write
-from trackfix import CONFORMITE
+from trackfix import CONFORMITE, copy_tracks
 
 from generator.base.errors import Severity
 from generator.compiler.pipeline import check
@@ -514,8 +515,10 @@ def expected_error_lines() -> list[str]:
     return (ERRORS / "expected.txt").read_text("utf-8").splitlines()
 
 
-def test_seeded_errors_all_reported_in_one_run() -> None:
-    result = _cli_check(ERRORS)
+def test_seeded_errors_all_reported_in_one_run(tmp_path: Path) -> None:
+    shutil.copytree(ERRORS / "corpus_src", tmp_path / "corpus_src")
+    copy_tracks(tmp_path)
+    result = _cli_check(tmp_path)
     assert result.returncode == 1
     assert result.stdout == ""
     got = result.stderr.splitlines()

@@ -92,7 +92,7 @@ def test_verify_names_every_tampered_resource(tampered: tuple[Path, dict[str, An
 def test_undeclared_paths_follow_each_collection_and_name_nothing(manifest: dict[str, Any], root: Path) -> None:
     taken = {e["path"] for e in manifest["resources"]}
     for seed in range(5):
-        paths = undeclared_paths(Manifest.load(root), random.Random(seed))
+        paths = undeclared_paths(Manifest.load(root), col.CONFORMITE.collections, random.Random(seed))
         assert paths and not set(paths) & taken
         assert all(col.collection_of(p) is not None for p in paths)
         assert len({col.collection_of(p) for p in paths}) == len(paths)

@@ -1,8 +1,9 @@
 """The JSON Schemas (Draft 2020-12) of the sources.
 
-The engine's own schemas (``common``, ``systeme``, ``absents``, ``track``, ``submission``, the season
-artifacts) are package data in ``generator/schemas/``; a track's schemas (its collections, its corpus file,
-its référentiel, statements and key) live in its folder, ``tracks/<piste>/schemas/``. ``folder`` names
+The engine's own schemas (``common``, ``systeme``, ``absents``, ``track``) are package data in
+``generator/schemas/``; a track's schemas (its collections, its corpus file, its référentiel, statements,
+key and submissions, and the published shapes of its season files) live in its folder,
+``tracks/<piste>/schemas/``. ``folder`` names
 that folder; a name it does not hold is looked up among the engine's.
 """
 

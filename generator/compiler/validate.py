@@ -147,28 +147,29 @@ def _sites(data: Any, field: str) -> Iterator[tuple[Any, str | int, str]]:
 
     ``field`` is a track link's dotted path, ``[]`` marking a list (``pages[].entrees[].agrement``); a
     value of the wrong shape is skipped here (the schema reports it)."""
-    parts = field.split(".")
+    return _walk(data, field.split("."), 0, "")
 
-    def walk(container: Any, i: int, prefix: str) -> Iterator[tuple[Any, str | int, str]]:
-        if not isinstance(container, dict):
-            return
-        name = parts[i].removesuffix("[]")
-        fieldname = f"{prefix}.{name}" if prefix else name
-        last = i == len(parts) - 1
-        if not parts[i].endswith("[]"):
-            if last:
-                yield container, name, fieldname
-            else:
-                yield from walk(container.get(name), i + 1, fieldname)
-            return
-        items = container.get(name)
-        for k in range(len(items) if isinstance(items, list) else 0):
-            if last:
-                yield items, k, f"{fieldname}[{k}]"
-            else:
-                yield from walk(items[k], i + 1, f"{fieldname}[{k}]")
 
-    yield from walk(data, 0, "")
+def _walk(container: Any, parts: list[str], i: int, prefix: str) -> Iterator[tuple[Any, str | int, str]]:
+    """A module-level recursion: a closure calling itself would be a reference cycle per call, and the
+    pipeline runs with the cyclic collector paused."""
+    if not isinstance(container, dict):
+        return
+    name = parts[i].removesuffix("[]")
+    fieldname = f"{prefix}.{name}" if prefix else name
+    last = i == len(parts) - 1
+    if not parts[i].endswith("[]"):
+        if last:
+            yield container, name, fieldname
+        else:
+            yield from _walk(container.get(name), parts, i + 1, fieldname)
+        return
+    items = container.get(name)
+    for k in range(len(items) if isinstance(items, list) else 0):
+        if last:
+            yield items, k, f"{fieldname}[{k}]"
+        else:
+            yield from _walk(items[k], parts, i + 1, f"{fieldname}[{k}]")
 
 
 class Validator:

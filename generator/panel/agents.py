@@ -35,7 +35,7 @@ from generator.season.checks import TaskReport
 from generator.season.evaluation import Evaluation
 from generator.season.founding import is_link, reverse_form, whole_array_form
 from generator.season.graph import Graph, concerns_entity, probant_facts
-from generator.season.reader import CorpusReader, Fact, resolve_pointer
+from generator.season.reader import MISSING, CorpusReader, Fact, resolve_pointer
 from generator.tracks.model import systeme_path
 
 
@@ -176,6 +176,14 @@ def foreign_resource(ctx: Context) -> str:
                 if f"{prefix}{p.stem}" not in ctx.graph)
 
 
+def probant_field(ctx: Context, path: str) -> str:
+    """A probant field ``path`` serves, other than ``/existe`` when it has one (an entity's /statut)."""
+    found = ctx.reader.track.collection_of(path)
+    plain = [p for p in (found.probant if found else ()) if "<n>" not in p]
+    doc = ctx.reader.fetch(path)
+    return next((p for p in plain if p != "/existe" and resolve_pointer(doc, p) is not MISSING), "/existe")
+
+
 def non_probant_field(ctx: Context, path: str) -> str:
     """The first served text field of ``path`` that no criterion consumes (an entity's /denomination)."""
     doc = ctx.reader.fetch(path)
@@ -238,11 +246,12 @@ def tampered(root: Path, contexts: list[Context], kind: str) -> list[dict[str, A
                 sub["assertions"].append({**assertion, "id": f"a-plus-{n}"})
             sub["disclosures"].update(more["disclosures"])
         elif kind == "hors-graphe":
-            proof_id, disclosure = make_disclosure(manifest, foreign_resource(ctx))
-            sub["assertions"][0] = {"id": first["id"], "claim": {"resource": foreign_resource(ctx),
-                                                                 "field": "/statut", "value": resolve_pointer(
-                                                                     ctx.reader.fetch(foreign_resource(ctx)),
-                                                                     "/statut")}, "proof_ids": [proof_id]}
+            foreign = foreign_resource(ctx)
+            proof_id, disclosure = make_disclosure(manifest, foreign)
+            pointer = probant_field(ctx, foreign)
+            value = resolve_pointer(ctx.reader.fetch(foreign), pointer)
+            sub["assertions"][0] = {"id": first["id"], "claim": {"resource": foreign, "field": pointer,
+                                                                 "value": value}, "proof_ids": [proof_id]}
             sub["disclosures"][proof_id] = disclosure
             _prune(sub)
         elif kind == "non-probant":

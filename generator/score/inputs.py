@@ -74,8 +74,9 @@ def _read_shaped(root: Path, relative: Path, schema_name: str, track: Track) -> 
     data = _read_json(root, relative)
     problem = shape_problem(schema_name, data, track.schemas)
     if problem is not None:
+        shape = f"tracks/{track.folder.name}/schemas/{schema_name}.schema.json"
         raise ScoreInputError(f"{relative}: {problem}; not the file 'corpus build-season' writes "
-                              f"(published shape: generator/schemas/{schema_name}.schema.json)")
+                              f"(published shape: {shape})")
     return data
 
 

@@ -708,22 +708,25 @@ EXCEPTIONS: dict[str, dict[str, str]] = {}
 
 def submissions(root: Path, priority: str, *, build_dir: Path | None = None) -> tuple[list[dict], list[Reading]]:
     """This agent's §4 submissions for every task of the season, and its readings (for the report)."""
+    from generator.compiler.track_file import track_named  # the served path shapes, as the server knows them
     from generator.score import make_submission  # the scorer's public helper, as a participant's tool
 
-    reader = CorpusReader(build_dir or root / "build")
+    reader = CorpusReader(build_dir or root / "build", track_named(root, "conformite"))
     ref = Referentiel(reader.fetch(REFERENTIEL))
     out, readings = [], []
     for task in load_tasks(root):
         reading = read_task(reader, task)
         readings.append(reading)
         out.append(make_submission(root, task.id, reading.verdict, choose(reading, ref, reader, priority),
+                                   piste="conformite",
                                    agent_did=f"did:key:z6MkIndependent{priority.capitalize()}"))
     return out, readings
 
 
 def score(root: Path, priority: str) -> dict[str, Any]:
     """The corpus-score/1 report of this agent's submissions."""
+    from generator.compiler.track_file import track_named
     from generator.score import score_submissions
 
     subs, _ = submissions(root, priority)
-    return score_submissions(subs, root=root)
+    return score_submissions(subs, root=root, track=track_named(root, "conformite"))
