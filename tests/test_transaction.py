@@ -459,6 +459,7 @@ def test_nginx_serves_one_whole_build_while_builds_swap(tmp_path: Path) -> None:
     try:
         root = folder / "root"
         transaction.commit_trees(root, trees[0], say=quiet)
+        shutil.copytree(ROOT / "tracks", root / "tracks")
         with NginxServer(build_root=root) as server:
             pid = os.fork()
             if pid == 0:

@@ -141,7 +141,9 @@ class _Checker:
             if owner is not None and owner not in names:
                 self.fail(item, "proprietaire", f"collections[{i}].proprietaire", f"{owner!r} is not a "
                           "collection of this track")
-        links = tuple(self.link(i, item, names) for i, item in enumerate(data["liens"]))
+        links = tuple(self.link(i, k, collection["nom"], item, names)
+                      for i, collection in enumerate(data["collections"])
+                      for k, item in enumerate(collection.get("liens", [])))
         code = data["code"]
         if code.endswith(".py") and not (folder / code).is_file():
             self.fail(data, "code", "code", f"{code} is not a file of {folder.name}/")
@@ -219,15 +221,15 @@ class _Checker:
             source=Source(folder=source.get("dossier"), section=source.get("section"),
                           many=source.get("plusieurs", False), file=source.get("fichier"),
                           named_by=source.get("nomme_par")),
-            probant=tuple(item["probants"]), paginated=paginated,
+            probant=tuple(item.get("probants", ())), paginated=paginated,
             header=tuple((pages or {}).get("entete", {}).items()), owner=item.get("proprietaire"),
             label=item.get("libelle", item["nom"]))
 
-    def link(self, index: int, item: dict[str, Any], names: set[str]) -> Link:
-        for key in ("de", "vers"):
-            if item[key] not in names:
-                self.fail(item, key, f"liens[{index}].{key}", f"{item[key]!r} is not a collection of this track")
-        return Link(source=item["de"], field=item["champ"], target=item["vers"], back=item.get("retour"),
+    def link(self, index: int, k: int, source: str, item: dict[str, Any], names: set[str]) -> Link:
+        if item["vers"] not in names:
+            self.fail(item, "vers", f"collections[{index}].liens[{k}].vers", f"{item['vers']!r} is not a "
+                      "collection of this track")
+        return Link(source=source, field=item["champ"], target=item["vers"], back=item.get("retour"),
                     mismatch=item.get("incoherence"), first_own_page=item.get("premiere_page_propre", False),
                     belongs=item.get("appartient", False))
 
@@ -249,7 +251,7 @@ class _Checker:
         for k, name in enumerate(item["suivre"]):
             if name not in declared:
                 self.fail(item["suivre"], k, f"graphe.suivre[{k}]", f"{name!r} is not a declared link "
-                          "(collection.champ of liens)")
+                          "(collection.champ of a collection's liens)")
         common = []
         for k, entry in enumerate(item["listes_communes"]):
             where = f"graphe.listes_communes[{k}]"

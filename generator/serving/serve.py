@@ -22,6 +22,7 @@ from types import FrameType
 
 from generator.base.secret_values import PRIVATE_RUN_DIR, SecretError, new_secret, read_secret_file, write_private
 from generator.compiler.pipeline import build, compile_build
+from generator.compiler.track_file import load_tracks
 from generator.contract.manifest import Manifest
 from generator.serving.nginx_process import NginxProcess
 from generator.serving.nginx_settings import RenderError, Settings, read_settings
@@ -37,17 +38,25 @@ PLAIN_PORT = 8080
 
 
 def ensure_build(root: Path, base_url: str) -> str:
-    """Compile corpus_src/ in memory; rebuild build/ and manifest/ only if they differ. Returns what happened.
+    """Compile each track's sources in memory; rebuild its build and manifest only if they differ. Returns
+    what happened, a line per track.
 
     Comparing bytes, not mtimes, is exact whatever git or a copy did to the timestamps, and leaves an
     up-to-date build untouched. The rebuild goes through :func:`generator.compiler.pipeline.build`, so whatever
     guards a build (atomic swap, a frozen season) guards this one too.
     """
-    result = compile_build(root / "corpus_src", base_url)
-    if all(_tree_matches(root / name, files) for name, files in result.trees().items()):
-        return f"build/ is up to date (manifest hash {result.manifest_hash})"
-    result = build(root / "corpus_src", root, base_url)
-    return f"built {len(result.built)} files (manifest hash {result.manifest_hash})"
+    said = []
+    tracks = load_tracks(root)
+    for track in tracks:
+        named = f"{track.piste}: " if len(tracks) > 1 else ""
+        src = root / track.trees.sources
+        result = compile_build(src, base_url, track)
+        if all(_tree_matches(root / name, files) for name, files in result.trees().items()):
+            said.append(f"{named}{track.trees.build}/ is up to date (manifest hash {result.manifest_hash})")
+            continue
+        result = build(src, root, base_url, track)
+        said.append(f"{named}built {len(result.built)} files (manifest hash {result.manifest_hash})")
+    return "\n".join(said)
 
 
 def _tree_matches(folder: Path, files: dict[str, bytes]) -> bool:
@@ -153,9 +162,12 @@ def banner(settings: Settings, secret_note: str, secret_value: str | None, sampl
 
 
 def sample_path(root: Path) -> str:
-    """An existing agrément for the printed curl line (else the catalogue)."""
-    paths = [e.path for e in Manifest.load(root).of_kind("resource") if e.path.startswith("/agrements/")]
-    return paths[0] if paths else "/catalogue"
+    """A served document of the first track's first collection for the printed curl line (else its
+    catalogue)."""
+    track = load_tracks(root)[0]
+    first = track.collections[0]
+    paths = [e.path for e in Manifest.load(root, track.trees.manifest).of_kind("resource") if first.matches(e.path)]
+    return paths[0] if paths else track.catalogue
 
 
 def topology_tls(prefix: Path, host: str, cert: Path | None, key: Path | None, ca: Path | None) -> LocalTLS:

@@ -1,0 +1,140 @@
+"""A track is data: a second, small track (tests/fixtures/essai) lives beside conformité in one checkout.
+
+Its definition is a track.yaml, its schemas and a logic.py of forty lines; nothing of the engine knows it.
+It is listed by ``corpus tracks``, built and season-checked by the same commands, served by the same
+real nginx beside conformité (which keeps its bytes), crawled by ``corpus verify``, evaluated, and its
+submissions scored by ``corpus score``. Hashes are the proxy's, computed here from the bytes
+(:mod:`generator.contract.hashing` is checked against CONTRACT.md's vectors elsewhere).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from nginx_server import NginxServer, private_folder
+from trackfix import ROOT
+
+from generator.compiler.track_file import load_tracks
+from generator.contract.manifest import Manifest
+from generator.score import make_submission
+
+ESSAI = ROOT / "tests" / "fixtures" / "essai"
+
+
+def corpus(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "generator.cli", *args, "--root", str(root)], capture_output=True,
+                          text=True, cwd=root, timeout=300, check=False)
+
+
+def make_checkout(root: Path) -> Path:
+    """The repository's conformité track and its sources, plus the essai track, in one scratch checkout."""
+    for name in ("corpus_src", "season_src", "spec"):
+        shutil.copytree(ROOT / name, root / name)
+    shutil.copytree(ROOT / "tracks", root / "tracks")
+    for name in ("tracks/essai", "essai_src", "essai_saison"):
+        shutil.copytree(ESSAI / name, root / name)
+    shutil.copy(ESSAI / "spec" / "essai-bareme-v1.txt", root / "spec")
+    return root
+
+
+@pytest.fixture(scope="module")
+def checkout() -> Iterator[Path]:
+    """Built, both tracks (0755 folders: nginx's unprivileged workers serve from it)."""
+    with private_folder("corpus-two-tracks-") as folder:
+        root = make_checkout(folder / "root")
+        for command in (("build",), ("build-season",)):
+            result = corpus(root, *command)
+            assert result.returncode == 0, result.stderr
+        yield root
+
+
+def test_corpus_tracks_lists_both_tracks_with_their_files(checkout: Path) -> None:
+    result = corpus(checkout, "tracks", "--json")
+    assert result.returncode == 0, result.stderr
+    listed = {item["piste"]: item for item in json.loads(result.stdout)}
+    assert sorted(listed) == ["conformite", "essai"]
+    essai = listed["essai"]
+    assert (essai["build"], essai["manifest"], essai["cle"], essai["taches"]) == \
+        ("build-essai", "manifest-essai/manifest.json", "season-essai/cle.json", "season-essai/taches.json")
+    assert (essai["referentiel"], essai["catalogue"], essai["bareme"]) == \
+        ("/essai/referentiel", "/essai/catalogue", "spec/essai-bareme-v1.txt")
+    for item in listed.values():  # every path it names is a file of the checkout
+        for key in ("manifest", "cle", "taches", "bareme", "definition"):
+            assert (checkout / item[key]).is_file(), (item["piste"], key)
+    assert hashlib.sha256((checkout / essai["bareme"]).read_bytes()).hexdigest() == essai["bareme_sha256"]
+
+
+def test_conformite_is_byte_identical_beside_a_second_track(checkout: Path) -> None:
+    committed = (ROOT / "manifest" / "manifest.json").read_bytes()
+    assert (checkout / "manifest" / "manifest.json").read_bytes() == committed
+    assert (checkout / "season" / "cle.json").read_bytes() == (ROOT / "season" / "cle.json").read_bytes()
+    essai = Manifest.load(checkout, "manifest-essai")
+    assert essai.corpus == "essai-s1" and essai.hash != Manifest.load(checkout).hash
+    served = {e.path for e in essai.of_kind("resource")}
+    assert {"/essai/referentiel", "/essai/catalogue", "/essai/produits/PRD-0001",
+            "/essai/catalogues/visserie/2"} <= served
+    assert all(p.startswith("/essai/") for p in served)
+
+
+def test_the_essai_season_is_proven_by_the_same_check(checkout: Path) -> None:
+    result = corpus(checkout, "check-season", "--track", "essai")
+    assert result.returncode == 0, result.stderr
+    assert "corpus check-season: passed, 0 problem(s)" in result.stderr
+    assert "E1-fiche-produit-seule" in result.stdout  # the track's own shortcut, caught on its trap
+    evaluated = corpus(checkout, "evaluate", "--track", "essai")
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert "essai-01  /essai/produits/PRD-0001  visserie" in evaluated.stdout
+    verdicts = [line.split(":")[1].strip() for line in evaluated.stdout.splitlines() if "verdict :" in line]
+    assert verdicts == ["disponible", "indisponible"]
+
+
+def test_one_nginx_serves_both_tracks_and_verify_crawls_each(checkout: Path) -> None:
+    with NginxServer(build_root=checkout) as server:
+        produit = server.request("/essai/produits/PRD-0001")
+        assert produit.status == 200
+        assert produit.body == (checkout / "build-essai" / "essai" / "produits" / "PRD-0001.json").read_bytes()
+        entite = server.request("/entites/ENT-4102")
+        assert entite.status == 200 and entite.body == (ROOT / "build" / "entites" / "ENT-4102.json").read_bytes()
+        absent = server.request("/essai/produits/PRD-9999")
+        assert absent.status == 200 and json.loads(absent.body)["existe"] is False
+        assert server.request("/essai/produits/PRD-0001", secret=None).status == 403
+        assert server.request("/essai/inconnu").status == 404
+        for piste in ("conformite", "essai"):
+            result = corpus(checkout, "verify", "--track", piste, "--url", server.base_url,
+                            "--secret-file", str(server.secret_file))
+            assert result.returncode == 0, result.stdout + result.stderr
+            assert "corpus verify: OK" in result.stdout
+
+
+def test_essai_submissions_are_scored_by_corpus_score(checkout: Path, tmp_path: Path) -> None:
+    essai = next(t for t in load_tracks(checkout) if t.piste == "essai")
+    manifest = Manifest.load(checkout, essai.trees.manifest)
+    key = json.loads((checkout / "season-essai" / "cle.json").read_text("utf-8"))
+    folder = tmp_path / "soumissions"
+    folder.mkdir()
+    for task_id, entry in key["taches"].items():  # an honest agent: exactly the key's founding facts
+        claims = [(f["ressource"], f["champ"], f["valeur"]) for f in entry["faits"]]
+        submission = make_submission(manifest, task_id, entry["verdict"], claims, piste="essai")
+        (folder / f"{task_id}.json").write_text(json.dumps(submission, ensure_ascii=False), "utf-8")
+    report_file = tmp_path / "report.json"
+    result = corpus(checkout, "score", str(folder), "--track", "essai", "--json", str(report_file))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(report_file.read_text("utf-8"))
+    assert (report["piste"], report["reussite"], report["taches_total"]) == ("essai", 2, 2)
+    assert report["overclaim"]["non_etayees"] == 0
+    wrong = json.loads((folder / "essai-02.json").read_text("utf-8"))
+    wrong["verdict"] = "disponible"  # the trap's answer: scored, but not réussie
+    (folder / "essai-02.json").write_text(json.dumps(wrong), "utf-8")
+    result = corpus(checkout, "score", str(folder), "--track", "essai", "--json", str(report_file))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(report_file.read_text("utf-8"))["reussite"] == 1
+    conformite = corpus(checkout, "score", str(folder))  # a submission of another track is refused at entry
+    assert conformite.returncode == 0
+    assert "essai-02' names no task of season 1: rejected at entry" in conformite.stdout
