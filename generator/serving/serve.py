@@ -166,7 +166,8 @@ def sample_path(root: Path) -> str:
     catalogue)."""
     track = load_tracks(root)[0]
     first = track.collections[0]
-    paths = [e.path for e in Manifest.load(root, track.trees.manifest).of_kind("resource") if first.matches(e.path)]
+    served = Manifest.load(root, track.trees.manifest).of_kind("resource")
+    paths = [e.path for e in served if first.matches(e.path)]
     return paths[0] if paths else track.catalogue
 
 
