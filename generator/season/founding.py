@@ -1,49 +1,11 @@
 """The published rule that derives a task's founding facts (spec §5.7, "verdict fondé") and their
 equivalent forms. The key holds what this rule derives; ``corpus check-season`` fails when they differ.
 
-The rule, as /referentiel serves it in French (``principes.justification``, public at the opening), and
-as the key's header and docs/season.md state it:
-
-1. **Deciding criteria.** All four criteria are read. ``non_conforme``: every criterion established
-   false (precedence: a false criterion decides whatever the others are). ``indeterminable``: every
-   criterion not establishable. ``conforme``: all four criteria. When a ``non_conforme`` or an
-   ``indeterminable`` verdict has several deciding criteria, each decides on its own: the facts of any
-   ONE of them found the verdict (the key says ``fonde_par: un_critere`` and groups the facts by
-   ``critere``); otherwise every fact is needed (``fonde_par: tous``).
-2. **Facts of a deciding criterion**: the link that attaches each decisive resource to the one that
-   cites it (the entity's ``/agrements/<n>`` or ``/attestations/<n>``, the attestation's
-   ``/avenants/<n>``), and the corpus terms of the comparison that decides it. The other term is the
-   task's date of examination, activity or entity, or a value of ``/referentiel``, which are no corpus facts.
-   - C1: ``/existe`` when the file is absent, else ``/statut``.
-   - C2, C3: the decisive documents are, when the criterion is established, the first document that
-     satisfies it in the order the entity's file cites them, and it alone; when it is false, each
-     retained document; when it is not establishable, each cited document that is absent and each
-     retained document that makes it not establishable (a retained document that fails then gives no
-     fact). Each decisive document gives its link and the facts of the one case that decides it, the
-     first that applies in this order: absent → its ``/existe``; an attestation listing an absent
-     avenant → the link and ``/existe`` of each absent avenant it lists; not started → ``/date_debut``
-     or ``/date_emission``; lapsed → the retained end date and, for an attestation, the link and
-     ``/date_effet`` of each avenant it lists that designates it and whose ``/date_effet`` is after the
-     date of examination; an agrément whose registre and liste des agréés contradict each other → the
-     registre's ``/statut`` and, when the list holds an entry for it, that entry's ``/agrement`` and its
-     differing field (``/entite`` if it differs, else ``/statut``); statut other than actif →
-     ``/statut``; the activity excluded by an avenant in force → that avenant's link, ``/date_effet``
-     and ``/activite_exclue`` (the last one applied); otherwise the document satisfies the criterion →
-     the retained end date (its statut, list entry, start date and other avenants are checked, not
-     asked). The retained end date is the document's ``/date_fin_validite``, or, when a prorogation in
-     force replaces it, the link, ``/date_effet`` and ``/nouvelle_date_fin`` of the last one applied.
-     This is the order of ``_Run.c2`` and ``_Run.c3`` in :mod:`generator.season.evaluator`.
-   - C4: a match gives the nom, prénoms and date de naissance on both sides; a declaration not
-     complete gives each such page's ``/statut_declaration``; an established C4 gives every page's
-     ``/statut_declaration``; and each homonym (same nom and prénoms) gives the two dates of birth.
-     Bénéficiaires pages are attached to the entity by their own path, so no link is asked.
-   - A page of a common list answering ``existe: false`` gives no fact: reaching it is navigation, and
-     no field of such a page is probant.
-3. **Equivalent forms**, generated, never hand-written: a link may be asserted in either direction
-   (``/agrements/Y /entite``, ``/avenants/Z /attestation``) when the target serves the reverse field,
-   or as the whole array of the citing field (``/agrements``, ``/attestations``, ``/avenants``); a fact
-   that the registre des agréments and the liste des agréés state alike (same ``/statut``) may be
-   asserted on either.
+The rule is written once, in English, in docs/season.md, "Founding facts: the rule"
+(docs/season.md#founding-facts-the-rule), and served in French by /referentiel
+(``principes.justification``, public at the opening): read it there, not here. The eight cases of a
+decisive C2/C3 document are tried in the order of ``_Run.c2`` and ``_Run.c3`` in
+:mod:`generator.season.evaluator`, the order the rule states.
 """
 
 from __future__ import annotations
