@@ -1,4 +1,5 @@
-"""Shared fixtures (the project root, the committed manifest) and the ``nginx`` marker, set automatically.
+"""Shared fixtures (the project root, the committed manifest) and the ``nginx`` and ``slow`` markers, set
+automatically.
 
 Every test that runs the nginx binary (a server, a topology, ``corpus serve``, or only ``nginx -t`` through
 a render) is marked ``nginx`` at collection, so ``pytest -m "not nginx"`` (``make test-fast``) runs the
@@ -9,7 +10,8 @@ the code of a fixture it uses (at any depth), or of a helper of tests/ either ca
 And the marker is proved complete on every run: during the session ``nginx`` on PATH is a small script
 that notes which test ran it (pytest's ``PYTEST_CURRENT_TEST``, inherited by child processes) and then
 runs the real nginx; a test that ran nginx without the marker fails, naming what to add here.
-See docs/testing.md.
+``slow`` is set the same way on tests that start another real process (:data:`PROCESS_NAMES`), without a
+guard: it only offers a quicker loop. See docs/testing.md.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ NGINX_NAMES = frozenset({
 })
 # CLI subcommands that run nginx, seen as string constants (``main(["serve", ...])``, ``[CORPUS, "release"]``).
 NGINX_COMMANDS = frozenset({"serve", "render-nginx", "release"})
+# Names whose use means "starts another real process" (a ``corpus`` command, ``dot``, a build killed on
+# purpose): the ``slow`` marker, advisory (seconds per test, no guard), for ``-m "not nginx and not slow"``.
+PROCESS_NAMES = frozenset({"subprocess", "Popen", "fork", "multiprocessing", "ProcessPoolExecutor"})
 
 _GUARD_LOG = "PROVEIT_NGINX_GUARD_LOG"
 
@@ -75,8 +80,10 @@ def _in_tests(obj: object) -> bool:
     return file is not None and Path(file).resolve().parent == TESTS
 
 
-def runs_nginx(func: Callable[..., Any], seen: set[int] | None = None) -> bool:
-    """Whether ``func`` (or a helper of tests/ it names, followed to any depth) names a way to run nginx."""
+def uses(func: Callable[..., Any], names_: frozenset[str], commands: frozenset[str] = frozenset(),
+         seen: set[int] | None = None) -> bool:
+    """Whether ``func`` (or a helper of tests/ it names, followed to any depth) names one of ``names_`` or
+    holds one of ``commands`` as a string constant."""
     seen = set() if seen is None else seen
     func = getattr(func, "__wrapped__", func)
     code = getattr(func, "__code__", None)
@@ -86,32 +93,44 @@ def runs_nginx(func: Callable[..., Any], seen: set[int] | None = None) -> bool:
     namespace = getattr(func, "__globals__", {})
     for part in _code_objects(code):
         names = set(part.co_names) | set(part.co_freevars)
-        if names & NGINX_NAMES or NGINX_COMMANDS & {c for c in part.co_consts if isinstance(c, str)}:
+        if names & names_ or commands & {c for c in part.co_consts if isinstance(c, str)}:
             return True
         for name in names:
             target = namespace.get(name)
             if isinstance(target, type) and _in_tests(target):
-                if any(runs_nginx(m, seen) for m in vars(target).values() if isinstance(m, types.FunctionType)):
+                methods = [m for m in vars(target).values() if isinstance(m, types.FunctionType)]
+                if any(uses(m, names_, commands, seen) for m in methods):
                     return True
-            elif isinstance(target, types.FunctionType) and _in_tests(target) and runs_nginx(target, seen):
+            elif isinstance(target, types.FunctionType) and _in_tests(target) and uses(target, names_, commands,
+                                                                                       seen):
                 return True
     return False
 
 
-def item_runs_nginx(item: pytest.Item) -> bool:
+def runs_nginx(func: Callable[..., Any]) -> bool:
+    return uses(func, NGINX_NAMES, NGINX_COMMANDS)
+
+
+def item_uses(item: pytest.Item, check: Callable[[Callable[..., Any]], bool]) -> bool:
     """The test function or one of the fixtures it uses (their closure, so fixtures of fixtures too)."""
-    if isinstance(item, pytest.Function) and runs_nginx(item.function):
+    if isinstance(item, pytest.Function) and check(item.function):
         return True
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return False
-    return any(runs_nginx(d.func) for name in info.names_closure for d in info.name2fixturedefs.get(name, ()))
+    return any(check(d.func) for name in info.names_closure for d in info.name2fixturedefs.get(name, ()))
+
+
+def starts_a_process(func: Callable[..., Any]) -> bool:
+    return uses(func, PROCESS_NAMES)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.get_closest_marker("nginx") is None and item_runs_nginx(item):
+        if item.get_closest_marker("nginx") is None and item_uses(item, runs_nginx):
             item.add_marker(pytest.mark.nginx)
+        if item.get_closest_marker("slow") is None and item_uses(item, starts_a_process):
+            item.add_marker(pytest.mark.slow)
 
 
 # ------------------------------------------------------------------------ the marker, proved complete

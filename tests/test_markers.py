@@ -1,4 +1,5 @@
-"""The ``nginx`` marker (tests/conftest.py): set from what a test uses, and proved complete by the guard.
+"""The ``nginx`` and ``slow`` markers (tests/conftest.py): set from what a test uses; ``nginx`` is proved
+complete by the guard.
 
 ``make test-fast`` runs ``pytest -m "not nginx"``: it is only as good as the marker. These tests show that
 a test reaching nginx through a helper, a fixture or the CLI is marked without anyone writing the mark,
@@ -55,9 +56,20 @@ def test_a_pure_function_is_not_taken_for_an_nginx_one() -> None:
     assert not conftest.runs_nginx(test_a_pure_function_is_not_taken_for_an_nginx_one)
 
 
+def _runs_dot() -> None:
+    subprocess.run(["dot", "-V"], check=False)
+
+
+def test_slow_is_a_real_process_other_than_nginx_too() -> None:
+    assert conftest.starts_a_process(_runs_dot) and not conftest.runs_nginx(_runs_dot)
+    assert conftest.starts_a_process(_cli_serve) is False  # in-process main(): nginx, but no other process
+    assert not conftest.starts_a_process(_pure)
+
+
 def test_the_marker_is_registered_and_strict(pytestconfig: pytest.Config) -> None:
     """A typo (``@pytest.mark.ngnix``) is an error, not a silently unmarked test."""
-    assert any(line.startswith("nginx:") for line in pytestconfig.getini("markers"))
+    markers = pytestconfig.getini("markers")
+    assert any(line.startswith("nginx:") for line in markers) and any(line.startswith("slow:") for line in markers)
     assert pytestconfig.option.strict_markers or "--strict-markers" in pytestconfig.getini("addopts")
 
 
