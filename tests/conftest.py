@@ -107,8 +107,19 @@ def uses(func: Callable[..., Any], names_: frozenset[str], commands: frozenset[s
     return False
 
 
+_FOUND: dict[tuple[int, str], bool] = {}  # per function and marker: fixtures are shared by many tests
+
+
+def _cached(func: Callable[..., Any], marker: str, names_: frozenset[str], commands: frozenset[str]) -> bool:
+    code = getattr(getattr(func, "__wrapped__", func), "__code__", None)
+    key = (id(code), marker)
+    if code is None or key not in _FOUND:
+        _FOUND[key] = uses(func, names_, commands)
+    return _FOUND[key]
+
+
 def runs_nginx(func: Callable[..., Any]) -> bool:
-    return uses(func, NGINX_NAMES, NGINX_COMMANDS)
+    return _cached(func, "nginx", NGINX_NAMES, NGINX_COMMANDS)
 
 
 def item_uses(item: pytest.Item, check: Callable[[Callable[..., Any]], bool]) -> bool:
@@ -122,7 +133,7 @@ def item_uses(item: pytest.Item, check: Callable[[Callable[..., Any]], bool]) ->
 
 
 def starts_a_process(func: Callable[..., Any]) -> bool:
-    return uses(func, PROCESS_NAMES)
+    return _cached(func, "slow", PROCESS_NAMES, frozenset())
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
