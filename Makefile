@@ -12,7 +12,7 @@ STATE_FILE ?=
 # graphviz (corpus graph).
 DEBIAN_TOOLS := nginx:nginx openssl:openssl wrk:wrk dot:graphviz
 
-.PHONY: setup build check check-season evaluate graph test lint serve serve-topology bench-build bench-nginx \
+.PHONY: setup build check check-season evaluate graph test test-fast lint serve serve-topology bench-build bench-nginx \
 	bench-frontal clean
 
 $(BIN)/corpus: pyproject.toml
@@ -52,6 +52,10 @@ test: setup  ## lint, the season check, then the whole suite (a real nginx inclu
 	$(BIN)/ruff check generator tests bench
 	$(BIN)/corpus check-season >/dev/null
 	$(BIN)/pytest -q
+
+test-fast: $(BIN)/corpus  ## lint, then every test that runs no nginx (pytest -m "not nginx"; docs/testing.md)
+	$(BIN)/ruff check generator tests bench
+	$(BIN)/pytest -q -m "not nginx"
 
 serve: setup  ## build if needed, then run nginx on 127.0.0.1:$(PORT) (SECRET_FILE=... or a printed dev secret)
 	$(BIN)/corpus serve --port $(PORT) $(if $(SECRET_FILE),--secret-file $(SECRET_FILE))

@@ -1,6 +1,6 @@
 """The published rule of the founding facts, checked against the built corpus read by hand.
 
-The expected facts are written here from the rule's prose (the key's header, docs/season.md) and the
+The expected facts are written here from the rule's prose (docs/season.md, "Founding facts: the rule") and the
 built JSON, never copied from what ``generator.season.founding`` returns.
 """
 

@@ -1,11 +1,11 @@
 """The published rule that derives a task's founding facts (spec §5.7, "verdict fondé") and their
 equivalent forms. The key holds what this rule derives; ``corpus check-season`` fails when they differ.
 
-The rule is written once, in docs/season.md ("Founding facts: the rule"); ``/referentiel`` serves it in
-French as ``principes.justification``. The facts of each criterion come from the track's evaluator (its
+The rule is written once, in docs/season.md#founding-facts-the-rule; ``/referentiel`` serves it in French
+as ``principes.justification``. The facts of each criterion come from the track's evaluator (its
 ``CriterionResult.faits``); this module chooses the deciding criteria and derives the equivalent forms:
 a link in either direction and the whole array of the citing field, from the track's back-links
-(``track.yaml``, ``liens[].retour``), and the same-rank sources the track's code names
+(``track.yaml``, a collection's ``liens[].retour``), and the same-rank sources the track's code names
 (``same_rank_forms``).
 """
 
