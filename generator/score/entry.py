@@ -7,14 +7,9 @@ the place in the submission (a JSON Pointer) and says what to change.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import cache
 from typing import Any
 
-from jsonschema.exceptions import ValidationError
-
-from generator.schemas import quick_check as quick_schema_check
-from generator.schemas import validator
+from generator.schemas import SchemaError, errors
 from generator.score.inputs import ScoringInputs
 from generator.score.jsonvalue import MAX_DEPTH, json_key, pointer, too_deep
 from generator.validate import schema_message
@@ -34,31 +29,20 @@ class FormatDefects(dict):
         self.problems = problems
 
 
-def _schema_message(error: ValidationError) -> str:
-    """jsonschema's message with the pattern as the schema file writes it (:func:`schema_message`)."""
-    where = pointer(error.absolute_path)
-    if error.absolute_path and error.absolute_path[0] == "disclosures":
+def _schema_message(error: SchemaError) -> str:
+    """The schema's message with the pattern as the schema file writes it (:func:`schema_message`)."""
+    where = pointer(error.path)
+    if error.path and error.path[0] == "disclosures":
         return (f"{where}: ill-formed disclosure: {schema_message(error)} (each entry holds exactly request_hash "
                 "and response_hash, each {\"nonce\": <string>, \"value\": <string>}, as GET /v1/proof/{id}/full "
                 "returns them)")
     return f"{where}: {schema_message(error)}"
 
 
-@cache
-def quick_check() -> Callable[[Any], bool]:
-    """A yes/no check that accepts only what the schema accepts, ten times faster than jsonschema.
-
-    When it says no, jsonschema decides and words the messages."""
-    return quick_schema_check(SCHEMA) or validator(SCHEMA).is_valid
-
-
 def schema_problems(submission: Any) -> list[str]:
     """The submission against ``submission.schema.json`` (Draft 2020-12), every error, in document order."""
-    if quick_check()(submission):
-        return []
-    check = validator(SCHEMA)
-    errors = sorted(check.iter_errors(submission), key=lambda e: [str(p) for p in e.absolute_path])
-    return [_schema_message(e) for e in errors]
+    found = sorted(errors(SCHEMA, submission), key=lambda e: [str(p) for p in e.path])
+    return [_schema_message(e) for e in found]
 
 
 def _season_problems(submission: dict[str, Any], inputs: ScoringInputs) -> list[str]:
