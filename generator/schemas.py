@@ -109,7 +109,7 @@ def checked_schema(name: str) -> dict[str, Any]:
 
 
 @cache
-def _by_id() -> dict[str, dict[str, Any]]:
+def checked_by_id() -> dict[str, dict[str, Any]]:
     """Every schema as validated (:func:`checked_schema`), by ``$id``: where an error's subschema is read."""
     return {schema(name)["$id"]: checked_schema(name) for name in _ALL_SCHEMAS}
 
@@ -117,7 +117,7 @@ def _by_id() -> dict[str, dict[str, Any]]:
 @cache
 def validator(name: str) -> jsonschema_rs.Validator:
     """A Draft 2020-12 validator for one schema; the schemas it refers to come from a local registry."""
-    registry = jsonschema_rs.Registry(list(_by_id().items()))
+    registry = jsonschema_rs.Registry(list(checked_by_id().items()))
     return jsonschema_rs.Draft202012Validator(checked_schema(name), registry=registry)
 
 
@@ -143,12 +143,10 @@ def _subschema(error: jsonschema_rs.ValidationError, root: dict[str, Any]) -> di
     location = error.absolute_keyword_location
     if location and "#" in location:
         uri, pointer = location.split("#", 1)
-        node = _by_id().get(uri, root)
+        node = checked_by_id().get(uri, root)
         parts = [part.replace("~1", "/").replace("~0", "~") for part in pointer.split("/")[1:]]
-    for part in parts[:-1]:
+    for part in parts[:-1]:  # the last part is the keyword (or, for a false subschema, its name)
         node = node[int(part)] if isinstance(node, list) else node[part]
-    if isinstance(node, dict) and parts and parts[-1] not in node:  # a boolean subschema (false) failed
-        node = node[parts[-1]] if isinstance(node, list) else node.get(parts[-1], {})
     return node if isinstance(node, dict) else {}
 
 

@@ -14,12 +14,13 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from generator.schemas import _by_id, checked_schema
+from generator.schemas import checked_by_id, checked_schema
 
 
 @cache
 def reference_validator(name: str) -> Draft202012Validator:
-    registry = Registry().with_resources((uri, Resource.from_contents(doc)) for uri, doc in _by_id().items())
+    documents = checked_by_id().items()
+    registry = Registry().with_resources((uri, Resource.from_contents(doc)) for uri, doc in documents)
     return Draft202012Validator(checked_schema(name), registry=registry)
 
 
