@@ -1,4 +1,4 @@
-"""The source schemas are valid JSON Schema Draft 2020-12 documents; the fast check agrees with jsonschema."""
+"""The source schemas are valid Draft 2020-12 documents; jsonschema_rs agrees with jsonschema on them."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from schema_reference import reference_errors
 from trackfix import CONFORMITE
 
-from generator.compiler.schemas import quick_check, schema, served_fields, validator
+from generator.compiler.schemas import errors, schema, served_fields, validator
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "generator" / "schemas"  # the engine's; the track's are in CONFORMITE.schemas
@@ -54,7 +55,7 @@ def test_source_only_fields_are_not_served() -> None:
     assert served_fields("avenants", TRACK_DIR)[:2] == ("attestation", "objet")
 
 
-# --- the fast yes/no check agrees with jsonschema (generator/compiler/fastschema.py) ---
+# --- jsonschema_rs finds what jsonschema finds, worded the same (tests/schema_reference.py) ---------------
 
 def _records(src: Path) -> list[tuple[str, Any]]:
     from generator.compiler.sources import load_sources
@@ -100,22 +101,22 @@ def _mutate(value: Any, rng: random.Random) -> Any:
     return value
 
 
-def test_quick_check_compiles_for_the_source_schemas() -> None:
-    for name in SCHEMA_NAMES:
-        assert quick_check(name, TRACK_DIR) is not None, name  # else the fast path is silently lost
+def _found(kind: str, data: Any) -> list[tuple[tuple[str | int, ...], str]]:
+    """``(path, message)`` of every error :func:`errors` gives, as the library would word it, sorted."""
+    return sorted(((e.path, e.message) for e in errors(kind, data, TRACK_DIR)), key=repr)
 
 
-def test_quick_check_agrees_with_jsonschema_on_real_records() -> None:
+def test_validator_accepts_the_real_records() -> None:
     from corpusfix import FIXTURES
 
     records = _records(FIXTURES / "valid" / "corpus_src") + _records(ROOT / "corpus_src")
     for kind, data in records:
-        assert quick_check(kind, TRACK_DIR)(data) is True
         assert validator(kind, TRACK_DIR).is_valid(data)
+        assert errors(kind, data, TRACK_DIR) == [] and reference_errors(kind, data, TRACK_DIR) == []
 
 
-def test_quick_check_agrees_with_jsonschema_on_mutated_records() -> None:
-    """Thousands of one-change mutations: the fast check must never accept what jsonschema rejects."""
+def test_validator_agrees_with_jsonschema_on_mutated_records() -> None:
+    """Thousands of one-change mutations: the same verdict, the same errors at the same paths, the same words."""
     from corpusfix import FIXTURES
 
     rng = random.Random(20260331)
@@ -124,9 +125,16 @@ def test_quick_check_agrees_with_jsonschema_on_mutated_records() -> None:
     for _ in range(40):
         for kind, data in records:
             mutated = _mutate(data, rng)
-            quick, full = quick_check(kind, TRACK_DIR)(mutated), validator(kind, TRACK_DIR).is_valid(mutated)
-            rejected += not full
-            if quick != full:
-                disagreements.append((kind, quick, full, mutated))
+            found, expected = _found(kind, mutated), reference_errors(kind, mutated, TRACK_DIR)
+            rejected += bool(expected)
+            if validator(kind, TRACK_DIR).is_valid(mutated) != (not expected) or found != expected:
+                disagreements.append((kind, found, expected))
     assert rejected > 200  # the mutations do produce invalid records
     assert not disagreements, disagreements[:3]
+
+
+def test_a_lone_surrogate_is_an_error_at_its_place_not_a_traceback() -> None:
+    """JSON lets ``"\\ud800"`` through and the Rust engine cannot take it: the error names the string's place."""
+    found = errors("corpus", {"corpus": "ok\ud800", "titre": "T", "activites": {"a-b": "x"}}, TRACK_DIR)
+    assert [(e.path, e.keyword) for e in found] == [(("corpus",), "text")]
+    assert "lone surrogate" in found[0].message

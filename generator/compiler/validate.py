@@ -14,8 +14,7 @@ from typing import Any
 
 from generator.base.errors import Problem, Severity
 from generator.base.text_policy import bad_text, cut
-from generator.compiler.fastschema import written_pattern
-from generator.compiler.schemas import quick_check, validator
+from generator.compiler.schemas import SchemaError, errors
 from generator.compiler.source_paths import REQUIRED_SYSTEME, page_paths, record_path
 from generator.compiler.sources import Record, Sources
 from generator.compiler.yamlstrict import location_of
@@ -58,16 +57,15 @@ def _json_path(parts: Iterable[str | int]) -> str:
     return out
 
 
-def schema_message(err: Any) -> str:
-    """jsonschema's message, with the pattern as written in the schema file and long values cut."""
-    message: str = err.message
-    if err.validator == "pattern" and isinstance(err.instance, str):
+def schema_message(err: SchemaError) -> str:
+    """The schema's message, with the pattern as written in the schema file and long values cut."""
+    message = err.message
+    if err.keyword == "pattern" and isinstance(err.instance, str):
         found = bad_text(err.instance) or ("a line feed is not allowed here" if "\n" in err.instance else "")
-        return f"{cut(err.instance)} does not match {written_pattern(err.validator_value)!r}" + \
-            (f" ({found})" if found else "")
-    if err.validator == "required":
-        return f"missing required field: {message.split(' ')[0]}"
-    if err.validator == "oneOf" and isinstance(err.instance, str | type(None)):
+        return f"{cut(err.instance)} does not match {err.detail!r}" + (f" ({found})" if found else "")
+    if err.keyword == "required":
+        return f"missing required field: {err.detail!r}"
+    if err.keyword == "oneOf" and isinstance(err.instance, str | type(None)):
         return f"{cut(err.instance)} is not valid here ({err.schema.get('description') or 'see schema'})"
     if err.instance is True or err.instance is False or err.instance is None:  # as written: true, not True
         return message.replace(repr(err.instance), {True: "true", False: "false", None: "null"}[err.instance], 1)
@@ -78,12 +76,9 @@ def schema_message(err: Any) -> str:
 
 def check_schema(record: Record) -> list[Problem]:
     """Draft 2020-12 validation; each error located at the deepest value the sources know."""
-    quick = quick_check(record.schema_name, record.schemas)
-    if quick is not None and quick(record.data):
-        return []  # the common case; jsonschema (below) runs only to word the errors of an invalid record
     problems = []
-    for err in validator(record.schema_name, record.schemas).iter_errors(record.data):
-        parts = list(err.absolute_path)
+    for err in errors(record.schema_name, record.data, record.schemas):
+        parts = list(err.path)
         container, key = record.data, None
         for part in parts:
             try:
@@ -95,15 +90,14 @@ def check_schema(record: Record) -> list[Problem]:
             else:
                 key = part
                 break
-        if err.validator == "additionalProperties" and isinstance(container, dict):
-            extra = sorted(set(container) - set(err.schema.get("properties", {})))
-            for name in extra:
+        if err.keyword == "additionalProperties" and isinstance(container, dict):
+            for name in err.detail:
                 problems.append(_error(record, name, _json_path([*parts, name]),
                                        "unknown field (not in the schema of "
                                        f"{record.schema_name}; check its spelling)", container))
             continue
         message = schema_message(err)
-        if "propertyNames" in err.schema_path and key is None and isinstance(container, dict) \
+        if err.property_name and key is None and isinstance(container, dict) \
                 and err.instance in container:  # a badly named key: point at the key, not its mapping
             problems.append(_error(record, err.instance, _json_path([*parts, err.instance]),
                                    f"key {message}", container))

@@ -7,16 +7,11 @@ the place in the submission (a JSON Pointer) and says what to change.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from jsonschema.exceptions import ValidationError
-
 from generator.base.jsonvalue import MAX_DEPTH, json_key, pointer, too_deep
-from generator.compiler.schemas import quick_check as quick_schema_check
-from generator.compiler.schemas import validator
+from generator.compiler.schemas import SchemaError, errors
 from generator.compiler.validate import schema_message
 from generator.score.inputs import ScoringInputs
 
@@ -35,33 +30,21 @@ class FormatDefects(dict):
         self.problems = problems
 
 
-def _schema_message(error: ValidationError) -> str:
-    """jsonschema's message with the pattern as the schema file writes it (:func:`schema_message`)."""
-    where = pointer(error.absolute_path)
-    if error.absolute_path and error.absolute_path[0] == "disclosures":
+def _schema_message(error: SchemaError) -> str:
+    """The schema's message with the pattern as the schema file writes it (:func:`schema_message`)."""
+    where = pointer(error.path)
+    if error.path and error.path[0] == "disclosures":
         return (f"{where}: ill-formed disclosure: {schema_message(error)} (each entry holds exactly request_hash "
                 "and response_hash, each {\"nonce\": <string>, \"value\": <string>}, as GET /v1/proof/{id}/full "
                 "returns them)")
     return f"{where}: {schema_message(error)}"
 
 
-@cache
-def quick_check(folder: Path) -> Callable[[Any], bool]:
-    """A yes/no check that accepts only what the schema accepts, ten times faster than jsonschema.
-
-    When it says no, jsonschema decides and words the messages. ``folder``: the track's schemas (the
-    submission's task ids and verdicts are the track's)."""
-    return quick_schema_check(SCHEMA, folder) or validator(SCHEMA, folder).is_valid
-
-
 def schema_problems(submission: Any, folder: Path) -> list[str]:
     """The submission against the track's ``submission.schema.json`` (Draft 2020-12), every error, in
     document order."""
-    if quick_check(folder)(submission):
-        return []
-    check = validator(SCHEMA, folder)
-    errors = sorted(check.iter_errors(submission), key=lambda e: [str(p) for p in e.absolute_path])
-    return [_schema_message(e) for e in errors]
+    found = sorted(errors(SCHEMA, submission, folder), key=lambda e: [str(p) for p in e.path])
+    return [_schema_message(e) for e in found]
 
 
 def _season_problems(submission: dict[str, Any], inputs: ScoringInputs) -> list[str]:

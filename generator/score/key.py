@@ -9,36 +9,21 @@ statement file the scorer accepts is one the season compiler could have written.
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
-
 from generator.base.jsonvalue import pointer
-from generator.compiler.fastschema import strict_patterns
-from generator.compiler.schemas import schema
+from generator.compiler.schemas import errors
 from generator.compiler.validate import schema_message
 
 KEY_SCHEMA, TASKS_SCHEMA = "season-cle", "season-taches"
-_REFERENCED = ("common", "cle", "taches")
-
-
-@cache
-def _validator(name: str, folder: Path) -> Draft202012Validator:
-    """Draft 2020-12 with the referenced schemas in a local registry, patterns whole-string as everywhere."""
-    registry = Registry().with_resources(
-        (schema(ref, folder)["$id"], Resource.from_contents(strict_patterns(schema(ref, folder))))
-        for ref in _REFERENCED)
-    return Draft202012Validator(strict_patterns(schema(name, folder)), registry=registry)
 
 
 def shape_problem(name: str, data: Any, folder: Path) -> str | None:
     """``<JSON Pointer>: <message>`` of the first error of ``data`` against schema ``name`` (in document order,
     with how many more), or None when it conforms. ``folder``: the track's schemas."""
-    errors = sorted(_validator(name, folder).iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
-    if not errors:
+    found = sorted(errors(name, data, folder), key=lambda e: [str(p) for p in e.path])
+    if not found:
         return None
-    more = f" (and {len(errors) - 1} more error(s))" if len(errors) > 1 else ""
-    return f"{pointer(errors[0].absolute_path)}: {schema_message(errors[0])}{more}"
+    more = f" (and {len(found) - 1} more error(s))" if len(found) > 1 else ""
+    return f"{pointer(found[0].path)}: {schema_message(found[0])}{more}"
