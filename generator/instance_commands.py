@@ -18,22 +18,20 @@ from pathlib import Path
 from generator.build_proof import prove_build
 from generator.nginx_process import reload_and_wait
 from generator.nginx_render import render_and_write
-from generator.nginx_settings import RenderError, read_settings, settings_from_saved
+from generator.nginx_settings import RenderError, read_settings
 
 
 def verify_prefix(prefix: Path) -> str:
     """Prove the build a rendered replica serves; return its manifest hash."""
     saved = read_settings(prefix)
-    if saved.get("role", "replica") != "replica":
-        raise RenderError(f"{prefix}: a {saved.get('role')} serves no build; verify-build is for replicas")
-    expect = saved.get("expect_manifest_hash") or saved.get("manifest_hash")
-    return prove_build(Path(saved["root"]), expect).hash
+    if saved.settings.role != "replica":
+        raise RenderError(f"{prefix}: a {saved.settings.role} serves no build; verify-build is for replicas")
+    return prove_build(saved.settings.root, saved.expected_manifest_hash).hash
 
 
 def reload_prefix(prefix: Path) -> int:
     """Render again from settings.json, ``nginx -t``, reload and wait; return the master pid."""
-    saved = read_settings(prefix)
-    settings = settings_from_saved(saved).resolved()
+    settings = read_settings(prefix).settings.resolved()
     render_and_write(settings, None)
     return reload_and_wait(settings)
 

@@ -258,7 +258,7 @@ def run_topology(args: argparse.Namespace, root: Path, prefix: Path, note: str, 
 
 def maintenance_flag(prefix: Path) -> Path:
     """The flag file of a rendered prefix (settings.json says where; default PREFIX/maintenance)."""
-    return Path(read_settings(prefix)["maintenance_flag"])
+    return read_settings(prefix).settings.maintenance_path
 
 
 def cmd_maintenance(args: argparse.Namespace) -> int:

@@ -33,9 +33,10 @@ from typing import Any
 import jinja2
 
 from generator.atomic_file import write_atomic
-from generator.nginx_settings import RenderError, read_settings
+from generator.nginx_settings import RenderError, Settings, SettingsFileError, read_settings
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "deploy" / "systemd"
+# Package data, like nginx_render.TEMPLATES: generator/templates/systemd links to deploy/systemd/.
+TEMPLATES = Path(__file__).resolve().parent / "templates" / "systemd"
 RUNBOOK = Path(__file__).resolve().parent.parent / "docs" / "operating.md"
 ROLES = ("frontal", "replica")
 DEFAULT_USER = "corpus"
@@ -143,13 +144,15 @@ def render_unit(settings: UnitSettings) -> str:
 # ----------------------------------------------------------------------------------------------- CLI
 
 
-def _saved_settings(prefix: Path) -> dict[str, Any]:
-    """A rendered prefix's settings.json (role, build root), or {} when it is not rendered (yet) here."""
+def _saved_settings(prefix: Path) -> Settings | None:
+    """A rendered prefix's settings (role, build root, logs), or None when it is not rendered (yet) here or
+    not readable by this user; a settings.json that is there but corrupt is a :class:`SettingsFileError`."""
     try:
-        saved = read_settings(prefix)
-    except (RenderError, OSError, ValueError):  # not rendered here (yet), or not readable as settings
-        return {}
-    return saved if isinstance(saved, dict) else {}
+        return read_settings(prefix).settings
+    except SettingsFileError:
+        raise
+    except (RenderError, OSError):  # not rendered here (yet), or conf/ not readable by this user
+        return None
 
 
 def _default_corpus() -> str:
@@ -164,14 +167,14 @@ def _default_nginx() -> str:
 
 
 def settings_from_args(args: argparse.Namespace) -> UnitSettings:
-    saved = {} if "%i" in args.prefix else _saved_settings(Path(args.prefix))
-    role = args.role or saved.get("role")
+    saved = None if "%i" in args.prefix else _saved_settings(Path(args.prefix))
+    role = args.role or (saved.role if saved else None)
     if role is None:
         raise UnitError(f"--role frontal|replica (no rendered settings in {args.prefix}/conf/settings.json)")
-    root = args.root or saved.get("root")
+    root = args.root or (str(saved.root) if saved else None)
     extra = [*args.read_write]
-    for key in ("access_log", "error_log"):
-        folder = str(Path(saved[key]).parent) if saved.get(key) else None
+    for log in (saved.access_log, saved.error_log) if saved else ():
+        folder = str(log.parent) if log else None
         if folder and not folder.startswith(args.prefix.rstrip("/") + "/logs"):
             extra.append(folder)
     return UnitSettings(role=role, prefix=args.prefix, root=root, user=args.user, group=args.group,
