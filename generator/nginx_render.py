@@ -52,7 +52,9 @@ from generator.secret_values import (
 )
 from generator.validate import REQUIRED_SYSTEME
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "nginx"
+# Package data: generator/templates/nginx is a link to the checkout's nginx/ that the wheel stores as files,
+# so an installed corpus renders the templates of its own version, whatever --root it is given.
+TEMPLATES = Path(__file__).resolve().parent / "templates" / "nginx"
 SITE_TEMPLATES = {"replica": "corpus.conf.j2", "frontal": "frontal.conf.j2"}
 # Statuses nginx produces under its own numbers, answered with the body of the standard status.
 REMAPPED = {494: 431, 497: 400}
