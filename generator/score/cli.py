@@ -15,7 +15,7 @@ from generator.output_places import OutputRefused, key_output_file, not_an_input
 from generator.score import strict_json
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused
-from generator.score.render import render_table, report_bytes
+from generator.score.render import ScoreReport, render_table
 from generator.score.track import DuplicateTask, score_submissions
 
 
@@ -135,14 +135,11 @@ def cmd_score(args: argparse.Namespace) -> int:
         return 1
     by_task = {s.get("task_id"): _printable(str(f))
                for s, f in zip(submissions, files, strict=True) if isinstance(s, dict)}
-    for task in report["taches"]:
-        if task["tache"] in by_task:
-            task["fichier"] = by_task[task["tache"]]
-    for stray in report["hors_saison"]:
-        stray["fichier"] = _printable(str(files[stray["index"]]))
-    sys.stdout.write(render_table(report))
+    typed = ScoreReport.from_json(report).with_files(
+        by_task, {stray["index"]: _printable(str(files[stray["index"]])) for stray in report["hors_saison"]})
+    sys.stdout.write(render_table(typed.to_json()))
     if args.json:
-        write_atomic(args.json, report_bytes(report))
+        write_atomic(args.json, typed.to_bytes())
     return 0
 
 

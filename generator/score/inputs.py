@@ -10,6 +10,7 @@ from those very bytes.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -20,7 +21,8 @@ from generator.bounded_read import PUBLISHED_LIMIT
 from generator.errors import GeneratorError, ManifestError, read_file
 from generator.freeze import KEY_FILE, TASKS_FILE
 from generator.manifest import Manifest
-from generator.score.key import KEY_SCHEMA, TASKS_SCHEMA, shape_problem
+from generator.score import strict_json
+from generator.score.key import KEY_SCHEMA, TASKS_SCHEMA, Key, KeyEntry, shape_problem
 from generator.season.evaluator import Task
 from generator.season.graph import Graph, task_graph
 from generator.season.reader import CorpusReader
@@ -48,12 +50,26 @@ class Statement:
 
 
 def _read_json(root: Path, relative: Path) -> Any:
+    """A published season file parsed strictly: a key twice, a number beyond range or a lone surrogate is
+    refused (``json.loads`` would silently keep one value), with the place of the first defect."""
     data = read_file(root / relative, ScoreInputError, f"not found under {root} (run 'corpus build' and "
                      "'corpus build-season', or pass --root)", limit=PUBLISHED_LIMIT)
+    if not data.strip():
+        raise ScoreInputError(f"{relative}: empty; {_REBUILD}")
     try:
-        return json.loads(data)
-    except ValueError as exc:
-        raise ScoreInputError(f"{relative}: not JSON: {exc}") from None
+        value, defects = strict_json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ScoreInputError(f"{relative}: not UTF-8 text (byte {exc.start}); {_REBUILD}") from None
+    except json.JSONDecodeError as exc:
+        raise ScoreInputError(f"{relative}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}; {_REBUILD}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ScoreInputError(f"{relative}: not JSON: {exc or 'nested too deeply'}; {_REBUILD}") from None
+    if defects:
+        raise ScoreInputError(f"{relative}: {defects[0]}; {_REBUILD}")
+    return value
+
+
+_REBUILD = "not the file 'corpus build-season' writes"
 
 
 def defect_hashes(manifest: Manifest) -> dict[str, int]:
@@ -79,28 +95,42 @@ def _read_shaped(root: Path, relative: Path, schema_name: str) -> Any:
     return data
 
 
-def load_statements(root: Path) -> tuple[int, dict[str, Statement]]:
-    data = _read_shaped(root, TASKS_FILE, TASKS_SCHEMA)
-    statements: dict[str, Statement] = {}
-    for index, t in enumerate(data["taches"]):
-        where = f"{TASKS_FILE}: /taches/{index}"
-        if t["id"] in statements:
-            raise ScoreInputError(f"{where}/id: {t['id']} is already the id of an earlier task")
-        minimum, plafond = t["assertions"]["minimum"], t["assertions"]["plafond"]
-        if minimum > plafond:
-            raise ScoreInputError(f"{where}/assertions: minimum {minimum} above the plafond {plafond}")
-        try:
-            date.fromisoformat(t["date_examen"])
-        except ValueError:
-            raise ScoreInputError(f"{where}/date_examen: {t['date_examen']} is not a calendar date") from None
-        statements[t["id"]] = Statement(Task(t["id"], t["entite"], t["activite"], t["date_examen"]), minimum,
-                                        plafond)
-    return data["saison"], statements
+@dataclass(frozen=True)
+class Statements:
+    """``season/taches.json`` as the scorer uses it: the season and one :class:`Statement` per task id."""
+
+    saison: int
+    by_id: dict[str, Statement]
+
+    @classmethod
+    def from_json(cls, data: Any) -> Statements:
+        """From a document of the published shape; what the schema cannot say (an id twice, bounds in the
+        wrong order, a date that is no calendar date) is a :class:`ScoreInputError` naming the field."""
+        statements: dict[str, Statement] = {}
+        for index, t in enumerate(data["taches"]):
+            where = f"{TASKS_FILE}: /taches/{index}"
+            if t["id"] in statements:
+                raise ScoreInputError(f"{where}/id: {t['id']} is already the id of an earlier task")
+            minimum, plafond = t["assertions"]["minimum"], t["assertions"]["plafond"]
+            if minimum > plafond:
+                raise ScoreInputError(f"{where}/assertions: minimum {minimum} above the plafond {plafond}")
+            try:
+                date.fromisoformat(t["date_examen"])
+            except ValueError:
+                raise ScoreInputError(f"{where}/date_examen: {t['date_examen']} is not a calendar date") from None
+            statements[t["id"]] = Statement(Task(t["id"], t["entite"], t["activite"], t["date_examen"]),
+                                            minimum, plafond)
+        return cls(data["saison"], statements)
 
 
-def load_key(root: Path) -> tuple[int, dict[str, dict[str, Any]]]:
-    data = _read_shaped(root, KEY_FILE, KEY_SCHEMA)
-    return data["saison"], data["taches"]
+def load_statements(root: Path) -> Statements:
+    """``season/taches.json``, read once, checked against its published shape, then typed."""
+    return Statements.from_json(_read_shaped(root, TASKS_FILE, TASKS_SCHEMA))
+
+
+def load_key(root: Path) -> Key:
+    """``season/cle.json``, read once, checked against its published shape, then typed."""
+    return Key.from_json(_read_shaped(root, KEY_FILE, KEY_SCHEMA))
 
 
 def consumed_fields(referentiel: Any) -> dict[str, frozenset[str]]:
@@ -153,7 +183,7 @@ class ScoringInputs:
     manifest: Manifest
     saison: int
     statements: dict[str, Statement]
-    key: dict[str, dict[str, Any]]
+    key: Mapping[str, KeyEntry]
     reader: VerifiedReader
     champs: dict[str, frozenset[str]]
     defects: dict[str, int]
@@ -178,18 +208,19 @@ class ScoringInputs:
 def load_inputs(root: Path) -> ScoringInputs:
     """Load the published files of ``root``; :class:`ScoreInputError` names the first unusable one."""
     manifest = load_manifest(root)
-    saison, statements = load_statements(root)
-    key_saison, key = load_key(root)
-    if key_saison != saison:
-        raise ScoreInputError(f"{KEY_FILE}: /saison: {key_saison}, while {TASKS_FILE} states season {saison}")
-    missing = sorted(set(statements) - set(key))
+    tasks = load_statements(root)
+    key = load_key(root)
+    saison, statements = tasks.saison, tasks.by_id
+    if key.saison != saison:
+        raise ScoreInputError(f"{KEY_FILE}: /saison: {key.saison}, while {TASKS_FILE} states season {saison}")
+    missing = sorted(set(statements) - set(key.taches))
     if missing:
         raise ScoreInputError(f"{KEY_FILE}: /taches: no key entry for {', '.join(missing)}")
-    extra = sorted(set(key) - set(statements))
+    extra = sorted(set(key.taches) - set(statements))
     if extra:  # it would count in the best constant answer
         raise ScoreInputError(f"{KEY_FILE}: /taches: {', '.join(extra)} is no task of {TASKS_FILE}")
     reader = VerifiedReader(root / "build", manifest)
-    inputs = ScoringInputs(root, manifest, saison, statements, key, reader, {}, defect_hashes(manifest))
+    inputs = ScoringInputs(root, manifest, saison, statements, key.taches, reader, {}, defect_hashes(manifest))
     inputs.champs = consumed_fields(inputs.document(col.REFERENTIEL_PATH))
     if not inputs.champs:
         raise ScoreInputError(f"build/{col.file_for(col.REFERENTIEL_PATH)}: no criterion declares the fields it "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from generator.freeze import RECORD, check_freeze
 from generator.score.assertion import CAUSES, Proofs
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused, ScoringInputs, load_inputs
+from generator.score.key import KeyEntry
 from generator.score.task import EN_ATTENTE, RENDUE, score_task
 
 FORMAT = "corpus-score/1"
@@ -36,9 +38,9 @@ def freeze_status(root: Path, salt_file: Path | None) -> dict[str, Any]:
             "detail": f"{RECORD}: manifest hash, task statements hash and key commitment match"}
 
 
-def best_constant_answer(key: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def best_constant_answer(key: Mapping[str, KeyEntry]) -> dict[str, Any]:
     """The réussite of answering everywhere the most frequent expected verdict (ties: alphabetical)."""
-    counts = Counter(entry["verdict"] for entry in key.values())
+    counts = Counter(entry.verdict for entry in key.values())
     verdict = min(counts, key=lambda v: (-counts[v], v))
     return {"verdict": verdict, "reussite": counts[verdict], "overclaim": "sans objet"}
 
