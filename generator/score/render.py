@@ -198,8 +198,8 @@ class TaskResult:
         f = _Fields(data, where, source)
         return cls(f.text("tache"), f.text("statut"), f.text("motif"), f.text_or_none("verdict"),
                    f.text("verdict_attendu"), f.flag("verdict_exact"), f.flag("fonde"), f.flag("reussie"),
-                   f.items("faits_manquants", _read_fact), f.count("minimum"), f.count("plafond"), f.count("comptees"),
-                   f.count("non_etayees"), f.count("defauts_instrument"), f.texts("rejets"),
+                   f.items("faits_manquants", _read_fact), f.count("minimum"), f.count("plafond"),
+                   f.count("comptees"), f.count("non_etayees"), f.count("defauts_instrument"), f.texts("rejets"),
                    f.items("assertions", AssertionLine.from_json),
                    f.text("fichier") if "fichier" in f.data else None)
 
