@@ -48,7 +48,7 @@ KINDS = ("honest", "honest", "honest", "wrong-value", "other-proof", "defect-403
 def _claims(inputs: ScoringInputs, task_id: str, rng: random.Random) -> list[tuple[str, str, Any]]:
     """The key's facts, then true probant facts of the task's graph, up to the plafond."""
     statement = inputs.statements[task_id]
-    claims = [(f["ressource"], f["champ"], f["valeur"]) for f in inputs.key[task_id]["faits"]]
+    claims = [(f.ressource, f.champ, f.valeur) for f in inputs.key[task_id].faits]
     proper, common = probant_facts(inputs.reader, statement.task, inputs.graph(task_id))
     pool = sorted((f.ressource, f.champ, f.valeur) for f in proper | common if not isinstance(f.valeur, str)
                   or not f.valeur.startswith("["))  # arrays are stood in for by text there: skip them
@@ -87,7 +87,7 @@ def _submission(inputs: ScoringInputs, task_id: str, kind: str, rng: random.Rand
         assertions.append({"id": f"a{number}", "claim": {"resource": resource, "field": field, "value": value},
                            "proof_ids": [proof_id]})
     return {"season": inputs.saison, "track": "conformite", "task_id": task_id, "agent_did": "did:key:z6MkBench",
-            "verdict": rng.choice(["conforme", "non_conforme", "indeterminable", inputs.key[task_id]["verdict"]]),
+            "verdict": rng.choice(["conforme", "non_conforme", "indeterminable", inputs.key[task_id].verdict]),
             "assertions": assertions, "disclosures": disclosures}
 
 

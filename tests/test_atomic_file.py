@@ -150,9 +150,11 @@ def test_a_stray_oserror_is_one_line_with_its_file(tmp_path: Path, capsys: pytes
     """``verify-build`` reads PREFIX/conf/settings.json without handling every OSError itself: main()
     still prints ``corpus CMD: FILE: reason`` and exits 1, no traceback."""
     settings = tmp_path / "prefix" / "conf" / "settings.json"
-    settings.mkdir(parents=True)
+    settings.parent.mkdir(parents=True)
+    settings.symlink_to(settings.name)  # a link to itself: ELOOP, which the settings reader leaves to main()
     code = main(["verify-build", "--prefix", str(tmp_path / "prefix")])
-    assert code == 1 and capsys.readouterr().err == f"corpus verify-build: {settings}: Is a directory\n"
+    assert code == 1
+    assert capsys.readouterr().err == f"corpus verify-build: {settings}: Too many levels of symbolic links\n"
 
 
 def test_a_rename_error_names_both_files() -> None:

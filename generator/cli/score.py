@@ -17,7 +17,7 @@ from generator.cli.options import PROBLEM, Subparsers
 from generator.compiler.track_file import track_named
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused
-from generator.score.render import render_table, report_bytes
+from generator.score.render import ScoreReport, render_table
 from generator.score.track import DuplicateTask, score_submissions
 
 
@@ -139,14 +139,11 @@ def cmd_score(args: argparse.Namespace) -> int:
         return PROBLEM
     by_task = {s.get("task_id"): _printable(str(f))
                for s, f in zip(submissions, files, strict=True) if isinstance(s, dict)}
-    for task in report["taches"]:
-        if task["tache"] in by_task:
-            task["fichier"] = by_task[task["tache"]]
-    for stray in report["hors_saison"]:
-        stray["fichier"] = _printable(str(files[stray["index"]]))
-    sys.stdout.write(render_table(report))
+    typed = ScoreReport.from_json(report).with_files(
+        by_task, {stray["index"]: _printable(str(files[stray["index"]])) for stray in report["hors_saison"]})
+    sys.stdout.write(render_table(typed.to_json()))
     if args.json:
-        write_atomic(args.json, report_bytes(report))
+        write_atomic(args.json, typed.to_bytes())
     return 0
 
 

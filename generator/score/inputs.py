@@ -10,15 +10,17 @@ from those very bytes.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from generator.base import strict_json
 from generator.base.bounded_read import PUBLISHED_LIMIT
 from generator.base.errors import GeneratorError, ManifestError, read_file
 from generator.contract.manifest import Manifest
-from generator.score.key import KEY_SCHEMA, TASKS_SCHEMA, shape_problem
+from generator.score.key import KEY_SCHEMA, TASKS_SCHEMA, Key, KeyEntry, shape_problem
 from generator.season.graph import Graph, task_graph
 from generator.season.reader import CorpusReader
 from generator.season.referentiel import consumed_fields
@@ -48,12 +50,26 @@ class Statement:
 
 
 def _read_json(root: Path, relative: Path) -> Any:
+    """A published season file parsed strictly: a key twice, a number beyond range or a lone surrogate is
+    refused (``json.loads`` would silently keep one value), with the place of the first defect."""
     data = read_file(root / relative, ScoreInputError, f"not found under {root} (run 'corpus build' and "
                      "'corpus build-season', or pass --root)", limit=PUBLISHED_LIMIT)
+    if not data.strip():
+        raise ScoreInputError(f"{relative}: empty; {_REBUILD}")
     try:
-        return json.loads(data)
-    except ValueError as exc:
-        raise ScoreInputError(f"{relative}: not JSON: {exc}") from None
+        value, defects = strict_json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ScoreInputError(f"{relative}: not UTF-8 text (byte {exc.start}); {_REBUILD}") from None
+    except json.JSONDecodeError as exc:
+        raise ScoreInputError(f"{relative}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}; {_REBUILD}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ScoreInputError(f"{relative}: not JSON: {exc or 'nested too deeply'}; {_REBUILD}") from None
+    if defects:
+        raise ScoreInputError(f"{relative}: {defects[0]}; {_REBUILD}")
+    return value
+
+
+_REBUILD = "not the file 'corpus build-season' writes"
 
 
 def defect_hashes(manifest: Manifest) -> dict[str, int]:
@@ -80,33 +96,47 @@ def _read_shaped(root: Path, relative: Path, schema_name: str, track: Track) -> 
     return data
 
 
-def load_statements(root: Path, track: Track) -> tuple[int, dict[str, Statement]]:
-    tasks_file = track.places.tasks_file
-    data = _read_shaped(root, tasks_file, TASKS_SCHEMA, track)
-    statements: dict[str, Statement] = {}
-    for index, t in enumerate(data["taches"]):
-        where = f"{tasks_file}: /taches/{index}"
-        if t["id"] in statements:
-            raise ScoreInputError(f"{where}/id: {t['id']} is already the id of an earlier task")
-        minimum, plafond = t["assertions"]["minimum"], t["assertions"]["plafond"]
-        if minimum > plafond:
-            raise ScoreInputError(f"{where}/assertions: minimum {minimum} above the plafond {plafond}")
-        try:
-            date.fromisoformat(t["date_examen"])
-        except ValueError:
-            raise ScoreInputError(f"{where}/date_examen: {t['date_examen']} is not a calendar date") from None
-        missing = [name for name in track.statement_fields if not isinstance(t.get(name), str)]
-        if missing:
-            raise ScoreInputError(f"{where}/{missing[0]}: missing: a statement of the track {track.piste} states "
-                                  f"{', '.join(track.statement_fields)}")
-        fields = tuple((name, t[name]) for name in track.statement_fields)
-        statements[t["id"]] = Statement(Task(t["id"], fields), minimum, plafond)
-    return data["saison"], statements
+@dataclass(frozen=True)
+class Statements:
+    """A track's ``taches.json`` as the scorer uses it: the season and one :class:`Statement` per task id."""
+
+    saison: int
+    by_id: dict[str, Statement]
+
+    @classmethod
+    def from_json(cls, data: Any, track: Track) -> Statements:
+        """From a document of the published shape; what the schema cannot say (an id twice, bounds in the
+        wrong order, a date that is no calendar date) is a :class:`ScoreInputError` naming the field."""
+        tasks_file = track.places.tasks_file
+        statements: dict[str, Statement] = {}
+        for index, t in enumerate(data["taches"]):
+            where = f"{tasks_file}: /taches/{index}"
+            if t["id"] in statements:
+                raise ScoreInputError(f"{where}/id: {t['id']} is already the id of an earlier task")
+            minimum, plafond = t["assertions"]["minimum"], t["assertions"]["plafond"]
+            if minimum > plafond:
+                raise ScoreInputError(f"{where}/assertions: minimum {minimum} above the plafond {plafond}")
+            try:
+                date.fromisoformat(t["date_examen"])
+            except ValueError:
+                raise ScoreInputError(f"{where}/date_examen: {t['date_examen']} is not a calendar date") from None
+            missing = [name for name in track.statement_fields if not isinstance(t.get(name), str)]
+            if missing:
+                raise ScoreInputError(f"{where}/{missing[0]}: missing: a statement of the track {track.piste} "
+                                      f"states {', '.join(track.statement_fields)}")
+            fields = tuple((name, t[name]) for name in track.statement_fields)
+            statements[t["id"]] = Statement(Task(t["id"], fields), minimum, plafond)
+        return cls(data["saison"], statements)
 
 
-def load_key(root: Path, track: Track) -> tuple[int, dict[str, dict[str, Any]]]:
-    data = _read_shaped(root, track.places.key_file, KEY_SCHEMA, track)
-    return data["saison"], data["taches"]
+def load_statements(root: Path, track: Track) -> Statements:
+    """The track's ``taches.json``, read once, checked against its published shape, then typed."""
+    return Statements.from_json(_read_shaped(root, track.places.tasks_file, TASKS_SCHEMA, track), track)
+
+
+def load_key(root: Path, track: Track) -> Key:
+    """The track's ``cle.json``, read once, checked against its published shape, then typed."""
+    return Key.from_json(_read_shaped(root, track.places.key_file, KEY_SCHEMA, track))
 
 
 class VerifiedReader(CorpusReader):
@@ -152,7 +182,7 @@ class ScoringInputs:
     manifest: Manifest
     saison: int
     statements: dict[str, Statement]
-    key: dict[str, dict[str, Any]]
+    key: Mapping[str, KeyEntry]
     reader: VerifiedReader
     champs: dict[str, frozenset[str]]
     defects: dict[str, int]
@@ -179,11 +209,12 @@ def load_inputs(root: Path, track: Track) -> ScoringInputs:
     one."""
     places = track.places
     manifest = load_manifest(root, places.manifest)
-    saison, statements = load_statements(root, track)
-    key_saison, key = load_key(root, track)
-    if key_saison != saison:
-        raise ScoreInputError(f"{places.key_file}: /saison: {key_saison}, while {places.tasks_file} states season "
-                              f"{saison}")
+    tasks = load_statements(root, track)
+    key_file = load_key(root, track)
+    saison, statements, key = tasks.saison, tasks.by_id, key_file.taches
+    if key_file.saison != saison:
+        raise ScoreInputError(f"{places.key_file}: /saison: {key_file.saison}, while {places.tasks_file} states "
+                              f"season {saison}")
     missing = sorted(set(statements) - set(key))
     if missing:
         raise ScoreInputError(f"{places.key_file}: /taches: no key entry for {', '.join(missing)}")

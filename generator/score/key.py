@@ -9,12 +9,16 @@ statement file the scorer accepts is one the season compiler could have written.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-from generator.base.jsonvalue import pointer
+from generator.base.jsonvalue import json_key, pointer
 from generator.compiler.schemas import errors
 from generator.compiler.validate import schema_message
+from generator.season.founding import TOUS
 
 KEY_SCHEMA, TASKS_SCHEMA = "season-cle", "season-taches"
 
@@ -27,3 +31,81 @@ def shape_problem(name: str, data: Any, folder: Path) -> str | None:
         return None
     more = f" (and {len(found) - 1} more error(s))" if len(found) > 1 else ""
     return f"{pointer(found[0].path)}: {schema_message(found[0])}{more}"
+
+
+# ------------------------------------------------------------------------------- the key, typed
+# What the scorer reads of season/cle.json once its shape is checked (shape_problem above): every task's
+# expected verdict and founding facts as frozen values, so that no scoring step indexes a raw dict.
+
+
+@dataclass(frozen=True)
+class Form:
+    """One way of writing a founding fact: the value ``valeur`` served at field ``champ`` of ``ressource``."""
+
+    ressource: str
+    champ: str
+    valeur: Any  # a JSON string, boolean, null or list of strings (cle.schema.json $defs/fait)
+
+    def triplet(self) -> tuple[str, str, Any]:
+        """What an étayée assertion must hold to meet this form (strict JSON equality on the value)."""
+        return self.ressource, self.champ, json_key(self.valeur)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ressource": self.ressource, "champ": self.champ, "valeur": self.valeur}
+
+
+@dataclass(frozen=True)
+class Fact(Form):
+    """A founding fact of the key, the criterion it founds, and its equivalent forms (None: not written)."""
+
+    critere: str
+    formes_equivalentes: tuple[Form, ...] | None = None
+
+    def forms(self) -> tuple[Form, ...]:
+        return (self, *(self.formes_equivalentes or ()))
+
+    def to_json(self) -> dict[str, Any]:
+        """The fact as the key writes it (and as a report names it missing)."""
+        data = {**super().to_json(), "critere": self.critere}
+        if self.formes_equivalentes is not None:
+            data["formes_equivalentes"] = [form.to_json() for form in self.formes_equivalentes]
+        return data
+
+
+@dataclass(frozen=True)
+class KeyEntry:
+    """The key of one task: its family, expected verdict, trap, and what founds the verdict."""
+
+    famille: str
+    verdict: str
+    piege: str
+    faits: tuple[Fact, ...]
+    raccourci: str | None = None
+    fonde_par: str = TOUS
+
+
+@dataclass(frozen=True)
+class Key:
+    """``season/cle.json`` as the scorer uses it: the season and one :class:`KeyEntry` per task id."""
+
+    saison: int
+    taches: Mapping[str, KeyEntry]
+
+    @classmethod
+    def from_json(cls, data: Any) -> Key:
+        """The typed key from a document that has the published shape (``shape_problem(KEY_SCHEMA, data)`` is
+        None): every field is then of its type, and only converted here."""
+        return cls(data["saison"], MappingProxyType({task_id: _key_entry(entry)
+                                                     for task_id, entry in data["taches"].items()}))
+
+
+def _form(data: dict[str, Any]) -> Form:
+    return Form(data["ressource"], data["champ"], data["valeur"])
+
+
+def _key_entry(data: dict[str, Any]) -> KeyEntry:
+    faits = tuple(Fact(f["ressource"], f["champ"], f["valeur"], f["critere"],
+                       None if "formes_equivalentes" not in f else tuple(map(_form, f["formes_equivalentes"])))
+                  for f in data["faits"])
+    return KeyEntry(data["famille"], data["verdict"], data["piege"], faits, data.get("raccourci"),
+                    data.get("fonde_par", TOUS))

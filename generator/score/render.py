@@ -1,9 +1,18 @@
-"""The score report as a readable table, and as JSON bytes (``--json``)."""
+"""The score report as a readable table, as JSON bytes (``--json``), and as a typed :class:`ScoreReport` that
+writes those bytes and reads them back field by field."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from generator.bounded_read import PUBLISHED_LIMIT
+from generator.errors import GeneratorError, read_file
+from generator.score.key import Fact, Form
+from generator.score.track import FORMAT
 
 _CAUSE_LABELS = {"preuve_invalide": "preuve invalide", "identite_non_liee": "identité non liée",
                  "ressource": "ressource", "defaut_instrument": "défaut d'instrument", "valeur": "valeur"}
@@ -65,3 +74,249 @@ def render_table(report: dict[str, Any]) -> str:
     detail += [f"soumission {s.get('fichier') or '#' + str(s['index'])} rejet: {p}"
                for s in report["hors_saison"] for p in s["rejets"]]
     return "\n".join([*lines, "", *detail]) + "\n"
+
+
+# ------------------------------------------------------------------------------ the report, typed
+
+
+class ReportError(GeneratorError):
+    """A ``corpus-score/1`` report that cannot be read back: not JSON, or a field missing or of the wrong type."""
+
+
+class _Fields:
+    """The fields of one JSON object of a report, each taken with its type checked (else a ReportError naming
+    the file and the JSON Pointer of the field)."""
+
+    def __init__(self, data: Any, where: str, source: str) -> None:
+        if not isinstance(data, dict):
+            raise ReportError(f"{source}: {where or '/'}: expected an object")
+        self.data, self.where, self.source = data, where, source
+
+    def _fail(self, name: str, wanted: str) -> ReportError:
+        return ReportError(f"{self.source}: {self.where}/{name}: expected {wanted}")
+
+    def take(self, name: str, check: Callable[[Any], bool], wanted: str) -> Any:
+        if name not in self.data or not check(self.data[name]):
+            raise self._fail(name, wanted)
+        return self.data[name]
+
+    def text(self, name: str) -> str:
+        return self.take(name, lambda v: isinstance(v, str), "a string")
+
+    def text_or_none(self, name: str) -> str | None:
+        return self.take(name, lambda v: v is None or isinstance(v, str), "a string or null")
+
+    def count(self, name: str) -> int:
+        return self.take(name, lambda v: type(v) is int and v >= 0, "a count")
+
+    def flag(self, name: str) -> bool:
+        return self.take(name, lambda v: type(v) is bool, "true or false")
+
+    def texts(self, name: str) -> tuple[str, ...]:
+        return tuple(self.take(name, lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v),
+                               "a list of strings"))
+
+    def items(self, name: str, read: Callable[[Any, str, str], T]) -> tuple[T, ...]:
+        values = self.take(name, lambda v: isinstance(v, list), "a list")
+        return tuple(read(item, f"{self.where}/{name}/{i}", self.source) for i, item in enumerate(values))
+
+    def record(self, name: str) -> _Fields:
+        return _Fields(self.take(name, lambda v: isinstance(v, dict), "an object"), f"{self.where}/{name}",
+                       self.source)
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class AssertionLine:
+    """One assertion of a task as judged (spec §4.1): its claim, status, cause and why."""
+
+    id: str
+    ressource: str
+    champ: str
+    valeur: Any
+    statut: str
+    cause: str | None
+    detail: str
+    ressource_propre: bool
+    conditions_1_2: str
+
+    @classmethod
+    def from_json(cls, data: Any, where: str, source: str) -> AssertionLine:
+        f = _Fields(data, where, source)
+        return cls(f.text("id"), f.text("ressource"), f.text("champ"), f.take("valeur", _any, "a JSON value"),
+                   f.text("statut"), f.text_or_none("cause"), f.text("detail"), f.flag("ressource_propre"),
+                   f.text("conditions_1_2"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "ressource": self.ressource, "champ": self.champ, "valeur": self.valeur,
+                "statut": self.statut, "cause": self.cause, "detail": self.detail,
+                "ressource_propre": self.ressource_propre, "conditions_1_2": self.conditions_1_2}
+
+
+def _read_fact(data: Any, where: str, source: str) -> Fact:
+    f = _Fields(data, where, source)
+    forms = None
+    if "formes_equivalentes" in f.data:
+        forms = f.items("formes_equivalentes", lambda d, w, s: Form(*_form_fields(_Fields(d, w, s))))
+    return Fact(*_form_fields(f), f.text("critere"), forms)
+
+
+def _form_fields(f: _Fields) -> tuple[str, str, Any]:
+    return f.text("ressource"), f.text("champ"), f.take("valeur", _any, "a JSON value")
+
+
+def _any(value: Any) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """One task of the report (spec §5.7): status, verdict, fondé, counts, rejections, assertions."""
+
+    tache: str
+    statut: str
+    motif: str
+    verdict: str | None
+    verdict_attendu: str
+    verdict_exact: bool
+    fonde: bool
+    reussie: bool
+    faits_manquants: tuple[Fact, ...]
+    minimum: int
+    plafond: int
+    comptees: int
+    non_etayees: int
+    defauts_instrument: int
+    rejets: tuple[str, ...]
+    assertions: tuple[AssertionLine, ...]
+    fichier: str | None = None  # the submission's file, when the CLI knows it
+
+    @classmethod
+    def from_json(cls, data: Any, where: str, source: str) -> TaskResult:
+        f = _Fields(data, where, source)
+        return cls(f.text("tache"), f.text("statut"), f.text("motif"), f.text_or_none("verdict"),
+                   f.text("verdict_attendu"), f.flag("verdict_exact"), f.flag("fonde"), f.flag("reussie"),
+                   f.items("faits_manquants", _read_fact), f.count("minimum"), f.count("plafond"),
+                   f.count("comptees"), f.count("non_etayees"), f.count("defauts_instrument"), f.texts("rejets"),
+                   f.items("assertions", AssertionLine.from_json),
+                   f.text("fichier") if "fichier" in f.data else None)
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"tache": self.tache, "statut": self.statut, "motif": self.motif, "verdict": self.verdict,
+                "verdict_attendu": self.verdict_attendu, "verdict_exact": self.verdict_exact, "fonde": self.fonde,
+                "reussie": self.reussie, "faits_manquants": [fact.to_json() for fact in self.faits_manquants],
+                "minimum": self.minimum, "plafond": self.plafond, "comptees": self.comptees,
+                "non_etayees": self.non_etayees, "defauts_instrument": self.defauts_instrument,
+                "rejets": list(self.rejets), "assertions": [a.to_json() for a in self.assertions]}
+        if self.fichier is not None:
+            data["fichier"] = self.fichier
+        return data
+
+
+@dataclass(frozen=True)
+class Stray:
+    """A submission that names no task of the season, with why it was rejected at entry."""
+
+    index: int
+    task_id: Any  # as written: any JSON value, or null
+    rejets: tuple[str, ...]
+    fichier: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Any, where: str, source: str) -> Stray:
+        f = _Fields(data, where, source)
+        return cls(f.count("index"), f.take("task_id", _any, "a JSON value"), f.texts("rejets"),
+                   f.text("fichier") if "fichier" in f.data else None)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"index": self.index, "task_id": self.task_id, "rejets": list(self.rejets)}
+        if self.fichier is not None:
+            data["fichier"] = self.fichier
+        return data
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    """The ``corpus-score/1`` report (docs/season.md, Scoring), typed: what ``corpus score --json`` writes,
+    and reads back field by field (:meth:`read`)."""
+
+    saison: int
+    piste: str
+    gel: tuple[str, str]  # statut, detail
+    conditions_1_2: str
+    reussite: int
+    taches_total: int
+    overclaim: tuple[int, int, float | None]  # non_etayees, rendues, taux
+    taches_rendues: int
+    en_attente: tuple[str, ...]
+    meilleure_reponse_constante: tuple[str, int, str]  # verdict, reussite, overclaim
+    causes: tuple[tuple[str, int], ...]
+    taches: tuple[TaskResult, ...]
+    hors_saison: tuple[Stray, ...]
+
+    @classmethod
+    def from_json(cls, data: Any, source: str = "report") -> ScoreReport:
+        """Check every field; :class:`ReportError` names the file and the field otherwise."""
+        f = _Fields(data, "", source)
+        f.take("format", lambda v: v == FORMAT, repr(FORMAT))
+        gel, overclaim, constant = f.record("gel"), f.record("overclaim"), f.record("meilleure_reponse_constante")
+        causes = f.record("causes")
+        return cls(
+            f.count("saison"), f.text("piste"), (gel.text("statut"), gel.text("detail")), f.text("conditions_1_2"),
+            f.count("reussite"), f.count("taches_total"),
+            (overclaim.count("non_etayees"), overclaim.count("rendues"),
+             overclaim.take("taux", lambda v: v is None or (type(v) in (int, float) and 0 <= v <= 1),
+                            "a rate from 0 to 1, or null")),
+            f.count("taches_rendues"), f.texts("en_attente"),
+            (constant.text("verdict"), constant.count("reussite"), constant.text("overclaim")),
+            tuple((name, causes.count(name)) for name in causes.data),
+            f.items("taches", TaskResult.from_json), f.items("hors_saison", Stray.from_json))
+
+    @classmethod
+    def from_bytes(cls, data: bytes, source: str) -> ScoreReport:
+        if not data.strip():
+            raise ReportError(f"{source}: empty")
+        try:
+            document = json.loads(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ReportError(f"{source}: not UTF-8 text (byte {exc.start})") from None
+        except json.JSONDecodeError as exc:
+            raise ReportError(f"{source}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+        except (ValueError, RecursionError) as exc:
+            raise ReportError(f"{source}: not JSON: {exc or 'nested too deeply'}") from None
+        return cls.from_json(document, source)
+
+    @classmethod
+    def read(cls, path: Path) -> ScoreReport:
+        """A report written by ``corpus score --json``, read bounded and checked field by field."""
+        return cls.from_bytes(read_file(path, ReportError, "not found", limit=PUBLISHED_LIMIT), str(path))
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as written, keys in the published order."""
+        taux = self.overclaim[2]
+        return {
+            "format": FORMAT, "saison": self.saison, "piste": self.piste,
+            "gel": {"statut": self.gel[0], "detail": self.gel[1]}, "conditions_1_2": self.conditions_1_2,
+            "reussite": self.reussite, "taches_total": self.taches_total,
+            "overclaim": {"non_etayees": self.overclaim[0], "rendues": self.overclaim[1],
+                          "taux": None if taux is None else float(taux)},
+            "taches_rendues": self.taches_rendues, "en_attente": list(self.en_attente),
+            "meilleure_reponse_constante": dict(zip(("verdict", "reussite", "overclaim"),
+                                                    self.meilleure_reponse_constante, strict=True)),
+            "causes": dict(self.causes),
+            "taches": [task.to_json() for task in self.taches],
+            "hors_saison": [stray.to_json() for stray in self.hors_saison],
+        }
+
+    def to_bytes(self) -> bytes:
+        """The ``--json`` file: indented UTF-8 JSON, one newline at the end."""
+        return report_bytes(self.to_json())
+
+    def with_files(self, by_task: Mapping[str, str], strays: Mapping[int, str]) -> ScoreReport:
+        """The report naming each scored task's submission file and each stray submission's file."""
+        return replace(self,
+                       taches=tuple(replace(t, fichier=by_task.get(t.tache, t.fichier)) for t in self.taches),
+                       hors_saison=tuple(replace(s, fichier=strays.get(s.index, s.fichier))
+                                         for s in self.hors_saison))

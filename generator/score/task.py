@@ -20,17 +20,14 @@ from generator.score.assertion import DEFAUT, ETAYEE, NON_ETAYEE, AssertionResul
 from generator.score.close import close_problems
 from generator.score.entry import entry_problems
 from generator.score.inputs import ScoringInputs, Statement
+from generator.score.key import KeyEntry
 from generator.season.founding import UN_CRITERE
 
 RENDUE, NON_RENDUE, REJETEE_ENTREE, REJETEE_CLOTURE = "rendue", "non_rendue", "rejetee_entree", "rejetee_cloture"
 EN_ATTENTE = "en_attente"  # cites a proof whose batch is not anchored yet: no score, replay later (spec §4.1)
 
 
-def _forms(fact: dict[str, Any]) -> list[dict[str, Any]]:
-    return [fact, *(fact.get("formes_equivalentes") or [])]
-
-
-def missing_facts(key_entry: dict[str, Any], etayees: list[AssertionResult]) -> list[dict[str, Any]]:
+def missing_facts(key_entry: KeyEntry, etayees: list[AssertionResult]) -> list[dict[str, Any]]:
     """Founding facts of the key that no étayée assertion meets in any of their forms.
 
     With ``fonde_par: un_critere`` (several criteria decide, each enough on its own), the facts form one
@@ -39,13 +36,12 @@ def missing_facts(key_entry: dict[str, Any], etayees: list[AssertionResult]) -> 
     held = {(a.resource, a.field, json_key(a.value)) for a in etayees}
     groups: dict[str, list[dict[str, Any]]] = {}
     every: list[dict[str, Any]] = []
-    for fact in key_entry["faits"]:
-        missing = groups.setdefault(fact["critere"], [])
-        if not any((f["ressource"], f["champ"], json_key(f["valeur"])) in held for f in _forms(fact)):
-            missing.append({k: v for k, v in fact.items() if k in ("ressource", "champ", "valeur", "critere",
-                                                                    "formes_equivalentes")})
+    for fact in key_entry.faits:
+        missing = groups.setdefault(fact.critere, [])
+        if not any(form.triplet() in held for form in fact.forms()):
+            missing.append(fact.to_json())
             every.append(missing[-1])
-    if key_entry.get("fonde_par") == UN_CRITERE and groups:
+    if key_entry.fonde_par == UN_CRITERE and groups:
         return min(groups.values(), key=len)
     return every
 
@@ -54,18 +50,18 @@ def _half_up(n: int) -> int:
     return (n + 1) // 2
 
 
-def _result(statement: Statement, key_entry: dict[str, Any], submission: dict[str, Any] | None,
+def _result(statement: Statement, key_entry: KeyEntry, submission: dict[str, Any] | None,
             statut: str, motif: str, assertions: list[AssertionResult], proofs_verified: bool,
             rejets: list[str] | None = None) -> dict[str, Any]:
     verdict = submission.get("verdict") if isinstance(submission, dict) else None
     judged = statut in (RENDUE, NON_RENDUE)  # a rejected submission is not scored; a pending one not yet
-    exact = judged and isinstance(verdict, str) and verdict == key_entry["verdict"]
+    exact = judged and isinstance(verdict, str) and verdict == key_entry.verdict
     etayees = [a for a in assertions if a.statut == ETAYEE]
     manquants = missing_facts(key_entry, etayees) if judged else []
     fonde = judged and not manquants
     return {
         "tache": statement.task.id, "statut": statut, "motif": motif,
-        "verdict": verdict if isinstance(verdict, str) else None, "verdict_attendu": key_entry["verdict"],
+        "verdict": verdict if isinstance(verdict, str) else None, "verdict_attendu": key_entry.verdict,
         "verdict_exact": exact, "fonde": fonde, "reussie": statut == RENDUE and exact and fonde,
         "faits_manquants": manquants, "minimum": statement.minimum, "plafond": statement.plafond,
         "comptees": sum(a.statut != DEFAUT for a in assertions),
@@ -76,7 +72,7 @@ def _result(statement: Statement, key_entry: dict[str, Any], submission: dict[st
     }
 
 
-def score_task(statement: Statement, key_entry: dict[str, Any], submission: dict[str, Any] | None,
+def score_task(statement: Statement, key_entry: KeyEntry, submission: dict[str, Any] | None,
                inputs: ScoringInputs, proofs: Proofs | None) -> dict[str, Any]:
     """The report entry of one task, from its submission (None: nothing was submitted)."""
     verified = proofs is not None

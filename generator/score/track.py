@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from generator.contract.places import Places
 from generator.score.assertion import CAUSES, Proofs
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused, ScoringInputs, load_inputs
+from generator.score.key import KeyEntry
 from generator.score.task import EN_ATTENTE, RENDUE, score_task
 from generator.tracks.model import Track
 
@@ -39,9 +41,9 @@ def freeze_status(root: Path, salt_file: Path | None, places: Places) -> dict[st
             "detail": f"{record}: manifest hash, task statements hash and key commitment match"}
 
 
-def best_constant_answer(key: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def best_constant_answer(key: Mapping[str, KeyEntry]) -> dict[str, Any]:
     """The réussite of answering everywhere the most frequent expected verdict (ties: alphabetical)."""
-    counts = Counter(entry["verdict"] for entry in key.values())
+    counts = Counter(entry.verdict for entry in key.values())
     verdict = min(counts, key=lambda v: (-counts[v], v))
     return {"verdict": verdict, "reussite": counts[verdict], "overclaim": "sans objet"}
 

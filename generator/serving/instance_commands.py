@@ -17,22 +17,20 @@ from generator.compiler.track_file import track_named
 from generator.contract.build_proof import prove_build
 from generator.serving.nginx_process import reload_and_wait
 from generator.serving.nginx_render import render_and_write
-from generator.serving.nginx_settings import RenderError, read_settings, settings_from_saved
+from generator.serving.nginx_settings import RenderError, read_settings
 
 
 def verify_prefix(prefix: Path) -> str:
     """Prove the build a rendered replica serves; return its manifest hash."""
     saved = read_settings(prefix)
-    if saved.get("role", "replica") != "replica":
-        raise RenderError(f"{prefix}: a {saved.get('role')} serves no build; verify-build is for replicas")
-    expect = saved.get("expect_manifest_hash") or saved.get("manifest_hash")
-    root = Path(saved["root"])
-    return prove_build(root, expect, track_named(root, None).places).hash
+    if saved.settings.role != "replica":
+        raise RenderError(f"{prefix}: a {saved.settings.role} serves no build; verify-build is for replicas")
+    root = saved.settings.root
+    return prove_build(root, saved.expected_manifest_hash, track_named(root, None).places).hash
 
 
 def reload_prefix(prefix: Path) -> int:
     """Render again from settings.json, ``nginx -t``, reload and wait; return the master pid."""
-    saved = read_settings(prefix)
-    settings = settings_from_saved(saved).resolved()
+    settings = read_settings(prefix).settings.resolved()
     render_and_write(settings, None)
     return reload_and_wait(settings)

@@ -45,7 +45,9 @@ from generator.serving.nginx_settings import DEFAULT_WORKER_USER, RenderError, S
 from generator.serving.nginx_syntax import NginxSyntaxError, needs_dollar, quote_path, quote_regex, quote_text
 from generator.tracks.model import CANONICAL_PATH, Track
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "nginx"
+# Package data: generator/templates/nginx is a link to the checkout's nginx/ that the wheel stores as files,
+# so an installed corpus renders the templates of its own version, whatever --root it is given.
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "nginx"
 SITE_TEMPLATES = {"replica": "corpus.conf.j2", "frontal": "frontal.conf.j2"}
 # Statuses nginx produces under its own numbers, answered with the body of the standard status.
 REMAPPED = {494: 431, 497: 400}

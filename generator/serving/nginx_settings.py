@@ -14,10 +14,12 @@ and nothing else. A rendered prefix holds everything the instance needs and writ
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields, replace
+from collections.abc import Callable
+from dataclasses import MISSING, asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from generator.base.bounded_read import MIB, ReadRefused, read_bounded
 from generator.base.errors import RenderError
 
 DEFAULT_WORKER_USER = "nobody"
@@ -121,29 +123,122 @@ class Settings:
         return out
 
 
-_PATH_FIELDS = {f.name for f in fields(Settings) if "Path" in str(f.type)}
+SETTINGS_LIMIT = MIB  # a settings.json is a few hundred bytes; anything larger is not one
 
 
-def settings_from_saved(saved: dict[str, Any], **changes: Any) -> Settings:
-    """Settings back from settings.json (for a re-render: a release, a rotation), with ``changes`` applied."""
-    known = {f.name for f in fields(Settings)}
-    values: dict[str, Any] = {}
-    for key, value in saved.items():
-        if key not in known:
-            continue
-        if key in _PATH_FIELDS and value is not None:
-            value = Path(value)
-        elif key == "upstreams":
-            value = tuple(value)
-        values[key] = value
-    values.update(changes)
-    return Settings(**values)
+class SettingsFileError(RenderError):
+    """``PREFIX/conf/settings.json`` is not the file a render writes: not JSON, not an object, a field missing
+    or of the wrong type. The message names the file and the field."""
 
 
-def read_settings(prefix: Path) -> dict[str, Any]:
-    """The non-secret settings of a rendered prefix (written at render time)."""
-    path = prefix / "conf" / "settings.json"
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except FileNotFoundError:
-        raise RenderError(f"{path} not found: render the prefix first (corpus render-nginx)") from None
+# How settings.json writes each annotation of Settings: (check of the JSON value, what it is, to Python).
+_FIELD_TYPES: dict[str, tuple[Callable[[Any], bool], str, Callable[[Any], Any]]] = {
+    "Path": (lambda v: isinstance(v, str) and v != "", "a path", Path),
+    "Path | None": (lambda v: v is None or (isinstance(v, str) and v != ""), "a path or null",
+                    lambda v: None if v is None else Path(v)),
+    "str": (lambda v: isinstance(v, str), "a string", str),
+    "str | None": (lambda v: v is None or isinstance(v, str), "a string or null", lambda v: v),
+    "int": (lambda v: type(v) is int, "an integer", int),
+    "bool": (lambda v: type(v) is bool, "true or false", bool),
+    "tuple[str, ...]": (lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v),
+                        "a list of strings", tuple),
+}
+_SETTINGS_FIELDS = {f.name: (_FIELD_TYPES[str(f.type)], f.default is MISSING) for f in fields(Settings)}
+
+
+@dataclass(frozen=True)
+class SettingsFile:
+    """``PREFIX/conf/settings.json`` parsed once and checked field by field: what a re-render, a release, a
+    start check or a unit reads of a rendered prefix.
+
+    ``settings`` are the rendered instance's settings; ``manifest_hash`` the hash of the manifest it was
+    rendered with (a replica), ``secrets_accepted`` how many secrets its include held. Keys this version
+    does not know are ignored (a later version may add some); a known key of the wrong type, or a missing
+    ``root`` or ``prefix``, is a :class:`SettingsFileError`."""
+
+    path: Path
+    settings: Settings
+    manifest_hash: str | None = None
+    secrets_accepted: int | None = None
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: Path) -> SettingsFile:
+        """Parse and check every field; :class:`SettingsFileError` names the file and the field otherwise."""
+        if not data.strip():
+            raise SettingsFileError(f"{path}: empty; {_AGAIN}")
+        try:
+            document = json.loads(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise SettingsFileError(f"{path}: not UTF-8 text (byte {exc.start}); {_AGAIN}") from None
+        except ValueError as exc:
+            raise SettingsFileError(f"{path}: not valid JSON ({exc}); {_AGAIN}") from None
+        if not isinstance(document, dict):
+            raise SettingsFileError(f"{path}: expected a JSON object of settings, got {_json_type(document)}; "
+                                    f"{_AGAIN}")
+        values: dict[str, Any] = {}
+        for name, ((check, wanted, convert), required) in _SETTINGS_FIELDS.items():
+            if name not in document:
+                if required:
+                    raise SettingsFileError(f"{path}: {name}: missing; {_AGAIN}")
+                continue
+            value = document[name]
+            if not check(value):
+                raise SettingsFileError(f"{path}: {name}: expected {wanted}, got {_json_type(value)}; {_AGAIN}")
+            values[name] = convert(value)
+        if values.get("role", "replica") not in ROLES:
+            raise SettingsFileError(f"{path}: role: expected one of {', '.join(ROLES)}, got {values['role']!r}; "
+                                    f"{_AGAIN}")
+        if not 0 < values.get("port", 8080) < 65536:
+            raise SettingsFileError(f"{path}: port: expected a port from 1 to 65535, got {values['port']}; "
+                                    f"{_AGAIN}")
+        extra: dict[str, Any] = {}
+        for name, check, wanted in (("manifest_hash", _is_str_or_none, "a string or null"),
+                                    ("secrets_accepted", _is_count_or_none, "a count or null")):
+            value = document.get(name)
+            if not check(value):
+                raise SettingsFileError(f"{path}: {name}: expected {wanted}, got {_json_type(value)}; {_AGAIN}")
+            extra[name] = value
+        return cls(path, Settings(**values), **extra)
+
+    @classmethod
+    def read(cls, prefix: Path) -> SettingsFile:
+        """The settings file of a rendered prefix, read bounded (a FIFO or a folder is refused, not waited on)."""
+        path = prefix / "conf" / "settings.json"
+        try:
+            data = read_bounded(path, SETTINGS_LIMIT)
+        except FileNotFoundError:
+            raise RenderError(f"{path} not found: render the prefix first (corpus render-nginx)") from None
+        except ReadRefused as exc:
+            raise SettingsFileError(f"{exc}; {_AGAIN}") from None
+        return cls.from_bytes(data, path)
+
+    @property
+    def expected_manifest_hash(self) -> str | None:
+        """The manifest a replica must serve: ``--expect-manifest-hash`` if it was given, else the rendered one."""
+        return self.settings.expect_manifest_hash or self.manifest_hash
+
+
+_AGAIN = "render the prefix again (corpus render-nginx)"
+
+
+def _is_str_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _is_count_or_none(value: Any) -> bool:
+    return value is None or (type(value) is int and value >= 0)
+
+
+def _json_type(value: Any) -> str:
+    """What a JSON value is, for a message (``a list``, ``null``, ``a string``...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number"}.get(
+        type(value), type(value).__name__)
+
+
+def read_settings(prefix: Path) -> SettingsFile:
+    """The non-secret settings of a rendered prefix (written at render time), checked field by field."""
+    return SettingsFile.read(prefix)

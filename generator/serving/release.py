@@ -17,17 +17,16 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from secrets import token_hex
-from typing import Any
 
 from generator.base.errors import GeneratorError, os_error_text
 from generator.compiler.track_file import TRACKS_DIR, track_named
 from generator.contract.build_proof import prove_build
 from generator.serving.nginx_process import reload_and_wait, running_pid
 from generator.serving.nginx_render import Rendered, render_checked, write
-from generator.serving.nginx_settings import RenderError, Settings, read_settings, settings_from_saved
+from generator.serving.nginx_settings import RenderError, Settings, SettingsFile, read_settings
 
 CURRENT = "current"
 PREVIOUS = "previous"
@@ -119,14 +118,14 @@ class Prepared:
     """One prefix rendered for the new release and checked by ``nginx -t``, not yet written."""
 
     prefix: Path
-    before: dict[str, Any]  # its settings.json as it was: what a roll back renders again
+    before: SettingsFile  # its settings.json as it was: what a roll back renders again
     settings: Settings
     rendered: Rendered
 
 
-def _settings_for(saved: dict[str, Any], target: Path) -> Settings:
-    expect = target.name if saved.get("role", "replica") == "replica" else None
-    return settings_from_saved(saved, root=target, expect_manifest_hash=expect).resolved()
+def _settings_for(saved: SettingsFile, target: Path) -> Settings:
+    expect = target.name if saved.settings.role == "replica" else None
+    return replace(saved.settings, root=target, expect_manifest_hash=expect).resolved()
 
 
 def prepare(prefixes: list[Path], target: Path) -> list[Prepared]:
@@ -166,7 +165,7 @@ def _restore(touched: list[Prepared]) -> list[str]:
     failed = []
     for item in reversed(touched):
         try:
-            settings = settings_from_saved(item.before).resolved()
+            settings = item.before.settings.resolved()
             write(settings, render_checked(settings, None))
             reload_and_wait(settings)
         except (GeneratorError, OSError) as exc:

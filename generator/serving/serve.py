@@ -242,7 +242,7 @@ def run_topology(run: TopologyRun, note: str, secret_value: str | None) -> int:
 
 def maintenance_flag(prefix: Path) -> Path:
     """The flag file of a rendered prefix (settings.json says where; default PREFIX/maintenance)."""
-    return Path(read_settings(prefix)["maintenance_flag"])
+    return read_settings(prefix).settings.maintenance_path
 
 
 def set_maintenance(prefix: Path, state: str) -> tuple[Path, bool]:

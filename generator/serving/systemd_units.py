@@ -32,9 +32,10 @@ from typing import Any
 import jinja2
 
 from generator.base.errors import GeneratorError
-from generator.serving.nginx_settings import RenderError, read_settings
+from generator.serving.nginx_settings import RenderError, Settings, SettingsFileError, read_settings
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "deploy" / "systemd"
+# Package data, like nginx_render.TEMPLATES: generator/templates/systemd links to deploy/systemd/.
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "systemd"
 RUNBOOK = Path(__file__).resolve().parents[2] / "docs" / "operating.md"
 ROLES = ("frontal", "replica")
 DEFAULT_USER = "corpus"
@@ -139,13 +140,15 @@ def render_unit(settings: UnitSettings) -> str:
     return environment().get_template(f"corpus-{settings.role}.service.j2").render(values)
 
 
-def _saved_settings(prefix: Path) -> dict[str, Any]:
-    """A rendered prefix's settings.json (role, build root), or {} when it is not rendered (yet) here."""
+def _saved_settings(prefix: Path) -> Settings | None:
+    """A rendered prefix's settings (role, build root, logs), or None when it is not rendered (yet) here or
+    not readable by this user; a settings.json that is there but corrupt is a :class:`SettingsFileError`."""
     try:
-        saved = read_settings(prefix)
-    except (RenderError, OSError, ValueError):  # not rendered here (yet), or not readable as settings
-        return {}
-    return saved if isinstance(saved, dict) else {}
+        return read_settings(prefix).settings
+    except SettingsFileError:
+        raise
+    except (RenderError, OSError):  # not rendered here (yet), or conf/ not readable by this user
+        return None
 
 
 def _default_corpus() -> str:
@@ -164,14 +167,14 @@ def unit_settings(prefix: str, role: str | None = None, root: str | None = None,
                   read_write: tuple[str, ...] = ()) -> UnitSettings:
     """The unit's settings: what is not given is read from the prefix's settings.json when it is rendered
     here (role, build root, logs kept outside the prefix), else the defaults of this host."""
-    saved = {} if "%i" in prefix else _saved_settings(Path(prefix))
-    role = role or saved.get("role")
+    saved = None if "%i" in prefix else _saved_settings(Path(prefix))
+    role = role or (saved.role if saved else None)
     if role is None:
         raise UnitError(f"--role frontal|replica (no rendered settings in {prefix}/conf/settings.json)")
-    root = root or saved.get("root")
+    root = root or (str(saved.root) if saved else None)
     extra = [*read_write]
-    for key in ("access_log", "error_log"):
-        folder = str(Path(saved[key]).parent) if saved.get(key) else None
+    for log in (saved.access_log, saved.error_log) if saved else ():
+        folder = str(log.parent) if log else None
         if folder and not folder.startswith(prefix.rstrip("/") + "/logs"):
             extra.append(folder)
     return UnitSettings(role=role, prefix=prefix, root=root, user=user, group=group,
