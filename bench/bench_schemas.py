@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_build import generate  # this folder is on sys.path when the script runs
+from bench_build import ROOT, generate  # this folder is on sys.path when the script runs
 
 POOL: list[Any] = ["x", "", "2026-02-30", "/agrements/AGR-0001", "actif", "1", True, None, [], ["a"], {}, 12, 1.5]
 
@@ -51,8 +51,9 @@ def mutate(value: Any, rng: random.Random) -> Any:
 
 
 def main() -> None:
-    from generator.sources import load_sources
-    from generator.validate import check_schema
+    from generator.compiler.sources import load_sources
+    from generator.compiler.track_file import track_named
+    from generator.compiler.validate import check_schema
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--entities", type=int, default=10_000)
@@ -62,7 +63,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="schema-bench-") as work:
         src = Path(work) / "corpus_src"
         generate(src, args.entities)
-        sources = load_sources(src)
+        sources = load_sources(src, track_named(ROOT, "conformite"))
     records = [r for r in (sources.corpus, sources.referentiel, sources.systeme, sources.absents) if r is not None]
     records += [r for kind in sources.records.values() for r in kind]
     rng = random.Random(7)

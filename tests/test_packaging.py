@@ -25,9 +25,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from generator.manifest import Manifest
-from generator.secret_values import new_secret, write_private
 from nginx_server import free_port, private_folder
+
+from generator.base.secret_values import new_secret, write_private
+from generator.contract.manifest import Manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS_TREES = ("build", "manifest", "season")
@@ -75,7 +76,7 @@ def _run(bin_dir: Path, *args: str, cwd: Path, env: dict[str, str] | None = None
 
 def test_the_installed_package_is_not_the_checkout(installed: Path, tmp_path: Path) -> None:
     """``generator`` and its templates come from the venv, not from this checkout."""
-    code = ("import generator, generator.nginx_render as n, generator.systemd_units as s; "
+    code = ("import generator, generator.serving.nginx_render as n, generator.serving.systemd_units as s; "
             "print(generator.__file__); print(n.TEMPLATES); print(s.TEMPLATES)")
     result = subprocess.run([str(installed / "python"), "-c", code], cwd=tmp_path, capture_output=True,
                             text=True, timeout=60, check=True)
@@ -100,6 +101,7 @@ def copy() -> Iterator[Path]:
         root.mkdir()
         os.chmod(root, 0o755)
         shutil.copytree(ROOT / "corpus_src", root / "corpus_src")
+        shutil.copytree(ROOT / "tracks", root / "tracks")
         yield root
 
 

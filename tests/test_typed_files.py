@@ -16,14 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from generator.serving.nginx_settings import SettingsFile, SettingsFileError
-from generator.secret_values import new_secret, write_private
 from nginx_server import build_copy, free_port
 from score_fixtures import HONEST_01, HONEST_02, ScoreWorld, make_score_world, submission
+from trackfix import CONFORMITE
 
-from generator.cli import main
+from generator.base.secret_values import new_secret, write_private
+from generator.cli.main import main
 from generator.score.inputs import ScoreInputError, load_inputs
 from generator.score.render import ReportError, ScoreReport
+from generator.serving.nginx_settings import SettingsFile, SettingsFileError
 
 CORPUS = Path(sys.executable).parent / "corpus"
 
@@ -244,7 +245,7 @@ def test_every_season_file_defect_is_named(world: ScoreWorld, name: str, case: s
                                            says: str) -> None:
     _spoil(world, name, content)
     with pytest.raises(ScoreInputError) as caught:
-        load_inputs(world.root)
+        load_inputs(world.root, CONFORMITE)
     assert str(caught.value).startswith(says) and "\n" not in str(caught.value), str(caught.value)
 
 

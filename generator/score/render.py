@@ -9,8 +9,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from generator.bounded_read import PUBLISHED_LIMIT
-from generator.errors import GeneratorError, read_file
+from generator.base.bounded_read import PUBLISHED_LIMIT
+from generator.base.errors import GeneratorError, read_file
 from generator.score.key import Fact, Form
 from generator.score.track import FORMAT
 
