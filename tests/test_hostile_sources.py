@@ -138,8 +138,8 @@ CASES = [
     case("recursive-alias", [write("entites/ENT-0009.yaml", "a: &a [*a]\n")],
          "corpus_src/entites/ENT-0009.yaml:1:4: a: YAML anchors are not allowed (&a): write each value out"),
     case("deep-mapping", [write("entites/ENT-0009.yaml", _nested(700))],
-         f"corpus_src/entites/ENT-0009.yaml:1:{3 + 4 * MAX_DEPTH}: deep{'.a' * (MAX_DEPTH - 1)}: nesting deeper "
-         f"than {MAX_DEPTH} levels is not allowed"),
+         f"corpus_src/entites/ENT-0009.yaml:1:{3 + 4 * MAX_DEPTH}: deep.a.a…: nesting deeper than {MAX_DEPTH} "
+         f"levels is not allowed (level {MAX_DEPTH + 1} opens here; the nesting starts at line 1, column 7)"),
     case("latin-1-byte", [write_bytes("entites/ENT-0009.yaml", b"entite:\n  siege: 2 rue de l'\xe9glise\n")],
          "corpus_src/entites/ENT-0009.yaml:2:21: not valid UTF-8: byte(s) \\xe9 invalid continuation byte (in "
          "Latin-1 it would be 'é': the file is probably Latin-1); save the file as UTF-8"),
@@ -148,8 +148,9 @@ CASES = [
     # --- check says yes, build says no -------------------------------------------------------------------
     case("deep-list-in-parametres", [replace(RF, "statuts_conformes: [active]\n", "statuts_conformes: [active]\n"
                                              + "      profond: " + "[" * 40 + "x" + "]" * 40 + "\n")],
-         f"corpus_src/referentiel.yaml:8:{12 + MAX_DEPTH}: criteres[0].parametres.profond"
-         f"{'[0]' * (MAX_DEPTH - 4)}: nesting deeper than {MAX_DEPTH} levels is not allowed"),
+         f"corpus_src/referentiel.yaml:8:{12 + MAX_DEPTH}: criteres[0].parametres…: nesting deeper than "
+         f"{MAX_DEPTH} levels is not allowed (level {MAX_DEPTH + 1} opens here; the nesting starts at line 8, "
+         "column 16)"),
     case("ressource-in-referentiel", [replace(RF, "titre: Référentiel de test\n",
                                               "titre: Référentiel de test\nressource: /autre\n")],
          "corpus_src/referentiel.yaml:2:1: ressource: 'ressource' is written by the compiler (it is the served "
