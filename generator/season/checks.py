@@ -25,8 +25,9 @@ from generator.season.evaluator import (
 )
 from generator.season.founding import FoundingFact, fonde_par, founding_facts
 from generator.season.graph import Graph, concerns_entity, probant_facts, task_graph
-from generator.season.model import KeyEntry, Season, Statement
+from generator.season.model import KeyEntry, Season, Statement, not_an_entity
 from generator.season.reader import MISSING, CorpusReader, Fact, is_probant, resolve_pointer
+from generator.text_policy import SHOWN_CHARACTERS, cut
 
 # Spec §5.5, the frozen barème (conformite-bareme-v3): assertion minimum and ceiling per task.
 BAREME_BOUNDS: dict[str, tuple[int, int]] = {
@@ -105,22 +106,15 @@ def check_task(reader: CorpusReader, report: TaskReport) -> list[Problem]:
     elif (st.minimum, st.plafond) != bounds:
         problems.append(_problem(st.location, task_id, f"assertions minimum {st.minimum}, plafond {st.plafond}; "
                                  f"the barème (spec §5.5) fixes {bounds[0]} and {bounds[1]}"))
-    if not col.ENTITES.matches(st.task.entite):
-        return [*problems, _problem(st.location, task_id, f"{st.task.entite} is not a path of /entites/")]
-    if resolve_pointer(reader.fetch(st.task.entite), "/existe") is not True:  # one cause, said once
-        return [*problems, _problem(st.location, task_id, f"entite {st.task.entite} is not in the built corpus "
-                                    "(existe: false): fix the task or add the entity; the task's other checks "
-                                    "are skipped")]
+    missing = check_task_names(reader, st)
+    if missing:  # one cause, said once: what the evaluator made of a missing resource is no news
+        return [*problems, *missing]
     if ev.verdict != entry.verdict:
         problems.append(_problem(entry.location, task_id, f"the evaluator gives {ev.verdict}, the key says "
                                  f"{entry.verdict}"))
     if not CALLS_MIN <= len(ev.calls) <= CALLS_MAX:
         problems.append(_problem(st.location, task_id, f"decided in {len(ev.calls)} corpus calls; a task must "
                                  f"be decidable in {CALLS_MIN} to {CALLS_MAX}"))
-    first_page = col.liste_agrees_page_path(st.task.activite, "1")
-    if resolve_pointer(reader.fetch(first_page), "/existe") is not True:
-        problems.append(_problem(st.location, task_id, f"activité {st.task.activite!r} has no liste des "
-                                 f"agréés in the corpus ({first_page} does not exist)"))
     graph = task_graph(reader, st.task)
     for kf in entry.faits:
         for n, form in enumerate(kf.forms):
@@ -143,6 +137,29 @@ def check_task(reader: CorpusReader, report: TaskReport) -> list[Problem]:
                                  f"(at least {need_proper} needed) and {len(common)} admissible on common lists"))
     problems += check_trap(report)
     problems += check_rule(reader, report)
+    return problems
+
+
+def check_task_names(reader: CorpusReader, st: Statement) -> list[Problem]:
+    """The task's ``entite`` and ``activite`` name what the built corpus serves; each is said at its field."""
+    task, index = st.task, st.index
+    problems = []
+    if not col.ENTITES.matches(task.entite):  # load_season refuses it; a Statement built otherwise may not
+        return [Problem(st.entite_location or st.location, f"taches[{index}].entite", not_an_entity(task.entite))]
+    if resolve_pointer(reader.fetch(task.entite), "/existe") is not True:
+        problems.append(Problem(st.entite_location or st.location, f"taches[{index}].entite", f"task {task.id} "
+                                f"names {task.entite}, which the built corpus does not serve (existe: false): "
+                                "name an entity of corpus_src/entites/, or add "
+                                f"{task.entite.removeprefix(col.ENTITES.prefix)} there and rebuild; the task's "
+                                "other checks are skipped"))
+    first_page = col.liste_agrees_page_path(task.activite, "1")
+    if resolve_pointer(reader.fetch(first_page), "/existe") is not True:
+        name = task.activite if len(task.activite) <= SHOWN_CHARACTERS else f"{task.activite[:SHOWN_CHARACTERS]}…"
+        problems.append(Problem(st.activite_location or st.location, f"taches[{index}].activite", f"task "
+                                f"{task.id} names activité {cut(task.activite)}, which has no liste des agréés "
+                                f"in the built corpus (/listes/agrees/{name}/1 is not served): name an activité "
+                                f"of corpus_src/listes/agrees/, or write corpus_src/listes/agrees/{name}.yaml and "
+                                "rebuild; the task's other checks are skipped"))
     return problems
 
 

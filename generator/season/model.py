@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator import resource_types as col
 from generator.errors import CorpusError, Location, Problem
 from generator.season.evaluator import Task
 from generator.season.reader import Fact
@@ -31,6 +32,9 @@ class Statement:
     minimum: int
     plafond: int
     location: Location
+    index: int = 0  # the task's place in taches, and where its entite and activite are written: for messages
+    entite_location: Location | None = None
+    activite_location: Location | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,21 @@ def _check_counts(tasks: Record, problems: list[Problem]) -> None:
                                         f"at most {MAX_COUNT_DIGITS} digits"))
 
 
+def _check_entities(tasks: Record, problems: list[Problem]) -> None:
+    """A task's ``entite`` is an entity path: known without the corpus, so ``build-season`` refuses it too."""
+    for index, task in enumerate(tasks.data["taches"]):
+        entite = task["entite"]
+        if not col.ENTITES.matches(entite):
+            problems.append(Problem(location_of(task, "entite", tasks.file), f"taches[{index}].entite",
+                                    not_an_entity(entite)))
+
+
+def not_an_entity(path: str) -> str:
+    """The message for a task naming a path outside /entites/ (also said by ``check_task``)."""
+    return f"{cut(path)} is not an entity path ({col.ENTITES.path_pattern}): write the path of the entity the " \
+        "task is about"
+
+
 def _fact(data: dict[str, Any]) -> Fact:
     value = data["valeur"]
     # A whole-array form (a link field) is compared with the served JSON array: a plain list.
@@ -104,6 +123,7 @@ def load_season(root: Path) -> Season:
     key = _load(root, KEY_FILE, "cle", problems)
     if tasks is not None:
         _check_counts(tasks, problems)
+        _check_entities(tasks, problems)
     if tasks is not None and key is not None and tasks.data["saison"] != key.data["saison"]:
         problems.append(Problem(location_of(key.data, "saison", key.file), "saison", f"the key is for season "
                                 f"{key.data['saison']} but {tasks.file} states season {tasks.data['saison']}"))
@@ -112,7 +132,8 @@ def load_season(root: Path) -> Season:
     statements = tuple(
         Statement(Task(t["id"], t["entite"], t["activite"], t["date_examen"]), t["question"],
                   int(t["assertions"]["minimum"]), int(t["assertions"]["plafond"]),
-                  location_of(tasks.data["taches"], i, tasks.file))
+                  location_of(tasks.data["taches"], i, tasks.file), i, location_of(t, "entite", tasks.file),
+                  location_of(t, "activite", tasks.file))
         for i, t in enumerate(tasks.data["taches"]))
     entries = {}
     for task_id, entry in key.data["taches"].items():
