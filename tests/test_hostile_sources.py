@@ -343,6 +343,7 @@ def test_task_naming_a_missing_entity_is_reported_once(world: World, tmp_path: P
                           "entite: /entites/ENT-9999")
     lines = problem_lines_season(world, tmp_path, tasks=tasks)
     about = [line for line in lines if "conf-01" in line]
-    assert about == [f"{TASKS}:{position(tasks, 'id: conf-01')}: conf-01: entite /entites/ENT-9999 is not in "
-                     "the built corpus (existe: false): fix the task or add the entity; the task's other checks "
+    assert about == [f"{TASKS}:{position(tasks, 'entite: /entites/ENT-9999')}: taches[0].entite: task conf-01 "
+                     "names /entites/ENT-9999, which the built corpus does not serve (existe: false): name an "
+                     "entity of corpus_src/entites/, or add ENT-9999 there and rebuild; the task's other checks "
                      "are skipped"]
