@@ -27,7 +27,7 @@ SUBSTITUTE_HASH = "247fb85306c7b6f642aee12a918f957c0b9a12bb7ec0137ac820deb73746f
 
 
 def proxy_hash(value: object) -> str:
-    """The contract's formula, written out independently of generator.hashing."""
+    """The contract's formula, written out independently of generator.contract.hashing."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

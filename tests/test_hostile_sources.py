@@ -139,8 +139,8 @@ CASES = [
     case("recursive-alias", [write("entites/ENT-0009.yaml", "a: &a [*a]\n")],
          "corpus_src/entites/ENT-0009.yaml:1:4: a: YAML anchors are not allowed (&a): write each value out"),
     case("deep-mapping", [write("entites/ENT-0009.yaml", _nested(700))],
-         f"corpus_src/entites/ENT-0009.yaml:1:{3 + 4 * MAX_DEPTH}: deep{'.a' * (MAX_DEPTH - 1)}: nesting deeper "
-         f"than {MAX_DEPTH} levels is not allowed"),
+         f"corpus_src/entites/ENT-0009.yaml:1:{3 + 4 * MAX_DEPTH}: deep.a.a…: nesting deeper than {MAX_DEPTH} "
+         f"levels is not allowed (level {MAX_DEPTH + 1} opens here; the nesting starts at line 1, column 7)"),
     case("latin-1-byte", [write_bytes("entites/ENT-0009.yaml", b"entite:\n  siege: 2 rue de l'\xe9glise\n")],
          "corpus_src/entites/ENT-0009.yaml:2:21: not valid UTF-8: byte(s) \\xe9 invalid continuation byte (in "
          "Latin-1 it would be 'é': the file is probably Latin-1); save the file as UTF-8"),
@@ -149,8 +149,9 @@ CASES = [
     # --- check says yes, build says no -------------------------------------------------------------------
     case("deep-list-in-parametres", [replace(RF, "statuts_conformes: [active]\n", "statuts_conformes: [active]\n"
                                              + "      profond: " + "[" * 40 + "x" + "]" * 40 + "\n")],
-         f"corpus_src/referentiel.yaml:8:{12 + MAX_DEPTH}: criteres[0].parametres.profond"
-         f"{'[0]' * (MAX_DEPTH - 4)}: nesting deeper than {MAX_DEPTH} levels is not allowed"),
+         f"corpus_src/referentiel.yaml:8:{12 + MAX_DEPTH}: criteres[0].parametres…: nesting deeper than "
+         f"{MAX_DEPTH} levels is not allowed (level {MAX_DEPTH + 1} opens here; the nesting starts at line 8, "
+         "column 16)"),
     case("ressource-in-referentiel", [replace(RF, "titre: Référentiel de test\n",
                                               "titre: Référentiel de test\nressource: /autre\n")],
          "corpus_src/referentiel.yaml:2:1: ressource: 'ressource' is written by the compiler (it is the served "
@@ -343,6 +344,7 @@ def test_task_naming_a_missing_entity_is_reported_once(world: World, tmp_path: P
                           "entite: /entites/ENT-9999")
     lines = problem_lines_season(world, tmp_path, tasks=tasks)
     about = [line for line in lines if "conf-01" in line]
-    assert about == [f"{TASKS}:{position(tasks, 'id: conf-01')}: conf-01: entite /entites/ENT-9999 is not in "
-                     "the built corpus (existe: false): fix the task or add the entity; the task's other checks "
+    assert about == [f"{TASKS}:{position(tasks, 'entite: /entites/ENT-9999')}: taches[0].entite: task conf-01 "
+                     "names /entites/ENT-9999, which the built corpus does not serve (existe: false): name an "
+                     "entity of corpus_src/entites/, or add ENT-9999 there and rebuild; the task's other checks "
                      "are skipped"]

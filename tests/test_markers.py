@@ -36,7 +36,7 @@ def _helper_calling_the_helper() -> None:
 
 
 def _cli_serve() -> None:
-    from generator.cli import main
+    from generator.cli.main import main
 
     main(["serve", "--no-build"])
 

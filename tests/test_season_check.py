@@ -423,8 +423,11 @@ def test_task_naming_an_absent_entity_is_one_problem(world: World, tmp_path: Pat
     """Issue 8: an entity missing from the build is said once, by name, instead of by its consequences."""
     tasks = edit_in_block(world.tasks_text(), "  - id: conf-03", "entite: /entites/ENT-2751",
                           "entite: /entites/ENT-9999")
-    lines = [line for line in problem_lines(world, tmp_path, tasks=tasks) if " conf-03: " in line]
-    assert_problems(lines, (statement(tasks, "conf-03"), "entite /entites/ENT-9999 is not in the built corpus"))
+    lines = [line for line in problem_lines(world, tmp_path, tasks=tasks)
+             if "taches[2]" in line or "conf-03" in line]
+    where = f"{TASKS}:{position(tasks, 'entite: /entites/ENT-9999')}"
+    assert_problems(lines, (f"{where}: taches[2].entite: ", "names /entites/ENT-9999, which the built corpus does "
+                            "not serve"))
 
 
 @pytest.mark.parametrize(("old", "new", "shown"), [
@@ -652,8 +655,9 @@ def test_statement_with_an_activite_the_corpus_does_not_list(world: World, tmp_p
     tasks = edit_in_block(world.tasks_text(), "  - id: conf-03", "activite: conseil-en-investissements-financiers",
                           "activite: conseil-en-investissement")
     lines = problem_lines(world, tmp_path, tasks=tasks)
-    assert_problems(lines, (statement(tasks, "conf-03"), "activité 'conseil-en-investissement' has no liste "
-                            "des agréés in the corpus"), exhaustive=False)
+    where = f"{TASKS}:{position(tasks, 'activite: conseil-en-investissement', after='  - id: conf-03')}"
+    assert_problems(lines, (f"{where}: taches[2].activite: ", "names activité 'conseil-en-investissement', which "
+                            "has no liste des agréés in the built corpus"), exhaustive=False)
 
 
 def test_key_and_statements_of_different_seasons(world: World, tmp_path: Path) -> None:

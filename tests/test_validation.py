@@ -293,11 +293,11 @@ CASES = [
          "corpus_src/entites/ENT-0002.yaml:16:5: agrements[0].date_debut: '15/06/2019' does not match "
          "'^[0-9]{4}-[0-9]{2}-[0-9]{2}$'"),
     case("duplicate-id", [replace(E2, AGR2_END, AGR2_END + NEW_AGREMENT.format(id="AGR-0002", entity="ENT-0002"))],
-         "corpus_src/entites/ENT-0002.yaml:18:5: agrements[1].id: duplicate id 'AGR-0002' (first defined at "
-         "corpus_src/entites/ENT-0002.yaml:12:5)"),
+         "corpus_src/entites/ENT-0002.yaml:18:5: agrements[1].id: /agrements/AGR-0002 is defined twice: in "
+         "corpus_src/entites/ENT-0002.yaml:12:5 and in corpus_src/entites/ENT-0002.yaml:18:5"),
     case("duplicate-id-entity", [write(E3, NEW_ENTITY.replace("id: ENT-0003", "id: ENT-0002"))],
-         "corpus_src/entites/ENT-0003.yaml:2:3: entite.id: duplicate id 'ENT-0002' (first defined at "
-         "corpus_src/entites/ENT-0002.yaml:2:3)",
+         "corpus_src/entites/ENT-0003.yaml:2:3: entite.id: /entites/ENT-0002 is defined twice: in "
+         "corpus_src/entites/ENT-0002.yaml:2:3 and in corpus_src/entites/ENT-0003.yaml:2:3",
          "corpus_src/entites/ENT-0003.yaml:2:3: entite.id: the file must be named ENT-0002.yaml, after its "
          "entity id"),
     # --- references -------------------------------------------------------------------------------------
@@ -327,11 +327,13 @@ CASES = [
          "corpus_src/entites/ENT-0001.yaml:14:5: agrements[0].entite: /entites/ENT-0002 is not the entity of "
          "this file (/entites/ENT-0001): move the record to that entity's file",
          "corpus_src/entites/ENT-0001.yaml:14:5: agrements[0].entite: entite is /entites/ENT-0002 but "
-         "/agrements/AGR-0001 is listed by /entites/ENT-0001"),
+         "/agrements/AGR-0001 is listed by /entites/ENT-0001 at corpus_src/entites/ENT-0001.yaml:8:15, not by "
+         "/entites/ENT-0002: make the two agree"),
     case("agrement-listed-by-another-entity",
          [replace(E2, "[/agrements/AGR-0002]", "[/agrements/AGR-0002, /agrements/AGR-0001]")],
-         "corpus_src/entites/ENT-0001.yaml:14:5: agrements[0].entite: entite is /entites/ENT-0001 but "
-         "/agrements/AGR-0001 is listed by /entites/ENT-0002"),
+         "corpus_src/entites/ENT-0001.yaml:14:5: agrements[0].entite: /agrements/AGR-0001 is listed by two "
+         "entities, /entites/ENT-0001 at corpus_src/entites/ENT-0001.yaml:8:15 and /entites/ENT-0002 at "
+         "corpus_src/entites/ENT-0002.yaml:7:36; its entite is /entites/ENT-0001: remove it from the other list"),
     case("agrement-not-listed", [replace(E2, "agrements: [/agrements/AGR-0002]", "agrements: []")],
          "corpus_src/entites/ENT-0002.yaml:13:5: agrements[0].entite: /entites/ENT-0002 does not list "
          "/agrements/AGR-0002 in its agrements"),
@@ -347,7 +349,8 @@ CASES = [
          "corpus_src/entites/ENT-0001.yaml:22:5: attestations[0].entite: /entites/ENT-0002 is not the entity of "
          "this file (/entites/ENT-0001): move the record to that entity's file",
          "corpus_src/entites/ENT-0001.yaml:22:5: attestations[0].entite: entite is /entites/ENT-0002 but "
-         "/attestations/ATT-0001 is listed by /entites/ENT-0001"),
+         "/attestations/ATT-0001 is listed by /entites/ENT-0001 at corpus_src/entites/ENT-0001.yaml:9:18, not by "
+         "/entites/ENT-0002: make the two agree"),
     case("attestation-not-listed",
          [replace(E1, "  attestations: [/attestations/ATT-0001]\n", "  attestations: []\n")],
          "corpus_src/entites/ENT-0001.yaml:22:5: attestations[0].entite: /entites/ENT-0001 does not list "
@@ -372,7 +375,8 @@ CASES = [
                   "[/avenants/AVN-0002]\n"
                   "\navenants:\n")],
          "corpus_src/entites/ENT-0001.yaml:42:5: avenants[1].attestation: attestation is /attestations/ATT-0001 "
-         "but /avenants/AVN-0002 is listed by /attestations/ATT-0002"),
+         "but /avenants/AVN-0002 is listed by /attestations/ATT-0002 at corpus_src/entites/ENT-0001.yaml:32:16, "
+         "not by /attestations/ATT-0001: make the two agree"),
     case("beneficiaires-not-first-page",
          [replace(E1, "beneficiaires: /beneficiaires/ENT-0001/1", "beneficiaires: /beneficiaires/ENT-0001/2")],
          "corpus_src/entites/ENT-0001.yaml:10:3: entite.beneficiaires: must be /beneficiaires/ENT-0001/1, the "
@@ -408,24 +412,26 @@ CASES = [
           write(LC, "activite: courtage-en-assurance\npages:\n  - page: 1\n    entrees: []\n")],
          "corpus_src/listes/agrees/courtage.yaml:1:1: activite: the file must be named "
          "courtage-en-assurance.yaml, after its activité",
-         "corpus_src/listes/agrees/courtage.yaml:1:1: pages: /listes/agrees/courtage-en-assurance/1 is already "
-         "defined in corpus_src/listes/agrees/courtage-en-assurance.yaml"),
+         "corpus_src/listes/agrees/courtage.yaml:3:5: pages[0].page: /listes/agrees/courtage-en-assurance/1 is "
+         "defined twice: in corpus_src/listes/agrees/courtage-en-assurance.yaml:3:5 and in "
+         "corpus_src/listes/agrees/courtage.yaml:3:5"),
     # --- declared absents -------------------------------------------------------------------------------
     case("absent-defined-elsewhere",
          [replace(AB, "absents:\n", "absents:\n  - chemin: /agrements/AGR-0001\n    motif: E.\n")],
          "corpus_src/absents.yaml:2:5: absents[0].chemin: /agrements/AGR-0001 is declared absent but is defined "
-         "in corpus_src/entites/ENT-0001.yaml: existe would be both true and false"),
+         "in corpus_src/entites/ENT-0001.yaml:13:5: existe would be both true and false"),
     case("absent-page-defined-elsewhere",
          [replace(AB, "absents:\n", "absents:\n  - chemin: /mesures-restrictives/1\n    motif: E.\n")],
          "corpus_src/absents.yaml:2:5: absents[0].chemin: /mesures-restrictives/1 is declared absent but is "
-         "defined in corpus_src/listes/mesures-restrictives.yaml: existe would be both true and false"),
+         "defined in corpus_src/listes/mesures-restrictives.yaml:2:5: existe would be both true and false"),
     case("absent-not-a-collection-path",
          [replace(AB, "absents:\n", "absents:\n  - chemin: /registres/REG-0001\n    motif: E.\n")],
          "corpus_src/absents.yaml:2:5: absents[0].chemin: /registres/REG-0001 is not a canonical path of any "
          "collection, so it cannot be served as existe: false"),
     case("absent-duplicated",
          [replace(AB, "absents:\n", "absents:\n  - chemin: /agrements/AGR-0999\n    motif: Deux.\n")],
-         "corpus_src/absents.yaml:4:5: absents[1].chemin: /agrements/AGR-0999 is declared absent twice"),
+         "corpus_src/absents.yaml:4:5: absents[1].chemin: /agrements/AGR-0999 is declared absent twice: in "
+         "corpus_src/absents.yaml:2:5 and in corpus_src/absents.yaml:4:5"),
     case("absent-uncited-is-a-warning",
          [replace(AB, "absents:\n", "absents:\n  - chemin: /agrements/AGR-0998\n    motif: N.\n")],
          "warning: corpus_src/absents.yaml:2:5: absents[0].chemin: /agrements/AGR-0998 is declared absent but "

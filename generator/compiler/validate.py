@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from generator.base.errors import Problem, Severity
+from generator.base.errors import Location, Problem, Severity
 from generator.base.text_policy import bad_text, cut
 from generator.compiler.schemas import SchemaError, errors
 from generator.compiler.source_paths import REQUIRED_SYSTEME, page_paths, record_path
@@ -48,6 +48,33 @@ def _error(record: Record, key: str | int | None, fieldname: str, message: str,
            container: Any = None, severity: Severity = Severity.ERROR) -> Problem:
     location = location_of(record.data if container is None else container, key, record.file)
     return Problem(location, record.field_name(fieldname), message, severity)
+
+
+def _page_at(record: Record, index: int) -> tuple[str, Location]:
+    """Field and place of the ``index``-th page of :func:`page_paths` (which skips non-mapping items)."""
+    pages = record.data["pages"]
+    written = [i for i, page in enumerate(pages) if isinstance(page, dict)][index]
+    return record.field_name(f"pages[{written}].page"), location_of(pages[written], "page", record.file)
+
+
+def _plural(collection: Collection) -> str:
+    """How messages name several records: the plural of the label, or the collection's (plural) name."""
+    label = collection.label
+    if label == collection.name:
+        return label
+    return label[:-1] + "ies" if label.endswith("y") else label + "s"
+
+
+def _listed_elsewhere(path: str, link: str, owner: str, owners_label: str,
+                      listings: list[tuple[str, Location]]) -> str:
+    """One line naming every list that cites ``path`` and where, when one of them is not ``owner``'s."""
+    shown = " and ".join(f"{other} at {where}" for other, where in listings)
+    if owner in (other for other, _ in listings):
+        count = "two" if len(listings) == 2 else str(len(listings))
+        others = "the other list" if len(listings) == 2 else "the other lists"
+        return (f"{path} is listed by {count} {owners_label}, {shown}; its {link} is {owner}: remove it from "
+                f"{others}")
+    return f"{link} is {owner} but {path} is listed by {shown}, not by {owner}: make the two agree"
 
 
 def _json_path(parts: Iterable[str | int]) -> str:
@@ -216,8 +243,8 @@ class Validator:
                     continue
                 first = self.index.records.get(path)
                 if first is not None:
-                    self.problems.append(_error(record, "id", "id", f"duplicate id {record.data['id']!r} "
-                                                f"(first defined at {first.location('id')})"))
+                    self.problems.append(_error(record, "id", "id", f"{path} is defined twice: in "
+                                                f"{first.location('id')} and in {record.location('id')}"))
                     continue
                 self.index.records[path] = record
 
@@ -231,8 +258,9 @@ class Validator:
                     if path in self.index.pages:
                         other = self.index.pages[path][0]
                         if other is not record:  # a page repeated inside one record: the chain check says so
-                            self.problems.append(_error(record, None, "pages", f"{path} is already defined "
-                                                        f"in {other.file}"))
+                            fieldname, here = _page_at(record, index)
+                            self.problems.append(Problem(here, fieldname, f"{path} is defined twice: in "
+                                                         f"{self._defined_at(path)} and in {here}"))
                         continue
                     self.index.pages[path] = (record, index)
 
@@ -270,16 +298,24 @@ class Validator:
                 self.problems.append(_error(record, "chemin", where, f"{path} is not a canonical path of any "
                                             "collection, so it cannot be served as existe: false", item))
             elif self.index.defines(path):
-                defined = self.index.records.get(path) or self.index.pages[path][0]
                 self.problems.append(_error(record, "chemin", where, f"{path} is declared absent but is "
-                                            f"defined in {defined.file}: existe would be both true and "
-                                            "false", item))
+                                            f"defined in {self._defined_at(path)}: existe would be both true "
+                                            "and false", item))
             elif path in self.index.absents:
-                self.problems.append(_error(record, "chemin", where, f"{path} is declared absent twice",
-                                            item))
+                first = record.data["absents"][self.index.absent_index[path]]
+                self.problems.append(_error(record, "chemin", where, f"{path} is declared absent twice: in "
+                                            f"{location_of(first, 'chemin', record.file)} and in "
+                                            f"{location_of(item, 'chemin', record.file)}", item))
             else:
                 self.index.absents[path] = record
                 self.index.absent_index[path] = index
+
+    def _defined_at(self, path: str) -> Location:
+        """Where a defined resource was written: its record's ``id``, or its page in the pages list."""
+        record = self.index.records.get(path)
+        if record is not None:
+            return record.location("id")
+        return _page_at(*self.index.pages[path])[1]
 
     # -- references --------------------------------------------------------------------------------
     def _cite(self, record: Record, container: Any, key: str | int, fieldname: str,
@@ -311,17 +347,18 @@ class Validator:
                 for container, key, fieldname in _sites(record.data, link.field):
                     self._cite(record, container, key, fieldname, target)
 
-    def _listed_by(self, owner_kind: str, key: str) -> dict[str, list[str]]:
-        """For each resource path, the owners (entity or attestation paths) whose ``key`` list cites it."""
-        listed: dict[str, list[str]] = {}
+    def _listed_by(self, owner_kind: str, key: str) -> dict[str, list[tuple[str, Location]]]:
+        """For each resource path, the owners (entity or attestation paths) whose ``key`` list cites it, with
+        where each cites it."""
+        listed: dict[str, list[tuple[str, Location]]] = {}
         for record in self.sources.of(owner_kind):
             owner = record_path(record, self.track)
             items = record.data.get(key)
             if owner is None or not isinstance(items, list):
                 continue
-            for item in items:
+            for index, item in enumerate(items):
                 if isinstance(item, str):
-                    listed.setdefault(item, []).append(owner)
+                    listed.setdefault(item, []).append((owner, location_of(items, index, record.file)))
         return listed
 
     def _check_backlink(self, link: Link) -> None:
@@ -336,12 +373,12 @@ class Validator:
             if not isinstance(owner, str) or not self.index.defines(owner) \
                     or not owner_collection.matches(owner):  # a wrong-collection link: _cite said so
                 continue
-            owners = listed.get(path, [])
+            listings = listed.get(path, [])
+            owners = [other for other, _ in listings]
             intended = link.mismatch is not None and record.data.get(link.mismatch) is True
-            strangers = [other for other in owners if other != owner]  # owners that the record does not name
-            if strangers:
-                self.problems.append(_error(record, back, back, f"{back} is {owner} but {path} is listed by "
-                                            f"{', '.join(strangers)}"))
+            if any(other != owner for other in owners):  # an owner that the record does not name
+                self.problems.append(_error(record, back, back, _listed_elsewhere(
+                    path, back, owner, _plural(owner_collection), listings)))
             elif not owners and not intended:
                 self.problems.append(_error(record, back, back, f"{owner} does not list {path} in its "
                                             f"{owner_list} (mark the record '{link.mismatch}: true' "

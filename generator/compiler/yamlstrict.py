@@ -38,6 +38,7 @@ from generator.base.text_policy import (
     decode_source,
     escaped,
     is_nfc,
+    line_column,
     raw_problem,
 )
 
@@ -120,6 +121,65 @@ class _Builder:
         where = self.field() if field is None else field
         return YamlProblem(Problem(Location(self.source_name, line, column), where, message))
 
+    def short_field(self, more: bool = False) -> str:
+        """The first levels of :meth:`field`, then ``…``: a depth message stays short, however deep the
+        nesting or long its keys."""
+        parts: list[str] = []
+        for frame in self.stack:
+            if frame.is_map:
+                if frame.key is not None:
+                    key = escaped(frame.key[:_SHOWN_KEY]) + ("…" if len(frame.key) > _SHOWN_KEY else "")
+                    parts.append(f".{key}" if parts else key)
+            else:
+                parts.append(f"[{len(frame.container)}]")
+        more = more or len(parts) > _SHOWN_LEVELS
+        return "".join(parts[:_SHOWN_LEVELS]) + ("…" if more else "")
+
+    def too_deep(self, mark: tuple[int, int], start: tuple[int, int] | None = None, more: bool = False) \
+            -> YamlProblem:
+        """Level ``MAX_DEPTH + 1`` opens at ``mark``: one line naming the limit and where the nesting starts.
+
+        The nesting starts at the outermost of the containers that each open as the first item of their
+        parent, up from the one too deep (``start``: the innermost of them that the builder has not opened,
+        for libyaml's look-ahead, see :meth:`libyaml_too_deep`); the file's top level is not part of it.
+        """
+        frames = self.stack[1:]
+        if start is None and frames:
+            start = frames.pop().container.mark
+        while frames and not frames[-1].container:
+            start = frames.pop().container.mark
+        where = f"; the nesting starts at line {start[0]}, column {start[1]}" if start else ""
+        return YamlProblem(Problem(Location(self.source_name, *mark), self.short_field(more),
+                                   f"nesting deeper than {MAX_DEPTH} levels is not allowed (level "
+                                   f"{MAX_DEPTH + 1} opens here{where})"))
+
+    def libyaml_too_deep(self, exc: yaml.MarkedYAMLError, text: str) -> YamlProblem:
+        """libyaml's own flow limit (1,000 levels), reached while it looks ahead through ``[[[[`` for a key.
+
+        The events of that run were never sent, so the place where level ``MAX_DEPTH + 1`` opens is found in
+        the text: back from libyaml's mark over the run of ``[``, ``{`` and blanks, then forward counting
+        levels. Worded as the loader's own limit, which is the one an author must meet.
+        """
+        mark = exc.problem_mark
+        end = _offset(text, mark.line, mark.column)
+        begin = end
+        while begin > 0 and text[begin - 1] in _FLOW_RUN:
+            begin -= 1
+        while begin < end and text[begin] == " ":
+            begin += 1
+        first = line_column(text, begin)  # containers of the run that the builder has opened already
+        level, found = sum(1 for frame in self.stack if frame.container.mark < first), None
+        for index in range(begin, end):
+            if text[index] in "[{":
+                level += 1
+                if level > MAX_DEPTH:
+                    found = index
+                    break
+        if found is None:  # pragma: no cover - libyaml stops at 1,000 levels, far past MAX_DEPTH
+            return self.too_deep((mark.line + 1, mark.column + 1), None, True)
+        start = line_column(text, begin) if begin < end else None
+        return self.too_deep(line_column(text, found), start, True)
+
     def _refuse_decorations(self, event: yaml.Event) -> None:
         if event.anchor is not None:
             kind, sign = ("aliases", "*") if isinstance(event, AliasEvent) else ("anchors", "&")
@@ -187,7 +247,7 @@ class _Builder:
             elif cls is MappingStartEvent or cls is SequenceStartEvent:
                 self._refuse_decorations(event)
                 if len(stack) >= MAX_DEPTH:
-                    raise self.fail(event, f"nesting deeper than {MAX_DEPTH} levels is not allowed")
+                    raise self.too_deep(mark)
                 is_map = cls is MappingStartEvent
                 container: Any = LocatedDict() if is_map else LocatedList()
                 container.mark = mark
@@ -210,11 +270,24 @@ class _Builder:
             top.add(value, mark)
 
 
+_SHOWN_LEVELS = 3  # levels of the field path a depth message shows
+_SHOWN_KEY = 20  # characters of each key it shows
+_FLOW_RUN = "[{ "  # what a run of flow openers that libyaml looks ahead through is made of
+
+
+def _offset(text: str, line: int, column: int) -> int:
+    """Index in ``text`` of a 0-based (line, column) mark, lines counted at line feeds as libyaml does."""
+    index = 0
+    for _ in range(line):
+        index = text.index("\n", index) + 1
+    return index + column
+
+
 def _cut(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
-def _single_document(parser: Any, source_name: str, check_nfc: bool) -> Any:
+def _single_document(parser: Any, source_name: str, check_nfc: bool, text: str) -> Any:
     parser.get_event()  # StreamStartEvent
     start = parser.get_event()
     if isinstance(start, StreamEndEvent):
@@ -222,7 +295,13 @@ def _single_document(parser: Any, source_name: str, check_nfc: bool) -> Any:
     assert isinstance(start, DocumentStartEvent)
     if start.tags:
         raise _builder_problem(start, source_name, "%TAG directives are not allowed: write values without tags")
-    data = _Builder(parser, source_name, check_nfc).build()
+    builder = _Builder(parser, source_name, check_nfc)
+    try:
+        data = builder.build()
+    except yaml.MarkedYAMLError as exc:
+        if exc.problem_mark is not None and "maximum nesting depth" in (exc.problem or ""):
+            raise builder.libyaml_too_deep(exc, text) from None
+        raise
     parser.get_event()  # DocumentEndEvent
     after = parser.get_event()
     if not isinstance(after, StreamEndEvent):
@@ -249,7 +328,7 @@ def load_text(text: str | bytes, source_name: str) -> Any:
         raise YamlProblem(refused)
     parser = _Parser(decoded)
     try:
-        return _single_document(parser, source_name, not decoded.isascii())
+        return _single_document(parser, source_name, not decoded.isascii(), decoded)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)  # no raw U+2028: lines as edited

@@ -12,11 +12,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from generator.base.errors import Location, Problem
+from generator.base.text_policy import SHOWN_CHARACTERS, cut
 from generator.season.evaluation import Evaluation, Strategy
 from generator.season.founding import FoundingFact, fonde_par, founding_facts
 from generator.season.graph import Graph, concerns_entity, first_page, probant_facts, task_graph
 from generator.season.logic import TrackLogic, load_logic
-from generator.season.model import KeyEntry, Season, Statement
+from generator.season.model import KeyEntry, Season, Statement, not_a_start
 from generator.season.reader import MISSING, CorpusReader, Fact, resolve_pointer
 from generator.season.referentiel import consumed_fields
 from generator.tracks.model import Bareme, file_for
@@ -77,7 +78,7 @@ def check_fact(reader: CorpusReader, graph: Graph, report: TaskReport, fact: Fac
 
 def check_task(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> list[Problem]:
     st, entry, ev = report.statement, report.entry, report.evaluation
-    track, bareme = reader.track, reader.track.bareme
+    bareme = reader.track.bareme
     task_id = st.task.id
     problems: list[Problem] = []
     if entry is None:
@@ -88,14 +89,9 @@ def check_task(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> l
     elif (st.minimum, st.plafond) != bounds:
         problems.append(_problem(st.location, task_id, f"assertions minimum {st.minimum}, plafond {st.plafond}; "
                                  f"the barème ({bareme.section}) fixes {bounds[0]} and {bounds[1]}"))
-    start_field, start = track.graph.start, st.task.field(track.graph.start)
-    start_collection = track.collection(track.graph.start_collection)
-    if not start_collection.matches(start):
-        return [*problems, _problem(st.location, task_id, f"{start} is not a path of {start_collection.prefix}")]
-    if resolve_pointer(reader.fetch(start), "/existe") is not True:  # one cause, said once
-        return [*problems, _problem(st.location, task_id, f"{start_field} {start} is not in the built corpus "
-                                    f"(existe: false): fix the task or add the {start_collection.label}; the "
-                                    "task's other checks are skipped")]
+    missing = check_task_names(reader, st)
+    if missing:  # one cause, said once: what the evaluator made of a missing resource is no news
+        return [*problems, *missing]
     if ev.verdict != entry.verdict:
         problems.append(_problem(entry.location, task_id, f"the evaluator gives {ev.verdict}, the key says "
                                  f"{entry.verdict}"))
@@ -103,7 +99,6 @@ def check_task(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> l
     if not calls_min <= len(ev.calls) <= calls_max:
         problems.append(_problem(st.location, task_id, f"decided in {len(ev.calls)} corpus calls; a task must "
                                  f"be decidable in {calls_min} to {calls_max}"))
-    problems += _check_common_lists(reader, st)
     graph = task_graph(reader, st.task)
     for kf in entry.faits:
         for n, form in enumerate(kf.forms):
@@ -129,21 +124,42 @@ def check_task(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> l
     return problems
 
 
-def _check_common_lists(reader: CorpusReader, st: Statement) -> list[Problem]:
-    """Each common list the statement opens (``graphe.listes_communes``) has its first page served."""
+def check_task_names(reader: CorpusReader, st: Statement) -> list[Problem]:
+    """The task's start and the common lists it opens are served by the built corpus; each is said at the
+    field of the statement that names it."""
+    track, task = reader.track, st.task
+    sources = track.trees.sources
+    start_field, start = track.graph.start, task.field(track.graph.start)
+    collection = track.collection(track.graph.start_collection)
+    where = f"taches[{st.index}].{start_field}"
+    if not collection.matches(start):  # load_season refuses it; a Statement built otherwise may not
+        return [Problem(st.field_location(start_field), where, not_a_start(track, start))]
     problems = []
-    track = reader.track
+    if resolve_pointer(reader.fetch(start), "/existe") is not True:
+        folder = collection.source.folder or sources
+        problems.append(Problem(st.field_location(start_field), where, f"task {task.id} names {start}, which "
+                                "the built corpus does not serve (existe: false): name "
+                                f"{'an' if collection.label[:1] in 'aeiou' else 'a'} {collection.label} of "
+                                f"{sources}/{folder}/, or add {start.removeprefix(collection.prefix)} there and "
+                                "rebuild; the task's other checks are skipped"))
+    labels = {name: v.label for v in track.vocabularies for name in v.fields}
     for common in track.graph.common:
-        page = first_page(track, common, st.task)
+        page = first_page(track, common, task)
         if resolve_pointer(reader.fetch(page), "/existe") is True:
             continue
+        listed = track.collection(common.collection)
         fields = [value[1:] for _, value in common.first_page if value.startswith("=")]
-        labels = {f"{vocabulary_field}": v.label for v in track.vocabularies for vocabulary_field in v.fields}
-        named = ", ".join(f"{labels.get(f'{common.collection}.{name}', name)} {st.task.field(name)!r}"
-                          for name in fields) or "the task"
-        problems.append(_problem(st.location, st.task.id, f"{named} has no "
-                                 f"{track.collection(common.collection).label} in the corpus ({page} does not "
-                                 "exist)"))
+        named = fields[0] if fields else start_field
+        value = task.field(named)
+        shown = value if len(value) <= SHOWN_CHARACTERS else f"{value[:SHOWN_CHARACTERS]}…"
+        label = labels.get(f"{common.collection}.{named}", named)
+        folder = listed.source.folder or listed.source.file or sources
+        article = "an" if label[:1] in "aeiouéè" else "a"
+        problems.append(Problem(st.field_location(named), f"taches[{st.index}].{named}", f"task {task.id} names "
+                                f"{label} {cut(value)}, which has no {listed.label} in the built corpus "
+                                f"({page.replace(value, shown)} is not served): name {article} {label} of "
+                                f"{sources}/{folder}/, or write {sources}/{folder}/{shown}.yaml and rebuild; the "
+                                "task's other checks are skipped"))
     return problems
 
 

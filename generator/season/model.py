@@ -32,6 +32,11 @@ class Statement:
     minimum: int
     plafond: int
     location: Location
+    index: int = 0  # the task's place in taches, and where each of its fields is written: for messages
+    fields_at: tuple[tuple[str, Location], ...] = ()
+
+    def field_location(self, name: str) -> Location:
+        return dict(self.fields_at).get(name, self.location)
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,25 @@ def _check_counts(tasks: Record, problems: list[Problem]) -> None:
                                         f"at most {MAX_COUNT_DIGITS} digits"))
 
 
+def _check_starts(tasks: Record, track: Track, problems: list[Problem]) -> None:
+    """A task's start (conformité: its ``entite``) is a path of the start collection: known without the
+    corpus, so ``build-season`` refuses it too."""
+    field = track.graph.start
+    for index, task in enumerate(tasks.data["taches"]):
+        path = task[field]
+        if not track.collection(track.graph.start_collection).matches(path):
+            problems.append(Problem(location_of(task, field, tasks.file), f"taches[{index}].{field}",
+                                    not_a_start(track, path)))
+
+
+def not_a_start(track: Track, path: str) -> str:
+    """The message for a task whose start is outside the start collection (also said by ``check_task``)."""
+    start = track.collection(track.graph.start_collection)
+    article = "an" if start.label[:1] in "aeiou" else "a"
+    return f"{cut(path)} is not {article} {start.label} path ({start.path_pattern}): write the path of the " \
+        f"{start.label} the task is about"
+
+
 def _fact(data: dict[str, Any]) -> Fact:
     value = data["valeur"]
     # A whole-array form (a link field) is compared with the served JSON array: a plain list.
@@ -106,6 +130,7 @@ def load_season(root: Path, track: Track) -> Season:
     key = _load(root, KEY_FILE, "cle", problems, track)
     if tasks is not None:
         _check_counts(tasks, problems)
+        _check_starts(tasks, track, problems)
     if tasks is not None and key is not None and tasks.data["saison"] != key.data["saison"]:
         problems.append(Problem(location_of(key.data, "saison", key.file), "saison", f"the key is for season "
                                 f"{key.data['saison']} but {tasks.file} states season {tasks.data['saison']}"))
@@ -114,7 +139,8 @@ def load_season(root: Path, track: Track) -> Season:
     statements = tuple(
         Statement(Task(t["id"], tuple((name, t[name]) for name in track.statement_fields)), t["question"],
                   int(t["assertions"]["minimum"]), int(t["assertions"]["plafond"]),
-                  location_of(tasks.data["taches"], i, tasks.file))
+                  location_of(tasks.data["taches"], i, tasks.file), i,
+                  tuple((name, location_of(t, name, tasks.file)) for name in track.statement_fields))
         for i, t in enumerate(tasks.data["taches"]))
     entries = {}
     for task_id, entry in key.data["taches"].items():
