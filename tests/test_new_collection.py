@@ -1,0 +1,114 @@
+"""Adding a collection to a track touches its definition only: one schema file and one entry of track.yaml.
+
+The new register (``/controles/CTL-<n>``, inspection reports written in the entity's file, each naming its
+entity) is validated, compiled, served and cited by the same engine, with no line of code changed. The
+test copies the checkout, adds the collection, and compares what changed in ``tracks/`` file by file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from trackfix import ROOT
+
+CONTROLES_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "urn:proveit-corpus:controles",
+    "title": "An inspection report (rapport de contrôle) of an entity, served at /controles/<id>",
+    "type": "object",
+    "required": ["id", "entite", "date_controle", "conclusion"],
+    "additionalProperties": False,
+    "properties": {
+        "id": {"type": "string", "x-source-only": True},
+        "entite": {"$ref": "urn:proveit-corpus:common#/$defs/path"},
+        "date_controle": {"$ref": "urn:proveit-corpus:common#/$defs/date"},
+        "conclusion": {"enum": ["sans-observation", "observations", "injonction"]},
+    },
+}
+ENTRY = """  - nom: controles
+    chemin: /controles/{id}
+    motifs: {id: "CTL-[0-9]{4,6}"}
+    schema: controles
+    source: {dossier: entites, section: controles, plusieurs: true}
+    proprietaire: entites
+    liens:
+      - {champ: entite, vers: entites, appartient: true}
+"""
+SECTION = """controles:
+  - id: CTL-0410
+    entite: /entites/ENT-4102
+    date_controle: 2026-03-12
+    conclusion: observations
+"""
+
+
+def corpus(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "generator.cli", *args, "--root", str(root)], capture_output=True,
+                          text=True, cwd=root, timeout=300, check=False)
+
+
+def tree(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture()
+def checkout(tmp_path: Path) -> Path:
+    for name in ("corpus_src", "tracks"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    return tmp_path
+
+
+def add_collection(root: Path) -> None:
+    definition = root / "tracks" / "conformite" / "track.yaml"
+    text = definition.read_text("utf-8")
+    anchor = "\n# (start, end) date fields"
+    definition.write_text(text.replace(anchor, ENTRY.rstrip("\n") + "\n" + anchor, 1), "utf-8")
+    schema = root / "tracks" / "conformite" / "schemas" / "controles.schema.json"
+    schema.write_text(json.dumps(CONTROLES_SCHEMA, indent=2) + "\n", "utf-8")
+
+
+def test_a_new_collection_is_one_schema_and_one_entry(checkout: Path) -> None:
+    before = tree(checkout / "tracks")
+    add_collection(checkout)
+    after = tree(checkout / "tracks")
+    changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+    assert changed == ["conformite/schemas/controles.schema.json", "conformite/track.yaml"]
+    entity = checkout / "corpus_src" / "entites" / "ENT-4102.yaml"
+    entity.write_text(entity.read_text("utf-8") + SECTION, "utf-8")
+
+    result = corpus(checkout, "build")
+    assert result.returncode == 0, result.stderr
+    served = json.loads((checkout / "build" / "controles" / "CTL-0410.json").read_text("utf-8"))
+    assert served == {"ressource": "/controles/CTL-0410", "existe": True, "entite": "/entites/ENT-4102",
+                      "date_controle": "2026-03-12", "conclusion": "observations"}
+    catalogue = json.loads((checkout / "build" / "catalogue.json").read_text("utf-8"))
+    assert any(r["url"].endswith("/controles/CTL-0410") for r in catalogue["ressources"])
+    listed = json.loads(corpus(checkout, "tracks", "--json").stdout)[0]
+    assert "controles" in listed["collections"]
+    # every other served byte is the committed one: the catalogue alone lists the new document
+    for name, digest in tree(ROOT / "build").items():
+        if name != "catalogue.json":
+            assert tree(checkout / "build")[name] == digest, name
+
+
+def test_the_new_collection_is_validated_by_the_same_rules(checkout: Path) -> None:
+    add_collection(checkout)
+    entity = checkout / "corpus_src" / "entites" / "ENT-4102.yaml"
+    wrong = SECTION.replace("entite: /entites/ENT-4102", "entite: /entites/ENT-2751") \
+        .replace("conclusion: observations", "conclusion: sans-suite").replace("CTL-0410", "CTL-41")
+    entity.write_text(entity.read_text("utf-8") + wrong, "utf-8")
+    result = corpus(checkout, "check")
+    assert result.returncode == 1
+    problems = result.stderr.splitlines()
+    assert any("controles[0].id: 'CTL-41' does not match the pattern of /controles/ (CTL-[0-9]{4,6})" in line
+               for line in problems), problems
+    assert any("controles[0].conclusion: 'sans-suite' is not one of" in line for line in problems), problems
+    assert any("controles[0].entite: /entites/ENT-2751 is not the entity of this file (/entites/ENT-4102)" in line
+               for line in problems), problems
