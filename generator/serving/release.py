@@ -22,7 +22,7 @@ from pathlib import Path
 from secrets import token_hex
 
 from generator.base.errors import GeneratorError, os_error_text
-from generator.compiler.track_file import TRACKS_DIR, track_named
+from generator.compiler.track_file import TRACKS_DIR, load_tracks, track_named
 from generator.contract.build_proof import prove_build
 from generator.serving.nginx_process import reload_and_wait, running_pid
 from generator.serving.nginx_render import Rendered, render_checked, write
@@ -49,25 +49,36 @@ def install(root: Path, releases: Path, expect: str | None = None) -> Path:
     Two installs of the same build at once both copy; the first rename wins and the second finds the
     target in place: it proves it and uses it, as if it had been installed before.
     """
-    places = track_named(root, None).places
+    tracks = load_tracks(root)
+    places = tracks[0].places  # the first track names the release; every track's build goes with it
     digest = prove_build(root, expect, places).hash
+    others = [track.places for track in tracks[1:]]
+    for other in others:
+        prove_build(root, None, other)
+
+    def proven(folder: Path) -> None:
+        prove_build(folder, digest, places)
+        for other in others:
+            prove_build(folder, None, other)
+
     target = releases / digest
     if target.is_dir():
-        prove_build(target, digest, places)
+        proven(target)
         return target
     releases_folder(releases)
     staging = releases / f".install-{digest}-{os.getpid()}-{token_hex(4)}"
     try:
-        for name in (places.build, places.manifest, TRACKS_DIR):  # the track says which paths it serves
+        names = [name for p in (places, *others) for name in (p.build, p.manifest)]
+        for name in (*names, TRACKS_DIR):  # the tracks say which paths they serve
             shutil.copytree(root / name, staging / name)
-        prove_build(staging, digest, places)  # the copy, not only the source
+        proven(staging)  # the copy, not only the source
         os.chmod(staging, 0o755)
         try:
             staging.rename(target)
         except OSError as exc:
             if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not target.is_dir():
                 raise
-            prove_build(target, digest, places)  # installed meanwhile by another run: the same bytes, proven
+            proven(target)  # installed meanwhile by another run: the same bytes, proven
     except OSError as exc:
         raise RenderError(f"{exc.filename or target}: cannot install the release: {exc.strerror}") from None
     finally:
