@@ -169,3 +169,18 @@ HONEST_01: list[Claim] = [("/entites/ENT-0001", "/agrements/0", "/agrements/AGR-
                           ("/agrements/AGR-0001", "/date_fin_validite", "2026-03-31")]
 HONEST_02: list[Claim] = [("/entites/ENT-0002", "/statut", "en-liquidation"),
                           ("/agrements/AGR-0002", "/statut", "suspendu")]
+
+
+def anchor_of(root: Path, path: str = "/gel", proof_id: str = "prf_anchor0001") -> dict[str, Any]:
+    """The opened pair of a proof that anchored ``root``'s freeze record by ``GET <base URL><path>``, its two
+    hashes derived here from CONTRACT.md §2 (the record's bytes parsed and canonicalised), not by the code."""
+    record = json.loads((root / "freeze" / "record.json").read_bytes())
+    response = hashlib.sha256(json.dumps(record, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return {"proof_id": proof_id, "request_hash": {"nonce": NONCE, "value": expected_request_hash(path)},
+            "response_hash": {"nonce": NONCE, "value": response}}
+
+
+def write_anchor(root: Path, folder: Path, **kwargs: Any) -> Path:
+    anchor = folder / "anchor.json"
+    anchor.write_text(json.dumps(anchor_of(root, **kwargs)), "utf-8")
+    return anchor

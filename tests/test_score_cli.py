@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from score_fixtures import HONEST_01, HONEST_02, ScoreWorld, make_score_world, submission
+from score_fixtures import HONEST_01, HONEST_02, ScoreWorld, make_score_world, submission, write_anchor
 from trackfix import CONFORMITE
 
 from generator.cli.main import main
@@ -105,9 +105,11 @@ def _frozen(world: ScoreWorld, tmp_path: Path) -> Path:
 
 def test_frozen_season_scores_when_the_check_passes(world: ScoreWorld, tmp_path: Path) -> None:
     salt = _frozen(world, tmp_path)
+    anchor = write_anchor(world.root, tmp_path)
     report = score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root,
-                               salt_file=salt, track=CONFORMITE)
+                               salt_file=salt, anchor_file=anchor, track=CONFORMITE)
     assert report["gel"]["statut"] == "verifie" and report["reussite"] == 1
+    assert report["gel"]["ancre"] == "prf_anchor0001"
 
 
 def test_refuses_when_the_freeze_check_fails(world: ScoreWorld, tmp_path: Path,
@@ -115,14 +117,15 @@ def test_refuses_when_the_freeze_check_fails(world: ScoreWorld, tmp_path: Path,
     salt = _frozen(world, tmp_path)
     key = world.root / "season" / "cle.json"
     key.write_text(key.read_text("utf-8").replace('"conforme"', '"indeterminable"', 1), "utf-8")
+    anchor = write_anchor(world.root, tmp_path)
     with pytest.raises(ScoreRefused, match="commitment"):
-        score_submissions([], root=world.root, salt_file=salt, track=CONFORMITE)
+        score_submissions([], root=world.root, salt_file=salt, anchor_file=anchor, track=CONFORMITE)
     manifest = world.root / "manifest" / "manifest.json"
     manifest.write_bytes(manifest.read_bytes() + b"\n")
     sub = write(tmp_path, "s.json", submission(world, "conf-01", "conforme", HONEST_01))
     out_json = tmp_path / "report.json"
     code, out, err = run(capsys, str(sub), "--root", str(world.root), "--json", str(out_json), "--salt-file",
-                         str(salt))
+                         str(salt), "--anchor", str(anchor))
     assert code == 1 and out == "" and "REFUSED" in err and "manifest hash" in err
     assert not out_json.exists()
 
@@ -152,7 +155,7 @@ def test_frozen_task_statements_are_checked(world: ScoreWorld, tmp_path: Path) -
     tasks.write_text(json.dumps(data, ensure_ascii=False, indent=2), "utf-8")
     with pytest.raises(ScoreRefused, match=r"season/taches\.json hashes to [0-9a-f]{64}, not to the frozen"):
         score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root, salt_file=salt,
-                          track=CONFORMITE)
+                          anchor_file=write_anchor(world.root, tmp_path), track=CONFORMITE)
 
 
 def test_refuses_altered_frozen_bytes(world: ScoreWorld) -> None:

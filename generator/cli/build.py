@@ -18,9 +18,10 @@ from generator.cli.options import (
     base_url_option,
     print_problems,
 )
+from generator.cli.score import load_proofs
 from generator.compiler.pipeline import build, check
 from generator.compiler.track_file import load_tracks, track_named
-from generator.contract.freeze import check_freeze, freeze
+from generator.contract.freeze import check_anchor, check_freeze, freeze, record_call_of
 from generator.contract.manifest import Manifest
 from generator.tracks.listing import track_listing
 from generator.tracks.model import Track
@@ -107,8 +108,12 @@ def cmd_freeze(args: argparse.Namespace) -> int:
     track = _track(args)
     data = freeze(args.root, args.bareme or args.root / track.bareme.file, args.salt_file, track.places)
     sys.stdout.write(data.decode("utf-8"))
-    print(f"corpus freeze: wrote {track.places.record}; keep {args.salt_file} secret until the close, and anchor "
-          "the record through Trust Layer", file=sys.stderr)
+    print(f"corpus freeze: wrote {track.places.record}; keep {args.salt_file} secret until the close",
+          file=sys.stderr)
+    print("corpus freeze: serve it, then anchor it with one call through the Trust Layer proxy, made with the "
+          "challenge's key, and publish its proof_id (docs/operating.md, the freeze ceremony):", file=sys.stderr)
+    for line in record_call_of(args.root, track.places).lines():
+        print(f"  {line}", file=sys.stderr)
     return 0
 
 
@@ -128,7 +133,15 @@ def cmd_tracks(args: argparse.Namespace) -> int:
 
 
 def cmd_freeze_check(args: argparse.Namespace) -> int:
-    problems = check_freeze(args.root, args.salt_file, _track(args).places)
+    places = _track(args).places
+    problems = check_freeze(args.root, args.salt_file, places)
+    if args.anchor is not None and (args.root / places.record).is_file():
+        proofs = load_proofs(args.proofs) if args.proofs is not None else None
+        anchor, anchored = check_anchor(args.root, places, args.anchor, proofs)
+        problems += anchored
+        if not anchored:
+            print(f"corpus freeze-check: anchor {anchor.proof_id} opens to {places.record} as served at "
+                  f"{places.served_record}", file=sys.stderr)
     for problem in problems:
         print(f"corpus freeze-check: {problem}", file=sys.stderr)
     print(f"corpus freeze-check: {'FAILED' if problems else 'passed'}", file=sys.stderr)
@@ -194,6 +207,10 @@ def register(sub: Subparsers) -> None:
                        description="What the scorer checks before scoring (spec §8.5): the manifest hash and, "
                                    "with --salt-file, the key commitment. Exit 1 on any difference.")
     p.add_argument("--salt-file", type=Path, help="the salt, to check the key commitment too")
+    p.add_argument("--anchor", type=Path, help="the opened pair of the anchoring proof ({proof_id, request_hash, "
+                                               "response_hash}): checked against the record served")
+    p.add_argument("--proofs", type=Path, help="the third-party proof verification (as corpus score --proofs): "
+                                               "the anchoring proof must be valid and bound")
     add_root_options(p)
     add_track_option(p)
     p.set_defaults(func=cmd_freeze_check)

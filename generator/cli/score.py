@@ -12,6 +12,7 @@ from typing import Any
 from generator.base import strict_json
 from generator.base.atomic_file import FileWriteError, check_target, write_atomic
 from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, read_bounded
+from generator.base.errors import GeneratorError
 from generator.base.output_places import key_output_file, not_an_input
 from generator.cli.options import PROBLEM, Subparsers
 from generator.compiler.track_file import track_named
@@ -21,8 +22,8 @@ from generator.score.render import ScoreReport, render_table
 from generator.score.track import DuplicateTask, score_submissions
 
 
-class _BadFile(Exception):
-    pass
+class _BadFile(GeneratorError):
+    """A file the command was given cannot be used: one line, exit 1."""
 
 
 def _text(path: Path) -> str:
@@ -63,7 +64,7 @@ def _load_submission(path: Path) -> Any:
     return FormatDefects(defects, task_id if clean else None)
 
 
-def _load_proofs(path: Path) -> Any:
+def load_proofs(path: Path) -> Any:
     """The proof verification file; a defect in it (a key twice...) is a file error: it cannot be trusted."""
     value, defects = _parse(path)
     if defects:
@@ -102,7 +103,7 @@ def submission_files(paths: list[Path]) -> list[Path]:
 
 def _json_target(args: argparse.Namespace, files: list[Path]) -> None:
     """The report holds the key (verdict_attendu): under run/ or outside the repository, and no input."""
-    inputs = [*files, *(p for p in (args.proofs, args.salt_file) if p is not None)]
+    inputs = [*files, *(p for p in (args.proofs, args.salt_file, args.anchor) if p is not None)]
     key_output_file(args.root, args.json, "score reports (their verdict_attendu)")
     not_an_input(args.json, inputs)
     check_target(args.json)  # before the table is printed, not after
@@ -116,14 +117,14 @@ def cmd_score(args: argparse.Namespace) -> int:
         if args.json is not None:
             _json_target(args, files)
         submissions = [_load_submission(f) for f in files]
-        proofs = _load_proofs(args.proofs) if args.proofs else None
+        proofs = load_proofs(args.proofs) if args.proofs else None
     except (_BadFile, FileWriteError) as exc:  # an OutputRefused (--json in the repository) is exit 2
         print(f"corpus score: {exc}", file=sys.stderr)
         return PROBLEM
     try:
         track = track_named(args.root, args.track)
         report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
-                                   salt_file=args.salt_file)
+                                   salt_file=args.salt_file, anchor_file=args.anchor)
     except DuplicateTask as exc:
         print(f"corpus score: {exc.task_id} is submitted by {', '.join(str(files[i]) for i in exc.positions)}: "
               "the season keeps the last one recorded; give one file per task", file=sys.stderr)
@@ -157,7 +158,8 @@ def register(sub: Subparsers) -> None:
                     "instrument defect, then prints réussite, overclaim and the best constant answer. Conditions "
                     "1 and 2 need Trust Layer: give their result with --proofs, or they are taken as met and "
                     "every line says they were not verified. Once freeze/record.json exists, requires "
-                    "--salt-file and refuses to score unless the whole freeze check passes.")
+                    "--salt-file and --anchor, and refuses to score unless the whole freeze check passes and the "
+                    "anchor opens to the record served.")
     p.add_argument("submissions", nargs="+", type=Path, help="submission files, or folders of *.json files")
     p.add_argument("--proofs", type=Path, help='third-party proof verification: {"<proof_id>": {"valide": '
                                                'bool, "identite_liee": bool}}')
@@ -165,6 +167,9 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--salt-file", type=Path, help="the salt published at the close, to check the key "
                                                   "commitment of the freeze record (required once "
                                                   "freeze/record.json exists, spec §8.5)")
+    p.add_argument("--anchor", type=Path, help="the opened pair of the proof that anchored the freeze record "
+                                               "({proof_id, request_hash, response_hash}, from GET "
+                                               "/v1/proof/{id}/full; required once frozen, spec §8.5)")
     p.add_argument("--root", type=Path, default=Path.cwd(),
                    help="project folder holding build/, manifest/, season/ and freeze/ (default: .)")
     p.add_argument("--track", metavar="PISTE", default=None,

@@ -94,6 +94,15 @@ def load_track(file: Path, root: Path) -> Track:
         raise CorpusError(problems)
     checker = _Checker(record, problems)
     track = checker.track(folder)
+    for key, path in (("referentiel", track.referentiel), ("catalogue", track.catalogue),
+                      ("gel_servi", track.record_path)):
+        shaped = next((c.name for c in track.collections if c.matches(path)), None)
+        if shaped is not None:
+            problems.append(checker.at(record.data, key, key, f"{path} has the shape of the collection "
+                                       f"{shaped}: a single document needs a path of its own"))
+    if len({track.referentiel, track.catalogue, track.record_path}) < 3:
+        problems.append(checker.at(record.data, "gel_servi", "gel_servi", "referentiel, catalogue and "
+                                   "gel_servi must be three different paths"))
     if folder.name != track.piste:
         problems.append(checker.at(record.data, "piste", "piste", f"the folder must be named {track.piste} "
                                    f"after the track (it is {folder.name})"))
@@ -153,7 +162,8 @@ class _Checker:
             piste=data["piste"], title=data["titre"], folder=folder, code=code,
             trees=Trees(trees["sources"], trees["sources_saison"], trees["build"], trees["manifest"],
                         trees["saison"], trees["gel"]),
-            referentiel=data["referentiel"], catalogue=data["catalogue"], corpus_key=data["cle_du_corpus"],
+            referentiel=data["referentiel"], catalogue=data["catalogue"], record_path=data["gel_servi"],
+            corpus_key=data["cle_du_corpus"],
             collections=collections, links=links,
             date_orders=tuple(self.date_order(i, item, names) for i, item in
                               enumerate(data.get("ordres_de_dates", []))),

@@ -21,6 +21,7 @@ from typing import Any
 from generator.base.bounded_read import PUBLISHED_LIMIT, SALT_LIMIT
 from generator.base.errors import FreezeRecordError, FrozenMismatch, ManifestError, read_file
 from generator.base.transaction import builder_lock, make_dir, reading, write_file
+from generator.contract.anchor import Anchor, RecordCall, anchor_problems, record_call
 from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import MANIFEST_FILE, Manifest
 from generator.contract.places import Places
@@ -218,3 +219,26 @@ def check_freeze(root: Path, salt_file: Path | None, places: Places) -> list[str
     if salt_file is not None and commitment(read_salt(salt_file), key) != record.key_commitment:
         problems.append(f"sha256(salt ‖ {places.key_file}) differs from the frozen commitment")
     return problems
+
+
+def record_call_of(root: Path, places: Places) -> RecordCall:
+    """The proxied call that anchors the track's freeze record, as it stands, and the hashes it will have."""
+    with reading(root):
+        base_url = Manifest.load(root, places.manifest).base_url
+        record = _read(root / places.record)
+    return record_call(base_url, places, record)
+
+
+def check_anchor(root: Path, places: Places, anchor_file: Path,
+                 proofs: dict[str, Any] | None = None) -> tuple[Anchor, list[str]]:
+    """The anchor and why it does not open to the record served (spec §8.3, §8.5); with ``proofs`` (the
+    third-party verification of ``corpus score --proofs``), the anchoring proof must be valid and bound."""
+    anchor = Anchor.read(anchor_file)
+    problems = anchor_problems(anchor, record_call_of(root, places))
+    if proofs is not None:
+        verdict = proofs.get(anchor.proof_id)
+        held = isinstance(verdict, dict) and verdict.get("valide") is True and verdict.get("identite_liee") is True
+        if not held:
+            problems.append(f"anchor {anchor.proof_id}: the proofs file does not hold it as valid and bound to "
+                            "the challenge's identity (conditions 1 and 2)")
+    return anchor, problems

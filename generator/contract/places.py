@@ -22,6 +22,7 @@ class Places:
     bareme_section: str  # "conformite-bareme-v3"
     bareme_file: str  # the byte-exact section, checkout-relative
     bareme_sha256: str  # its published SHA-256
+    served_record: str = ""  # the canonical path the freeze record is served at, once it exists
 
     @property
     def record(self) -> Path:

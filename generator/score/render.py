@@ -244,7 +244,7 @@ class ScoreReport:
 
     saison: int
     piste: str
-    gel: tuple[str, str]  # statut, detail
+    gel: tuple[str, str, str | None]  # statut, detail, the anchoring proof's id (a frozen season only)
     conditions_1_2: str
     reussite: int
     taches_total: int
@@ -264,7 +264,9 @@ class ScoreReport:
         gel, overclaim, constant = f.record("gel"), f.record("overclaim"), f.record("meilleure_reponse_constante")
         causes = f.record("causes")
         return cls(
-            f.count("saison"), f.text("piste"), (gel.text("statut"), gel.text("detail")), f.text("conditions_1_2"),
+            f.count("saison"), f.text("piste"),
+            (gel.text("statut"), gel.text("detail"), gel.text("ancre") if "ancre" in gel.data else None),
+            f.text("conditions_1_2"),
             f.count("reussite"), f.count("taches_total"),
             (overclaim.count("non_etayees"), overclaim.count("rendues"),
              overclaim.take("taux", lambda v: v is None or (type(v) in (int, float) and 0 <= v <= 1),
@@ -298,7 +300,9 @@ class ScoreReport:
         taux = self.overclaim[2]
         return {
             "format": FORMAT, "saison": self.saison, "piste": self.piste,
-            "gel": {"statut": self.gel[0], "detail": self.gel[1]}, "conditions_1_2": self.conditions_1_2,
+            "gel": {"statut": self.gel[0], "detail": self.gel[1],
+                    **({"ancre": self.gel[2]} if self.gel[2] else {})},
+            "conditions_1_2": self.conditions_1_2,
             "reussite": self.reussite, "taches_total": self.taches_total,
             "overclaim": {"non_etayees": self.overclaim[0], "rendues": self.overclaim[1],
                           "taux": None if taux is None else float(taux)},

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from generator.contract.freeze import check_freeze
+from generator.contract.freeze import check_anchor, check_freeze
 from generator.contract.places import Places
 from generator.score.assertion import CAUSES, Proofs
 from generator.score.entry import FormatDefects
@@ -21,7 +21,8 @@ from generator.tracks.model import Track
 FORMAT = "corpus-score/1"
 
 
-def freeze_status(root: Path, salt_file: Path | None, places: Places) -> dict[str, Any]:
+def freeze_status(root: Path, salt_file: Path | None, places: Places, anchor_file: Path | None = None,
+                  proofs: dict[str, Any] | None = None) -> dict[str, Any]:
     """``{"statut": "non_gele"}`` before the freeze; after it, the whole check passes or scoring is refused.
 
     Once frozen, the salt is required: spec §8.5 has the scorer recompute ``sha256(sel ‖ clé)`` before any
@@ -37,8 +38,16 @@ def freeze_status(root: Path, salt_file: Path | None, places: Places) -> dict[st
     problems = check_freeze(root, salt_file, places)
     if problems:
         raise ScoreRefused("the freeze check fails, no score is rendered (spec §8.5): " + "; ".join(problems))
-    return {"statut": "verifie",
-            "detail": f"{record}: manifest hash, task statements hash and key commitment match"}
+    if anchor_file is None:
+        raise ScoreRefused(f"the season is frozen ({record}): give --anchor, the opened pair of the proof that "
+                           f"anchored the record (GET {places.served_record} through the proxy); the scorer "
+                           "checks that it opens to this very record before any score (spec §8.5)")
+    anchor, problems = check_anchor(root, places, anchor_file, proofs)
+    if problems:
+        raise ScoreRefused("the freeze check fails, no score is rendered (spec §8.5): " + "; ".join(problems))
+    return {"statut": "verifie", "ancre": anchor.proof_id,
+            "detail": f"{record}: anchored by {anchor.proof_id}; manifest hash, task statements hash and key "
+                      "commitment match"}
 
 
 def best_constant_answer(key: Mapping[str, KeyEntry]) -> dict[str, Any]:
@@ -128,7 +137,7 @@ def score_with(inputs: ScoringInputs, submissions: list[Any], proofs: Proofs | N
 
 
 def score_submissions(submissions: list[dict], *, root: Path, track: Track, proofs: dict | None = None,
-                      salt_file: Path | None = None) -> dict:
+                      salt_file: Path | None = None, anchor_file: Path | None = None) -> dict:
     """Score a participant's submissions (parsed §4 JSON objects, at most one per task) against ``root``.
 
     ``root`` is the repository root holding the track's trees (conformité: ``build/``, ``manifest/``,
@@ -138,6 +147,7 @@ def score_submissions(submissions: list[dict], *, root: Path, track: Track, proo
     they were not verified offline. Returns the ``corpus-score/1`` report (see docs/season.md, Scoring).
     Raises :class:`ScoreRefused` when the freeze check fails, :class:`ScoreInputError` on unusable inputs.
     """
-    gel = freeze_status(root, salt_file, track.places)
+    checked = None if proofs is None else check_proofs(proofs)
+    gel = freeze_status(root, salt_file, track.places, anchor_file, checked)
     inputs = load_inputs(root, track)
     return score_with(inputs, submissions, None if proofs is None else check_proofs(proofs), gel)

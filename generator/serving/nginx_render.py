@@ -291,8 +291,10 @@ def _context(s: Settings, served: list[Served], worker_user: str | None) -> dict
         "build_root_display": str(served[0].build),
         "other_tracks": [{"piste": one.track.piste, "root": quote_path(one.build),
                           "prefixes": [quote_path(c.prefix) for c in one.track.collections],
-                          "documents": [quote_path(p) for p in one.track.served_paths()]}
+                          "documents": [quote_path(p) for p in (one.track.referentiel, one.track.catalogue)]}
                          for one in served[1:]],
+        "records": [{"piste": one.track.piste, "path": quote_path(one.track.record_path),
+                     "file": quote_path(s.root / one.track.places.record)} for one in served],
         "absent_text": absent_text,
         "extra_server_include": quote_path(s.extra_server_include) if s.extra_server_include else "",
         "upstreams": _upstreams(s),

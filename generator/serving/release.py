@@ -21,9 +21,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from secrets import token_hex
 
+from generator.base.atomic_file import write_atomic
 from generator.base.errors import GeneratorError, os_error_text
 from generator.compiler.track_file import TRACKS_DIR, load_tracks, track_named
 from generator.contract.build_proof import prove_build
+from generator.contract.places import Places
 from generator.serving.nginx_process import reload_and_wait, running_pid
 from generator.serving.nginx_render import Rendered, render_checked, write
 from generator.serving.nginx_settings import RenderError, Settings, SettingsFile, read_settings
@@ -64,6 +66,7 @@ def install(root: Path, releases: Path, expect: str | None = None) -> Path:
     target = releases / digest
     if target.is_dir():
         proven(target)
+        carry_records(root, target, [places, *others])
         return target
     releases_folder(releases)
     staging = releases / f".install-{digest}-{os.getpid()}-{token_hex(4)}"
@@ -72,6 +75,7 @@ def install(root: Path, releases: Path, expect: str | None = None) -> Path:
         for name in (*names, TRACKS_DIR):  # the tracks say which paths they serve
             shutil.copytree(root / name, staging / name)
         proven(staging)  # the copy, not only the source
+        carry_records(root, staging, [places, *others])
         os.chmod(staging, 0o755)
         try:
             staging.rename(target)
@@ -84,6 +88,21 @@ def install(root: Path, releases: Path, expect: str | None = None) -> Path:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def carry_records(root: Path, release: Path, every: list[Places]) -> None:
+    """Each track's freeze record, when it exists, goes with the release: the vhost serves it for its
+    anchoring (spec §8.3). A release installed before the freeze gets it added, never changed otherwise."""
+    for places in every:
+        source = root / places.record
+        if not source.is_file():
+            continue
+        data = source.read_bytes()
+        target = release / places.record
+        if target.is_file() and target.read_bytes() == data:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(target, data, mode=0o644)
 
 
 def link(releases: Path, name: str) -> Path | None:

@@ -25,6 +25,7 @@ def track_listing(track: Track) -> dict[str, Any]:
         "gel": places.record.as_posix(),
         "referentiel": track.referentiel,
         "catalogue": track.catalogue,
+        "gel_servi": track.record_path,
         "bareme": track.bareme.file,
         "bareme_section": track.bareme.section,
         "bareme_sha256": track.bareme.sha256,

@@ -228,6 +228,7 @@ class Track:
     trees: Trees
     referentiel: str
     catalogue: str
+    record_path: str  # where the freeze record is served once it exists (never in the manifest)
     corpus_key: str  # the source file's field naming the corpus (corpus.yaml)
     collections: tuple[Collection, ...]
     links: tuple[Link, ...]
@@ -274,11 +275,11 @@ class Track:
         """What the contract layer (freeze, build proof, scorer) needs to know of the track's files."""
         trees, bareme = self.trees, self.bareme
         return Places(self.piste, trees.build, trees.manifest, trees.season, trees.freeze, bareme.section,
-                      bareme.file, bareme.sha256)
+                      bareme.file, bareme.sha256, self.record_path)
 
     def served_paths(self) -> tuple[str, ...]:
-        """The single documents the track serves besides its collections."""
-        return (self.referentiel, self.catalogue)
+        """The single documents the track serves besides its collections (the freeze record included)."""
+        return (self.referentiel, self.catalogue, self.record_path)
 
     def prefixes(self) -> tuple[str, ...]:
         """Every literal path start of the track: its collections', its référentiel's and catalogue's."""
