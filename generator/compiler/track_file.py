@@ -59,7 +59,7 @@ def load_tracks(root: Path) -> list[Track]:
     tracks = []
     for file in files:
         try:
-            tracks.append(load_track(file, root))
+            tracks.append(load_track(file))
         except CorpusError as exc:
             problems += exc.problems
     _check_together(tracks, problems)
@@ -80,13 +80,12 @@ def track_named(root: Path, piste: str | None) -> Track:
     raise CorpusError([Problem(Location("--track"), "", f"no track {piste!r} in {TRACKS_DIR}/ (tracks: {names})")])
 
 
-def load_track(file: Path, root: Path) -> Track:
+def load_track(file: Path) -> Track:
     """One track file; raise :class:`CorpusError` with every problem of it."""
     problems: list[Problem] = []
     folder = file.parent
-    relative = file.relative_to(root).as_posix() if file.is_relative_to(root) else str(file)
-    record = read_record(root, relative, "track", problems) if file.is_relative_to(root) else \
-        read_record(folder, TRACK_FILE, "track", problems)
+    # read from tracks/, so that every message names tracks/<piste>/track.yaml whatever the checkout's name
+    record = read_record(folder.parent, f"{folder.name}/{file.name}", "track", problems)
     if record is None:
         raise CorpusError(problems)
     problems += check_schema(record)

@@ -252,8 +252,9 @@ class Validator:
         for collection in self.track.collections:
             if not collection.paginated:
                 continue
+            page_shape = re.compile(collection.part_pattern("page"))
             for record in self.sources.of(collection.name):
-                self._check_page_chain(record, re.compile(collection.part_pattern("page")))
+                self._check_page_chain(record, page_shape)
                 for index, path in enumerate(page_paths(record, collection)):
                     if path in self.index.pages:
                         other = self.index.pages[path][0]
@@ -431,25 +432,21 @@ class Validator:
                                             "file"))
 
     def _check_vocabularies(self) -> None:
-        def check(record: Record, key: str, vocabulary_name: str, label: str, corpus_key: str) -> None:
-            value = record.data.get(key)
-            declared = self.vocabularies.get(vocabulary_name)
-            if isinstance(value, str) and declared and value not in declared:
-                self.problems.append(_error(record, key, key, f"unknown {label} {value!r} (declare it "
-                                            f"under {corpus_key} in {self.track.trees.sources}/corpus.yaml)"))
-
-        labels: dict[str, str] = {}
         for vocabulary in self.track.vocabularies:
+            declared = self.vocabularies.get(vocabulary.name)
             for name in vocabulary.fields:
                 kind, _, key = name.partition(".")
-                labels[name] = vocabulary.label
                 for record in self.sources.of(kind):
-                    check(record, key, vocabulary.name, vocabulary.label, vocabulary.key)
+                    value = record.data.get(key)
+                    if isinstance(value, str) and declared and value not in declared:
+                        self.problems.append(_error(record, key, key, f"unknown {vocabulary.label} {value!r} "
+                                                    f"(declare it under {vocabulary.key} in "
+                                                    f"{self.track.trees.sources}/corpus.yaml)"))
         for collection in self.track.collections:
             key = collection.source.named_by
             if key is None:
                 continue
-            label = labels.get(f"{collection.name}.{key}", key)
+            label = self.track.vocabulary_label(f"{collection.name}.{key}") or key
             for record in self.sources.of(collection.name):
                 stem = record.file.rsplit("/", 1)[-1].removesuffix(".yaml")
                 if isinstance(record.data.get(key), str) and record.data[key] != stem:

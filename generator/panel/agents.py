@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.contract.manifest import Manifest
 from generator.score import make_disclosure, make_submission
 from generator.score.inputs import load_manifest
 from generator.season.checks import TaskReport
@@ -201,11 +202,17 @@ def wrong_value(value: Any) -> Any:
 
 # -- what each agent submits ----------------------------------------------------------------------------
 
+def _manifest(root: Path, contexts: list[Context]) -> Manifest | None:
+    """The scoring root's manifest of the contexts' track, read once for all their proofs."""
+    return load_manifest(root, contexts[0].reader.track.trees.manifest) if contexts else None
+
+
 def submissions(root: Path, contexts: list[Context], build: Builder) -> list[dict[str, Any]]:
+    manifest = _manifest(root, contexts)
     out = []
     for ctx in contexts:
+        assert manifest is not None
         verdict, claims = build(ctx)
-        manifest = load_manifest(root, ctx.reader.track.trees.manifest)
         stated = [(f.ressource, f.champ, f.valeur) for f in claims]
         out.append(make_submission(manifest, ctx.task_id, verdict, stated, piste=ctx.reader.track.piste))
     return out
@@ -214,8 +221,9 @@ def submissions(root: Path, contexts: list[Context], build: Builder) -> list[dic
 def tampered(root: Path, contexts: list[Context], kind: str) -> list[dict[str, Any]]:
     """Honest submissions (links first), each altered once in the way ``kind`` names."""
     subs = submissions(root, contexts, links_first)
+    manifest = _manifest(root, contexts)
     for ctx, sub in zip(contexts, subs, strict=True):
-        manifest = load_manifest(root, ctx.reader.track.trees.manifest)
+        assert manifest is not None
         first = sub["assertions"][0]
         claim = first["claim"]
         if kind == "ressource":

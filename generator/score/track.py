@@ -150,4 +150,4 @@ def score_submissions(submissions: list[dict], *, root: Path, track: Track, proo
     checked = None if proofs is None else check_proofs(proofs)
     gel = freeze_status(root, salt_file, track.places, anchor_file, checked)
     inputs = load_inputs(root, track)
-    return score_with(inputs, submissions, None if proofs is None else check_proofs(proofs), gel)
+    return score_with(inputs, submissions, checked, gel)

@@ -142,7 +142,6 @@ def check_task_names(reader: CorpusReader, st: Statement) -> list[Problem]:
                                 f"{'an' if collection.label[:1] in 'aeiou' else 'a'} {collection.label} of "
                                 f"{sources}/{folder}/, or add {start.removeprefix(collection.prefix)} there and "
                                 "rebuild; the task's other checks are skipped"))
-    labels = {name: v.label for v in track.vocabularies for name in v.fields}
     for common in track.graph.common:
         page = first_page(track, common, task)
         if resolve_pointer(reader.fetch(page), "/existe") is True:
@@ -152,7 +151,7 @@ def check_task_names(reader: CorpusReader, st: Statement) -> list[Problem]:
         named = fields[0] if fields else start_field
         value = task.field(named)
         shown = value if len(value) <= SHOWN_CHARACTERS else f"{value[:SHOWN_CHARACTERS]}…"
-        label = labels.get(f"{common.collection}.{named}", named)
+        label = track.vocabulary_label(f"{common.collection}.{named}") or named
         folder = listed.source.folder or listed.source.file or sources
         article = "an" if label[:1] in "aeiouéè" else "a"
         problems.append(Problem(st.field_location(named), f"taches[{st.index}].{named}", f"task {task.id} names "

@@ -111,9 +111,8 @@ def _group(track: Track, graph: Graph, path: str) -> str:
 
 
 def _node_order(track: Track, graph: Graph, path: str) -> tuple[Any, ...]:
-    order = {c.name: i for i, c in enumerate(track.collections)}
     found = track.collection_of(path)
-    rank = order.get(found.name, 99) if found else 99
+    rank = track.collection_order.get(found.name, 99) if found else 99
     return (0 if path in graph.proper else 1, rank, natural_key(path))
 
 

@@ -54,10 +54,7 @@ def is_link(reader: CorpusReader, fact: Fact) -> bool:
 def is_back_link(reader: CorpusReader, fact: Fact) -> bool:
     """Whether ``fact`` is the reverse field of a link (``/agrements/Y /entite``)."""
     found = reader.track.collection_of(fact.ressource)
-    if found is None:
-        return False
-    targets = {link.target: f"/{link.back}" for link in reader.track.links if link.back}
-    return targets.get(found.name) == fact.champ
+    return found is not None and reader.track.back_fields.get(found.name) == fact.champ
 
 
 def reverse_form(reader: CorpusReader, fact: Fact) -> Fact | None:

@@ -21,8 +21,6 @@ from generator.contract.places import Places
 
 # Any canonical path: no trailing slash, no '?', '%', '.', '_' or '//' (CONTRACT §3).
 CANONICAL_PATH = r"(?:/[A-Za-z0-9-]+)+"
-PAGE = r"[1-9][0-9]{0,2}"
-SLUG = r"[a-z]+(-[a-z]+)*"
 SYSTEME_PREFIX = "/_systeme/"
 DEFAULT_BASE_URL = "https://corpus.arkforge.tech"
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
@@ -88,8 +86,9 @@ class Collection:
         return self.regex.fullmatch(path) is not None
 
     def path(self, **values: str) -> str:
-        """The canonical path with each placeholder filled (``path(id="AGR-4417")``)."""
-        return _PLACEHOLDER.sub(lambda m: values[m.group(1)], self.template)
+        """The canonical path with each placeholder filled (``path(id="AGR-4417")``): the template's
+        placeholders are ``str.format`` fields, and this runs for every record of a build."""
+        return self.template.format(**values)
 
     def part_pattern(self, name: str) -> str:
         return dict(self.parts)[name]
@@ -265,6 +264,20 @@ class Track:
         return found is not None and pattern in found.probant
 
     @cached_property
+    def back_fields(self) -> dict[str, str]:
+        """Cited collection name -> the JSON Pointer of its field that names the citing record back."""
+        return {link.target: f"/{link.back}" for link in self.links if link.back}
+
+    def vocabulary_label(self, field: str) -> str | None:
+        """How messages name a value of ``collection.field`` when a vocabulary constrains it (``activité``)."""
+        return next((v.label for v in self.vocabularies if field in v.fields), None)
+
+    @cached_property
+    def collection_order(self) -> dict[str, int]:
+        """Collection name -> its rank in ``track.yaml`` (drawings sort by it)."""
+        return {c.name: i for i, c in enumerate(self.collections)}
+
+    @cached_property
     def back_links(self) -> dict[tuple[str, str], str]:
         """(citing prefix, citing top field) -> the JSON Pointer of the field that points back."""
         return {(self.collection(link.source).prefix, link.top_field): f"/{link.back}"
@@ -280,7 +293,3 @@ class Track:
     def served_paths(self) -> tuple[str, ...]:
         """The single documents the track serves besides its collections (the freeze record included)."""
         return (self.referentiel, self.catalogue, self.record_path)
-
-    def prefixes(self) -> tuple[str, ...]:
-        """Every literal path start of the track: its collections', its référentiel's and catalogue's."""
-        return tuple(sorted({c.prefix for c in self.collections} | set(self.served_paths())))

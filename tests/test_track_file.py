@@ -1,0 +1,75 @@
+"""What an author can get wrong in ``tracks/<piste>/track.yaml``: each is one line naming the file, the line and
+the field, through the real command, never a traceback or a hang."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from trackfix import ROOT
+
+DEFINITION = "tracks/conformite/track.yaml"
+
+
+def corpus(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "generator.cli", *args, "--root", str(root)], capture_output=True,
+                          text=True, cwd=root, timeout=60, check=False)
+
+
+def checkout(tmp_path: Path, old: str = "", new: str = "") -> Path:
+    root = tmp_path / "copy-named-anything"
+    shutil.copytree(ROOT / "corpus_src", root / "corpus_src")
+    shutil.copytree(ROOT / "tracks", root / "tracks")
+    definition = root / DEFINITION
+    text = definition.read_text("utf-8")
+    if old:
+        assert text.count(old) == 1, old
+        definition.write_text(text.replace(old, new), "utf-8")
+    return root
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("piste: conformite", "piste: [conformite",
+     f"{DEFINITION}:5:6: YAML syntax: while parsing a flow sequence"),
+    ('{champ: "agrements[]", vers: agrements, retour: entite}', '{champ: "agrements[]", vers: agremens}',
+     f"{DEFINITION}:41:32: collections[0].liens[0].vers: 'agremens' is not a collection of this track"),
+    ('motifs: {id: "ENT-[0-9]{4,6}"}', 'motifs: {ident: "ENT-[0-9]{4,6}"}',
+     "collections[0].chemin: {id} has no pattern under motifs"),
+    ("gel_servi: /gel", "gel_servi: /catalogue",
+     "gel_servi: referentiel, catalogue and gel_servi must be three different paths"),
+    ("gel_servi: /gel", "gel_servi: /entites/ENT-0001",
+     "gel_servi: /entites/ENT-0001 has the shape of the collection entites"),
+    ("piste: conformite", "piste: autre", "piste: the folder must be named autre after the track"),
+    ("bareme:\n", "bareme_:\n", "bareme_: unknown field"),
+])
+def test_a_broken_definition_is_one_line_naming_its_place(tmp_path: Path, old: str, new: str,
+                                                          expected: str) -> None:
+    result = corpus(checkout(tmp_path, old, new), "check")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert any(expected in line and line.startswith(DEFINITION) for line in result.stderr.splitlines()), \
+        result.stderr
+
+
+def test_no_tracks_folder_and_an_unknown_track_are_one_line(tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+    unknown = corpus(root, "check", "--track", "autre")
+    assert unknown.returncode == 1
+    assert "--track: no track 'autre' in tracks/ (tracks: conformite)" in unknown.stderr
+    shutil.rmtree(root / "tracks")
+    missing = corpus(root, "check")
+    assert missing.returncode == 1 and "tracks/: no track: the checkout needs tracks/<piste>/track.yaml" in \
+        missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_a_fifo_named_track_yaml_does_not_hang(tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+    (root / DEFINITION).unlink()
+    os.mkfifo(root / DEFINITION)
+    result = corpus(root, "tracks")
+    assert result.returncode == 1
+    assert f"{DEFINITION}: cannot read: not a regular file" in result.stderr
