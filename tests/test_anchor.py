@@ -137,3 +137,19 @@ def test_the_record_is_served_once_it_exists_and_never_before() -> None:
             assert "no-store" in served.header("Cache-Control")
             assert server.request("/gel", secret=None).status == 403
             assert server.request("/gel/").status == 404
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"proof_id": "a", "proof_id": "b"}', 'the key "proof_id" appears more than once'),
+    ("[1]", "request_hash.nonce: missing"),
+    ("{", "not JSON"),
+])
+def test_a_bad_anchor_file_is_one_line(frozen: tuple[ScoreWorld, Path], tmp_path: Path, text: str,
+                                       expected: str, capsys: pytest.CaptureFixture[str]) -> None:
+    world, _ = frozen
+    anchor = tmp_path / "anchor.json"
+    anchor.write_text(text, "utf-8")
+    assert main(["freeze-check", "--root", str(world.root), "--anchor", str(anchor)]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"corpus freeze-check: {anchor}: " + lines[0].split(f"{anchor}: ", 1)[1]]
+    assert expected in lines[0]

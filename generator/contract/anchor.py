@@ -9,11 +9,11 @@ hash of the record's bytes. :func:`record_call` says which call to make and whic
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.base import strict_json
 from generator.base.bounded_read import SUBMISSION_LIMIT
 from generator.base.errors import GeneratorError, read_file
 from generator.contract.hashing import request_hash, response_hash
@@ -57,10 +57,12 @@ class Anchor:
     def read(cls, path: Path) -> Anchor:
         data = read_file(path, AnchorError, "not found: give the opened pair of the anchoring proof",
                          limit=SUBMISSION_LIMIT)
-        try:
-            value: Any = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise AnchorError(f"{path}: not JSON ({exc})") from None
+        try:  # strictly, as every file a participant or an operator hands us: a key twice is refused
+            value, defects = strict_json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise AnchorError(f"{path}: not JSON ({exc or 'nested too deeply'})") from None
+        if defects:
+            raise AnchorError(f"{path}: {defects[0]}")
 
         def text(*keys: str) -> str:
             found: Any = value
