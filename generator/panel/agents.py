@@ -228,19 +228,11 @@ def tampered(root: Path, contexts: list[Context], kind: str) -> list[dict[str, A
         claim = first["claim"]
         if kind == "ressource":
             other = other_resource(ctx, Fact(claim["resource"], "", None))
-            proof_id, disclosure = make_disclosure(manifest, other)
-            sub["disclosures"] = {k: v for k, v in sub["disclosures"].items() if k not in first["proof_ids"]
-                                  or any(k in a["proof_ids"] for a in sub["assertions"][1:])}
-            sub["disclosures"][proof_id] = disclosure
-            first["proof_ids"] = [proof_id]
+            _cite_first(sub, *make_disclosure(manifest, other))
         elif kind == "valeur":
             claim["value"] = wrong_value(claim["value"])
         elif kind == "defaut":
-            proof_id, disclosure = make_disclosure(manifest, claim["resource"], response_of=systeme_path("403"))
-            sub["disclosures"] = {k: v for k, v in sub["disclosures"].items() if k not in first["proof_ids"]
-                                  or any(k in a["proof_ids"] for a in sub["assertions"][1:])}
-            sub["disclosures"][proof_id] = disclosure
-            first["proof_ids"] = [proof_id]
+            _cite_first(sub, *make_disclosure(manifest, claim["resource"], response_of=systeme_path("403")))
         elif kind == "doublon":
             sub["assertions"].append({**first, "id": "a-doublon"})
         elif kind == "plafond":
@@ -255,23 +247,31 @@ def tampered(root: Path, contexts: list[Context], kind: str) -> list[dict[str, A
             sub["disclosures"].update(more["disclosures"])
         elif kind == "hors-graphe":
             foreign = foreign_resource(ctx)
-            proof_id, disclosure = make_disclosure(manifest, foreign)
-            pointer = probant_field(ctx, foreign)
-            value = resolve_pointer(ctx.reader.fetch(foreign), pointer)
-            sub["assertions"][0] = {"id": first["id"], "claim": {"resource": foreign, "field": pointer,
-                                                                 "value": value}, "proof_ids": [proof_id]}
-            sub["disclosures"][proof_id] = disclosure
-            _prune(sub)
+            _state_first(sub, ctx, manifest, foreign, probant_field(ctx, foreign))
         elif kind == "non-probant":
             entity = ctx.report.statement.task.field(ctx.reader.track.graph.start)
-            proof_id, disclosure = make_disclosure(manifest, entity)
-            pointer = non_probant_field(ctx, entity)
-            value = resolve_pointer(ctx.reader.fetch(entity), pointer)
-            sub["assertions"][0] = {"id": first["id"], "claim": {"resource": entity, "field": pointer,
-                                                                 "value": value}, "proof_ids": [proof_id]}
-            sub["disclosures"][proof_id] = disclosure
-            _prune(sub)
+            _state_first(sub, ctx, manifest, entity, non_probant_field(ctx, entity))
     return subs
+
+
+def _cite_first(sub: dict[str, Any], proof_id: str, disclosure: dict[str, Any]) -> None:
+    """The first assertion cites this proof instead of its own (kept if a later assertion cites it too)."""
+    first = sub["assertions"][0]
+    sub["disclosures"] = {k: v for k, v in sub["disclosures"].items() if k not in first["proof_ids"]
+                          or any(k in a["proof_ids"] for a in sub["assertions"][1:])}
+    sub["disclosures"][proof_id] = disclosure
+    first["proof_ids"] = [proof_id]
+
+
+def _state_first(sub: dict[str, Any], ctx: Context, manifest: Manifest, resource: str, pointer: str) -> None:
+    """The first assertion states ``resource``'s served value at ``pointer``, with an honest proof of it."""
+    proof_id, disclosure = make_disclosure(manifest, resource)
+    value = resolve_pointer(ctx.reader.fetch(resource), pointer)
+    sub["assertions"][0] = {"id": sub["assertions"][0]["id"],
+                            "claim": {"resource": resource, "field": pointer, "value": value},
+                            "proof_ids": [proof_id]}
+    sub["disclosures"][proof_id] = disclosure
+    _prune(sub)
 
 
 def _prune(sub: dict[str, Any]) -> None:
