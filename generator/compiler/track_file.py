@@ -29,6 +29,7 @@ from generator.tracks.model import (
     Summary,
     Track,
     Trees,
+    VerdictReference,
     Vocabulary,
 )
 
@@ -183,7 +184,14 @@ class _Checker:
                 best_constant=(int(bareme["meilleure_constante"][0]), int(bareme["meilleure_constante"][1]))),
             verdicts=tuple(data["verdicts"]),
             drawing=self.drawing(data.get("dessin"), names),
+            verdict_reference=self.verdict_reference(data.get("verdict_reference")),
         )
+
+    def verdict_reference(self, item: dict[str, Any] | None) -> VerdictReference | None:
+        if item is None:
+            return None
+        return VerdictReference(item["nom"], self.regex(item, "motif", "verdict_reference.motif"),
+                                item.get("distinctes", False))
 
     def drawing(self, item: dict[str, Any] | None, names: set[str]) -> Drawing:
         if item is None:
@@ -256,27 +264,36 @@ class _Checker:
         return Vocabulary(item["nom"], item["cle"], tuple(item["champs"]), item.get("libelle", item["nom"]))
 
     def graph(self, item: dict[str, Any], names: set[str], links: tuple[Link, ...]) -> GraphSpec:
-        declared = {f"{link.source}.{link.top_field}" for link in links if link.top_field}
+        declared = {link.follow_name for link in links if link.follow_name}
         for k, name in enumerate(item["suivre"]):
             if name not in declared:
                 self.fail(item["suivre"], k, f"graphe.suivre[{k}]", f"{name!r} is not a declared link "
-                          "(collection.champ of a collection's liens)")
+                          "(collection.champ, or collection.entrees[].champ of a paginated one, of a "
+                          "collection's liens)")
+        for k, name in enumerate(item.get("partagees", [])):
+            if name not in names:
+                self.fail(item["partagees"], k, f"graphe.partagees[{k}]", f"{name!r} is not a collection of "
+                          "this track")
         common = []
         for k, entry in enumerate(item["listes_communes"]):
             where = f"graphe.listes_communes[{k}]"
             for key in ("collection", "noms_de"):
                 if key in entry and entry[key] not in names:
                     self.fail(entry, key, f"{where}.{key}", f"{entry[key]!r} is not a collection of this track")
-            if ("champ" in entry) != ("egal" in entry) or ("noms" in entry) != ("noms_de" in entry) \
-                    or ("champ" in entry) == ("noms" in entry):
-                self.fail(entry, None, where, "say which entries concern a task: champ and egal, or noms and "
-                          "noms_de")
+            ways = ("champ" in entry) + ("noms" in entry) + ("toutes_les_entrees" in entry)
+            if ("champ" in entry) != ("egal" in entry) or ("noms" in entry) != ("noms_de" in entry) or ways != 1:
+                self.fail(entry, None, where, "say which entries concern a task: champ and egal, noms and "
+                          "noms_de, or toutes_les_entrees")
             common.append(CommonList(entry["collection"], tuple(entry["premiere_page"].items()),
                                      entry.get("champ"), entry.get("egal"), tuple(entry.get("noms", ())),
-                                     entry.get("noms_de"), entry.get("titre", entry["collection"])))
-        start = item["depart"]
-        if start["collection"] not in names:
+                                     entry.get("noms_de"), entry.get("titre", entry["collection"]),
+                                     entry.get("toutes_les_entrees", False)))
+        start = item.get("depart")
+        if start is not None and start["collection"] not in names:
             self.fail(start, "collection", "graphe.depart.collection", f"{start['collection']!r} is not a "
                       "collection of this track")
-        return GraphSpec(start["champ"], start["collection"], tuple(item["suivre"]), tuple(common),
-                         item["description"], item["concerne"])
+        if start is None and not common:
+            self.fail(item, None, "graphe", "a graph needs a depart or at least one common list")
+        return GraphSpec(start["champ"] if start else None, start["collection"] if start else None,
+                         tuple(item["suivre"]), tuple(common), item["description"], item["concerne"],
+                         tuple(item.get("partagees", ())))

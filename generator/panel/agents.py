@@ -170,9 +170,18 @@ def other_resource(ctx: Context, fact: Fact) -> str:
     return next(p for p in sorted(ctx.graph.proper) if p != fact.ressource)
 
 
+def own_resource(ctx: Context) -> str:
+    """The task's start document (its entity), or, for a track without one, its first proper resource."""
+    start = ctx.reader.track.graph.start
+    return ctx.report.statement.task.field(start) if start is not None else sorted(ctx.graph.proper)[0]
+
+
 def foreign_resource(ctx: Context) -> str:
-    """A document of the start collection (another entity) outside the task's graph."""
-    prefix = ctx.reader.track.collection(ctx.reader.track.graph.start_collection).prefix
+    """A document of the start collection (another entity), or of the first proper resource's collection,
+    outside the task's graph."""
+    found = ctx.reader.track.collection_of(own_resource(ctx))
+    assert found is not None
+    prefix = found.prefix
     return next(f"{prefix}{p.stem}" for p in sorted((ctx.reader.build_dir / prefix.strip("/")).glob("*.json"))
                 if f"{prefix}{p.stem}" not in ctx.graph)
 
@@ -249,8 +258,8 @@ def tampered(root: Path, contexts: list[Context], kind: str) -> list[dict[str, A
             foreign = foreign_resource(ctx)
             _state_first(sub, ctx, manifest, foreign, probant_field(ctx, foreign))
         elif kind == "non-probant":
-            entity = ctx.report.statement.task.field(ctx.reader.track.graph.start)
-            _state_first(sub, ctx, manifest, entity, non_probant_field(ctx, entity))
+            own = own_resource(ctx)
+            _state_first(sub, ctx, manifest, own, non_probant_field(ctx, own))
     return subs
 
 

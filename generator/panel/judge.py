@@ -27,6 +27,7 @@ from generator.season.graph import task_graph
 from generator.season.logic import TrackLogic, load_logic
 from generator.season.model import Season
 from generator.season.reader import CorpusReader
+from generator.tracks.model import Track
 
 
 @dataclass
@@ -101,11 +102,18 @@ def _contexts(report: SeasonReport, reader: CorpusReader, strategy: Strategy | N
     return out
 
 
+def constant_verdicts(track: Track, season: Season) -> list[str]:
+    """The constant answers the panel tries: every fixed verdict word, then every reference the key expects
+    (the best a constant reference can do is the most frequent of them)."""
+    return [*track.verdicts, *sorted({e.verdict for e in season.key.values()} - set(track.verdicts))]
+
+
 def _run(root: Path, season: Season, report: SeasonReport, reader: CorpusReader) -> list[Row]:
     rows: list[Row] = []
     track, logic = reader.track, load_logic(reader.track)
     honest = _contexts(report, reader, None)
-    best = max((sum(e.verdict == v for e in season.key.values()) for v in track.verdicts), default=0)
+    constants = constant_verdicts(track, season)
+    best = max((sum(e.verdict == v for e in season.key.values()) for v in constants), default=0)
     for name, build in {**HONEST, **logic.INDEPENDENT}.items():
         row = _row(name, "honnête", root, submissions(root, honest, build), reader)
         excused = logic.EXCEPTIONS.get(name, {})  # tasks a cited season defect lets it fail
@@ -134,7 +142,7 @@ def _run(root: Path, season: Season, report: SeasonReport, reader: CorpusReader)
     row.problems += [f"{t['tache']}: {t['statut']}, expected non_rendue or rejetee_cloture"
                      for t in row.report["taches"] if t["statut"] not in ("non_rendue", "rejetee_cloture")]
     rows.append(row)
-    for verdict in track.verdicts:
+    for verdict in constants:
         row = _row(f"remplissage-constant-{verdict}", "abus", root,
                    submissions(root, honest, constant_filler(verdict)), reader)
         if row.report["reussite"] > best:

@@ -33,8 +33,9 @@ def _claim_problem(index: int, claim: dict[str, Any], task_id: str, inputs: Scor
                 f"(spec §5.7); probant fields of {prefix}: {', '.join(sorted(allowed)) or 'none'}")
     if resource in graph.common and not concerns_entity(inputs.reader, statement.task, graph,
                                                         Fact(resource, field, claim["value"])):
-        return (f"{where}: {resource} {field} bears on an entry that does not concern "
-                f"{statement.task.field(spec.start)} (spec §5.2: {spec.concerns_text})")
+        subject = statement.task.field(spec.start) if spec.start else statement.task.id
+        return (f"{where}: {resource} {field} bears on an entry that does not concern {subject} "
+                f"(spec §5.2: {spec.concerns_text})")
     return None
 
 

@@ -10,6 +10,7 @@ from those very bytes.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -96,6 +97,9 @@ def _read_shaped(root: Path, relative: Path, schema_name: str, track: Track) -> 
     return data
 
 
+_DATE_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 @dataclass(frozen=True)
 class Statements:
     """A track's ``taches.json`` as the scorer uses it: the season and one :class:`Statement` per task id."""
@@ -116,10 +120,13 @@ class Statements:
             minimum, plafond = t["assertions"]["minimum"], t["assertions"]["plafond"]
             if minimum > plafond:
                 raise ScoreInputError(f"{where}/assertions: minimum {minimum} above the plafond {plafond}")
-            try:
-                date.fromisoformat(t["date_examen"])
-            except ValueError:
-                raise ScoreInputError(f"{where}/date_examen: {t['date_examen']} is not a calendar date") from None
+            for name in track.statement_fields:  # the schema gives a date's shape; the calendar is checked here
+                value = t.get(name)
+                if isinstance(value, str) and _DATE_SHAPE.fullmatch(value):
+                    try:
+                        date.fromisoformat(value)
+                    except ValueError:
+                        raise ScoreInputError(f"{where}/{name}: {value} is not a calendar date") from None
             missing = [name for name in track.statement_fields if not isinstance(t.get(name), str)]
             if missing:
                 raise ScoreInputError(f"{where}/{missing[0]}: missing: a statement of the track {track.piste} "
@@ -194,7 +201,7 @@ class ScoringInputs:
         submission happens to read."""
         if task_id not in self._graphs:
             graph = task_graph(self.reader, self.statements[task_id].task)
-            for path in sorted(graph.proper | graph.common):
+            for path in sorted(graph.paths):
                 self.reader.fetch(path)
             self._graphs[task_id] = graph
         return self._graphs[task_id]

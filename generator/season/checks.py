@@ -20,7 +20,7 @@ from generator.season.logic import TrackLogic, load_logic
 from generator.season.model import KeyEntry, Season, Statement, not_a_start
 from generator.season.reader import MISSING, CorpusReader, Fact, resolve_pointer
 from generator.season.referentiel import consumed_fields
-from generator.tracks.model import Bareme, file_for
+from generator.tracks.model import Track, file_for
 
 
 @dataclass
@@ -129,26 +129,28 @@ def check_task_names(reader: CorpusReader, st: Statement) -> list[Problem]:
     field of the statement that names it."""
     track, task = reader.track, st.task
     sources = track.trees.sources
-    start_field, start = track.graph.start, task.field(track.graph.start)
-    collection = track.collection(track.graph.start_collection)
-    where = f"taches[{st.index}].{start_field}"
-    if not collection.matches(start):  # load_season refuses it; a Statement built otherwise may not
-        return [Problem(st.field_location(start_field), where, not_a_start(track, start))]
     problems = []
-    if resolve_pointer(reader.fetch(start), "/existe") is not True:
-        folder = collection.source.folder or sources
-        problems.append(Problem(st.field_location(start_field), where, f"task {task.id} names {start}, which "
-                                "the built corpus does not serve (existe: false): name "
-                                f"{'an' if collection.label[:1] in 'aeiou' else 'a'} {collection.label} of "
-                                f"{sources}/{folder}/, or add {start.removeprefix(collection.prefix)} there and "
-                                "rebuild; the task's other checks are skipped"))
+    start_field = track.graph.start
+    if start_field is not None and track.graph.start_collection is not None:
+        start = task.field(start_field)
+        collection = track.collection(track.graph.start_collection)
+        where = f"taches[{st.index}].{start_field}"
+        if not collection.matches(start):  # load_season refuses it; a Statement built otherwise may not
+            return [Problem(st.field_location(start_field), where, not_a_start(track, start))]
+        if resolve_pointer(reader.fetch(start), "/existe") is not True:
+            folder = collection.source.folder or sources
+            problems.append(Problem(st.field_location(start_field), where, f"task {task.id} names {start}, "
+                                    "which the built corpus does not serve (existe: false): name "
+                                    f"{'an' if collection.label[:1] in 'aeiou' else 'a'} {collection.label} of "
+                                    f"{sources}/{folder}/, or add {start.removeprefix(collection.prefix)} there "
+                                    "and rebuild; the task's other checks are skipped"))
     for common in track.graph.common:
         page = first_page(track, common, task)
         if resolve_pointer(reader.fetch(page), "/existe") is True:
             continue
         listed = track.collection(common.collection)
         fields = [value[1:] for _, value in common.first_page if value.startswith("=")]
-        named = fields[0] if fields else start_field
+        named = fields[0] if fields else start_field or ""
         value = task.field(named)
         shown = value if len(value) <= SHOWN_CHARACTERS else f"{value[:SHOWN_CHARACTERS]}…"
         label = track.vocabulary_label(f"{common.collection}.{named}") or named
@@ -229,8 +231,11 @@ def check_trap(logic: TrackLogic, report: TaskReport) -> list[Problem]:
     return []
 
 
-def check_composition(season: Season, where: Location, bareme: Bareme) -> list[Problem]:
-    """The barème's season table: verdict distribution, every family present, family minimums, controls."""
+def check_composition(season: Season, where: Location, track: Track) -> list[Problem]:
+    """The barème's season table: verdict distribution (a reference verdict counted by its class, each
+    reference once when the barème publishes them distinct), every family present, family minimums,
+    controls."""
+    bareme = track.bareme
     problems = []
     entries = list(season.key.values())
     statement_ids = Counter(s.task.id for s in season.statements)
@@ -242,7 +247,13 @@ def check_composition(season: Season, where: Location, bareme: Bareme) -> list[P
                                      "task id is stated once)"))
     for task_id in sorted(set(bareme.bounds) - set(statement_ids)):
         problems.append(_problem(where, task_id, f"task of the barème ({bareme.section}) without a statement"))
-    verdicts = Counter(e.verdict for e in entries)
+    verdicts = Counter(track.verdict_class(e.verdict) or e.verdict for e in entries)
+    ref = track.verdict_reference
+    if ref is not None and ref.distinct:
+        for verdict, n in sorted(Counter(e.verdict for e in entries).items()):
+            if n > 1 and track.verdict_class(verdict) == ref.name:
+                problems.append(_problem(where, "verdicts", f"{verdict} is the expected verdict of {n} tasks; the "
+                                         f"barème publishes every {ref.name} distinct"))
     if dict(verdicts) != bareme.verdicts:
         shown = ", ".join(f"{verdicts.get(v, 0)} {v}" for v in bareme.verdicts)
         wanted = ", ".join(f"{n} {v}" for v, n in bareme.verdicts.items())
@@ -307,7 +318,7 @@ def check_season(season: Season, reader: CorpusReader, key_location: Location) -
                                  {name: ev.verdict for name, ev in shortcuts.items()})
         report.tasks.append(task_report)
         report.problems += check_task(reader, logic, task_report)
-    report.problems += check_composition(season, key_location, bareme)
+    report.problems += check_composition(season, key_location, reader.track)
     report.best_constant = best_constant(season)
     wins, out_of = bareme.best_constant
     if season.key and report.best_constant[1] * out_of != wins * len(season.key):

@@ -208,7 +208,7 @@ def draw_task(statement: Statement, entry: KeyEntry | None, reader: CorpusReader
     task, track = statement.task, reader.track
     graph = task_graph(reader, task)
     evaluation = load_logic(track).evaluate(task, reader)
-    paths = sorted(graph.proper | graph.common, key=lambda p: _node_order(track, graph, p))
+    paths = sorted(graph.paths, key=lambda p: _node_order(track, graph, p))
     order = {p: i for i, p in enumerate(paths)}
     folded = _fold(links(reader, graph, paths), order)
     facts = entry.faits if entry is not None else ()
@@ -253,4 +253,5 @@ def draw_task(statement: Statement, entry: KeyEntry | None, reader: CorpusReader
         tuple(p for p in evaluation.calls if p not in graph and p != track.referentiel), stray,
         track.drawing.task.format(id=task.id, **dict(task.fields)),
         ((GROUP_PROPER, track.drawing.proper),
-         *((c.collection, c.title.format(**dict(task.fields))) for c in track.graph.common)))
+         *((c.collection, c.title.format(**dict(task.fields))) for c in track.graph.common),
+         *((name, track.collection(name).label) for name in track.graph.shared)))

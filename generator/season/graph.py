@@ -13,19 +13,25 @@ from typing import Any
 
 from generator.season.reader import MISSING, CorpusReader, Fact, resolve_pointer
 from generator.season.task import Task
-from generator.tracks.model import CommonList, Track
+from generator.tracks.model import CommonList, Link, Track
 
 
 @dataclass(frozen=True)
 class Graph:
-    """Resources of a task: those proper to its start document, and the pages of the common lists."""
+    """Resources of a task: those proper to it, those its links reach that other tasks share (a
+    supplier sheet), and the pages of the common lists."""
 
     proper: frozenset[str]
     common: frozenset[str]
     names: frozenset[tuple[str, tuple[Any, ...]]]  # (collection, names) of the entries of names_of pages
+    shared: frozenset[str] = frozenset()
 
     def __contains__(self, path: str) -> bool:
-        return path in self.proper or path in self.common
+        return path in self.proper or path in self.common or path in self.shared
+
+    @property
+    def paths(self) -> frozenset[str]:
+        return self.proper | self.common | self.shared
 
 
 def _chain(reader: CorpusReader, first: Any) -> list[str]:
@@ -41,6 +47,18 @@ def _listed(doc: Any, key: str) -> list[str]:
     return [i for i in items if isinstance(i, str)] if isinstance(items, list) else []
 
 
+def _cited(doc: Any, link: Link) -> list[str]:
+    """The paths one served document cites through ``link`` (a field, an array, or its entries' field)."""
+    if link.entry_field is not None:
+        entries = doc.get("entrees") if isinstance(doc, dict) else None
+        return [e[link.entry_field] for e in entries or [] if isinstance(e, dict)
+                and isinstance(e.get(link.entry_field), str)]
+    if link.many:
+        return _listed(doc, link.top_field or "")
+    value = doc.get(link.top_field) if isinstance(doc, dict) else None
+    return [value] if isinstance(value, str) else []
+
+
 def first_page(track: Track, common: CommonList, task: Task) -> str:
     """The first page of a common list for a task (``=field`` takes the statement's field)."""
     values = {name: task.field(value[1:]) if value.startswith("=") else value for name, value in common.first_page}
@@ -50,22 +68,26 @@ def first_page(track: Track, common: CommonList, task: Task) -> str:
 def task_graph(reader: CorpusReader, task: Task) -> Graph:
     """The start document and what its followed links reach; the pages of the common lists."""
     track, spec = reader.track, reader.track.graph
-    start = task.field(spec.start)
-    reached: dict[str, list[str]] = {spec.start_collection: [start]}
-    proper = {start}
-    links = {f"{link.source}.{link.top_field}": link for link in track.links if link.top_field}
+    lists = {common.collection: _chain(reader, first_page(track, common, task)) for common in spec.common}
+    reached: dict[str, list[str]] = {name: list(pages) for name, pages in lists.items()}
+    proper: set[str] = set()
+    if spec.start is not None and spec.start_collection is not None:
+        start = task.field(spec.start)
+        reached.setdefault(spec.start_collection, []).append(start)
+        proper.add(start)
+    links = {link.follow_name: link for link in track.links if link.follow_name}
     for name in spec.follow:
         link = links[name]
         target = track.collection(link.target)
         found: list[str] = []
         for path in reached.get(link.source, []):
-            doc = reader.fetch(path)
-            values = _listed(doc, link.top_field or "") if link.many else \
-                [v for v in [doc.get(link.top_field)] if isinstance(v, str)]
-            for value in values:
+            for value in _cited(reader.fetch(path), link):
                 found += _chain(reader, value) if target.paginated else [value]
-        reached.setdefault(target.name, []).extend(found)
-        proper.update(found)
+        known = reached.setdefault(target.name, [])
+        known += [p for p in dict.fromkeys(found) if p not in known]
+    shared = {p for name in spec.shared for p in reached.get(name, [])}
+    proper |= {p for name, paths in reached.items() if name not in lists and name not in spec.shared
+               for p in paths}
     names = set()
     for common in spec.common:
         if common.names_of is None:
@@ -74,8 +96,8 @@ def task_graph(reader: CorpusReader, task: Task) -> Graph:
             for entry in reader.fetch(page).get("entrees", []):
                 if isinstance(entry, dict):
                     names.add((common.collection, tuple(entry.get(n) for n in common.names)))
-    shared = {page for common in spec.common for page in _chain(reader, first_page(track, common, task))}
-    return Graph(frozenset(proper), frozenset(shared), frozenset(names))
+    pages = {page for chain in lists.values() for page in chain}
+    return Graph(frozenset(proper), frozenset(pages), frozenset(names), frozenset(shared - proper))
 
 
 def _expand(doc: Any, pattern: str) -> list[str]:
@@ -95,7 +117,7 @@ def _expand(doc: Any, pattern: str) -> list[str]:
 
 def concerns_entity(reader: CorpusReader, task: Task, graph: Graph, fact: Fact) -> bool:
     """Spec §5.2: an assertion on a common list must bear on an entry that concerns the task's start."""
-    if fact.ressource in graph.proper:
+    if fact.ressource in graph.proper or fact.ressource in graph.shared:
         return True
     parts = fact.champ.split("/")
     if len(parts) < 3 or parts[1] != "entrees":
@@ -107,6 +129,8 @@ def concerns_entity(reader: CorpusReader, task: Task, graph: Graph, fact: Fact) 
     for common in reader.track.graph.common:
         if common.collection != found.name:
             continue
+        if common.all_entries:
+            return True
         if common.entry_field is not None and common.equals is not None:
             return entry.get(common.entry_field) == task.field(common.equals)
         return (common.collection, tuple(entry.get(n) for n in common.names)) in graph.names
@@ -117,7 +141,7 @@ def probant_facts(reader: CorpusReader, task: Task, graph: Graph) -> tuple[set[F
     """Distinct probant facts an assertion may bear on: (proper ones, admissible common-list ones)."""
     proper: set[Fact] = set()
     common: set[Fact] = set()
-    for path in sorted(graph.proper | graph.common):
+    for path in sorted(graph.paths):
         found = reader.track.collection_of(path)
         if found is None:
             continue
@@ -128,7 +152,7 @@ def probant_facts(reader: CorpusReader, task: Task, graph: Graph) -> tuple[set[F
                 fact = Fact(path, pointer, value if not isinstance(value, list | dict) else _frozen(value))
                 if path in graph.proper:
                     proper.add(fact)
-                elif concerns_entity(reader, task, graph, fact):
+                elif path in graph.shared or concerns_entity(reader, task, graph, fact):
                     common.add(fact)
     return proper, common
 

@@ -101,16 +101,19 @@ def _check_counts(tasks: Record, problems: list[Problem]) -> None:
 def _check_starts(tasks: Record, track: Track, problems: list[Problem]) -> None:
     """A task's start (conformité: its ``entite``) is a path of the start collection: known without the
     corpus, so ``build-season`` refuses it too."""
-    field = track.graph.start
+    field, collection = track.graph.start, track.graph.start_collection
+    if field is None or collection is None:  # no start document: the common lists open the graph
+        return
     for index, task in enumerate(tasks.data["taches"]):
         path = task[field]
-        if not track.collection(track.graph.start_collection).matches(path):
+        if not track.collection(collection).matches(path):
             problems.append(Problem(location_of(task, field, tasks.file), f"taches[{index}].{field}",
                                     not_a_start(track, path)))
 
 
 def not_a_start(track: Track, path: str) -> str:
     """The message for a task whose start is outside the start collection (also said by ``check_task``)."""
+    assert track.graph.start_collection is not None
     start = track.collection(track.graph.start_collection)
     article = "an" if start.label[:1] in "aeiou" else "a"
     return f"{cut(path)} is not {article} {start.label} path ({start.path_pattern}): write the path of the " \

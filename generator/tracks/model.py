@@ -123,6 +123,20 @@ class Link:
         name = self.field.removesuffix("[]")
         return None if "." in name or "[]" in name else name
 
+    @property
+    def entry_field(self) -> str | None:
+        """The field of a served page's entries for a link written ``pages[].entrees[].<field>`` (a
+        catalogue entry's ``produit``), else None."""
+        head, _, name = self.field.rpartition(".")
+        return name if head == "pages[].entrees[]" and name.isidentifier() else None
+
+    @property
+    def follow_name(self) -> str | None:
+        """How ``graphe.suivre`` names the link: ``entites.agrements``, ``catalogues.entrees[].produit``."""
+        if self.top_field:
+            return f"{self.source}.{self.top_field}"
+        return f"{self.source}.entrees[].{self.entry_field}" if self.entry_field else None
+
 
 @dataclass(frozen=True)
 class DateOrder:
@@ -145,8 +159,10 @@ class Vocabulary:
 class CommonList:
     """A shared list in the graph of every task: its first page, and which of its entries concern a task.
 
-    An entry concerns the task when its ``entry_field`` equals the statement's ``equals`` field, or when
-    its ``names`` fields match one entry of the start document's own pages of ``names_of`` (spec §5.2).
+    An entry concerns the task when its ``entry_field`` equals the statement's ``equals`` field, when
+    its ``names`` fields match one entry of the start document's own pages of ``names_of`` (spec §5.2), or,
+    with ``all_entries``, always (a list whose first page the statement names is the task's own: a
+    category's catalogue).
     """
 
     collection: str
@@ -156,18 +172,26 @@ class CommonList:
     names: tuple[str, ...] = ()
     names_of: str | None = None
     title: str = ""  # how a drawing names the list ({field}: the statement's)
+    all_entries: bool = False
 
 
 @dataclass(frozen=True)
 class GraphSpec:
-    """The graph of a task (spec §5.2): from the statement's start, the links followed, the common lists."""
+    """The graph of a task (spec §5.2): from the statement's start, the links followed, the common lists.
 
-    start: str  # the statement field naming the start document
-    start_collection: str  # the collection that document must belong to
-    follow: tuple[str, ...]  # "collection.field" link fields followed (a paginated target: its whole chain)
+    A track may have no start document (générique: a task names a category, whose catalogue is a common
+    list); its links are then followed from the common lists' entries (``catalogues.entrees[].produit``).
+    What the links reach is proper to the task unless its collection is ``shared`` (a supplier sheet
+    serves many tasks): in the graph, but not counted as proper.
+    """
+
+    start: str | None  # the statement field naming the start document
+    start_collection: str | None  # the collection that document must belong to
+    follow: tuple[str, ...]  # "collection.field" or "collection.entrees[].field" links followed
     common: tuple[CommonList, ...]
     description: str = ""  # the graph in words, {field} standing for a statement's field
     concerns_text: str = ""  # which common-list entries concern a task, in words
+    shared: tuple[str, ...] = ()  # collections reached by links that are in the graph but not proper
 
 
 @dataclass(frozen=True)
@@ -205,6 +229,18 @@ class Bareme:
 
 
 @dataclass(frozen=True)
+class VerdictReference:
+    """Verdicts that are references rather than fixed words (générique: a product reference).
+
+    ``name`` is how the barème's distribution counts them (``reference_produit``); ``distinct``: no two
+    tasks expect the same reference (published, so the best constant answer follows from it)."""
+
+    name: str
+    pattern: str
+    distinct: bool = False
+
+
+@dataclass(frozen=True)
 class Trees:
     """Where the track's files live in the checkout, relative to its root."""
 
@@ -237,8 +273,19 @@ class Track:
     statement_fields: tuple[str, ...]  # the fields of a task statement besides id, question, assertions
     task_id: str  # the pattern of a task id
     bareme: Bareme
-    verdicts: tuple[str, ...]
+    verdicts: tuple[str, ...]  # the fixed verdict words
     drawing: Drawing = field(default_factory=Drawing)
+    verdict_reference: VerdictReference | None = None
+
+    def verdict_class(self, verdict: str) -> str | None:
+        """How the barème's distribution counts ``verdict``: itself when it is a fixed word, the reference
+        class's name when it has the reference shape, None when it is no verdict of the track."""
+        if verdict in self.verdicts:
+            return verdict
+        ref = self.verdict_reference
+        if ref is not None and re.fullmatch(ref.pattern, verdict):
+            return ref.name
+        return None
 
     @property
     def schemas(self) -> Path:

@@ -1,0 +1,1 @@
+"""The générique track's code (tracks/generique/track.yaml, ``code``): evaluator, shortcuts, agents."""

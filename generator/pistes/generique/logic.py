@@ -1,0 +1,25 @@
+"""The protocol of the générique track, assembled (``tracks/generique/track.yaml``, ``code``).
+
+The protocol is :class:`generator.season.logic.TrackLogic`: the evaluator, its shortcut readings and the
+same-rank delays (:mod:`.evaluator`), and the agents written from the served référentiel alone
+(:mod:`.independent`).
+"""
+
+from typing import Any
+
+from generator.pistes.generique.evaluator import (
+    ALL_SHORTCUTS,
+    FAMILY_SHORTCUTS,
+    NAMED_BY_FAMILY,
+    NAMED_SHORTCUTS,
+    REFERENCE,
+    evaluate,
+    same_rank_forms,
+)
+
+INDEPENDENT: dict[str, Any] = {}
+EXCEPTIONS: dict[str, Any] = {}
+OUTSIDE_RULE: dict[str, Any] = {}
+
+__all__ = ["ALL_SHORTCUTS", "EXCEPTIONS", "FAMILY_SHORTCUTS", "INDEPENDENT", "NAMED_BY_FAMILY", "NAMED_SHORTCUTS",
+           "OUTSIDE_RULE", "REFERENCE", "evaluate", "same_rank_forms"]
