@@ -8,6 +8,9 @@ SECRET_FILE ?=
 REPLICAS ?= 2
 FRONTAL_PORT ?= 8443
 STATE_FILE ?=
+# The tracks of the checkout (tracks/<piste>/track.yaml; `corpus tracks` lists them): the season commands
+# run on each in turn.
+TRACKS ?= conformite generique
 # Debian packages the tools need: nginx (the server), openssl (local certificates), wrk (the benchmarks),
 # graphviz (corpus graph).
 DEBIAN_TOOLS := nginx:nginx openssl:openssl wrk:wrk dot:graphviz
@@ -36,21 +39,21 @@ build: $(BIN)/corpus  ## compile corpus_src/ into build/ and manifest/, season_s
 	$(BIN)/corpus build
 	$(BIN)/corpus build-season
 
-check-season: $(BIN)/corpus  ## prove the season against build/ (task table, shortcuts, problems)
-	$(BIN)/corpus check-season
+check-season: $(BIN)/corpus  ## prove each track's season against its build (task table, shortcuts, panel)
+	@for track in $(TRACKS); do $(BIN)/corpus check-season --track $$track || exit 1; done
 
-evaluate: $(BIN)/corpus  ## the reference evaluator on every task (TASK=conf-03 for one)
-	$(BIN)/corpus evaluate $(TASK)
+evaluate: $(BIN)/corpus  ## the reference evaluator on every task (TASK=conf-03 for one; TRACK=generique)
+	$(BIN)/corpus evaluate $(if $(TRACK),--track $(TRACK)) $(TASK)
 
-graph: setup  ## draw each task's graph into run/graphs/ (reveals the key; TASK=conf-03 for one)
-	$(BIN)/corpus graph $(TASK)
+graph: setup  ## draw each task's graph into run/graphs/ (reveals the key; TASK=conf-03 for one; TRACK=generique)
+	$(BIN)/corpus graph $(if $(TRACK),--track $(TRACK)) $(TASK)
 
 lint: $(BIN)/corpus
 	$(BIN)/ruff check generator tests bench
 
 test: setup  ## lint, the season check, then the whole suite (a real nginx included)
 	$(BIN)/ruff check generator tests bench
-	$(BIN)/corpus check-season >/dev/null
+	@for track in $(TRACKS); do $(BIN)/corpus check-season --track $$track >/dev/null || exit 1; done
 	$(BIN)/pytest -q
 
 test-fast: $(BIN)/corpus  ## lint, then every test that runs no nginx (pytest -m "not nginx"; docs/testing.md)

@@ -136,8 +136,10 @@ def test_check_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 
 def test_check_of_the_committed_corpus(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every track of the checkout is checked, each named, each clean."""
     assert main(["check", "--root", str(ROOT)]) == 0
-    assert capsys.readouterr().err.startswith("corpus check: 0 error(s)")
+    assert capsys.readouterr().err.splitlines() == ["corpus check (conformite): 0 error(s), 0 warning(s)",
+                                                    "corpus check (generique): 0 error(s), 0 warning(s)"]
 
 
 def test_build_reports_and_exits_nonzero_on_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

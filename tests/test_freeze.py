@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from trackfix import copy_tracks
 
 from generator.cli.main import main
 
@@ -33,8 +34,9 @@ def repo(tmp_path: Path) -> Path:
     """A copy of what a freeze reads and writes: sources, build, manifest, season."""
     root = tmp_path / "repo"
     root.mkdir()
-    for name in ("corpus_src", "season_src", "build", "manifest", "season", "spec", "tracks"):
+    for name in ("corpus_src", "season_src", "build", "manifest", "season", "spec"):
         shutil.copytree(ROOT / name, root / name)
+    copy_tracks(root)
     return root
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from trackfix import copy_tracks
 
 from generator.base.errors import GeneratorError, ManifestError
 from generator.cli.main import main
@@ -88,8 +89,9 @@ def test_a_corrupt_manifest_is_named_with_its_field(case: str) -> None:
 
 @pytest.fixture
 def copy(tmp_path: Path) -> Path:
-    for name in ("build", "manifest", "tracks"):
+    for name in ("build", "manifest"):
         shutil.copytree(ROOT / name, tmp_path / name)
+    copy_tracks(tmp_path)
     return tmp_path
 
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from trackfix import ROOT
+from trackfix import ROOT, copy_tracks
 
 CONTROLES_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -60,8 +60,8 @@ def tree(folder: Path) -> dict[str, str]:
 
 @pytest.fixture()
 def checkout(tmp_path: Path) -> Path:
-    for name in ("corpus_src", "tracks"):
-        shutil.copytree(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "corpus_src", tmp_path / "corpus_src")
+    copy_tracks(tmp_path)
     return tmp_path
 
 

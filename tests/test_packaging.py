@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from nginx_server import free_port, private_folder
+from trackfix import copy_tracks
 
 from generator.base.secret_values import new_secret, write_private
 from generator.contract.manifest import Manifest
@@ -101,7 +102,7 @@ def copy() -> Iterator[Path]:
         root.mkdir()
         os.chmod(root, 0o755)
         shutil.copytree(ROOT / "corpus_src", root / "corpus_src")
-        shutil.copytree(ROOT / "tracks", root / "tracks")
+        copy_tracks(root)
         yield root
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from nginx_server import NginxServer, private_folder
-from trackfix import ROOT
+from trackfix import ROOT, copy_tracks
 
 from generator.compiler.track_file import load_tracks
 from generator.contract.manifest import Manifest
@@ -37,7 +37,7 @@ def make_checkout(root: Path) -> Path:
     """The repository's conformité track and its sources, plus the essai track, in one scratch checkout."""
     for name in ("corpus_src", "season_src", "spec"):
         shutil.copytree(ROOT / name, root / name)
-    shutil.copytree(ROOT / "tracks", root / "tracks")
+    copy_tracks(root)
     for name in ("tracks/essai", "essai_src", "essai_saison"):
         shutil.copytree(ESSAI / name, root / name)
     shutil.copy(ESSAI / "spec" / "essai-bareme-v1.txt", root / "spec")

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from trackfix import ROOT
+from trackfix import ROOT, copy_tracks
 
 DEFINITION = "tracks/conformite/track.yaml"
 
@@ -23,7 +23,7 @@ def corpus(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def checkout(tmp_path: Path, old: str = "", new: str = "") -> Path:
     root = tmp_path / "copy-named-anything"
     shutil.copytree(ROOT / "corpus_src", root / "corpus_src")
-    shutil.copytree(ROOT / "tracks", root / "tracks")
+    copy_tracks(root)
     definition = root / DEFINITION
     text = definition.read_text("utf-8")
     if old:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from corpusfix import copy_fixture
+from trackfix import copy_tracks
 
 from generator.base import transaction
 from generator.contract.manifest import Manifest
@@ -300,7 +301,7 @@ def test_a_reader_never_sees_two_builds_mixed(tmp_path: Path) -> None:
 def test_modes_do_not_depend_on_the_umask(tmp_path: Path) -> None:
     """With umask 077, files were 0600: nginx workers (another user) could not read the build."""
     repo = tmp_path / "repo"
-    for name in ("corpus_src", "season_src", "tracks"):
+    for name in ("corpus_src", "season_src", "tracks/conformite"):
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["cp", "-r", str(ROOT / name), str(repo / name)], check=True)
 
@@ -395,7 +396,7 @@ def test_a_full_disk_while_staging_is_one_message(tmp_path: Path) -> None:
 root = Path(sys.argv[1])
 subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(root)], check=True)
 shutil.copytree({str(ROOT / 'tests' / 'fixtures' / 'valid' / 'corpus_src')!r}, root / "corpus_src")
-shutil.copytree({str(ROOT / 'tracks')!r}, root / "tracks")
+shutil.copytree({str(ROOT / 'tracks' / 'conformite')!r}, root / "tracks" / "conformite")
 first = corpus("build", "--root", str(root))
 entity = root / "corpus_src" / "entites" / "ENT-0002.yaml"
 entity.write_text(entity.read_text("utf-8").replace(*{RENAMED!r}), "utf-8")
@@ -459,7 +460,7 @@ def test_nginx_serves_one_whole_build_while_builds_swap(tmp_path: Path) -> None:
     try:
         root = folder / "root"
         transaction.commit_trees(root, trees[0], say=quiet)
-        shutil.copytree(ROOT / "tracks", root / "tracks")
+        copy_tracks(root)
         with NginxServer(build_root=root) as server:
             pid = os.fork()
             if pid == 0:

@@ -15,10 +15,14 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFORMITE = track_named(ROOT, "conformite")
 
 
-def copy_tracks(dest: Path, source: Path = ROOT) -> None:
-    """Copy ``source/tracks`` to ``dest/tracks`` (a no-op when already there)."""
-    if not (dest / TRACKS_DIR).exists():
-        shutil.copytree(source / TRACKS_DIR, dest / TRACKS_DIR)
+def copy_tracks(dest: Path, source: Path = ROOT, tracks: tuple[str, ...] = ("conformite",)) -> None:
+    """Copy the named tracks of ``source/tracks`` to ``dest/tracks`` (a no-op when already there).
+
+    A scratch root holds the sources of the tracks a test works on, conformité's by default; a track
+    copied without its sources would make ``corpus build`` (every track) fail on what the test left out."""
+    for name in tracks:
+        if not (dest / TRACKS_DIR / name).exists():
+            shutil.copytree(source / TRACKS_DIR / name, dest / TRACKS_DIR / name)
 
 
 # The conformité track's shapes, by the names the tests read (``import trackfix as col``).
