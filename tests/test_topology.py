@@ -14,10 +14,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from nginx_server import JSON_TYPE, build_copy, parse_raw, private_folder, start_topology, topology_secret
+from nginx_server import (
+    JSON_TYPE,
+    build_copy,
+    parse_raw,
+    private_folder,
+    replica_context,
+    start_topology,
+    topology_secret,
+)
 from test_vhost_raw import CASES
 
 from generator.observe.proxy_client import Answer, Load, fetch, tls_context
+from generator.serving.tls_local import REPLICA_NAME
 from generator.serving.topology import Topology
 
 LOAD_THREADS = 4
@@ -84,7 +93,7 @@ def test_frontal_passes_status_headers_and_bytes_unchanged(shared: Topology,
     replica = [shared.replica_addresses[0]]
     for path in [*sample_paths(manifest, 5), "/agrements/agr-1", "/catalogue/"]:
         through = fetch(shared.frontal_addresses[:1], path, secret, context)
-        direct = fetch(replica, path, secret, None)
+        direct = fetch(replica, path, secret, replica_context(shared), server_name=REPLICA_NAME)
         assert through.status == direct.status and through.body == direct.body
         if path in expected:
             assert through.body == expected[path]
@@ -108,7 +117,8 @@ def test_secret_is_checked_at_the_frontal_and_at_each_replica(shared: Topology,
         answer = fetch(shared.frontal_addresses[:1], path, secret, context)
         assert (answer.status, answer.body) == (403, refused)
         for address in shared.replica_addresses:
-            assert fetch([address], path, secret, None).body == refused
+            direct = fetch([address], path, secret, replica_context(shared), server_name=REPLICA_NAME)
+            assert direct.body == refused
     # the refusal happened at the frontal: no replica was asked
     log = (shared.frontals[0].settings.access_log_path)
     _wait_log(log, 2)
