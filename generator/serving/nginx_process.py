@@ -247,6 +247,19 @@ class NginxProcess:
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
 
+    def quit(self, timeout: float = STOP_TIMEOUT) -> None:
+        """Graceful stop (SIGQUIT): the master closes its listening sockets, the workers finish the requests
+        they hold; SIGKILL whatever is left after ``timeout``. What a planned stop of a frontal ends with,
+        once it is out of the name (docs/topology.md)."""
+        process = self.process
+        if process is None or process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGQUIT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout)
+        self.stop()
+
     def error_tail(self, size: int = 2000) -> str:
         path = self.settings.error_log_path
         return path.read_text("utf-8", errors="replace")[-size:].strip() if path.exists() else "(no error log)"

@@ -118,27 +118,27 @@ def make_local_tls(folder: Path, hosts: list[str], kind: str = "ec", days: int =
 
 
 def make_peer_tls(folder: Path, replica_hosts: list[str], kind: str = "ec", days: int = 7,
-                  reuse: bool = False) -> LocalPeer:
+                  reuse: bool = False, name: str = REPLICA_NAME) -> LocalPeer:
     """A private CA under ``folder``, a server certificate for the replicas (:data:`REPLICA_NAME` and their
     addresses; serverAuth only) and a client certificate for the frontals (clientAuth only).
 
     The usages keep each certificate to its side: a replica's certificate cannot open a connection to
     another replica, a frontal's client certificate cannot pose as a replica. ``reuse`` as for
-    :func:`make_local_tls`.
+    :func:`make_local_tls`. ``name``: another replica name (only to test that a frontal refuses it).
     """
     _check_kind(kind)
     folder.mkdir(parents=True, exist_ok=True)
     peer = LocalPeer(folder / "ca.crt", folder / "replica.crt", folder / "replica.key", folder / "frontal.crt",
                      folder / "frontal.key")
     ext = folder / "peer.ext"
-    replica = (f"# key {kind}\nsubjectAltName={_alt_names([REPLICA_NAME, *replica_hosts])}\n"
+    replica = (f"# key {kind}\nsubjectAltName={_alt_names([name, *replica_hosts])}\n"
                "basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
     client = "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n"
     if reuse and _still_valid([peer.ca, peer.replica_cert, peer.replica_key, peer.client_cert, peer.client_key],
                               peer.replica_cert, ext, replica):
         return peer
     ca = _new_ca(folder, kind, days, "PROVE IT corpus private CA (frontals and replicas)")
-    _issue(ca, folder / "replica", REPLICA_NAME, replica, kind, days)
+    _issue(ca, folder / "replica", name, replica, kind, days)
     _issue(ca, folder / "frontal", "corpus-frontal", client, kind, days)
     ext.write_text(replica, "ascii")
     return peer
