@@ -57,7 +57,8 @@ def rendered_prefix() -> Iterator[Path]:
     with build_copy("corpus-systemd-") as (release, _manifest):
         secret = release.parent / "secret"
         write_private(secret, new_secret() + "\n")
-        code = main(["render-nginx", "--root", str(release), "--prefix", str(release.parent / "replica"),
+        code = main(["render-nginx", "--plain-replica",
+                     "--root", str(release), "--prefix", str(release.parent / "replica"),
                      "--secret-file", str(secret), "--port", str(free_port()), "--workers", "1"])
         assert code == 0
         yield release.parent / "replica"

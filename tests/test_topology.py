@@ -272,6 +272,24 @@ def test_one_of_two_frontals_killed_under_load(topology: Topology,
           f"{len(during)} started during the kill lost, {len(after)} later calls all answered")
 
 
+def test_a_planned_stop_of_one_of_two_frontals_loses_nothing(topology: Topology,
+                                                              snapshot: tuple[Path, dict[str, Any]]) -> None:
+    """The planned stop (docs/topology.md): the frontal is taken out of the name first (the clients are given
+    the other address only), then stopped gracefully once the calls that resolved the old name are done."""
+    root, manifest = snapshot
+    expected = bodies(root, manifest)
+    with load(topology, sample_paths(manifest), frontals=2) as running:
+        running.wait_for(100)
+        running.addresses = topology.frontal_addresses[1:]  # out of the name: new calls get the other address
+        time.sleep(0.5)  # the "TTL": every call that had the old address has finished
+        stopping = running.count()
+        topology.frontals[0].quit()  # SIGQUIT: graceful
+        assert not topology.frontals[0].running()
+        running.wait_for(running.count() + 200)
+    assert len(running.answers) - stopping >= 200
+    assert failures(running.answers, expected) == []
+
+
 def test_ten_reloads_and_a_rotation_under_load(topology: Topology, snapshot: tuple[Path, dict[str, Any]]) -> None:
     from generator.base.secret_values import new_secret, write_private
     from generator.serving.nginx_process import reload_and_wait
