@@ -150,8 +150,14 @@ STATE_CASES: list[tuple[str, Callable[[Path], Path], str]] = [
 
 def _nginx_like_pid() -> int:
     """A live process whose command line says nginx (a sleeping shell named so), stopped at exit."""
+    import time
+
     child = subprocess.Popen(["bash", "-c", "exec -a nginx-lookalike sleep 30"])
     _CHILDREN.append(child)
+    deadline = time.monotonic() + 5
+    while b"nginx" not in Path(f"/proc/{child.pid}/cmdline").read_bytes():  # until the exec happened
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
     return child.pid
 
 
