@@ -146,7 +146,8 @@ def cmd_reload(args: argparse.Namespace) -> int:
 def cmd_render_systemd(args: argparse.Namespace) -> int:
     try:
         settings = unit_settings(args.prefix, args.role, args.root, user=args.user, group=args.group,
-                                 nginx=args.nginx, corpus=args.corpus, read_write=tuple(args.read_write))
+                                 nginx=args.nginx, corpus=args.corpus, read_write=tuple(args.read_write),
+                                 tls_files=tuple(args.tls_file))
         text = render_unit(settings)
     except UnitError as exc:
         print(f"corpus render-systemd: {exc}", file=sys.stderr)
@@ -283,6 +284,9 @@ def register_systemd(sub: Subparsers) -> None:
                    help="the corpus command on the target host (default: the one running this command)")
     p.add_argument("--read-write", action="append", default=[], metavar="DIR",
                    help="another folder nginx writes (logs kept outside the prefix); repeatable")
+    p.add_argument("--tls-file", action="append", default=[], metavar="FILE",
+                   help="a TLS file nginx reads at start (certificate, key, --peer-ca, --peer-cert, --peer-key); "
+                        "repeatable; default: those of PREFIX's settings. Each must exist, not empty, at start")
     p.add_argument("--output", type=Path, default=None,
                    help="folder to write UNIT.service into (e.g. /etc/systemd/system); default: stdout")
     p.set_defaults(func=cmd_render_systemd)
