@@ -8,7 +8,8 @@ Targets, all real nginx on loopback, all over TLS, same binary, same TLS setting
 nginx/snippets/listen.conf.j2), the same file:
 
 - **frontal**: the rendered TLS frontal (secret, gate, JSON log) over one rendered replica (secret
-  again, canonical check, try_files, JSON log), upstream keepalive between them;
+  again, canonical check, try_files, JSON log), upstream keepalive between them, mutual TLS on that
+  link as deployed (``--plain-replica``: plain HTTP, the development option, the figure before mTLS);
 - **bare**: one nginx serving the file over TLS with no check, no header, no log: the ceiling.
 
 Each with an ECDSA P-256 and an RSA 2048 certificate. wrk resumes TLS sessions when it reconnects (it
@@ -40,7 +41,7 @@ from generator.serving.nginx_process import NginxProcess  # noqa: E402
 from generator.serving.nginx_render import TLS_SESSION_CACHE, environment, host_port  # noqa: E402
 from generator.serving.nginx_settings import Settings  # noqa: E402
 from generator.serving.nginx_syntax import quote_path  # noqa: E402
-from generator.serving.tls_local import make_local_tls  # noqa: E402
+from generator.serving.tls_local import make_local_tls, make_peer_tls  # noqa: E402
 from generator.serving.topology import Topology, free_port  # noqa: E402
 
 BARE_CONF = """\
@@ -72,7 +73,7 @@ def bare(folder: Path, port: int, cert: Path, key: Path, workers: str, resume: b
     """The ceiling: TLS directives rendered from the project's own listen snippet, the file served as is."""
     context = {"tls": True, "listen": host_port("127.0.0.1", port), "server_name": "localhost",
                "tls_cert": quote_path(cert), "tls_key": quote_path(key),
-               "tls_session_cache": TLS_SESSION_CACHE if resume else "off"}
+               "tls_session_cache": TLS_SESSION_CACHE if resume else "off", "verify_clients": False}
     listen = environment().get_template("snippets/listen.conf.j2").render(context)
     text = BARE_CONF.format(
         workers=workers, pid=quote_path(folder / "logs" / "nginx.pid"),
@@ -99,6 +100,8 @@ def main() -> int:
     parser.add_argument("--path", default=None, help="resource to request (default: the first agrément)")
     parser.add_argument("--allow-resumption", action="store_true",
                         help="keep the rendered TLS session cache (wrk then resumes sessions; the proxy does not)")
+    parser.add_argument("--plain-replica", action="store_true",
+                        help="plain HTTP between frontal and replica (the development option; default mutual TLS)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args()
     path, file, expected = benchmark_file(args.path)
@@ -116,12 +119,13 @@ def main() -> int:
                                          'wrk.headers["Connection"] = "close"\n')
         for kind in ("ec", "rsa"):
             tls = make_local_tls(work / f"tls-{kind}", ["127.0.0.1"], kind=kind)
+            peer = None if args.plain_replica else make_peer_tls(work / f"tls-{kind}" / "peer", ["127.0.0.2"])
             replica_port = free_port(["127.0.0.2"])
             topology = Topology(root=ROOT, base=work / f"topology-{kind}", secret_file=work / "secret", tls=tls,
                                 replica_addresses=[("127.0.0.2", replica_port)],
                                 frontal_addresses=[("127.0.0.1", free_port(["127.0.0.1"]))],
                                 workers=args.workers, replica_workers=args.replica_workers,
-                                tls_resumption=args.allow_resumption)
+                                tls_resumption=args.allow_resumption, peer=peer)
             topologies.append(topology)
             topology.start()
             answer = fetch(topology.frontal_addresses, path, secret, tls_context(tls.ca))
@@ -151,7 +155,8 @@ def main() -> int:
     ratios = {kind: round(result[f"frontal-{kind}"]["rps"] / result[f"bare-{kind}"]["rps"], 3)
               for kind in ("ec", "rsa")}
     ec_over_rsa = round(result["frontal-ec"]["rps"] / result["frontal-rsa"]["rps"], 3)
-    summary = {"path": path, "tls_resumption": args.allow_resumption, "duration_s": args.duration,
+    summary = {"path": path, "link": "plain" if args.plain_replica else "mutual TLS",
+               "tls_resumption": args.allow_resumption, "duration_s": args.duration,
                "rounds": args.rounds, "connections": args.connections, "one_request_per_connection": True,
                "median": result,
                "ratio_frontal_over_bare": ratios, "frontal_ec_over_rsa": ec_over_rsa,

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import socket
+import ssl
 import tempfile
 import time
 from collections.abc import Iterator
@@ -27,7 +28,7 @@ from generator.contract.hashing import sha256_hex
 from generator.serving.nginx_process import NginxProcess, reload_and_wait, worker_pids
 from generator.serving.nginx_render import render_and_write
 from generator.serving.nginx_settings import RenderError, Settings
-from generator.serving.tls_local import LocalTLS, make_local_tls
+from generator.serving.tls_local import LocalTLS, make_local_tls, make_peer_tls
 from generator.serving.topology import Topology, replica_hosts
 from generator.serving.topology import free_port as topology_free_port
 
@@ -325,8 +326,9 @@ FRONTAL_HOSTS = ["127.0.1.1", "127.0.1.2"]  # two frontals, one port: a name res
 
 
 def start_topology(folder: Path, root: Path, *, replicas: int = 2, frontals: int = 1,
-                   secrets: list[str] | None = None) -> Topology:
-    """A frontal (or two) over ``replicas`` replicas on 127.0.0.2... serving ``root``, one worker each."""
+                   secrets: list[str] | None = None, plain: bool = False) -> Topology:
+    """A frontal (or two) over ``replicas`` replicas on 127.0.0.2... serving ``root``, one worker each, mutual
+    TLS between them (``plain``: plain HTTP, the development option)."""
     secret_file = folder / "secrets"
     write_private(secret_file, "".join(v + "\n" for v in (secrets or [new_secret()])))
     hosts = FRONTAL_HOSTS[:frontals]
@@ -334,6 +336,7 @@ def start_topology(folder: Path, root: Path, *, replicas: int = 2, frontals: int
     replica_port, frontal_port = topology_free_port(replica_hosts_), topology_free_port(hosts)
     topology = Topology(root=root, base=folder / "nginx", secret_file=secret_file,
                         tls=make_local_tls(folder / "tls", hosts),
+                        peer=None if plain else make_peer_tls(folder / "tls" / "peer", replica_hosts_),
                         replica_addresses=[(h, replica_port) for h in replica_hosts_],
                         frontal_addresses=[(h, frontal_port) for h in hosts])
     topology.start()
@@ -345,3 +348,13 @@ __all__ = ["topology_free_port"]
 
 def topology_secret(topology: Topology) -> str:
     return topology.secret_file.read_text("utf-8").split()[0]
+
+
+def replica_context(topology: Topology, *, client_certificate: bool = True) -> ssl.SSLContext:
+    """A client of the replicas as the frontal is one: it trusts the private CA and (unless told otherwise)
+    shows the frontals' client certificate. Fetch with ``server_name=REPLICA_NAME``."""
+    assert topology.peer is not None, "a plain topology has no TLS on the replicas"
+    context = ssl.create_default_context(cafile=str(topology.peer.ca))
+    if client_certificate:
+        context.load_cert_chain(str(topology.peer.client_cert), str(topology.peer.client_key))
+    return context

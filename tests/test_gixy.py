@@ -14,19 +14,22 @@ from nginx_server import build_copy
 from generator.base.secret_values import new_secret, write_private
 from generator.serving.nginx_render import render_and_write
 from generator.serving.nginx_settings import Settings
-from generator.serving.tls_local import make_local_tls
+from generator.serving.peer_tls import PLAIN, PeerTLS
+from generator.serving.tls_local import make_local_tls, make_peer_tls
 
 GIXY = Path(sys.executable).with_name("gixy")
 
 
 @pytest.fixture(scope="module")
 def rendered() -> Iterator[dict[str, Path]]:
-    """A replica (plain and TLS) and a frontal, rendered from a snapshot of the build."""
+    """A replica (plain, TLS, mutual TLS) and a frontal (to plain or mutual-TLS replicas), rendered from a
+    snapshot of the build."""
     with build_copy("corpus-gixy-") as (root, _manifest):
         folder = root.parent
         secret = folder / "secret"
         write_private(secret, new_secret() + "\n")
         tls = make_local_tls(folder / "tls", ["127.0.0.1"])
+        peer = make_peer_tls(folder / "peer", ["127.0.0.2"])
         roles = {
             "replica": Settings(root=folder / "root", prefix=folder / "replica", port=18081, secret_file=secret),
             "replica-tls": Settings(root=folder / "root", prefix=folder / "replica-tls", port=18082,
@@ -34,9 +37,16 @@ def rendered() -> Iterator[dict[str, Path]]:
             "frontal": Settings(root=folder / "root", prefix=folder / "frontal", port=18443, secret_file=secret,
                                 tls_cert=tls.cert, tls_key=tls.key, role="frontal",
                                 upstreams=("127.0.0.2:18081", "127.0.0.3:18081")),
+            "replica-mtls": Settings(root=folder / "root", prefix=folder / "replica-mtls", port=18083,
+                                     secret_file=secret, tls_cert=peer.replica_cert, tls_key=peer.replica_key),
+            "frontal-mtls": Settings(root=folder / "root", prefix=folder / "frontal-mtls", port=18444,
+                                     secret_file=secret, tls_cert=tls.cert, tls_key=tls.key, role="frontal",
+                                     upstreams=("127.0.0.2:18083",)),
         }
-        for settings in roles.values():
-            render_and_write(settings, None)
+        links = {"replica-mtls": PeerTLS(peer.ca),
+                 "frontal-mtls": PeerTLS(peer.ca, peer.client_cert, peer.client_key)}
+        for name, settings in roles.items():
+            render_and_write(settings, None, links.get(name, PLAIN))
         yield {name: s.nginx_conf for name, s in roles.items()}
 
 
@@ -47,7 +57,7 @@ def gixy(conf: Path) -> list[dict[str, object]]:
     return json.loads(result.stdout)
 
 
-@pytest.mark.parametrize("role", ["replica", "replica-tls", "frontal"])
+@pytest.mark.parametrize("role", ["replica", "replica-tls", "frontal", "replica-mtls", "frontal-mtls"])
 def test_rendered_configuration_has_no_gixy_finding(rendered: dict[str, Path], role: str) -> None:
     assert gixy(rendered[role]) == []
 

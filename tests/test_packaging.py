@@ -116,8 +116,8 @@ def test_installed_corpus_checks_builds_renders_and_serves(installed: Path, copy
     secret_file = outside / "secrets"
     write_private(secret_file, secret + "\n")
     prefix = outside / "prefix"
-    _run(installed, "render-nginx", "--root", str(copy), "--prefix", str(prefix), "--secret-file",
-         str(secret_file), "--port", str(free_port()), cwd=outside)
+    _run(installed, "render-nginx", "--plain-replica", "--root", str(copy), "--prefix", str(prefix),
+         "--secret-file", str(secret_file), "--port", str(free_port()), cwd=outside)
     assert str(copy / "build") in (prefix / "conf" / "corpus.conf").read_text("utf-8")
     units = outside / "units"
     _run(installed, "render-systemd", "--prefix", str(prefix), "--output", str(units), cwd=outside)

@@ -101,7 +101,8 @@ def _tampered(source: Path, dest: Path) -> Path:
 def _render_replica(root: Path, work: Path, *extra: str) -> int:
     secret = work / "secret"
     write_private(secret, new_secret() + "\n")
-    return main(["render-nginx", "--root", str(root), "--prefix", str(work / "prefix"), "--port", "18181",
+    return main(["render-nginx",
+                 "--plain-replica", "--root", str(root), "--prefix", str(work / "prefix"), "--port", "18181",
                  "--secret-file", str(secret), *extra])
 
 
@@ -221,7 +222,8 @@ def test_an_install_that_loses_the_race_uses_the_winners_identical_copy(builds: 
 
 def _replica_prefix(root: Path, work: Path, *source: str) -> Path:
     prefix = work / "prefix"
-    assert main(["render-nginx", "--root", str(root), "--prefix", str(prefix), "--port", "18182", *source]) == 0
+    assert main(["render-nginx",
+                 "--plain-replica", "--root", str(root), "--prefix", str(prefix), "--port", "18182", *source]) == 0
     return prefix
 
 

@@ -26,7 +26,7 @@ from nginx_server import build_copy, free_port
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main, parser
 from generator.serving.nginx_process import answers
-from generator.serving.systemd_units import UnitSettings, render_unit
+from generator.serving.systemd_units import UnitSettings, render_unit, unit_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = str(Path(sys.executable).with_name("corpus"))
@@ -57,7 +57,8 @@ def rendered_prefix() -> Iterator[Path]:
     with build_copy("corpus-systemd-") as (release, _manifest):
         secret = release.parent / "secret"
         write_private(secret, new_secret() + "\n")
-        code = main(["render-nginx", "--root", str(release), "--prefix", str(release.parent / "replica"),
+        code = main(["render-nginx", "--plain-replica",
+                     "--root", str(release), "--prefix", str(release.parent / "replica"),
                      "--secret-file", str(secret), "--port", str(free_port()), "--workers", "1"])
         assert code == 0
         yield release.parent / "replica"
@@ -220,3 +221,23 @@ def test_systemd_exposure_score(tmp_path: Path) -> None:
                                  str(tmp_path / name)], capture_output=True, text=True, check=False, timeout=60)
         codes[name] = result.returncode
     assert codes == {"corpus-frontal.service": 0, "corpus-replica@1.service": 0, "bare.service": 1}
+
+
+def test_the_tls_files_of_a_mutual_tls_prefix_are_named_in_its_unit(tmp_path: Path) -> None:
+    """render-systemd takes the certificate, key and private CA of the rendered prefix (or --tls-file)."""
+    from generator.serving.tls_local import make_peer_tls
+
+    with build_copy("corpus-systemd-mtls-") as (release, _manifest):
+        secret = release.parent / "secret"
+        write_private(secret, new_secret() + "\n")
+        peer = make_peer_tls(release.parent / "peer", ["127.0.0.2"])
+        prefix = release.parent / "replica"
+        assert main(["render-nginx", "--root", str(release), "--prefix", str(prefix), "--secret-file", str(secret),
+                     "--port", str(free_port()), "--tls-cert", str(peer.replica_cert), "--tls-key",
+                     str(peer.replica_key), "--peer-ca", str(peer.ca)]) == 0
+        text = render_unit(unit_settings(str(prefix), nginx=NGINX, corpus=CORPUS))
+        assert values(text, "AssertFileNotEmpty") == [str(p.resolve()) for p in
+                                                      (peer.replica_cert, peer.replica_key, peer.ca)]
+        given = render_unit(unit_settings(str(prefix), nginx=NGINX, corpus=CORPUS,
+                                          tls_files=("/etc/corpus/ca.pem",)))
+        assert values(given, "AssertFileNotEmpty") == ["/etc/corpus/ca.pem"]

@@ -14,10 +14,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from nginx_server import JSON_TYPE, build_copy, parse_raw, private_folder, start_topology, topology_secret
+from nginx_server import (
+    JSON_TYPE,
+    build_copy,
+    parse_raw,
+    private_folder,
+    replica_context,
+    start_topology,
+    topology_secret,
+)
 from test_vhost_raw import CASES
 
 from generator.observe.proxy_client import Answer, Load, fetch, tls_context
+from generator.serving.tls_local import REPLICA_NAME
 from generator.serving.topology import Topology
 
 LOAD_THREADS = 4
@@ -84,7 +93,7 @@ def test_frontal_passes_status_headers_and_bytes_unchanged(shared: Topology,
     replica = [shared.replica_addresses[0]]
     for path in [*sample_paths(manifest, 5), "/agrements/agr-1", "/catalogue/"]:
         through = fetch(shared.frontal_addresses[:1], path, secret, context)
-        direct = fetch(replica, path, secret, None)
+        direct = fetch(replica, path, secret, replica_context(shared), server_name=REPLICA_NAME)
         assert through.status == direct.status and through.body == direct.body
         if path in expected:
             assert through.body == expected[path]
@@ -108,7 +117,8 @@ def test_secret_is_checked_at_the_frontal_and_at_each_replica(shared: Topology,
         answer = fetch(shared.frontal_addresses[:1], path, secret, context)
         assert (answer.status, answer.body) == (403, refused)
         for address in shared.replica_addresses:
-            assert fetch([address], path, secret, None).body == refused
+            direct = fetch([address], path, secret, replica_context(shared), server_name=REPLICA_NAME)
+            assert direct.body == refused
     # the refusal happened at the frontal: no replica was asked
     log = (shared.frontals[0].settings.access_log_path)
     _wait_log(log, 2)
@@ -262,6 +272,24 @@ def test_one_of_two_frontals_killed_under_load(topology: Topology,
           f"{len(during)} started during the kill lost, {len(after)} later calls all answered")
 
 
+def test_a_planned_stop_of_one_of_two_frontals_loses_nothing(topology: Topology,
+                                                              snapshot: tuple[Path, dict[str, Any]]) -> None:
+    """The planned stop (docs/topology.md): the frontal is taken out of the name first (the clients are given
+    the other address only), then stopped gracefully once the calls that resolved the old name are done."""
+    root, manifest = snapshot
+    expected = bodies(root, manifest)
+    with load(topology, sample_paths(manifest), frontals=2) as running:
+        running.wait_for(100)
+        running.addresses = topology.frontal_addresses[1:]  # out of the name: new calls get the other address
+        time.sleep(0.5)  # the "TTL": every call that had the old address has finished
+        stopping = running.count()
+        topology.frontals[0].quit()  # SIGQUIT: graceful
+        assert not topology.frontals[0].running()
+        running.wait_for(running.count() + 200)
+    assert len(running.answers) - stopping >= 200
+    assert failures(running.answers, expected) == []
+
+
 def test_ten_reloads_and_a_rotation_under_load(topology: Topology, snapshot: tuple[Path, dict[str, Any]]) -> None:
     from generator.base.secret_values import new_secret, write_private
     from generator.serving.nginx_process import reload_and_wait
@@ -293,3 +321,98 @@ def test_ten_reloads_and_a_rotation_under_load(topology: Topology, snapshot: tup
     context = tls_context(topology.tls.ca)
     refused = fetch(topology.frontal_addresses[:1], sample_paths(manifest, 1)[0], old, context)
     assert (refused.status, refused.body) == (403, expected["/_systeme/403"])
+
+
+# ------------------------------------------------------------------------------------ mutual TLS
+
+
+def test_a_replica_answers_only_clients_of_the_private_ca(shared: Topology,
+                                                          snapshot: tuple[Path, dict[str, Any]]) -> None:
+    """Whatever the secret: without the frontals' client certificate, a replica sends no HTTP answer at all."""
+    import socket
+    import ssl
+
+    root, manifest = snapshot
+    path = sample_paths(manifest, 1)[0]
+    secret, address = topology_secret(shared), [shared.replica_addresses[0]]
+    assert shared.peer is not None
+    ok = fetch(address, path, secret, replica_context(shared), server_name=REPLICA_NAME)
+    assert (ok.status, ok.body) == (200, bodies(root, manifest)[path])
+    # another certificate of the same CA (a replica's: server use only) and a certificate of another CA
+    replica_own = ssl.create_default_context(cafile=str(shared.peer.ca))
+    replica_own.load_cert_chain(str(shared.peer.replica_cert), str(shared.peer.replica_key))
+    other_ca = ssl.create_default_context(cafile=str(shared.peer.ca))
+    other_ca.load_cert_chain(str(shared.tls.cert), str(shared.tls.key))
+    clients = {"no certificate": replica_context(shared, client_certificate=False),
+               "a replica's certificate": replica_own, "a certificate of another CA": other_ca,
+               "plain HTTP": None}
+    for name, context in clients.items():
+        for sent in (secret, None):
+            answer = fetch(address, path, sent, context, server_name=REPLICA_NAME)
+            assert (answer.status, answer.body) == (0, b""), (name, answer)
+    # plain bytes that are not even HTTP: nothing comes back either (not the /_systeme/400 body)
+    with socket.create_connection(address[0], timeout=5) as sock:
+        sock.sendall(b"NOT HTTP\r\n\r\n")
+        try:
+            received = sock.recv(65536)
+        except ConnectionResetError:
+            received = b""
+        assert received == b""
+
+
+def test_the_frontal_keeps_its_tls_connections_to_the_replicas(shared: Topology,
+                                                               snapshot: tuple[Path, dict[str, Any]]) -> None:
+    """A handshake per kept connection, not per call: the replicas' logs show few connections, many requests."""
+    _root, manifest = snapshot
+    paths = sample_paths(manifest, 40)
+    logs = [p.settings.access_log_path for p in shared.replicas]
+    time.sleep(1.2)  # earlier tests' lines flushed first (flush=1s), so that only this test's are counted
+    before = [len(log.read_text().splitlines()) if log.exists() else 0 for log in logs]
+    context, secret = tls_context(shared.tls.ca), topology_secret(shared)
+    assert all(fetch(shared.frontal_addresses[:1], p, secret, context).status == 200 for p in paths)
+    lines = []
+    deadline = time.monotonic() + 5
+    while len(lines) < len(paths) and time.monotonic() < deadline:
+        time.sleep(0.2)  # the access log is flushed every second
+        lines = [json.loads(line) for log, skip in zip(logs, before, strict=True)
+                 for line in log.read_text().splitlines()[skip:]]
+    connections = {e["request_id"].rsplit("-", 1)[0] for e in lines}
+    print(f"\n{len(lines)} calls through the frontal reached the replicas on {len(connections)} TLS connections")
+    assert len(lines) >= len(paths) and len(connections) <= len(paths) // 4
+
+
+def test_the_frontal_refuses_a_replica_of_another_ca_or_name(snapshot: tuple[Path, dict[str, Any]]) -> None:
+    """proxy_ssl_verify: a replica whose certificate the private CA did not sign, or that names another host,
+    is never used: with no acceptable replica, the frontal answers the manifest's 503."""
+    from dataclasses import replace
+
+    from generator.serving.nginx_process import NginxProcess
+    from generator.serving.nginx_render import render_and_write
+    from generator.serving.peer_tls import PeerTLS
+    from generator.serving.tls_local import _issue, make_peer_tls
+
+    root, manifest = snapshot
+    expected = bodies(root, manifest)["/_systeme/503"]
+    path = sample_paths(manifest, 1)[0]
+    with private_folder("corpus-topo-badpeer-") as folder:
+        topo = start_topology(folder, root, replicas=1)
+        try:
+            assert topo.peer is not None
+            context, secret = tls_context(topo.tls.ca), topology_secret(topo)
+            assert fetch(topo.frontal_addresses, path, secret, context).status == 200
+            stranger = make_peer_tls(folder / "stranger", ["127.0.0.2"])  # its own CA
+            renamed = folder / "renamed"  # the deployment's CA, another name
+            renamed.mkdir()
+            _issue((topo.peer.ca, topo.peer.ca.with_name("ca.key")), renamed / "replica", "not-the-replica",
+                   "subjectAltName=DNS:not-the-replica,IP:127.0.0.2\nextendedKeyUsage=serverAuth\n", "ec", 1)
+            for name, cert, key in (("another CA", stranger.replica_cert, stranger.replica_key),
+                                    ("another name", renamed / "replica.crt", renamed / "replica.key")):
+                topo.replicas[0].stop()
+                settings = replace(topo.replicas[0].settings, tls_cert=cert, tls_key=key)
+                render_and_write(settings, None, PeerTLS(stranger.ca if name == "another CA" else topo.peer.ca))
+                topo.replicas[0] = NginxProcess(settings)
+                topo.replicas[0].start()
+                answer = fetch(topo.frontal_addresses, path, secret, context)
+                assert (answer.status, answer.body) == (503, expected), name
+        finally:
+            topo.stop()

@@ -89,7 +89,7 @@ def test_rotation_two_secrets_then_one() -> None:
         # the new configuration answers: the very next requests meet it, without any wait here.
         server.write_secrets([new])
         workers = server.workers()
-        assert main(["render-nginx", "--root", str(server.root), "--prefix", str(server.prefix),
+        assert main(["render-nginx", "--plain-replica", "--root", str(server.root), "--prefix", str(server.prefix),
                      "--port", str(server.port), "--workers", "2", "--secret-file", str(server.secret_file),
                      "--reload"]) == 0
         for _ in range(20):
@@ -107,7 +107,7 @@ def test_reload_refuses_a_broken_config_and_keeps_serving(capsys: pytest.Capture
     with NginxServer() as server:
         bad = server.dir / "bad"
         write_private(bad, "not a valid secret\n")
-        assert main(["render-nginx", "--root", str(server.root), "--prefix", str(server.prefix),
+        assert main(["render-nginx", "--plain-replica", "--root", str(server.root), "--prefix", str(server.prefix),
                      "--port", str(server.port), "--secret-file", str(bad), "--reload"]) == 1
         assert "characters among" in capsys.readouterr().err
         assert server.request(_sample(server)).status == 200
@@ -278,7 +278,7 @@ def test_serve_replicas_from_a_private_folder_writes_the_state_and_stops_everyth
                 process.stderr else ""
             time.sleep(0.1)
         doc = json.loads(state.read_text())
-        assert set(doc) == {"frontal", "ca", "replicas"}
+        assert set(doc) == {"frontal", "ca", "replicas", "frontals"}
         assert doc["frontal"] == f"https://127.0.0.1:{port}"
         assert [r["address"] for r in doc["replicas"]] == [f"127.0.0.{i}:{replica_port}" for i in (2, 3)]
         assert all(isinstance(r["pid"], int) and alive([r["pid"]]) for r in doc["replicas"])

@@ -190,7 +190,8 @@ def test_rendered_config_passes_nginx_t_and_keeps_the_secret_in_the_private_incl
         snapshot: Path, work: Path) -> None:
     settings = _settings(snapshot, work)
     secret = read_secret_file(settings.secret_file)[0]  # type: ignore[arg-type]
-    assert main(["render-nginx", "--root", str(snapshot), "--prefix", str(settings.prefix), "--port", "18099",
+    assert main(["render-nginx", "--plain-replica",
+                 "--root", str(snapshot), "--prefix", str(settings.prefix), "--port", "18099",
                  "--secret-file", str(settings.secret_file)]) == 0
     conf = settings.conf_dir
     assert stat.S_IMODE(settings.secrets_conf.stat().st_mode) == 0o600
@@ -294,13 +295,15 @@ def test_prefix_inside_a_served_or_tracked_folder_is_refused(folder: str,
         (root / "link-to-build").symlink_to(root / "build")
         before = sorted(p.relative_to(root) for p in root.rglob("*"))
         prefix = root / folder / "p"
-        code = main(["render-nginx", "--root", str(root), "--prefix", str(prefix), "--port", "18099",
+        code = main(["render-nginx", "--plain-replica",
+                     "--root", str(root), "--prefix", str(prefix), "--port", "18099",
                      "--secret-file", str(secret_file)])
         err = capsys.readouterr().err
         inside = "build" if folder == "link-to-build" else folder
         assert code == 1 and err.count("\n") == 1 and f"inside {inside}/ of the checkout" in err
         assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
-        assert main(["render-nginx", "--root", str(root), "--prefix", str(root / "run" / "p"), "--port", "18099",
+        assert main(["render-nginx", "--plain-replica",
+                     "--root", str(root), "--prefix", str(root / "run" / "p"), "--port", "18099",
                      "--secret-file", str(secret_file)]) == 0  # run/ (serve's default) stays usable
 
 
@@ -315,7 +318,8 @@ def test_tls_files_that_are_not_readable_files_are_one_line(
         if os.access(key, os.R_OK):
             pytest.skip("root reads any file")
     settings = _settings(snapshot, work)
-    code = main(["render-nginx", "--root", str(snapshot), "--prefix", str(settings.prefix), "--port", "18099",
+    code = main(["render-nginx", "--plain-replica",
+                 "--root", str(snapshot), "--prefix", str(settings.prefix), "--port", "18099",
                  "--secret-file", str(settings.secret_file), "--tls-cert", str(tls.cert), "--tls-key", str(key)])
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1 and err.startswith(f"corpus render-nginx: --tls-key {key}: "), err
@@ -327,7 +331,7 @@ def test_cli_reports_bad_secret_file_without_quoting_it(snapshot: Path, work: Pa
     secret_file = work / "secret"
     secret_file.write_text("bad secret with spaces in it\n")
     os.chmod(secret_file, 0o600)
-    assert main(["render-nginx", "--root", str(snapshot), "--prefix", str(work / "p"),
+    assert main(["render-nginx", "--plain-replica", "--root", str(snapshot), "--prefix", str(work / "p"),
                  "--secret-file", str(secret_file)]) == 1
     err = capsys.readouterr().err
     assert "characters among" in err and "bad secret" not in err
@@ -391,7 +395,8 @@ def test_frontal_from_the_command_line(snapshot: Path, work: Path, capsys: pytes
     tls = make_local_tls(work / "tls", ["127.0.0.1"])
     secret = work / "secret"
     write_private(secret, new_secret() + "\n")
-    base = ["render-nginx", "--role", "frontal", "--root", str(snapshot), "--prefix", str(work / "frontal"),
+    base = ["render-nginx", "--plain-replica",
+            "--role", "frontal", "--root", str(snapshot), "--prefix", str(work / "frontal"),
             "--port", "18443", "--secret-file", str(secret)]
     assert main([*base, "--replica", "127.0.0.2:18081"]) == 1
     assert "the frontal terminates TLS" in capsys.readouterr().err
@@ -460,7 +465,8 @@ def test_a_secret_file_that_cannot_be_read_is_one_line_without_its_bytes(
         path = work / "file" / "secret"  # a path under a file: ENOTDIR, whoever runs the test
         (work / "file").write_text("x")
         expected = f"{path}: cannot read: Not a directory"
-    code = main(["render-nginx", "--root", str(snapshot), "--prefix", str(work / "prefix"), "--port", "18099",
+    code = main(["render-nginx", "--plain-replica",
+                 "--root", str(snapshot), "--prefix", str(work / "prefix"), "--port", "18099",
                  "--secret-file", str(path)])
     err = capsys.readouterr().err
     assert code == 1 and err == f"corpus render-nginx: {expected}\n"

@@ -23,6 +23,7 @@ from generator.serving.instance_commands import reload_prefix, verify_prefix
 from generator.serving.nginx_process import reload_and_wait
 from generator.serving.nginx_render import render_and_write
 from generator.serving.nginx_settings import RenderError
+from generator.serving.peer_tls import PLAIN, PeerTLS
 from generator.serving.serve import (
     DEFAULT_PREFIX,
     PLAIN_PORT,
@@ -35,6 +36,7 @@ from generator.serving.serve import (
     run_topology,
     sample_path,
     set_maintenance,
+    topology_peer,
     topology_tls,
 )
 from generator.serving.systemd_units import (
@@ -48,10 +50,28 @@ from generator.serving.systemd_units import (
 from generator.serving.topology import REPLICA_PORT
 
 
+def link_options(args: argparse.Namespace) -> PeerTLS:
+    """The link between frontals and replicas that ``--peer-*`` or ``--plain-replica`` describe: one of the
+    two must be given, so that plain HTTP is always a choice made on purpose."""
+    given = [o for o, v in (("--peer-ca", args.peer_ca), ("--peer-cert", args.peer_cert),
+                            ("--peer-key", args.peer_key)) if v is not None]
+    if args.plain_replica:
+        if given:
+            raise RenderError(f"--plain-replica (no TLS between frontal and replicas) and {given[0]} contradict "
+                              "each other: give one or the other")
+        return PLAIN
+    if args.peer_ca is None:
+        wanted = "--peer-ca CA --tls-cert CERT --tls-key KEY" if args.role == "replica" else \
+            "--peer-ca CA --peer-cert CERT --peer-key KEY"
+        raise RenderError(f"--role {args.role}: the link between frontals and replicas is mutual TLS: give "
+                          f"{wanted} (docs/operating.md, the private CA), or --plain-replica (development only)")
+    return PeerTLS(args.peer_ca, args.peer_cert, args.peer_key)
+
+
 def cmd_render_nginx(args: argparse.Namespace) -> int:
     upstreams = tuple(u for item in args.replica for u in item.split(",") if u)
     settings = render_settings(args, args.prefix, role=args.role, upstreams=upstreams)
-    render_and_write(settings, args.root)
+    render_and_write(settings, args.root, link_options(args))
     if args.reload:
         pid = reload_and_wait(settings.resolved())
         print(f"corpus render-nginx: reloaded nginx (master pid {pid}); only the new configuration "
@@ -85,11 +105,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
             if args.secret_env is not None:
                 raise RenderError("--replicas takes --secret-file (each nginx re-reads it on a rotation)")
             tls = topology_tls(prefix, args.listen, args.tls_cert, args.tls_key, args.tls_ca)
+            peer = topology_peer(prefix, args.replicas, args.plain_replicas)
             return run_topology(TopologyRun(
                 root=root, prefix=prefix, listen=args.listen, port=args.port, replicas=args.replicas,
                 replica_port=args.replica_port, secret_file=args.secret_file, tls=tls, workers=args.workers,
                 worker_user=args.worker_user, expect_manifest_hash=args.expect_manifest_hash,
-                state_file=args.state_file), note, secret_value)
+                state_file=args.state_file, peer=peer), note, secret_value)
         settings = render_settings(args, prefix, port=args.port or PLAIN_PORT)
         render_and_write(settings, root)
     except CorpusError as exc:
@@ -125,7 +146,8 @@ def cmd_reload(args: argparse.Namespace) -> int:
 def cmd_render_systemd(args: argparse.Namespace) -> int:
     try:
         settings = unit_settings(args.prefix, args.role, args.root, user=args.user, group=args.group,
-                                 nginx=args.nginx, corpus=args.corpus, read_write=tuple(args.read_write))
+                                 nginx=args.nginx, corpus=args.corpus, read_write=tuple(args.read_write),
+                                 tls_files=tuple(args.tls_file))
         text = render_unit(settings)
     except UnitError as exc:
         print(f"corpus render-systemd: {exc}", file=sys.stderr)
@@ -167,6 +189,15 @@ def register_render_nginx(sub: Subparsers) -> None:
     p.add_argument("--replica", action="append", default=[], metavar="HOST:PORT",
                    help="frontal only: a replica address (repeat, or comma-separated)")
     add_render_options(p)
+    p.add_argument("--peer-ca", type=Path, default=None, metavar="CA",
+                   help="the deployment's private CA (PEM): a replica accepts only clients it signed (the "
+                        "frontals), a frontal only replicas it signed, named corpus-replica")
+    p.add_argument("--peer-cert", type=Path, default=None, metavar="CERT",
+                   help="frontal only: its client certificate for the replicas, signed by --peer-ca")
+    p.add_argument("--peer-key", type=Path, default=None, metavar="KEY",
+                   help="frontal only: the key of --peer-cert (mode 0600)")
+    p.add_argument("--plain-replica", action="store_true",
+                   help="development only: plain HTTP between frontal and replicas, no client certificate")
     p.add_argument("--reload", action="store_true",
                    help="after rendering, make the nginx running from PREFIX load the new config and wait "
                         "until it answers")
@@ -196,7 +227,10 @@ def register_serve(sub: Subparsers) -> None:
                    help="with --tls-cert: the CA certificate clients should trust (for --state-file)")
     p.add_argument("--state-file", type=Path, default=None,
                    help="with --replicas: once everything answers, write JSON {frontal, ca, replicas: "
-                        "[{address, pid}]} to FILE (removed on exit)")
+                        "[{address, pid}], frontals: [...]} to FILE, again after each restart (removed on exit)")
+    p.add_argument("--plain-replicas", action="store_true",
+                   help="with --replicas, development only: plain HTTP between the frontal and the replicas "
+                        "(default: mutual TLS under a local private CA made at start)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser(
@@ -250,6 +284,9 @@ def register_systemd(sub: Subparsers) -> None:
                    help="the corpus command on the target host (default: the one running this command)")
     p.add_argument("--read-write", action="append", default=[], metavar="DIR",
                    help="another folder nginx writes (logs kept outside the prefix); repeatable")
+    p.add_argument("--tls-file", action="append", default=[], metavar="FILE",
+                   help="a TLS file nginx reads at start (certificate, key, --peer-ca, --peer-cert, --peer-key); "
+                        "repeatable; default: those of PREFIX's settings. Each must exist, not empty, at start")
     p.add_argument("--output", type=Path, default=None,
                    help="folder to write UNIT.service into (e.g. /etc/systemd/system); default: stdout")
     p.set_defaults(func=cmd_render_systemd)

@@ -139,12 +139,50 @@ def reload_and_wait(settings: Settings, timeout: float = RELOAD_TIMEOUT) -> int:
                       f"see {settings.error_log_path}")
 
 
-class NginxProcess:
-    """One nginx master run in the foreground from a rendered prefix, in its own session."""
+def held_socket(host: str, port: int) -> socket.socket:
+    """A listening socket for an nginx to inherit (:class:`NginxProcess` ``held``), kept by its supervisor.
 
-    def __init__(self, settings: Settings, *, quiet: bool = True) -> None:
+    While the supervisor holds it, the address never refuses a connection: when nginx dies, new
+    connections wait in the kernel's accept queue and the restarted nginx (given the same socket)
+    answers them. Non-blocking, as nginx's workers expect of a listening socket they share.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    held = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        held.bind((host.strip("[]"), port))
+        held.listen(511)  # nginx's own default backlog
+        held.setblocking(False)
+    except OSError as exc:
+        held.close()
+        raise RenderError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    return held
+
+
+def end_group(pgid: int, grace: float = 2.0) -> None:
+    """Stop what is left of a dead master's process group (orphaned workers): SIGQUIT, so that they finish
+    the requests they hold and close their listening sockets, then SIGKILL after ``grace`` seconds."""
+    for signum, wait in ((signal.SIGQUIT, grace), (signal.SIGKILL, STOP_TIMEOUT)):
+        if not _live_members(pgid):
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signum)
+        deadline = time.monotonic() + wait
+        while _live_members(pgid) and time.monotonic() < deadline:
+            time.sleep(_POLL)
+
+
+class NginxProcess:
+    """One nginx master run in the foreground from a rendered prefix, in its own session.
+
+    ``held``: a listening socket the caller keeps (:func:`held_socket`), handed to nginx through the
+    ``NGINX`` environment variable (nginx's own way to inherit sockets, made for binary upgrades).
+    """
+
+    def __init__(self, settings: Settings, *, quiet: bool = True, held: socket.socket | None = None) -> None:
         self.settings = settings
         self.quiet = quiet
+        self.held = held
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -155,8 +193,12 @@ class NginxProcess:
     def start(self, timeout: float = START_TIMEOUT) -> None:
         """Start nginx and return once it answers; raise with the error log's end when it does not."""
         out = subprocess.DEVNULL if self.quiet else None
+        env, fds = None, ()
+        if self.held is not None:
+            fds = (self.held.fileno(),)
+            env = {**os.environ, "NGINX": f"{fds[0]};"}
         self.process = subprocess.Popen([*nginx_command(self.settings.prefix), "-g", "daemon off;"],
-                                        stdout=out, stderr=out, start_new_session=True)
+                                        stdout=out, stderr=out, start_new_session=True, env=env, pass_fds=fds)
         if not self.wait_ready(timeout):
             code = self.process.poll()
             self.stop()
@@ -204,6 +246,19 @@ class NginxProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+
+    def quit(self, timeout: float = STOP_TIMEOUT) -> None:
+        """Graceful stop (SIGQUIT): the master closes its listening sockets, the workers finish the requests
+        they hold; SIGKILL whatever is left after ``timeout``. What a planned stop of a frontal ends with,
+        once it is out of the name (docs/topology.md)."""
+        process = self.process
+        if process is None or process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGQUIT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout)
+        self.stop()
 
     def error_tail(self, size: int = 2000) -> str:
         path = self.settings.error_log_path

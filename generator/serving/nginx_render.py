@@ -26,7 +26,6 @@ import jinja2
 
 from generator.base.atomic_file import write_atomic
 from generator.base.output_places import OutputRefused, outside_protected
-from generator.base.path_checks import path_mode
 from generator.base.secret_values import (
     SecretError,
     nginx_map_entries,
@@ -43,6 +42,10 @@ from generator.contract.manifest import BUILD_DIR, Manifest
 from generator.serving.nginx_process import test_config
 from generator.serving.nginx_settings import DEFAULT_WORKER_USER, RenderError, Settings
 from generator.serving.nginx_syntax import NginxSyntaxError, needs_dollar, quote_path, quote_regex, quote_text
+from generator.serving.peer_tls import KEY as PEER_KEY
+from generator.serving.peer_tls import PeerTLS, check_peer, saved_peer
+from generator.serving.tls_files import check_tls_file
+from generator.serving.tls_local import REPLICA_NAME
 from generator.tracks.model import CANONICAL_PATH, Track
 
 # Package data: generator/templates/nginx is a link to the checkout's nginx/ that the wheel stores as files,
@@ -172,18 +175,11 @@ def check_prefix(settings: Settings) -> None:
 
 
 def check_tls_files(settings: Settings) -> None:
-    """The certificate and key must be readable regular files: nginx -t would word it in four lines."""
-    for option, path in (("--tls-cert", settings.tls_cert), ("--tls-key", settings.tls_key)):
-        if path is None:
-            continue
-        where = f"{option} {path}"
-        mode = path_mode(path, lambda why, where=where: RenderError(f"{where}: {why}"), "no such file")
-        if stat.S_ISDIR(mode):
-            raise RenderError(f"{where}: a folder, not a PEM file")
-        if not stat.S_ISREG(mode):
-            raise RenderError(f"{where}: not a regular file")
-        if not os.access(path, os.R_OK):
-            raise RenderError(f"{where}: not readable by this user")
+    """The certificate and key, each checked (:func:`check_tls_file`): nginx -t would word it in four lines."""
+    for option, path, kind in (("--tls-cert", settings.tls_cert, "certificate"), ("--tls-key", settings.tls_key,
+                                                                                  "key")):
+        if path is not None:
+            check_tls_file(path, option, kind)
 
 
 def _worker_account(settings: Settings) -> pwd.struct_passwd | None:
@@ -248,10 +244,13 @@ def environment() -> jinja2.Environment:
                               lstrip_blocks=True)
 
 
-def _context(s: Settings, served: list[Served], worker_user: str | None) -> dict[str, Any]:
+def _context(s: Settings, served: list[Served], worker_user: str | None, peer: PeerTLS) -> dict[str, Any]:
     """Every value the templates use, already quoted or validated for nginx."""
     frontal = s.role == "frontal"
+    verify_clients = not frontal and not peer.plain
     remapped = {**REMAPPED, **(FRONTAL_REMAPPED if frontal else {})}
+    if verify_clients:  # plain HTTP to a replica gets no answer at all (see error-pages)
+        del remapped[497]
     manifest = served[0].manifest
     pages = error_pages(s.root, manifest, skip=tuple(FRONTAL_REMAPPED) if frontal else (),
                         build=served[0].track.trees.build)
@@ -299,11 +298,21 @@ def _context(s: Settings, served: list[Served], worker_user: str | None) -> dict
         "extra_server_include": quote_path(s.extra_server_include) if s.extra_server_include else "",
         "upstreams": _upstreams(s),
         "upstream_keepalive": UPSTREAM_KEEPALIVE,
+        "peer_tls": not peer.plain,
+        "verify_clients": verify_clients,
+        "peer_ca": quote_path(peer.ca) if peer.ca else "",
+        "peer_cert": quote_path(peer.cert) if peer.cert else "",
+        "peer_key": quote_path(peer.key) if peer.key else "",
+        "peer_name": REPLICA_NAME,
     }
 
 
-def render(settings: Settings, repo_root: Path | None = None, *, staging: Path | None = None) -> Rendered:
+def render(settings: Settings, repo_root: Path | None = None, *, staging: Path | None = None,
+           peer: PeerTLS | None = None) -> Rendered:
     """Render the three config files of ``settings.role`` from the build, the manifest and the settings.
+
+    ``peer``: the link between frontals and replicas (:mod:`generator.serving.peer_tls`); None keeps the
+    one the prefix was rendered with (a re-render from settings.json: reload, release).
 
     ``repo_root``: the checkout a secret file must stay out of (None: no such check). ``staging``: also
     render the main config and the site as they read when placed in that folder (their includes point
@@ -320,6 +329,8 @@ def render(settings: Settings, repo_root: Path | None = None, *, staging: Path |
         raise RenderError("the frontal terminates TLS: give --tls-cert and --tls-key")
     check_prefix(s)
     check_tls_files(s)
+    peer = (peer or saved_peer(s.prefix)).resolved()
+    check_peer(peer, s.role, s.tls)
     served = served_tracks(s.root, s.role, s.expect_manifest_hash)
     manifest = served[0].manifest
     secrets = _secret_values(s, repo_root)
@@ -331,7 +342,7 @@ def render(settings: Settings, repo_root: Path | None = None, *, staging: Path |
             _check_world_access(s.root / "build", "the build")
             _check_world_access(s.maintenance_path.parent, "the maintenance flag's folder")
     try:
-        context = _context(s, served, worker_user)
+        context = _context(s, served, worker_user, peer)
     except NginxSyntaxError as exc:
         raise RenderError(str(exc)) from None
     env = environment()
@@ -341,6 +352,7 @@ def render(settings: Settings, repo_root: Path | None = None, *, staging: Path |
     saved = s.saved()
     saved.update(maintenance_flag=str(s.maintenance_path), access_log=str(s.access_log_path),
                  error_log=str(s.error_log_path), secrets_accepted=len(secrets), manifest_hash=manifest.hash)
+    saved[PEER_KEY] = None if peer.plain else peer.saved()
     main, site = env.get_template("nginx.conf.j2"), env.get_template(SITE_TEMPLATES[s.role])
     staged: dict[str, str] = {}
     if staging is not None:
@@ -382,12 +394,12 @@ def write(settings: Settings, rendered: Rendered) -> None:
         write_atomic(path, text)
 
 
-def render_and_write(settings: Settings, repo_root: Path | None) -> None:
+def render_and_write(settings: Settings, repo_root: Path | None, peer: PeerTLS | None = None) -> None:
     """Render, ``nginx -t`` the staged files, only then replace conf/'s files (see :func:`render_checked`)."""
-    write(settings, render_checked(settings, repo_root))
+    write(settings, render_checked(settings, repo_root, peer))
 
 
-def render_checked(settings: Settings, repo_root: Path | None) -> Rendered:
+def render_checked(settings: Settings, repo_root: Path | None, peer: PeerTLS | None = None) -> Rendered:
     """Render into a staging folder inside conf/ and ``nginx -t`` the staged files; conf/ is not touched.
 
     A prefix is never left with a config nginx would refuse: a refused config (or a render that fails)
@@ -396,7 +408,7 @@ def render_checked(settings: Settings, repo_root: Path | None) -> Rendered:
     """
     conf_dir = settings.resolved().conf_dir
     staging = conf_dir / f".staging-{token_hex(6)}"
-    rendered = render(settings, repo_root, staging=staging)
+    rendered = render(settings, repo_root, staging=staging, peer=peer)
     _make_folders(settings)
     try:
         staging.mkdir(mode=0o700)

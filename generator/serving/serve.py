@@ -3,8 +3,9 @@
 ``serve`` is what ``make serve`` runs: bring build/ up to date with corpus_src/, render into a private
 prefix (default ``run/serve/``, ignored by git), then run in the foreground until Ctrl-C or SIGTERM:
 one plain-HTTP replica, or with ``--replicas N`` the production shape (a TLS frontal over N replicas
-on 127.0.0.2, 127.0.0.3, ...; :mod:`generator.serving.topology`). nginx runs in its own session so that the
-signal reaches it once, from here, and no worker outlives the command. Locally the workers run as the
+on 127.0.0.2, 127.0.0.3, ..., mutual TLS between them; :mod:`generator.serving.topology`), kept up by
+:mod:`generator.serving.supervise`. nginx runs in its own session so that the signal reaches it once,
+from here, and no worker outlives the command. Locally the workers run as the
 invoking user, so that a checkout in a private (0700) home is served as is; deployments
 (``render-nginx``, the systemd units) keep an unprivileged account.
 """
@@ -26,7 +27,10 @@ from generator.compiler.track_file import load_tracks
 from generator.contract.manifest import Manifest
 from generator.serving.nginx_process import NginxProcess
 from generator.serving.nginx_settings import RenderError, Settings, read_settings
-from generator.serving.tls_local import LocalTLS, make_local_tls
+from generator.serving.state_file import check_state_target
+from generator.serving.supervise import RESTART_LIMIT, RESTART_WINDOW, Supervisor
+from generator.serving.tls_files import check_tls_file
+from generator.serving.tls_local import LocalPeer, LocalTLS, make_local_tls, make_peer_tls
 from generator.serving.topology import FRONTAL_PORT, Topology, replica_hosts
 
 DEFAULT_PREFIX = Path(PRIVATE_RUN_DIR) / "serve"
@@ -177,8 +181,20 @@ def topology_tls(prefix: Path, host: str, cert: Path | None, key: Path | None, c
     if cert is not None:
         if key is None:
             raise RenderError("--tls-cert needs --tls-key")
+        for option, path, kind in (("--tls-cert", cert, "certificate"), ("--tls-key", key, "key"),
+                                   ("--tls-ca", ca, "ca")):
+            if path is not None:
+                check_tls_file(path, option, kind)
         return LocalTLS(ca=(ca or cert).resolve(), cert=cert.resolve(), key=key.resolve())
+    if key is not None or ca is not None:
+        raise RenderError("--tls-key and --tls-ca go with --tls-cert")
     return make_local_tls(prefix / "tls", [host], reuse=True)
+
+
+def topology_peer(prefix: Path, replicas: int, plain: bool) -> LocalPeer | None:
+    """The link's private CA and certificates (made at the first start, kept while valid), or None for
+    ``--plain-replicas`` (development only)."""
+    return None if plain else make_peer_tls(prefix / "tls" / "peer", replica_hosts(replicas), reuse=True)
 
 
 @dataclass(frozen=True)
@@ -197,21 +213,36 @@ class TopologyRun:
     worker_user: str | None
     expect_manifest_hash: str | None
     state_file: Path | None
+    peer: LocalPeer | None = None  # None: plain HTTP between frontal and replicas (--plain-replicas)
+
+
+def _say(line: str) -> None:
+    print(f"corpus serve: {line}", file=sys.stderr, flush=True)
 
 
 def run_topology(run: TopologyRun, note: str, secret_value: str | None) -> int:
-    """Render and run a TLS frontal over ``run.replicas`` replicas in the foreground; Ctrl-C stops them all."""
+    """Render and run a TLS frontal over ``run.replicas`` replicas in the foreground, starting again any nginx
+    that dies (:class:`~generator.serving.supervise.Supervisor`); Ctrl-C or SIGTERM stops them all."""
     root, prefix, tls = run.root, run.prefix, run.tls
+    if run.state_file is not None:
+        replaced = check_state_target(run.state_file)
+        if replaced:
+            _say(replaced)
     topology = Topology(root=root, base=prefix, secret_file=run.secret_file.resolve(), tls=tls,
                         replica_addresses=[(h, run.replica_port) for h in replica_hosts(run.replicas)],
                         frontal_addresses=[(run.listen, run.port or FRONTAL_PORT)], workers=run.workers,
                         worker_user=run.worker_user, expect_manifest_hash=run.expect_manifest_hash,
-                        repo_root=root)
+                        repo_root=root, peer=run.peer, hold_frontal_sockets=True)
+
+    def write_state() -> None:
+        if run.state_file is not None:
+            topology.write_state(run.state_file)
+
+    reason = None
     with _Stop() as stop:
         try:
             topology.start()
-            if run.state_file is not None:
-                topology.write_state(run.state_file)
+            write_state()
             url, sample = topology.frontal_url(), sample_path(root)
             header = f"X-Challenge-Secret: {secret_value or '$(head -1 FILE)'}"
             print("\n".join([
@@ -223,18 +254,25 @@ def run_topology(run: TopologyRun, note: str, secret_value: str | None) -> int:
                 f"  maintenance of one replica (the frontal skips it): corpus maintenance on|off --prefix "
                 f"{topology.replicas[0].settings.prefix}",
                 f"  state: {run.state_file or '(give --state-file FILE for JSON)'}",
-                "  Ctrl-C stops everything", ""]), flush=True)
-            died = _wait_until_stopped(stop, [*topology.frontals, *topology.replicas])
+                f"  link frontal -> replicas: {_link(run.peer)}",
+                f"  an nginx that dies is started again (given up after {RESTART_LIMIT} restarts of one within "
+                f"{RESTART_WINDOW:.0f} s); Ctrl-C stops everything", ""]), flush=True)
+            reason = Supervisor(topology, _say, write_state).run(lambda: bool(stop.signals))
         finally:
             topology.stop()
             if run.state_file is not None:
                 run.state_file.unlink(missing_ok=True)
-    if died is None:
-        print(f"corpus serve: stopped ({signal.Signals(stop.signals[0]).name})", file=sys.stderr)
+    if reason is None:
+        _say(f"stopped ({signal.Signals(stop.signals[0]).name})")
         return 0
-    print(f"corpus serve: nginx from {died.settings.prefix} exited; see {died.settings.error_log_path}",
-          file=sys.stderr)
+    _say(reason)
     return 1
+
+
+def _link(peer: LocalPeer | None) -> str:
+    if peer is None:
+        return "plain HTTP (--plain-replicas: development only)"
+    return f"mutual TLS, private CA {peer.ca}"
 
 
 # ------------------------------------------------------------------------------------- maintenance

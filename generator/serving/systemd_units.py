@@ -10,6 +10,11 @@ hand-edited unit shows only at the next reboot. What each role's unit runs:
   ``conf/`` read-only for nginx);
 - replica: the build proof first (a tampered build never starts), then the same.
 
+The TLS files (the certificate and key, the private CA and the frontal's client certificate of the
+link) are named in the unit (``AssertFileNotEmpty=``: a start without one of them fails naming it) and
+counted among the paths the sandbox must let nginx read; by default they are the ones of the prefix's
+settings.json.
+
 The build root and the manifest hash a replica must serve are not written in the unit: the commands read
 them from ``PREFIX/conf/settings.json``, which ``corpus release`` rewrites, so a release or a rollback
 never needs a new unit.
@@ -33,6 +38,7 @@ import jinja2
 
 from generator.base.errors import GeneratorError
 from generator.serving.nginx_settings import RenderError, Settings, SettingsFileError, read_settings
+from generator.serving.peer_tls import saved_peer
 
 # Package data, like nginx_render.TEMPLATES: generator/templates/systemd links to deploy/systemd/.
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "systemd"
@@ -66,6 +72,7 @@ class UnitSettings:
     nginx: str = "/usr/sbin/nginx"
     corpus: str = "/usr/local/bin/corpus"
     read_write: tuple[str, ...] = ()  # extra writable folders (logs kept outside the prefix)
+    tls_files: tuple[str, ...] = ()  # certificate, key, private CA, client certificate: read at start
 
     @property
     def template(self) -> bool:
@@ -110,7 +117,8 @@ def context(s: UnitSettings) -> dict[str, Any]:
     corpus = _path(s.corpus, "--corpus")
     read_write = [f"{prefix}/logs", f"{prefix}/tmp",
                   *(_path(p, "--read-write", instance=True) for p in s.read_write)]
-    paths = [prefix, *read_write]
+    tls_files = [_path(p, "--tls-file", instance=True) for p in s.tls_files]
+    paths = [prefix, *read_write, *tls_files]
     values: dict[str, Any] = {
         "unit_name": s.unit_name, "role": s.role, "template": s.template, "prefix": prefix,
         "user": s.user, "group": s.group or s.user, "read_write": read_write,
@@ -118,6 +126,7 @@ def context(s: UnitSettings) -> dict[str, Any]:
         "nginx_run": _nginx(s, prefix, "-g", "daemon off;"),
         "reload": "+" + _command(RUNUSER, "-u", s.user, "--", corpus, *(a.format(prefix=prefix) for a in RELOAD)),
         "runbook": RUNBOOK.as_uri(),
+        "tls_files": tls_files,
     }
     if s.role == "replica":
         values["verify_build"] = _command(corpus, *(a.format(prefix=prefix) for a in VERIFY_BUILD))
@@ -162,11 +171,20 @@ def _default_nginx() -> str:
     return shutil.which("nginx") or "/usr/sbin/nginx"
 
 
+def _saved_tls_files(prefix: Path, saved: Settings | None) -> tuple[str, ...]:
+    """The TLS files a rendered prefix reads: its certificate and key, and the link's CA and client files."""
+    if saved is None:
+        return ()
+    peer = saved_peer(prefix)
+    found = (saved.tls_cert, saved.tls_key, peer.ca, peer.cert, peer.key)
+    return tuple(dict.fromkeys(str(p) for p in found if p is not None))
+
+
 def unit_settings(prefix: str, role: str | None = None, root: str | None = None, *, user: str = DEFAULT_USER,
                   group: str | None = None, nginx: str | None = None, corpus: str | None = None,
-                  read_write: tuple[str, ...] = ()) -> UnitSettings:
+                  read_write: tuple[str, ...] = (), tls_files: tuple[str, ...] = ()) -> UnitSettings:
     """The unit's settings: what is not given is read from the prefix's settings.json when it is rendered
-    here (role, build root, logs kept outside the prefix), else the defaults of this host."""
+    here (role, build root, logs kept outside the prefix, TLS files), else the defaults of this host."""
     saved = None if "%i" in prefix else _saved_settings(Path(prefix))
     role = role or (saved.role if saved else None)
     if role is None:
@@ -177,9 +195,11 @@ def unit_settings(prefix: str, role: str | None = None, root: str | None = None,
         folder = str(log.parent) if log else None
         if folder and not folder.startswith(prefix.rstrip("/") + "/logs"):
             extra.append(folder)
+    if not tls_files and saved is not None:
+        tls_files = _saved_tls_files(Path(prefix), saved)
     return UnitSettings(role=role, prefix=prefix, root=root, user=user, group=group,
                         nginx=nginx or _default_nginx(), corpus=corpus or _default_corpus(),
-                        read_write=tuple(extra))
+                        read_write=tuple(extra), tls_files=tls_files)
 
 
 def account_exists(user: str) -> bool:

@@ -1,9 +1,12 @@
-"""Certificates for a local or test topology: a throwaway CA and a server certificate it signs.
+"""Certificates for a local or test topology: throwaway CAs and the certificates they sign.
 
-A client is given the CA (``--state-file`` names it), never told to skip verification: it checks the
-frontal exactly as the Trust Layer proxy checks the production one. Made with the openssl CLI (always
-present beside nginx), ECDSA P-256 by default; RSA 2048 on request, for the benchmark that compares
-their handshake cost.
+Two CAs, as in production: the **public** one, which the proxy trusts, signs the frontal's server
+certificate (``make_local_tls``); the deployment's **private** one signs the certificates of the link
+between frontals and replicas (``make_peer_tls``): each replica's server certificate, named
+:data:`REPLICA_NAME` (which the frontal verifies), and the frontals' client certificate (which the
+replicas require). A client is given a CA (``--state-file`` names the public one), never told to skip
+verification. Made with the openssl CLI (always present beside nginx), ECDSA P-256 by default; RSA 2048
+on request, for the benchmark that compares their handshake cost.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from generator.serving.nginx_settings import RenderError
 
 KEY_OPTIONS = {"ec": ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"],
                "rsa": ["-newkey", "rsa:2048"]}
+# The name every replica certificate carries and every frontal verifies (proxy_ssl_name): one name for
+# all replicas, so that a frontal's upstream block needs no name per address.
+REPLICA_NAME = "corpus-replica"
 
 
 @dataclass(frozen=True)
@@ -27,19 +33,67 @@ class LocalTLS:
     key: Path  # its private key (mode 0600)
 
 
+@dataclass(frozen=True)
+class LocalPeer:
+    """The link's files: the private CA, the replicas' server certificate, the frontals' client certificate."""
+
+    ca: Path
+    replica_cert: Path
+    replica_key: Path
+    client_cert: Path
+    client_key: Path
+
+
 def _openssl(*args: str) -> None:
     result = subprocess.run(["openssl", *args], capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise RenderError(f"openssl {args[0]} failed: {result.stderr.strip()[-500:]}")
 
 
-def _still_valid(tls: LocalTLS, ext: Path, wanted: str) -> bool:
-    """An earlier certificate of ``folder``: same names, same key kind, valid for at least another day."""
-    if not all(p.is_file() for p in (tls.ca, tls.cert, tls.key, ext)) or ext.read_text("ascii") != wanted:
+def _alt_names(hosts: list[str]) -> str:
+    names = []
+    for host in hosts:
+        try:
+            names.append(f"IP:{ipaddress.ip_address(host.strip('[]'))}")
+        except ValueError:
+            names.append(f"DNS:{host}")
+    return ",".join(dict.fromkeys(names))
+
+
+def _still_valid(files: list[Path], cert: Path, ext: Path, wanted: str) -> bool:
+    """Earlier files of a folder: all there, same names and key kind, valid for at least another day."""
+    if not all(p.is_file() for p in [*files, ext]) or ext.read_text("ascii") != wanted:
         return False
-    result = subprocess.run(["openssl", "x509", "-checkend", "86400", "-noout", "-in", str(tls.cert)],
+    result = subprocess.run(["openssl", "x509", "-checkend", "86400", "-noout", "-in", str(cert)],
                             capture_output=True, check=False)
     return result.returncode == 0
+
+
+def _new_ca(folder: Path, kind: str, days: int, name: str) -> tuple[Path, Path]:
+    ca, ca_key = folder / "ca.crt", folder / "ca.key"
+    _openssl("req", "-x509", *KEY_OPTIONS[kind], "-nodes", "-keyout", str(ca_key), "-out", str(ca),
+             "-days", str(days), "-subj", f"/CN={name}",
+             "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign")
+    os.chmod(ca_key, 0o600)
+    return ca, ca_key
+
+
+def _issue(ca: tuple[Path, Path], stem: Path, subject: str, extensions: str, kind: str, days: int) -> None:
+    """``stem``.crt and ``stem``.key (0600), signed by ``ca`` with the given extension lines."""
+    key, csr, ext = stem.with_suffix(".key"), stem.with_suffix(".csr"), stem.with_suffix(".ext.tmp")
+    _openssl("req", "-new", *KEY_OPTIONS[kind], "-nodes", "-keyout", str(key), "-out", str(csr),
+             "-subj", f"/CN={subject}")
+    ext.write_text(extensions, "ascii")
+    _openssl("x509", "-req", "-in", str(csr), "-CA", str(ca[0]), "-CAkey", str(ca[1]), "-CAcreateserial",
+             "-out", str(stem.with_suffix(".crt")), "-days", str(days), "-extfile", str(ext))
+    os.chmod(key, 0o600)
+    csr.unlink()
+    ext.unlink()
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KEY_OPTIONS:
+        raise RenderError(f"key kind {kind!r}: 'ec' or 'rsa'")
 
 
 def make_local_tls(folder: Path, hosts: list[str], kind: str = "ec", days: int = 7,
@@ -49,31 +103,42 @@ def make_local_tls(folder: Path, hosts: list[str], kind: str = "ec", days: int =
     ``reuse``: keep the CA and certificate already in ``folder`` when they name the same hosts and stay
     valid another day, so that a client told to trust the CA keeps trusting it across restarts.
     """
-    if kind not in KEY_OPTIONS:
-        raise RenderError(f"key kind {kind!r}: 'ec' or 'rsa'")
+    _check_kind(kind)
     folder.mkdir(parents=True, exist_ok=True)
-    ca, ca_key = folder / "ca.crt", folder / "ca.key"
-    cert, key, csr = folder / "server.crt", folder / "server.key", folder / "server.csr"
-    names = []
-    for host in [*hosts, "localhost"]:
-        try:
-            names.append(f"IP:{ipaddress.ip_address(host.strip('[]'))}")
-        except ValueError:
-            names.append(f"DNS:{host}")
+    tls = LocalTLS(folder / "ca.crt", folder / "server.crt", folder / "server.key")
     ext = folder / "server.ext"
-    wanted = (f"# key {kind}\nsubjectAltName={','.join(dict.fromkeys(names))}\nbasicConstraints=CA:FALSE\n"
+    wanted = (f"# key {kind}\nsubjectAltName={_alt_names([*hosts, 'localhost'])}\nbasicConstraints=CA:FALSE\n"
               "extendedKeyUsage=serverAuth\n")
-    if reuse and _still_valid(LocalTLS(ca, cert, key), ext, wanted):
-        return LocalTLS(ca, cert, key)
-    _openssl("req", "-x509", *KEY_OPTIONS[kind], "-nodes", "-keyout", str(ca_key), "-out", str(ca),
-             "-days", str(days), "-subj", "/CN=PROVE IT corpus local CA",
-             "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign")
-    _openssl("req", "-new", *KEY_OPTIONS[kind], "-nodes", "-keyout", str(key), "-out", str(csr),
-             "-subj", "/CN=localhost")
+    if reuse and _still_valid([tls.ca, tls.cert, tls.key], tls.cert, ext, wanted):
+        return tls
+    ca = _new_ca(folder, kind, days, "PROVE IT corpus local CA")
+    _issue(ca, folder / "server", "localhost", wanted, kind, days)
     ext.write_text(wanted, "ascii")
-    _openssl("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial",
-             "-out", str(cert), "-days", str(days), "-extfile", str(ext))
-    for private in (key, ca_key):
-        os.chmod(private, 0o600)
-    csr.unlink()
-    return LocalTLS(ca, cert, key)
+    return tls
+
+
+def make_peer_tls(folder: Path, replica_hosts: list[str], kind: str = "ec", days: int = 7,
+                  reuse: bool = False, name: str = REPLICA_NAME) -> LocalPeer:
+    """A private CA under ``folder``, a server certificate for the replicas (:data:`REPLICA_NAME` and their
+    addresses; serverAuth only) and a client certificate for the frontals (clientAuth only).
+
+    The usages keep each certificate to its side: a replica's certificate cannot open a connection to
+    another replica, a frontal's client certificate cannot pose as a replica. ``reuse`` as for
+    :func:`make_local_tls`. ``name``: another replica name (only to test that a frontal refuses it).
+    """
+    _check_kind(kind)
+    folder.mkdir(parents=True, exist_ok=True)
+    peer = LocalPeer(folder / "ca.crt", folder / "replica.crt", folder / "replica.key", folder / "frontal.crt",
+                     folder / "frontal.key")
+    ext = folder / "peer.ext"
+    replica = (f"# key {kind}\nsubjectAltName={_alt_names([name, *replica_hosts])}\n"
+               "basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
+    client = "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n"
+    if reuse and _still_valid([peer.ca, peer.replica_cert, peer.replica_key, peer.client_cert, peer.client_key],
+                              peer.replica_cert, ext, replica):
+        return peer
+    ca = _new_ca(folder, kind, days, "PROVE IT corpus private CA (frontals and replicas)")
+    _issue(ca, folder / "replica", name, replica, kind, days)
+    _issue(ca, folder / "frontal", "corpus-frontal", client, kind, days)
+    ext.write_text(replica, "ascii")
+    return peer

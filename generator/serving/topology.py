@@ -3,22 +3,25 @@
 The replicas listen on 127.0.0.2, 127.0.0.3, ... (Linux routes the whole 127.0.0.0/8 to loopback), the
 frontal(s) on 127.0.0.1 or any given address. Used by ``corpus serve``, the topology tests and
 ``bench/bench_frontal.py``: one way to bring the deployment's shape up on one machine, so that what the
-tests kill and restart is what an operator runs.
+tests kill and restart is what an operator runs. The link between them is mutual TLS under a private CA
+(:mod:`generator.serving.peer_tls`) unless ``peer`` is None (plain HTTP, development only).
 """
 
 from __future__ import annotations
 
 import json
 import socket
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from generator.base.atomic_file import write_atomic
-from generator.serving.nginx_process import NginxProcess
+from generator.serving.nginx_process import NginxProcess, end_group, held_socket
 from generator.serving.nginx_render import render_and_write
 from generator.serving.nginx_settings import RenderError, Settings
-from generator.serving.tls_local import LocalTLS
+from generator.serving.peer_tls import PLAIN, PeerTLS
+from generator.serving.tls_local import LocalPeer, LocalTLS
 
 REPLICA_PORT = 8081
 FRONTAL_PORT = 8443
@@ -67,17 +70,32 @@ class Topology:
     worker_user: str | None = None
     expect_manifest_hash: str | None = None
     repo_root: Path | None = None
+    peer: LocalPeer | None = None  # the link's private CA and certificates; None: plain HTTP (development)
+    # The frontals' listening sockets kept here, so that a frontal that dies refuses no connection while it
+    # is started again (corpus serve); off for the tests that want a dead frontal's address to refuse.
+    hold_frontal_sockets: bool = False
     replicas: list[NginxProcess] = field(default_factory=list)
     frontals: list[NginxProcess] = field(default_factory=list)
+    _held: list[socket.socket] = field(default_factory=list)
 
     # -------------------------------------------------------------------------------- settings
 
     def replica_settings(self, index: int) -> Settings:
         host, port = self.replica_addresses[index]
+        cert, key = (self.peer.replica_cert, self.peer.replica_key) if self.peer else (None, None)
         return Settings(root=self.root, prefix=self.base / f"replica-{index + 1}", listen=host, port=port,
                         secret_file=self.secret_file, worker_processes=self.replica_workers or self.workers,
                         worker_user=self.worker_user, expect_manifest_hash=self.expect_manifest_hash,
-                        role="replica").resolved()
+                        tls_cert=cert, tls_key=key, role="replica").resolved()
+
+    def peer_tls(self, role: str) -> PeerTLS:
+        """The link as ``role`` sees it: a replica checks its clients against the CA; a frontal also shows
+        its client certificate."""
+        if self.peer is None:
+            return PLAIN
+        if role == "replica":
+            return PeerTLS(self.peer.ca)
+        return PeerTLS(self.peer.ca, self.peer.client_cert, self.peer.client_key)
 
     def frontal_settings(self, index: int) -> Settings:
         host, port = self.frontal_addresses[index]
@@ -94,30 +112,50 @@ class Topology:
         try:
             for index in range(len(self.replica_addresses)):
                 settings = self.replica_settings(index)
-                render_and_write(settings, self.repo_root)
+                render_and_write(settings, self.repo_root, self.peer_tls("replica"))
                 process = NginxProcess(settings)
                 self.replicas.append(process)
                 process.start()
             for index in range(len(self.frontal_addresses)):
                 settings = self.frontal_settings(index)
-                render_and_write(settings, self.repo_root)
-                process = NginxProcess(settings)
+                render_and_write(settings, self.repo_root, self.peer_tls("frontal"))
+                held = None
+                if self.hold_frontal_sockets:
+                    held = held_socket(settings.listen, settings.port)
+                    self._held.append(held)
+                process = NginxProcess(settings, held=held)
                 self.frontals.append(process)
                 process.start()
         except BaseException:
             self.stop()
             raise
 
+    def restart(self, dead: NginxProcess) -> NginxProcess:
+        """Start a dead replica or frontal again from its rendered prefix, nothing else touched; return it.
+
+        What is left of its process group (workers orphaned when the master alone was killed, which
+        would hold the replica's port or serve unsupervised) is stopped first, gracefully.
+        """
+        if dead.process is not None:
+            end_group(dead.process.pid)
+        group = self.replicas if dead in self.replicas else self.frontals
+        process = NginxProcess(dead.settings, quiet=dead.quiet, held=dead.held)
+        group[group.index(dead)] = process
+        process.start()
+        return process
+
     def restart_replica(self, index: int) -> None:
         """Start a killed replica again from its rendered prefix (the frontal is not touched)."""
-        process = NginxProcess(self.replicas[index].settings)
-        self.replicas[index] = process
-        process.start()
+        self.restart(self.replicas[index])
 
     def stop(self) -> None:
-        """Frontals first (no new request reaches a stopping replica), then the replicas."""
+        """Frontals first (no new request reaches a stopping replica), then the replicas; then the sockets."""
         for process in [*self.frontals, *self.replicas]:
             process.stop()
+        for held in self._held:
+            with suppress(OSError):
+                held.close()
+        self._held.clear()
 
     def __enter__(self) -> Topology:
         self.start()
@@ -133,10 +171,12 @@ class Topology:
         return f"https://{host if ':' not in host else f'[{host}]'}:{port}"
 
     def state(self) -> dict[str, Any]:
-        """The ``--state-file`` document: where to call, which CA to trust, the replicas' masters."""
-        return {"frontal": self.frontal_url(0), "ca": str(self.tls.ca),
-                "replicas": [{"address": f"{p.settings.listen}:{p.settings.port}", "pid": p.pid}
-                             for p in self.replicas]}
+        """The ``--state-file`` document: where to call, which CA to trust, the nginx masters."""
+        def masters(processes: list[NginxProcess]) -> list[dict[str, Any]]:
+            return [{"address": f"{p.settings.listen}:{p.settings.port}", "pid": p.pid} for p in processes]
+
+        return {"frontal": self.frontal_url(0), "ca": str(self.tls.ca), "replicas": masters(self.replicas),
+                "frontals": masters(self.frontals)}
 
     def write_state(self, path: Path) -> None:
         write_atomic(path, json.dumps(self.state(), indent=2) + "\n")

@@ -1,0 +1,87 @@
+"""The TLS files an instance is given (CA, certificate, key): one line naming the file and what to do.
+
+Checked before anything is rendered, so that a wrong file never reaches ``nginx -t`` (whose message
+takes four lines and names a staging folder) and never leaves a half-written prefix: missing, a
+symbolic link to nothing, a folder, a FIFO or a device, unreadable, empty, not the PEM block expected
+(a key given as the certificate...), corrupt (openssl cannot parse it), an encrypted key (nginx would
+stop to ask for a passphrase), or a private key that other accounts may read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import subprocess
+from pathlib import Path
+
+from generator.base.bounded_read import ReadRefused, read_bounded
+from generator.base.errors import RenderError
+
+TLS_FILE_LIMIT = 1024 * 1024  # a chain of a few certificates is a few KiB
+_BEGIN = re.compile(rb"-----BEGIN ([A-Z0-9 ]+)-----")
+_CERTIFICATE = {b"CERTIFICATE", b"TRUSTED CERTIFICATE"}
+_KEY = {b"PRIVATE KEY", b"EC PRIVATE KEY", b"RSA PRIVATE KEY"}
+# What each kind of file must hold, and the openssl command that proves it parses.
+KINDS = {"certificate": ("a PEM certificate", _CERTIFICATE, ["x509", "-noout", "-in"]),
+         "ca": ("a PEM CA certificate", _CERTIFICATE, ["x509", "-noout", "-in"]),
+         "key": ("a PEM private key", _KEY, ["pkey", "-noout", "-in"])}
+
+
+def _kind_of_node(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def check_tls_file(path: Path, option: str, kind: str) -> None:
+    """Raise :class:`RenderError` ``OPTION FILE: what is wrong; what to do`` unless ``path`` is a usable ``kind``
+    (``certificate``, ``ca`` or ``key``)."""
+    wanted, blocks, parse = KINDS[kind]
+    where = f"{option} {path}"
+    fix = f"give {wanted} file"
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        raise RenderError(f"{where}: no such file; {fix}") from None
+    except OSError as exc:
+        raise RenderError(f"{where}: cannot read: {exc.strerror}") from None
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise RenderError(f"{where}: a symbolic link to nothing ({os.readlink(path)}); {fix}") from None
+    except OSError as exc:
+        raise RenderError(f"{where}: cannot read: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise RenderError(f"{where}: {_kind_of_node(mode)}, not a PEM file; {fix}")
+    if kind == "key" and mode & 0o037:
+        raise RenderError(f"{where}: mode {stat.S_IMODE(mode):04o}: a private key must not be readable by other "
+                          f"accounts; run: chmod 600 {path}")
+    try:
+        data = read_bounded(path, TLS_FILE_LIMIT)
+    except ReadRefused as exc:
+        raise RenderError(f"{where}: {exc.strerror}; {fix}") from None
+    except PermissionError:
+        raise RenderError(f"{where}: not readable by this user; fix its owner or mode") from None
+    except OSError as exc:
+        raise RenderError(f"{where}: cannot read: {exc.strerror}") from None
+    if not data.strip():
+        raise RenderError(f"{where}: empty; {fix}")
+    found = set(_BEGIN.findall(data))
+    if kind == "key" and (b"ENCRYPTED PRIVATE KEY" in found or b"Proc-Type: 4,ENCRYPTED" in data):
+        raise RenderError(f"{where}: an encrypted key (nginx would stop to ask for its passphrase); "
+                          f"decrypt it: openssl pkey -in {path} -out KEY, mode 0600")
+    if not found & blocks:
+        held = ", ".join(sorted(b.decode("ascii").lower() for b in found)) or "no PEM block"
+        raise RenderError(f"{where}: not {wanted} (holds {held}); {fix}")
+    # -passin: never a prompt, whatever the file holds
+    result = subprocess.run(["openssl", *parse, str(path), "-passin", "pass:"], capture_output=True,
+                            stdin=subprocess.DEVNULL, check=False)
+    if result.returncode != 0:
+        raise RenderError(f"{where}: corrupt: openssl cannot read {wanted}; {fix}")

@@ -1,0 +1,200 @@
+"""``corpus serve --replicas 2`` heals: the real command, its nginx killed under proxy-like load.
+
+Each kill reads the pid from the ``--state-file``, as an operator (or a crash) would: a replica's master
+alone (its orphaned workers must not block the restart), a replica's whole process group, the frontal's
+master alone, the frontal's whole group. Replica kills lose nothing (the frontal fails over, the
+replica is started again); a frontal kill loses at most the calls in flight on it (its socket is held
+by the command, so calls started after the kill wait and are answered). A process that keeps dying
+ends the command with the reason. Figures (requests, failures, recovery) are printed: pytest -s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from nginx_server import alive, build_copy, processes_of, topology_free_port
+
+from generator.base.secret_values import new_secret, write_private
+from generator.observe.proxy_client import Load, fetch, tls_context
+from generator.serving.nginx_process import worker_pids
+from generator.serving.state_file import read_state
+from generator.serving.supervise import RESTART_LIMIT
+from generator.serving.tls_local import REPLICA_NAME
+
+LOAD_THREADS = 4
+
+
+@dataclass
+class Served:
+    process: subprocess.Popen[str]
+    root: Path
+    prefix: Path
+    state_file: Path
+    secret: str
+    frontal: tuple[str, int]
+    expected: dict[str, bytes]
+    paths: list[str]
+
+    def state(self) -> dict[str, Any]:
+        return read_state(self.state_file)
+
+    def pid(self, role: str, index: int = 0) -> int:
+        return int(self.state()[role][index]["pid"])
+
+    def load(self) -> Load:
+        return Load([self.frontal], self.paths, self.secret, tls_context(self.prefix / "tls" / "ca.crt"),
+                    threads=LOAD_THREADS, seconds=30)
+
+
+def _serve(root: Path, folder: Path) -> Served:
+    secret = new_secret()
+    write_private(folder / "secret", secret + "\n")
+    replica_port, frontal_port = topology_free_port(["127.0.0.2", "127.0.0.3"]), topology_free_port(["127.0.0.1"])
+    prefix, state_file = folder / "prefix", folder / "state.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "generator.cli", "serve", "--root", str(root), "--no-build", "--replicas", "2",
+         "--prefix", str(prefix), "--port", str(frontal_port), "--replica-port", str(replica_port),
+         "--secret-file", str(folder / "secret"), "--workers", "1", "--state-file", str(state_file)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not state_file.exists():
+        assert process.poll() is None and time.monotonic() < deadline, process.stderr and process.stderr.read()
+        time.sleep(0.05)
+    manifest = json.loads((root / "manifest" / "manifest.json").read_text())
+    resources = [e for e in manifest["resources"] if e["kind"] in ("resource", "absent")][:20]
+    expected = {e["path"]: (root / "build" / e["file"]).read_bytes() for e in resources}
+    return Served(process, root, prefix, state_file, secret, ("127.0.0.1", frontal_port), expected, list(expected))
+
+
+def _end(served: Served) -> tuple[int, str]:
+    served.process.send_signal(signal.SIGTERM)
+    try:
+        _out, err = served.process.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        served.process.kill()
+        _out, err = served.process.communicate()
+    return served.process.returncode, err
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[Served]:
+    with build_copy("corpus-heal-") as (root, _manifest):
+        running = _serve(root, root.parent)
+        try:
+            yield running
+        finally:
+            code, err = _end(running)
+            print(err)
+            assert code == 0 and "stopped (SIGTERM)" in err, err
+            assert not running.state_file.exists() and processes_of(running.prefix) == []
+
+
+def _failed(answers: list[tuple[str, Any]], expected: dict[str, bytes]) -> list[str]:
+    return [f"{p}: {a.status} {a.error}" for p, a in answers if (a.status, a.body) != (200, expected[p])]
+
+
+def _wait_new_pid(served: Served, role: str, old: int, timeout: float = 10.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            pid = served.pid(role)
+        except Exception:
+            pid = old
+        if pid != old:
+            return pid
+        time.sleep(0.02)
+    raise AssertionError(f"no new {role} pid in {served.state_file} within {timeout} s")
+
+
+def _kill(pid: int, group: bool) -> None:
+    if group:
+        os.killpg(pid, signal.SIGKILL)
+    else:
+        os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("group", [False, True], ids=["master alone", "whole group"])
+def test_a_killed_replica_is_started_again_and_no_call_fails(served: Served, group: bool) -> None:
+    frontal = served.pid("frontals")
+    victim = served.pid("replicas")
+    orphans = worker_pids(victim)
+    with served.load() as running:
+        running.wait_for(100)
+        killed = time.monotonic()
+        _kill(victim, group)
+        fresh = _wait_new_pid(served, "replicas", victim)
+        recovered = time.monotonic() - killed
+        running.wait_for(running.count() + 200)
+    failed = _failed(running.answers, served.expected)
+    what = "group" if group else "master"
+    print(f"\nreplica {what} SIGKILL: {len(running.answers)} calls, {len(failed)} failed, "
+          f"started again (pid {fresh}) {1000 * recovered:.0f} ms after the kill")
+    assert failed == []
+    assert served.pid("frontals") == frontal  # the frontal was not touched
+    assert orphans and alive(orphans) == []  # the workers of the killed master did not outlive it
+    # the replica itself answers again (as the frontal calls it: private CA, client certificate)
+    import ssl
+
+    peer = served.prefix / "tls" / "peer"
+    context = ssl.create_default_context(cafile=str(peer / "ca.crt"))
+    context.load_cert_chain(str(peer / "frontal.crt"), str(peer / "frontal.key"))
+    host, port = served.state()["replicas"][0]["address"].rsplit(":", 1)
+    direct = fetch([(host, int(port))], served.paths[0], served.secret, context, server_name=REPLICA_NAME)
+    assert (direct.status, direct.body) == (200, served.expected[served.paths[0]])
+    assert recovered < 5
+
+
+@pytest.mark.parametrize("group", [False, True], ids=["master alone", "whole group"])
+def test_a_killed_frontal_loses_only_the_calls_in_flight(served: Served, group: bool) -> None:
+    replicas = [served.pid("replicas", i) for i in range(2)]
+    victim = served.pid("frontals")
+    with served.load() as running:
+        running.wait_for(100)
+        killing = time.monotonic()
+        _kill(victim, group)
+        fresh = _wait_new_pid(served, "frontals", victim)
+        recovered = time.monotonic() - killing
+        running.wait_for(running.count() + 200)
+    before = [(p, a) for p, a in running.answers if a.started < killing]
+    after = [(p, a) for p, a in running.answers if a.started >= killing]
+    lost = _failed(before, served.expected)
+    what = "group" if group else "master"
+    print(f"\nfrontal {what} SIGKILL: {len(running.answers)} calls, {len(lost)} in flight "
+          f"lost, {len(_failed(after, served.expected))} of {len(after)} later calls failed; started again "
+          f"(pid {fresh}) {1000 * recovered:.0f} ms after the kill")
+    assert _failed(after, served.expected) == [] and len(after) >= 200
+    assert len(lost) <= LOAD_THREADS  # at most the call each client had in flight
+    assert [served.pid("replicas", i) for i in range(2)] == replicas
+    assert recovered < 5
+
+
+def test_a_process_that_keeps_dying_ends_the_command() -> None:
+    """Its prefix broken, a replica cannot start again: after RESTART_LIMIT tries the command ends, says why,
+    and leaves no process and no state file."""
+    with build_copy("corpus-heal-dying-") as (root, _manifest):
+        running = _serve(root, root.parent)
+        try:
+            conf = running.prefix / "replica-1" / "conf" / "nginx.conf"
+            conf.write_text("this is not an nginx configuration;\n")
+            os.killpg(running.pid("replicas"), signal.SIGKILL)
+            _out, err = running.process.communicate(timeout=30)
+        finally:
+            if running.process.poll() is None:
+                running.process.kill()
+                running.process.communicate()
+        assert running.process.returncode == 1, err
+        assert err.count("starting it again") == RESTART_LIMIT
+        gave_up = f"died {RESTART_LIMIT + 1} times within 60 s: giving up; see {running.prefix}/replica-1/logs/"
+        assert gave_up in err
+        assert "Traceback" not in err
+        assert not running.state_file.exists() and processes_of(running.prefix) == []
