@@ -13,14 +13,14 @@ and nothing else. A rendered prefix holds everything the instance needs and writ
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from generator.base.bounded_read import MIB, ReadRefused, read_bounded
-from generator.base.errors import RenderError
+from generator.base import strict_json
+from generator.base.bounded_read import MIB
+from generator.base.errors import RenderError, read_file
 
 DEFAULT_WORKER_USER = "nobody"
 ROLES = ("replica", "frontal")
@@ -164,14 +164,10 @@ class SettingsFile:
     @classmethod
     def from_bytes(cls, data: bytes, path: Path) -> SettingsFile:
         """Parse and check every field; :class:`SettingsFileError` names the file and the field otherwise."""
-        if not data.strip():
-            raise SettingsFileError(f"{path}: empty; {_AGAIN}")
         try:
-            document = json.loads(data.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise SettingsFileError(f"{path}: not UTF-8 text (byte {exc.start}); {_AGAIN}") from None
-        except ValueError as exc:
-            raise SettingsFileError(f"{path}: not valid JSON ({exc}); {_AGAIN}") from None
+            document = strict_json.document(data)
+        except strict_json.NotJson as exc:
+            raise SettingsFileError(f"{exc.text(path)}; {_AGAIN}") from None
         if not isinstance(document, dict):
             raise SettingsFileError(f"{path}: expected a JSON object of settings, got {_json_type(document)}; "
                                     f"{_AGAIN}")
@@ -202,14 +198,11 @@ class SettingsFile:
 
     @classmethod
     def read(cls, prefix: Path) -> SettingsFile:
-        """The settings file of a rendered prefix, read bounded (a FIFO or a folder is refused, not waited on)."""
+        """The settings file of a rendered prefix, read bounded (a FIFO or a folder is refused, not waited on;
+        a dangling link or a mode that forbids reading is named as such)."""
         path = prefix / "conf" / "settings.json"
-        try:
-            data = read_bounded(path, SETTINGS_LIMIT)
-        except FileNotFoundError:
-            raise RenderError(f"{path} not found: render the prefix first (corpus render-nginx)") from None
-        except ReadRefused as exc:
-            raise SettingsFileError(f"{exc}; {_AGAIN}") from None
+        data = read_file(path, SettingsFileError, "not found: render the prefix first (corpus render-nginx)",
+                         limit=SETTINGS_LIMIT, fix=_AGAIN)
         return cls.from_bytes(data, path)
 
     @property
