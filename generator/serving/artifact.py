@@ -40,7 +40,7 @@ from typing import BinaryIO
 
 from generator.base.atomic_file import check_target, write_atomic, write_new
 from generator.base.bounded_read import kind_of, open_regular
-from generator.base.errors import RenderError, read_file, unreadable_text
+from generator.base.errors import GeneratorError, RenderError, read_file, unreadable_text
 from generator.compiler.track_file import TRACKS_DIR
 from generator.contract.manifest import MANIFEST_FILE, MANIFEST_HASH_FILE
 from generator.serving.release import (
@@ -273,6 +273,6 @@ def _proven(staging: Path, name: str, artifact: Path) -> list[Proven]:
             raise RenderError(f"{rel}: no track serves it (a release holds each track's build, manifest and "
                               f"freeze record, and {TRACKS_DIR}/): not an artifact of corpus release pack")
         return prove_tracks(staging, name)
-    except RenderError as exc:
+    except GeneratorError as exc:  # a manifest, a record or a build that is not what it says
         inside = str(exc).replace(f"{staging}/", "").replace(f"{staging}: ", "")  # names as packed
         raise RenderError(f"{artifact}: {inside}; {_AGAIN}") from None
