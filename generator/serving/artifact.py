@@ -171,12 +171,12 @@ def install_artifact(artifact: Path, releases: Path, expect: str | None = None) 
     if expect is not None and expect.strip().lower() != name:
         raise RenderError(f"{artifact}: is the release {name}, not {expect.strip().lower()} expected by "
                           "--expect-manifest-hash; refusing to install another corpus")
-    wanted = recorded_digest(artifact)
     try:
         fd = open_regular(artifact)
     except OSError as exc:
         raise RenderError(unreadable_text(artifact, exc, _AGAIN)) from None
     with os.fdopen(fd, "rb") as handle:
+        wanted = recorded_digest(artifact)
         got = _sha256(handle)
         if got != wanted:
             raise RenderError(f"{artifact}: SHA-256 {got} differs from {wanted} recorded in "

@@ -13,6 +13,7 @@ and nothing else. A rendered prefix holds everything the instance needs and writ
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, fields, replace
 from pathlib import Path
@@ -104,9 +105,12 @@ class Settings:
         def absolute(path: Path | None) -> Path | None:
             return path.resolve() if path is not None else None
 
+        # the secret file is read by us, never named to nginx: kept as the operator wrote it (links not
+        # followed), so that a message about it names the file they gave
+        secret_file = Path(os.path.abspath(self.secret_file)) if self.secret_file is not None else None
         return replace(self, root=self.root.resolve(), prefix=self.prefix.resolve(),
                        tls_cert=absolute(self.tls_cert), tls_key=absolute(self.tls_key),
-                       secret_file=absolute(self.secret_file),
+                       secret_file=secret_file,
                        access_log=absolute(self.access_log), error_log=absolute(self.error_log),
                        maintenance_flag=absolute(self.maintenance_flag),
                        extra_server_include=absolute(self.extra_server_include))
