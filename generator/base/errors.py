@@ -84,13 +84,15 @@ class BuildLocked(GeneratorError):
 
 
 
-def read_file(path: Path, error: type[GeneratorError], missing: str, *, limit: int, fix: str = "") -> bytes:
+def read_file(path: Path, error: type[GeneratorError], missing: str, *, limit: int, fix: str = "",
+              refused: type[GeneratorError] | None = None) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them; any failure becomes ``error``.
 
     Read by :func:`generator.base.bounded_read.read_bounded`: a FIFO, a device or a folder is ``FILE: not a
     regular file (a FIFO)``, a larger file ``FILE: larger than N MiB`` (``missing``: what to say if absent;
-    ``fix``: what to do about any other failure, appended after ``; ``). The wording is
-    :func:`unreadable_text`'s, which the readers that open a file themselves share.
+    ``fix``: what to do about any other failure, appended after ``; ``; ``refused``: the error for a file
+    that is there but no regular file or too large, when a caller tells it from an absent one). The
+    wording is :func:`unreadable_text`'s, which the readers that open a file themselves share.
     """
     try:
         return read_bounded(path, limit)
@@ -98,6 +100,8 @@ def read_file(path: Path, error: type[GeneratorError], missing: str, *, limit: i
         if os.path.islink(path):
             raise error(unreadable_text(path, exc, fix)) from None
         raise error(f"{path}: {missing}") from None
+    except ReadRefused as exc:
+        raise (refused or error)(unreadable_text(path, exc, fix)) from None
     except OSError as exc:
         raise error(unreadable_text(path, exc, fix)) from None
 

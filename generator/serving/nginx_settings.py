@@ -205,8 +205,10 @@ class SettingsFile:
         """The settings file of a rendered prefix, read bounded (a FIFO or a folder is refused, not waited on;
         a dangling link or a mode that forbids reading is named as such)."""
         path = prefix / "conf" / "settings.json"
-        data = read_file(path, SettingsFileError, "not found: render the prefix first (corpus render-nginx)",
-                         limit=SETTINGS_LIMIT, fix=_AGAIN)
+        # absent or unreadable here is a RenderError (a unit may be rendered for a prefix of another host);
+        # there but no regular file, or too large, is a SettingsFileError like a corrupt one
+        data = read_file(path, RenderError, "not found: render the prefix first (corpus render-nginx)",
+                         limit=SETTINGS_LIMIT, fix=_AGAIN, refused=SettingsFileError)
         return cls.from_bytes(data, path)
 
     @property
