@@ -145,8 +145,8 @@ def test_a_log_replaced_by_a_fifo_after_the_listing_stops_the_report_not_a_hang(
             "except Exception as exc: print(type(exc).__name__, exc, p)")
     result = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True, timeout=60,
                             check=False, cwd=ROOT)
-    assert result.stdout.startswith(f"LogReportError {fifo}: not a regular file (a FIFO); name only access logs"), \
-        result.stderr
+    expected = f"LogReportError {fifo}: not a regular file (a FIFO); name only access logs"
+    assert result.stdout.startswith(expected), result.stderr
     assert result.stdout.endswith(" []\n"), result.stdout
 
 
@@ -160,8 +160,8 @@ def test_a_stray_oserror_is_one_line_with_its_file(tmp_path: Path, capsys: pytes
     settings.symlink_to(settings.name)  # a link to itself: ELOOP
     code = main(["verify-build", "--prefix", str(tmp_path / "prefix")])
     assert code == 1
-    assert capsys.readouterr().err == (f"corpus verify-build: {settings}: cannot read: Too many levels of symbolic "
-                                       "links; render the prefix again (corpus render-nginx)\n")
+    assert capsys.readouterr().err == (f"corpus verify-build: {settings}: cannot read: Too many levels of "
+                                       "symbolic links; render the prefix again (corpus render-nginx)\n")
 
 
 def test_a_rename_error_names_both_files() -> None:
