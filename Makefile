@@ -16,7 +16,7 @@ TRACKS ?= conformite generique
 DEBIAN_TOOLS := nginx:nginx openssl:openssl wrk:wrk dot:graphviz
 
 .PHONY: setup build check check-season evaluate graph test test-fast lint serve serve-topology bench-build bench-nginx \
-	bench-frontal clean
+	bench-frontal bench-release clean
 
 $(BIN)/corpus: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +75,9 @@ bench-nginx: setup  ## vhost benchmark: wrk on loopback, vhost vs the same nginx
 
 bench-frontal: setup  ## TLS, one request per connection: frontal + replica vs a bare nginx, ECDSA vs RSA
 	$(BIN)/python bench/bench_frontal.py
+
+bench-release: setup  ## release artifacts: pack time and size, install and rollback under load (requests, failures)
+	$(BIN)/python bench/bench_release.py
 
 clean:
 	rm -rf $(VENV) run .pytest_cache .ruff_cache

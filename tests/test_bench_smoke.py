@@ -2,7 +2,7 @@
 
 No figure is asserted (speed is shown by the benchmarks' own output, never by a timed test); each script
 must end with exit 0 and print the line that carries its figure. The frontal and vhost benchmarks are
-left out: they need minutes of wrk load by design.
+left out: they need minutes of wrk load by design; the release one runs a small topology (nginx).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
     ("bench_score.py", ["--submissions", "60"], "submissions/s"),
     ("bench_log_report.py", ["--lines", "500"], "lines/s"),
     ("bench_build.py", ["--entities", "40", "--small", "0", "--repeat", "1"], "check + build"),
+    pytest.param("bench_release.py", ["--rounds", "1", "--threads", "2"], "install under load",
+                 marks=pytest.mark.nginx),  # a real topology on loopback, a few seconds
 ])
 def test_benchmark_runs(script: str, args: list[str], figure: str) -> None:
     result = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], cwd=ROOT,

@@ -175,8 +175,9 @@ def _without(*keys: str) -> dict:
 
 
 CORRUPT_RECORDS = {
-    "not JSON": (b'{"format": "corpus-freeze/1",\n  "corpus": }\n', "line 2 column 13: not valid JSON"),
-    "not UTF-8": (b'{"corpus": "\xff"}', "not UTF-8 (byte 12)"),
+    "not JSON": (b'{"format": "corpus-freeze/1",\n  "corpus": }\n', "record.json:2:13: not JSON: Expecting value"),
+    "not UTF-8": (b'{"corpus": "\xff"}', "not UTF-8 text (byte 12)"),
+    "a key twice": (b'{"format": "corpus-freeze/2", "format": "x"}', 'the key "format" appears more than once'),
     "a list": (b"[]\n", "expected a JSON object"),
     "missing manifest hash": (json.dumps(_without("manifest_hash")).encode(), "manifest_hash: missing"),
     "missing key commitment": (json.dumps(_without("cle", "engagement")).encode(), "cle.engagement: missing"),
@@ -204,7 +205,7 @@ def test_a_corrupt_record_is_one_message_naming_it(repo: Path, case: str,
     for command in ("build", "build-season", "freeze-check"):
         assert main([command, "--root", str(repo)]) == 1, command
         lines = capsys.readouterr().err.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith(f"corpus {command}: {repo}/freeze/record.json: "), lines
+        assert len(lines) == 1 and lines[0].startswith(f"corpus {command}: {repo}/freeze/record.json:"), lines
         assert expected in lines[0] and "restore it from git" in lines[0]
     assert trees == {p: p.read_bytes() for p in trees}
 

@@ -87,8 +87,9 @@ def test_the_reader_refuses_a_device_a_fifo_and_a_large_file(tmp_path: Path) -> 
     big = tmp_path / "big"
     with big.open("wb") as handle:
         handle.truncate(2 * 1024 * 1024 + 1)
-    for path, reason in ((Path("/dev/zero"), "not a regular file"), (fifo, "not a regular file"),
-                         (tmp_path, "not a regular file"), (big, "larger than 2 MiB")):
+    for path, reason in ((Path("/dev/zero"), "not a regular file (a device)"),
+                         (fifo, "not a regular file (a FIFO)"), (tmp_path, "not a regular file (a folder)"),
+                         (big, "larger than 2 MiB")):
         with pytest.raises(ReadRefused) as caught:
             read_bounded(path, 2 * 1024 * 1024)
         assert str(caught.value) == f"{path}: {reason}"

@@ -237,7 +237,7 @@ def test_a_prefix_that_cannot_take_the_release_stops_it_before_the_switch(
     # a prefix that does not exist
     assert main(["release", "--root", str(b), "--releases", str(releases), "--prefix", "/nonexistent"]) == 1
     err = capsys.readouterr().err
-    assert "--prefix /nonexistent: /nonexistent/conf/settings.json not found" in err
+    assert "--prefix /nonexistent: /nonexistent/conf/settings.json: not found: render the prefix first" in err
     assert os.readlink(releases / "current") == _hash(a) and not (releases / "previous").exists()
     # a prefix rendered with --secret-env, the variable gone when the release re-renders it
     monkeypatch.setenv("CORPUS_TEST_RELEASE_SECRET", new_secret())

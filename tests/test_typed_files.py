@@ -89,7 +89,7 @@ def _with(**values: Any) -> Callable[[dict[str, Any]], Any]:
 
 # (name, new content from the rendered settings, what the line says after the file name)
 SETTINGS_CASES: list[tuple[str, Callable[[dict[str, Any]], Any] | bytes, str]] = [
-    ("corrupt", b'{"root": "/srv",\n', "not valid JSON"),
+    ("corrupt", b'{"root": "/srv",\n', ":2:1: not JSON: "),
     ("empty", b"", "empty"),
     ("blank", b"  \n", "empty"),
     ("not UTF-8", b'{"root": "\xff"}', "not UTF-8"),
@@ -139,7 +139,7 @@ def test_a_bad_settings_file_is_one_line_naming_it(settings_file: tuple[Path, di
                                     strict=True):
         line = one_line(err)
         assert code == 1, err
-        assert line.startswith(f"corpus {command}: {path}: "), line
+        assert line.startswith(f"corpus {command}: {path}:"), line  # FILE: or FILE:LINE:COLUMN:
         assert says in line, line
 
 
@@ -150,7 +150,7 @@ def test_every_settings_field_is_checked(settings_file: tuple[Path, dict[str, An
     with pytest.raises(SettingsFileError) as caught:
         SettingsFile.from_bytes(_content(content, rendered), path)
     message = str(caught.value)
-    assert message.startswith(f"{path}: ") and says in message and "\n" not in message, message
+    assert message.startswith(f"{path}:") and says in message and "\n" not in message, message
 
 
 def test_the_rendered_settings_file_reads_back_as_rendered(settings_file: tuple[Path, dict[str, Any]],

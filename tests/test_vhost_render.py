@@ -464,7 +464,8 @@ def test_a_secret_file_that_cannot_be_read_is_one_line_without_its_bytes(
     else:
         path = work / "file" / "secret"  # a path under a file: ENOTDIR, whoever runs the test
         (work / "file").write_text("x")
-        expected = f"{path}: cannot read: Not a directory"
+        expected = (f"{path}: cannot read: Not a directory; write the accepted secrets there, one per line, in a "
+                    "regular file of mode 0600 (--secret-file)")
     code = main(["render-nginx", "--plain-replica",
                  "--root", str(snapshot), "--prefix", str(work / "prefix"), "--port", "18099",
                  "--secret-file", str(path)])

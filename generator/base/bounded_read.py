@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 MIB = 1024 * 1024
@@ -37,12 +38,21 @@ def size_text(limit: int) -> str:
     return f"{limit} bytes"
 
 
-def read_bounded(path: str | Path, limit: int, *, follow_symlinks: bool = True,
-                 refuse_larger: bool = True) -> bytes:
-    """The bytes of the regular file ``path``, refused (:class:`ReadRefused`) above ``limit`` bytes.
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular one is, for a message: ``a folder``, ``a FIFO``, ``a device``..."""
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
+                       (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return name
+    return "not a regular file"
 
-    ``refuse_larger=False`` returns at most ``limit + 1`` bytes instead, for a caller that words the size
-    problem itself. Other failures (absent, permission) are the OSError of ``open``.
+
+def open_regular(path: str | Path, *, follow_symlinks: bool = True) -> int:
+    """A descriptor of the regular file ``path``, opened without blocking and checked on the descriptor.
+
+    The one way every reader opens what it is handed (a bounded read, a log stream, a release artifact): a
+    FIFO is opened without waiting for a writer, then refused with a device or a folder as
+    :class:`ReadRefused` (``FILE: not a regular file (a FIFO)``). The descriptor is left blocking.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     if not follow_symlinks:
@@ -50,8 +60,29 @@ def read_bounded(path: str | Path, limit: int, *, follow_symlinks: bool = True,
     name = os.fspath(path)
     fd = os.open(name, flags)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ReadRefused(errno.EINVAL, NOT_REGULAR, name)
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ReadRefused(errno.EINVAL, f"{NOT_REGULAR} ({kind_of(mode)})", name)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bounded(path: str | Path, limit: int, *, follow_symlinks: bool = True,
+                 refuse_larger: bool = True, check: Callable[[os.stat_result], None] | None = None) -> bytes:
+    """The bytes of the regular file ``path``, refused (:class:`ReadRefused`) above ``limit`` bytes.
+
+    ``refuse_larger=False`` returns at most ``limit + 1`` bytes instead, for a caller that words the size
+    problem itself. ``check`` sees the open file's status before a byte is read (a secrets file's mode), and
+    raises to refuse it. Other failures (absent, permission) are the OSError of ``open``.
+    """
+    name = os.fspath(path)
+    fd = open_regular(name, follow_symlinks=follow_symlinks)
+    try:
+        if check is not None:
+            check(os.fstat(fd))
         chunks, size = [], 0
         while size <= limit:
             chunk = os.read(fd, min(limit + 1 - size, 4 * MIB))

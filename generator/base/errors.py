@@ -84,20 +84,50 @@ class BuildLocked(GeneratorError):
 
 
 
-def read_file(path: Path, error: type[GeneratorError], missing: str, *, limit: int) -> bytes:
+def read_file(path: Path, error: type[GeneratorError], missing: str, *, limit: int, fix: str = "",
+              refused: type[GeneratorError] | None = None) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them; any failure becomes ``error``.
 
     Read by :func:`generator.base.bounded_read.read_bounded`: a FIFO, a device or a folder is ``FILE: not a
-    regular file``, a larger file ``FILE: larger than N MiB`` (``missing``: what to say if absent).
+    regular file (a FIFO)``, a larger file ``FILE: larger than N MiB`` (``missing``: what to say if absent;
+    ``fix``: what to do about any other failure, appended after ``; ``; ``refused``: the error for a file
+    that is there but no regular file or too large, when a caller tells it from an absent one). The
+    wording is :func:`unreadable_text`'s, which the readers that open a file themselves share.
     """
     try:
         return read_bounded(path, limit)
-    except FileNotFoundError:
+    except FileNotFoundError as exc:
+        if os.path.islink(path):
+            raise error(unreadable_text(path, exc, fix)) from None
         raise error(f"{path}: {missing}") from None
     except ReadRefused as exc:
-        raise error(str(exc)) from None
+        raise (refused or error)(unreadable_text(path, exc, fix)) from None
     except OSError as exc:
-        raise error(f"{path}: cannot read: {exc.strerror}") from None
+        raise error(unreadable_text(path, exc, fix)) from None
+
+
+def unreadable_text(path: Path | str, exc: OSError, fix: str = "") -> str:
+    """One line for a file that cannot be read: which file, why in words (a dangling link, a FIFO, the mode
+    that forbids it), then ``fix``. Never the errno's number or a traceback."""
+    if isinstance(exc, ReadRefused):
+        reason = exc.strerror
+    elif isinstance(exc, FileNotFoundError) and os.path.islink(path):
+        reason = f"a symbolic link to {os.readlink(path)}, which does not exist (a dangling link)"
+    elif isinstance(exc, FileNotFoundError):
+        reason = "no such file"
+    elif isinstance(exc, PermissionError):
+        reason = f"cannot read: permission denied{_mode_text(path)}"
+    else:
+        reason = f"cannot read: {exc.strerror or type(exc).__name__}"
+    return f"{path}: {reason}" + (f"; {fix}" if fix else "")
+
+
+def _mode_text(path: Path | str) -> str:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return ""
+    return f" (mode {info.st_mode & 0o7777:04o}, owner uid {info.st_uid}, this process uid {os.geteuid()})"
 
 
 def os_error_text(exc: OSError) -> str:

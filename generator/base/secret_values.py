@@ -9,6 +9,7 @@ be accepted at once so that a rotation never locks the proxy out.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets as _random
@@ -17,7 +18,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from generator.base.atomic_file import FileWriteError, write_atomic
-from generator.base.errors import GeneratorError
+from generator.base.bounded_read import ReadRefused, read_bounded
+from generator.base.errors import GeneratorError, unreadable_text
 
 MIN_LENGTH = 16
 MAX_LENGTH = 512
@@ -88,32 +90,37 @@ def check_location(path: Path, repo_root: Path | None) -> None:
 
 
 def read_secret_file(path: Path, repo_root: Path | None = None) -> list[str]:
-    """Read the accepted secrets from ``path``: a regular file only its owner can read (mode 0600 or 0400)."""
+    """Read the accepted secrets from ``path``: a regular file only its owner can read (mode 0600 or 0400).
+
+    Read by the one bounded reader (a FIFO is refused without waiting, a device or a folder by name, the
+    mode checked on the open file before a byte is read); every refusal says what to do.
+    """
     check_location(path, repo_root)
+
+    def private(info: os.stat_result) -> None:
+        if info.st_mode & 0o077:
+            raise SecretError(f"{path}: mode {stat.S_IMODE(info.st_mode):04o} lets others read the secret; "
+                              f"run: chmod 600 {path}")
+
     try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise SecretError(f"{path}: secret file not found") from None
+        data = read_bounded(path, MAX_FILE_BYTES, check=private)
+    except FileNotFoundError as exc:
+        raise SecretError(unreadable_text(path, exc, _FIX) if path.is_symlink()
+                          else f"{path}: secret file not found; {_FIX}") from None
+    except ReadRefused as exc:
+        if exc.errno == errno.EFBIG:
+            raise SecretError(f"{path}: larger than {MAX_FILE_BYTES // 1024} KiB, not a secrets file") from None
+        raise SecretError(unreadable_text(path, exc, _FIX)) from None
     except OSError as exc:
-        raise SecretError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise SecretError(f"{path}: not a regular file")
-    if info.st_size > MAX_FILE_BYTES:
-        raise SecretError(f"{path}: larger than {MAX_FILE_BYTES // 1024} KiB, not a secrets file")
-    if info.st_mode & 0o077:
-        raise SecretError(f"{path}: mode {stat.S_IMODE(info.st_mode):04o} lets others read the secret; "
-                          f"run: chmod 600 {path}")
+        raise SecretError(unreadable_text(path, exc, _FIX)) from None
     try:
-        with path.open("rb") as handle:  # read no more than the cap, should the file grow meanwhile
-            data = handle.read(MAX_FILE_BYTES + 1)
-        if len(data) > MAX_FILE_BYTES:
-            raise SecretError(f"{path}: larger than {MAX_FILE_BYTES // 1024} KiB, not a secrets file")
         text = data.decode("utf-8")
     except UnicodeDecodeError:  # the error holds the bytes around the fault: a piece of a secret, never shown
         raise SecretError(f"{path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise SecretError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
     return parse_secrets(text, str(path))
+
+
+_FIX = "write the accepted secrets there, one per line, in a regular file of mode 0600 (--secret-file)"
 
 
 def read_secret_env(name: str, environ: dict[str, str] | None = None) -> list[str]:

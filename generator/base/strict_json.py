@@ -93,3 +93,40 @@ def loads(text: str) -> tuple[Any, list[str]]:
         elif isinstance(node, list):
             stack += [(item, f"{where}/{index}", node, index) for index, item in reversed(list(enumerate(node)))]
     return value, defects
+
+
+class NotJson(ValueError):
+    """A file's bytes are no JSON document to use: empty, not UTF-8, not JSON, or JSON with a defect.
+
+    ``reason`` is worded without the file; :meth:`text` puts the file (and the line and column of a parse
+    error) in front, so that every reader of a JSON file words the same problem the same way.
+    """
+
+    def __init__(self, reason: str, line: int = 0, column: int = 0) -> None:
+        super().__init__(reason)
+        self.reason, self.line, self.column = reason, line, column
+
+    def text(self, name: object) -> str:
+        where = f"{name}:{self.line}:{self.column}" if self.line else f"{name}"
+        return f"{where}: {self.reason}"
+
+
+def document(data: bytes) -> Any:
+    """The value of a JSON file's bytes, read strictly (:func:`loads`); :class:`NotJson` says why not.
+
+    The one parser of the JSON files an operator, an author or the scorer reads back (settings.json, the
+    season files, an anchor): the first defect is refused, never resolved silently.
+    """
+    if not data.strip():
+        raise NotJson("empty")
+    try:
+        value, defects = loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise NotJson(f"not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise NotJson(f"not JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    except (ValueError, RecursionError) as exc:
+        raise NotJson(f"not JSON: {exc or 'nested too deeply'}") from None
+    if defects:
+        raise NotJson(defects[0])
+    return value

@@ -1,48 +1,118 @@
-"""``corpus release``: install the verified build as a release, switch to it and reload the prefixes."""
+"""``corpus release``: install the verified build as a release, switch to it and reload the prefixes;
+``corpus release pack`` and ``corpus release install``: the same release as one artifact, packed once and
+installed host by host."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
-from generator.cli.options import Subparsers, add_root_options
+from generator.base.output_places import outside_protected
+from generator.cli.options import Subparsers, UsageError, add_root_options
+from generator.serving.artifact import install_artifact, pack
 from generator.serving.release import CURRENT, install, link, release, releases_folder, rollback_target
 
 
+def _switch(releases: Path, target: Path, prefixes: list[Path]) -> str:
+    """Switch ``releases/current`` to ``target`` and reload the prefixes; what to print."""
+    old = link(releases, CURRENT)
+    pids = release(releases, target, prefixes)
+    return f"{target.name} is current (previous {old.name if old else 'none'}){_reloaded(pids)}"
+
+
+def _reloaded(pids: list[int]) -> str:
+    if not pids:
+        return "; no --prefix given, nothing reloaded"
+    return (f"; reloaded {len(pids)} nginx (master pids {', '.join(map(str, pids))}), each answers with the new "
+            "configuration")
+
+
 def cmd_release(args: argparse.Namespace) -> int:
+    if args.releases is None:
+        raise UsageError("--releases is required (or: release pack --out DIR, release install ARTIFACT)")
     releases = releases_folder(args.releases.resolve())
     prefixes = [p.resolve() for p in args.prefix]
     if args.rollback:
         target, previous = rollback_target(releases)
         pids = release(releases, target, prefixes, rollback=True)
-        what = f"rolled back to {target.name} (previous {previous.name})"
+        what = f"rolled back to {target.name} (previous {previous.name}){_reloaded(pids)}"
     else:
-        target = install(args.root.resolve(), releases, args.expect_manifest_hash)
-        old = link(releases, CURRENT)
-        pids = release(releases, target, prefixes)
-        what = f"{target.name} is current (previous {old.name if old else 'none'})"
-    reloaded = (f"; reloaded {len(pids)} nginx (master pids {', '.join(map(str, pids))}), each answers with the "
-                "new configuration") if pids else "; no --prefix given, nothing reloaded"
-    print(f"corpus release: {what}{reloaded}", file=sys.stderr)
+        what = _switch(releases, install(args.root.resolve(), releases, args.expect_manifest_hash), prefixes)
+    print(f"corpus release: {what}", file=sys.stderr)
     return 0
+
+
+def cmd_pack(args: argparse.Namespace) -> int:
+    root = args.root.resolve()
+    out = outside_protected(root, args.out, "--out", "which the generator compiles or serves: write the artifact "
+                                                     "elsewhere")
+    start = time.monotonic()
+    packed = pack(root, out.resolve(), args.expect_manifest_hash)
+    print(f"corpus release pack: {packed.path} ({packed.size} bytes, {packed.files} files, sha256 {packed.sha256} "
+          f"in {packed.digest_path.name}) in {time.monotonic() - start:.2f} s; copy both to each host, then "
+          f"corpus release install {packed.path.name} --releases DIR --prefix ...", file=sys.stderr)
+    return 0
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    releases = releases_folder(args.releases.resolve())
+    target = install_artifact(args.artifact.absolute(), releases, args.expect_manifest_hash)
+    print(f"corpus release install: {_switch(releases, target, [p.resolve() for p in args.prefix])}",
+          file=sys.stderr)
+    return 0
+
+
+def _prefix_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--prefix", type=Path, action="append", default=[],
+                   help="rendered nginx prefix to re-render and reload (repeat; replicas first, then frontals)")
 
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser(
-        "release", help="install the verified build as releases/<manifest hash>/, switch, reload",
+        "release", help="install the verified build as releases/<manifest hash>/, switch, reload; pack, install",
         description="Prove ROOT's build (build/ equals the manifest; the manifest hash is --expect-manifest-hash "
                     "or the freeze record's), copy it into RELEASES/<manifest hash>/, point RELEASES/current at "
                     "it in one atomic rename (RELEASES/previous keeps the one before), then render every --prefix "
                     "again from RELEASES/current (replicas first, then the frontal) and reload it, returning "
                     "once each answers with the new configuration. Every prefix is rendered and checked with "
                     "nginx -t before the switch; a failure after it switches back and restores the prefixes "
-                    "already changed. --rollback swaps current and previous.")
+                    "already changed. --rollback swaps current and previous. 'release pack' writes the same "
+                    "release as one deterministic artifact, 'release install' installs one on a host.")
     add_root_options(p)
-    p.add_argument("--releases", type=Path, required=True, help="folder of the releases (holds current, previous)")
-    p.add_argument("--prefix", type=Path, action="append", default=[],
-                   help="rendered nginx prefix to re-render and reload (repeat; replicas first, then frontals)")
+    p.add_argument("--releases", type=Path, default=None, help="folder of the releases (holds current, previous)")
+    _prefix_option(p)
     p.add_argument("--expect-manifest-hash", default=None, metavar="SHA256",
                    help="refuse a build whose manifest hash differs (default: the freeze record when it exists)")
     p.add_argument("--rollback", action="store_true", help="switch back to RELEASES/previous and reload")
     p.set_defaults(func=cmd_release)
+    actions = p.add_subparsers(dest="release_action", metavar="{pack,install}")
+
+    packing = actions.add_parser(
+        "pack", help="write the verified build as OUT/<manifest hash>.tar and its .sha256",
+        description="Prove every track of ROOT as 'corpus release' does, then write what a release holds (each "
+                    "track's build/ and manifest/, its freeze record, tracks/) as OUT/<manifest hash>.tar, one "
+                    "deterministic uncompressed tar (same sources, same bytes on any machine, path, umask, "
+                    "timezone or locale), and OUT/<manifest hash>.sha256 beside it (sha256sum -c reads it). "
+                    "The name is the first track's manifest hash, the release folder it installs to.")
+    add_root_options(packing)
+    packing.add_argument("--out", type=Path, required=True, help="folder to write the artifact into (created)")
+    packing.add_argument("--expect-manifest-hash", default=None, metavar="SHA256",
+                         help="refuse a build whose manifest hash differs (default: the freeze record's)")
+    packing.set_defaults(func=cmd_pack)
+
+    installing = actions.add_parser(
+        "install", help="check an artifact, install it as releases/<manifest hash>/, switch, reload",
+        description="Check ARTIFACT's SHA-256 against the .sha256 beside it, unpack it into a private folder "
+                    "(plain files and folders only), prove every track against its manifest inside (the first "
+                    "one's hash is the artifact's name), then install it as RELEASES/<manifest hash>/ and switch "
+                    "and reload the prefixes as 'corpus release' does, rolling back on a failure. A refused "
+                    "artifact is one line, exit 1, nothing installed or switched.")
+    installing.add_argument("artifact", type=Path, metavar="ARTIFACT", help="DIR/<manifest hash>.tar")
+    installing.add_argument("--releases", type=Path, required=True,
+                            help="folder of the releases (holds current, previous)")
+    _prefix_option(installing)
+    installing.add_argument("--expect-manifest-hash", default=None, metavar="SHA256",
+                            help="refuse an artifact of another release")
+    installing.set_defaults(func=cmd_install)

@@ -58,11 +58,9 @@ class Anchor:
         data = read_file(path, AnchorError, "not found: give the opened pair of the anchoring proof",
                          limit=SUBMISSION_LIMIT)
         try:  # strictly, as every file a participant or an operator hands us: a key twice is refused
-            value, defects = strict_json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            raise AnchorError(f"{path}: not JSON ({exc or 'nested too deeply'})") from None
-        if defects:
-            raise AnchorError(f"{path}: {defects[0]}")
+            value = strict_json.document(data)
+        except strict_json.NotJson as exc:
+            raise AnchorError(exc.text(path)) from None
 
         def text(*keys: str) -> str:
             found: Any = value

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.base import strict_json
 from generator.base.bounded_read import PUBLISHED_LIMIT, SALT_LIMIT
 from generator.base.errors import FreezeRecordError, FrozenMismatch, ManifestError, read_file
 from generator.base.transaction import builder_lock, make_dir, reading, write_file
@@ -60,12 +61,11 @@ class FreezeRecord:
             return FreezeRecordError(f"{source}: {what}; the record is corrupt: restore it from git (it is "
                                      "committed and anchored), never rewrite it by hand")
 
-        try:
-            record = json.loads(data.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise fail(f"not UTF-8 (byte {exc.start})") from None
-        except json.JSONDecodeError as exc:
-            raise fail(f"line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})") from None
+        try:  # the one strict reader of JSON files: a key twice is a corruption too
+            record = strict_json.document(data)
+        except strict_json.NotJson as exc:
+            raise FreezeRecordError(f"{exc.text(source)}; the record is corrupt: restore it from git (it is "
+                                    "committed and anchored), never rewrite it by hand") from None
         if not isinstance(record, dict):
             raise fail("expected a JSON object")
         if record.get("format") != FORMAT:

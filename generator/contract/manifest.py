@@ -198,7 +198,7 @@ class Manifest:
             except ManifestError as exc:
                 problems.append(str(exc))
         listed = {e.file for e in self.entries}
-        extra = sorted(p.relative_to(build_dir).as_posix() for p in build_dir.rglob("*") if p.is_file())
+        extra = sorted(p.relative_to(build_dir).as_posix() for p in build_dir.rglob("*") if not p.is_dir())
         problems += [f"{build_dir / p}: not in the manifest" for p in extra if p not in listed]
         return problems
 

@@ -55,19 +55,10 @@ def _read_json(root: Path, relative: Path) -> Any:
     refused (``json.loads`` would silently keep one value), with the place of the first defect."""
     data = read_file(root / relative, ScoreInputError, f"not found under {root} (run 'corpus build' and "
                      "'corpus build-season', or pass --root)", limit=PUBLISHED_LIMIT)
-    if not data.strip():
-        raise ScoreInputError(f"{relative}: empty; {_REBUILD}")
     try:
-        value, defects = strict_json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ScoreInputError(f"{relative}: not UTF-8 text (byte {exc.start}); {_REBUILD}") from None
-    except json.JSONDecodeError as exc:
-        raise ScoreInputError(f"{relative}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}; {_REBUILD}") from None
-    except (ValueError, RecursionError) as exc:
-        raise ScoreInputError(f"{relative}: not JSON: {exc or 'nested too deeply'}; {_REBUILD}") from None
-    if defects:
-        raise ScoreInputError(f"{relative}: {defects[0]}; {_REBUILD}")
-    return value
+        return strict_json.document(data)
+    except strict_json.NotJson as exc:
+        raise ScoreInputError(f"{exc.text(relative)}; {_REBUILD}") from None
 
 
 _REBUILD = "not the file 'corpus build-season' writes"

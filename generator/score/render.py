@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from generator.base import strict_json
 from generator.base.bounded_read import PUBLISHED_LIMIT
 from generator.base.errors import GeneratorError, read_file
 from generator.score.key import Fact, Form
@@ -278,16 +279,10 @@ class ScoreReport:
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str) -> ScoreReport:
-        if not data.strip():
-            raise ReportError(f"{source}: empty")
         try:
-            document = json.loads(data.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise ReportError(f"{source}: not UTF-8 text (byte {exc.start})") from None
-        except json.JSONDecodeError as exc:
-            raise ReportError(f"{source}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
-        except (ValueError, RecursionError) as exc:
-            raise ReportError(f"{source}: not JSON: {exc or 'nested too deeply'}") from None
+            document = strict_json.document(data)
+        except strict_json.NotJson as exc:
+            raise ReportError(exc.text(source)) from None
         return cls.from_json(document, source)
 
     @classmethod

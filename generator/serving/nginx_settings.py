@@ -13,14 +13,15 @@ and nothing else. A rendered prefix holds everything the instance needs and writ
 
 from __future__ import annotations
 
-import json
+import os
 from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from generator.base.bounded_read import MIB, ReadRefused, read_bounded
-from generator.base.errors import RenderError
+from generator.base import strict_json
+from generator.base.bounded_read import MIB
+from generator.base.errors import RenderError, read_file
 
 DEFAULT_WORKER_USER = "nobody"
 ROLES = ("replica", "frontal")
@@ -104,9 +105,12 @@ class Settings:
         def absolute(path: Path | None) -> Path | None:
             return path.resolve() if path is not None else None
 
+        # the secret file is read by us, never named to nginx: kept as the operator wrote it (links not
+        # followed), so that a message about it names the file they gave
+        secret_file = Path(os.path.abspath(self.secret_file)) if self.secret_file is not None else None
         return replace(self, root=self.root.resolve(), prefix=self.prefix.resolve(),
                        tls_cert=absolute(self.tls_cert), tls_key=absolute(self.tls_key),
-                       secret_file=absolute(self.secret_file),
+                       secret_file=secret_file,
                        access_log=absolute(self.access_log), error_log=absolute(self.error_log),
                        maintenance_flag=absolute(self.maintenance_flag),
                        extra_server_include=absolute(self.extra_server_include))
@@ -164,14 +168,10 @@ class SettingsFile:
     @classmethod
     def from_bytes(cls, data: bytes, path: Path) -> SettingsFile:
         """Parse and check every field; :class:`SettingsFileError` names the file and the field otherwise."""
-        if not data.strip():
-            raise SettingsFileError(f"{path}: empty; {_AGAIN}")
         try:
-            document = json.loads(data.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise SettingsFileError(f"{path}: not UTF-8 text (byte {exc.start}); {_AGAIN}") from None
-        except ValueError as exc:
-            raise SettingsFileError(f"{path}: not valid JSON ({exc}); {_AGAIN}") from None
+            document = strict_json.document(data)
+        except strict_json.NotJson as exc:
+            raise SettingsFileError(f"{exc.text(path)}; {_AGAIN}") from None
         if not isinstance(document, dict):
             raise SettingsFileError(f"{path}: expected a JSON object of settings, got {_json_type(document)}; "
                                     f"{_AGAIN}")
@@ -202,14 +202,13 @@ class SettingsFile:
 
     @classmethod
     def read(cls, prefix: Path) -> SettingsFile:
-        """The settings file of a rendered prefix, read bounded (a FIFO or a folder is refused, not waited on)."""
+        """The settings file of a rendered prefix, read bounded (a FIFO or a folder is refused, not waited on;
+        a dangling link or a mode that forbids reading is named as such)."""
         path = prefix / "conf" / "settings.json"
-        try:
-            data = read_bounded(path, SETTINGS_LIMIT)
-        except FileNotFoundError:
-            raise RenderError(f"{path} not found: render the prefix first (corpus render-nginx)") from None
-        except ReadRefused as exc:
-            raise SettingsFileError(f"{exc}; {_AGAIN}") from None
+        # absent or unreadable here is a RenderError (a unit may be rendered for a prefix of another host);
+        # there but no regular file, or too large, is a SettingsFileError like a corrupt one
+        data = read_file(path, RenderError, "not found: render the prefix first (corpus render-nginx)",
+                         limit=SETTINGS_LIMIT, fix=_AGAIN, refused=SettingsFileError)
         return cls.from_bytes(data, path)
 
     @property

@@ -17,14 +17,17 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from secrets import token_hex
 
-from generator.base.atomic_file import write_atomic
-from generator.base.errors import GeneratorError, os_error_text
-from generator.compiler.track_file import TRACKS_DIR, load_tracks, track_named
+from generator.base.atomic_file import write_atomic, write_new
+from generator.base.bounded_read import PUBLISHED_LIMIT, kind_of, read_bounded
+from generator.base.errors import CorpusError, GeneratorError, os_error_text
+from generator.compiler.track_file import TRACKS_DIR, load_tracks
 from generator.contract.build_proof import prove_build
+from generator.contract.manifest import Manifest
 from generator.contract.places import Places
 from generator.serving.nginx_process import reload_and_wait, running_pid
 from generator.serving.nginx_render import Rendered, render_checked, write
@@ -32,6 +35,7 @@ from generator.serving.nginx_settings import RenderError, Settings, SettingsFile
 
 CURRENT = "current"
 PREVIOUS = "previous"
+FILE_MODE, DIR_MODE = 0o644, 0o755  # a release is read by nginx's workers, whatever the installer's umask
 
 
 def releases_folder(path: Path) -> Path:
@@ -45,44 +49,119 @@ def releases_folder(path: Path) -> Path:
     return path
 
 
+@dataclass(frozen=True)
+class Proven:
+    """One track of a release: where its files are, and its manifest as proven against its build."""
+
+    places: Places
+    manifest: Manifest
+
+
+def prove_tracks(root: Path, expect: str | None = None) -> list[Proven]:
+    """Every track of ``root`` (its ``tracks/``), each build proven against its manifest; the first track's
+    manifest hash is ``expect`` (or its freeze record's) and names the release."""
+    return [Proven(places, prove_build(root, expect if i == 0 else None, places))
+            for i, places in enumerate(track_places(root))]
+
+
+def track_places(root: Path) -> list[Places]:
+    """Where each track of ``root`` (its ``tracks/``) keeps its files; a track file that does not load is one
+    line naming it (the first problem, and how many more)."""
+    try:
+        return [track.places for track in load_tracks(root)]
+    except CorpusError as exc:
+        more = f" (and {len(exc.problems) - 1} more)" if len(exc.problems) > 1 else ""
+        raise RenderError(f"{root}: {exc.problems[0]}{more}") from None
+
+
+def carried(proven: list[Proven], root: Path) -> list[str]:
+    """The checkout-relative folders and files a release holds: every track's build/ and manifest/, its
+    freeze record when ``root`` has one, and ``tracks/`` (the tracks say which paths they serve)."""
+    names = [name for p in proven for name in (p.places.build, p.places.manifest)] + [TRACKS_DIR]
+    names += [p.places.record.as_posix() for p in proven if (root / p.places.record).is_file()]
+    return list(dict.fromkeys(names))
+
+
+def copy_release(root: Path, dest: Path, names: list[str]) -> None:
+    """Copy ``names`` from ``root`` into the new folder ``dest``: folders and regular files only, each file
+    read bounded (a FIFO or a device in a build is refused by name, never waited on), modes 0755/0644
+    whatever the umask, so that nginx's workers can read the release."""
+    def copy(source: Path, target: Path) -> None:
+        info = source.lstat()
+        if stat.S_ISDIR(info.st_mode):
+            target.mkdir()
+            os.chmod(target, DIR_MODE)
+            for child in sorted(os.listdir(source)):
+                copy(source / child, target / child)
+        elif stat.S_ISREG(info.st_mode):
+            write_new(target, read_bounded(source, PUBLISHED_LIMIT, follow_symlinks=False), FILE_MODE)
+        else:
+            raise RenderError(f"{source}: {kind_of(info.st_mode)}, not a file or folder: a release holds only "
+                              "those; remove it and release again")
+
+    dest.mkdir()
+    for name in names:
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        copy(root / name, dest / name)
+    for folder in (dest, *(p for p in dest.rglob("*") if p.is_dir())):
+        os.chmod(folder, DIR_MODE)
+
+
+def check_same(folder: Path, proven: list[Proven]) -> None:
+    """``folder`` holds these very tracks, each build proven against the same manifest: what a release folder
+    of that name must be before it is used (another track's build under the same name is refused)."""
+    found = {p.places.piste: p.manifest.hash for p in prove_tracks(folder, proven[0].manifest.hash)}
+    wanted = {p.places.piste: p.manifest.hash for p in proven}
+    for piste in sorted(found.keys() | wanted.keys()):
+        if found.get(piste) != wanted.get(piste):
+            raise RenderError(f"{folder}: track {piste} is at manifest {found.get(piste) or 'absent'} there, not "
+                              f"{wanted.get(piste) or 'absent'}: a release folder is never rewritten; move that "
+                              "folder away (unless current or previous name it) and install again")
+
+
+def release_target(releases: Path, name: str) -> Path:
+    """``releases/<name>``: absent, or a release folder; anything else there is refused by name."""
+    target = releases / name
+    if (target.exists() or target.is_symlink()) and (target.is_symlink() or not target.is_dir()):
+        kind = "a symbolic link" if target.is_symlink() else kind_of(target.stat().st_mode)
+        raise RenderError(f"{target}: {kind}, not a release folder: corpus release writes only folders there; "
+                          "move it away and install again")
+    return target
+
+
+def staging_folder(releases: Path, name: str) -> Path:
+    """A private name beside the releases, for a copy that becomes ``releases/<name>`` in one rename."""
+    return releases / f".install-{name}-{os.getpid()}-{token_hex(4)}"
+
+
+def settle(staging: Path, target: Path, proven: list[Proven]) -> None:
+    """Rename the proven ``staging`` copy to ``target``. Two installs of the same build at once both copy; the
+    first rename wins and the second finds the target in place: it checks it and uses it."""
+    os.chmod(staging, DIR_MODE)
+    try:
+        staging.rename(target)
+    except OSError as exc:
+        if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not target.is_dir():
+            raise
+        check_same(target, proven)  # installed meanwhile by another run: the same bytes, proven
+
+
 def install(root: Path, releases: Path, expect: str | None = None) -> Path:
-    """Copy ``root``'s proven build into ``releases/<hash>/`` (kept if already there and still intact).
-
-    Two installs of the same build at once both copy; the first rename wins and the second finds the
-    target in place: it proves it and uses it, as if it had been installed before.
-    """
-    tracks = load_tracks(root)
-    places = tracks[0].places  # the first track names the release; every track's build goes with it
-    digest = prove_build(root, expect, places).hash
-    others = [track.places for track in tracks[1:]]
-    for other in others:
-        prove_build(root, None, other)
-
-    def proven(folder: Path) -> None:
-        prove_build(folder, digest, places)
-        for other in others:
-            prove_build(folder, None, other)
-
-    target = releases / digest
+    """Copy ``root``'s proven build (every track's) into ``releases/<first track's manifest hash>/``; a folder
+    already there is used if it holds the same tracks, still intact."""
+    proven = prove_tracks(root, expect)
+    every = [p.places for p in proven]
+    target = release_target(releases, proven[0].manifest.hash)
     if target.is_dir():
-        proven(target)
-        carry_records(root, target, [places, *others])
+        check_same(target, proven)
+        carry_records(root, target, every)
         return target
     releases_folder(releases)
-    staging = releases / f".install-{digest}-{os.getpid()}-{token_hex(4)}"
+    staging = staging_folder(releases, target.name)
     try:
-        names = [name for p in (places, *others) for name in (p.build, p.manifest)]
-        for name in (*names, TRACKS_DIR):  # the tracks say which paths they serve
-            shutil.copytree(root / name, staging / name)
-        proven(staging)  # the copy, not only the source
-        carry_records(root, staging, [places, *others])
-        os.chmod(staging, 0o755)
-        try:
-            staging.rename(target)
-        except OSError as exc:
-            if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not target.is_dir():
-                raise
-            proven(target)  # installed meanwhile by another run: the same bytes, proven
+        copy_release(root, staging, carried(proven, root))
+        check_same(staging, proven)  # the copy, not only the source
+        settle(staging, target, proven)
     except OSError as exc:
         raise RenderError(f"{exc.filename or target}: cannot install the release: {exc.strerror}") from None
     finally:
@@ -106,8 +185,15 @@ def carry_records(root: Path, release: Path, every: list[Places]) -> None:
 
 
 def link(releases: Path, name: str) -> Path | None:
+    """The release ``releases/name`` points at (``None``: no link). Anything but a link there is refused by
+    name: replacing it would lose what an operator put there, following it would serve it."""
     path = releases / name
-    return releases / os.readlink(path) if path.is_symlink() else None
+    if path.is_symlink():
+        return releases / os.readlink(path)
+    if path.exists():
+        raise RenderError(f"{path}: {kind_of(path.stat().st_mode)}, not a symbolic link: corpus release keeps "
+                          f"{name} as a link to a release folder; move it away, then release again")
+    return None
 
 
 def _point(releases: Path, name: str, target: Path | None) -> None:
@@ -128,7 +214,7 @@ def _point(releases: Path, name: str, target: Path | None) -> None:
 def switch(releases: Path, target: Path) -> Path | None:
     """``current`` -> target, ``previous`` -> the old current; return the old current."""
     old = link(releases, CURRENT)
-    if old is not None and old.name != target.name:
+    if old is not None and old.is_dir() and old.name != target.name:  # a dangling current is no release
         _point(releases, PREVIOUS, old)
     _point(releases, CURRENT, target)
     return old
@@ -137,9 +223,12 @@ def switch(releases: Path, target: Path) -> Path | None:
 def rollback_target(releases: Path) -> tuple[Path, Path]:
     """The (previous, current) releases that ``--rollback`` swaps, the previous one proven intact."""
     old, back = link(releases, CURRENT), link(releases, PREVIOUS)
-    if old is None or back is None or not back.is_dir():
+    if old is None or back is None:
         raise RenderError(f"{releases}: nothing to roll back to (no '{PREVIOUS}' release)")
-    prove_build(back, back.name, track_named(back, None).places)
+    if not back.is_dir():
+        raise RenderError(f"{releases / PREVIOUS}: points at {back.name}, which is not a release folder here "
+                          "(removed?): nothing to roll back to; install the release wanted instead")
+    prove_tracks(back, back.name)
     return back, old
 
 

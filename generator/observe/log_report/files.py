@@ -7,7 +7,6 @@ of the file, reported with their line, never a crash or a memory blow-up.
 
 from __future__ import annotations
 
-import errno
 import gzip
 import os
 import stat
@@ -17,7 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from generator.base.errors import GeneratorError
+from generator.base.bounded_read import kind_of, open_regular
+from generator.base.errors import GeneratorError, unreadable_text
 
 MAX_LINE_BYTES = 256 * 1024  # nginx's header buffers are 8k: a URI and a user agent, escaped, fit easily
 GZIP_MAGIC = b"\x1f\x8b"
@@ -25,6 +25,9 @@ GZIP_MAGIC = b"\x1f\x8b"
 # file that has expanded more than 200 times its compressed size is reported as a bomb and skipped.
 MAX_GZIP_RATIO = 200
 GZIP_RATIO_FREE = 64 * 1024 * 1024
+
+
+_FIX = "name only access logs (or their folders), readable by the account that runs log-report"
 
 
 class LogReportError(GeneratorError):
@@ -43,10 +46,12 @@ def log_files(paths: Iterable[Path]) -> list[Path]:
     for path in paths:
         try:
             mode = path.stat().st_mode
-        except FileNotFoundError:
+        except FileNotFoundError as exc:
+            if path.is_symlink():
+                raise LogReportError(unreadable_text(path, exc, _FIX)) from None
             raise LogReportError(f"{path}: no such file or folder") from None
         except OSError as exc:
-            raise LogReportError(f"{path}: cannot read: {exc.strerror}") from None
+            raise LogReportError(unreadable_text(path, exc, _FIX)) from None
         if stat.S_ISDIR(mode):
             named = sorted(p for p in path.rglob("*access*.log*") if not p.is_dir())
             unreadable = [p for p in named if not p.is_file()]  # a FIFO, a socket, a dangling link
@@ -58,7 +63,7 @@ def log_files(paths: Iterable[Path]) -> list[Path]:
         elif stat.S_ISREG(mode):
             found.append(path)
         else:
-            raise LogReportError(f"{path}: not a regular file")
+            raise LogReportError(f"{path}: not a regular file ({kind_of(mode)}); {_FIX}")
     return found
 
 
@@ -67,13 +72,12 @@ def _open(path: Path) -> Iterator[BinaryIO]:
     """The file's bytes, gunzipped when it starts with the gzip magic (whatever its name).
 
     Opened without blocking and checked on the open descriptor: a file replaced by a FIFO after
-    :func:`log_files` looked at it is refused, not waited on.
+    :func:`log_files` looked at it is refused, not waited on; one that cannot be opened stops the report.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
-    os.set_blocking(fd, True)
+    try:
+        fd = open_regular(path)
+    except OSError as exc:  # the file cannot be read at all: the report would show its hours as quiet
+        raise LogReportError(unreadable_text(path, exc, _FIX)) from None
     with os.fdopen(fd, "rb") as raw:
         if raw.read(2) == GZIP_MAGIC:
             raw.seek(0)

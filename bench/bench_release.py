@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""What a release artifact costs and what an install under load loses: the figures of docs/operating.md.
+
+Not a test: run it by hand (``.venv/bin/python bench/bench_release.py``). Two parts, all on this machine:
+
+- **pack**: ``corpus release pack`` of the checkout (every track), ``--rounds`` times in a fresh folder:
+  median and spread of the wall time, the artifact's size and file count, and whether every round gave
+  the same bytes;
+- **install under load**: two builds of the tests' fixture corpus (one entity's address differs), a real
+  TLS frontal over two replicas on loopback serving the first, a bounded proxy-like load (``--threads``
+  clients, one TLS connection per request, as the Trust Layer proxy makes them), then ``corpus release
+  install`` of the second build's artifact and ``corpus release --rollback``, each with every prefix:
+  requests answered during the run, failures (not 200, or a body of neither release), and how long each
+  command took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from generator.base.secret_values import new_secret, write_private  # noqa: E402
+from generator.cli.main import main  # noqa: E402
+from generator.compiler.pipeline import build  # noqa: E402
+from generator.compiler.track_file import TRACKS_DIR, track_named  # noqa: E402
+from generator.contract.manifest import Manifest  # noqa: E402
+from generator.observe.proxy_client import Load, tls_context  # noqa: E402
+from generator.serving.artifact import pack  # noqa: E402
+from generator.serving.tls_local import make_local_tls  # noqa: E402
+from generator.serving.topology import Topology, free_port, replica_hosts  # noqa: E402
+
+FIXTURE = ROOT / "tests" / "fixtures" / "valid" / "corpus_src"
+FRONTAL = ["127.0.1.1"]
+
+
+def bench_pack(rounds: int, work: Path) -> None:
+    times, digests = [], set()
+    packed = None
+    for index in range(rounds):
+        start = time.perf_counter()
+        packed = pack(ROOT, work / f"pack-{index}")
+        times.append(time.perf_counter() - start)
+        digests.add(packed.sha256)
+    assert packed is not None
+    print(f"pack: {rounds} rounds, median {statistics.median(times) * 1000:.0f} ms (min {min(times) * 1000:.0f}, "
+          f"max {max(times) * 1000:.0f}); {packed.size} bytes ({packed.size / 1024:.0f} KiB), "
+          f"{packed.files} files; "
+          f"{'the same bytes every round' if len(digests) == 1 else f'{len(digests)} DIFFERENT digests'}")
+
+
+def _checkout(folder: Path, address: str) -> Path:
+    folder.mkdir(parents=True)
+    shutil.copytree(FIXTURE, folder / "corpus_src")
+    shutil.copytree(ROOT / TRACKS_DIR, folder / TRACKS_DIR)
+    entity = folder / "corpus_src" / "entites" / "ENT-0001.yaml"
+    entity.write_text(entity.read_text("utf-8").replace("1 rue de l'Essai", address), "utf-8")
+    build(folder / "corpus_src", folder, "https://corpus.test", track_named(ROOT, "conformite"))
+    shutil.rmtree(folder / "corpus_src")
+    folder.chmod(0o755)
+    return folder
+
+
+def _bodies(root: Path) -> dict[str, bytes]:
+    manifest = Manifest.load(root)
+    return {e.path: (root / "build" / e.file).read_bytes() for e in manifest.entries}
+
+
+def bench_install(threads: int, work: Path) -> None:
+    a, b = _checkout(work / "a", "1 rue de l'Essai"), _checkout(work / "b", "3 rue de l'Essai")
+    old, new = _bodies(a), _bodies(b)
+    changed = sorted(p for p in old if old[p] != new.get(p))
+    releases = work / "releases"
+    first, second = pack(a, work / "artifacts"), pack(b, work / "artifacts")
+    assert main(["release", "install", str(first.path), "--releases", str(releases)]) == 0
+    secret_file = work / "secrets"
+    write_private(secret_file, new_secret() + "\n")
+    hosts = replica_hosts(2)
+    port = free_port(hosts)
+    topology = Topology(root=releases / "current", base=work / "nginx", secret_file=secret_file,
+                        tls=make_local_tls(work / "tls", FRONTAL), replica_addresses=[(h, port) for h in hosts],
+                        frontal_addresses=[(FRONTAL[0], free_port(FRONTAL))])
+    topology.start()
+    try:
+        every = [*topology.replicas, *topology.frontals]
+        prefixes = [arg for p in every for arg in ("--prefix", str(p.settings.prefix))]
+        paths = [*changed, *sorted(p for p in old if p.startswith(("/agrements/", "/entites/")))[:20]]
+        secret = secret_file.read_text("utf-8").split()[0]
+        with Load(topology.frontal_addresses, paths, secret, tls_context(topology.tls.ca), threads=threads,
+                  seconds=60, limit=1_000_000) as running:
+            running.wait_for(200)
+            start = time.perf_counter()
+            assert main(["release", "install", str(second.path), "--releases", str(releases), *prefixes]) == 0
+            installed = time.perf_counter() - start
+            running.wait_for(running.count() + 200)
+            start = time.perf_counter()
+            assert main(["release", "--rollback", "--releases", str(releases), *prefixes]) == 0
+            rolled = time.perf_counter() - start
+            running.wait_for(running.count() + 200)
+        answers = running.answers
+        failed = [a_ for path, a_ in answers if a_.status != 200 or a_.body not in (old[path], new.get(path))]
+        seen = {hashlib.sha256(a_.body).hexdigest()[:12] for path, a_ in answers if path == changed[0]}
+        print(f"install under load: {threads} clients, one TLS connection per request, frontal + 2 replicas; "
+              f"{len(answers)} requests, {len(failed)} failed; install + switch + 3 reloads {installed:.2f} s, "
+              f"rollback {rolled:.2f} s; bodies of {changed[0]} seen: {len(seen)} (old and new)")
+    finally:
+        topology.stop()
+
+
+def main_() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="pack rounds (default 5)")
+    parser.add_argument("--threads", type=int, default=4, help="load clients (default 4)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-release-") as tmp:
+        work = Path(tmp)
+        work.chmod(0o755)
+        bench_pack(args.rounds, work)
+        bench_install(args.threads, work)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main_())

@@ -1,0 +1,320 @@
+"""Release artifacts: ``corpus release pack`` gives the same bytes from any checkout and environment, ``corpus
+release install`` refuses a truncated or altered artifact with one line and switches nothing, and installs and
+switches under load on a real topology without losing a request."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from corpusfix import apply, copy_fixture, replace
+from nginx_server import private_folder, start_topology, topology_secret
+from test_second_track import corpus, make_checkout
+from trackfix import CONFORMITE
+
+from generator.cli.main import main
+from generator.compiler.pipeline import build
+from generator.contract.hashing import sha256_hex
+from generator.observe.proxy_client import Load, fetch, tls_context
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE_URL = "https://corpus.test"
+NEW_ADDRESS = [replace("entites/ENT-0001.yaml", "1 rue de l'Essai", "3 rue de l'Essai")]
+
+
+def checkout(folder: Path, edits: list[Callable[[Path], None]] = ()) -> Path:  # type: ignore[assignment]
+    """A scratch checkout at ``folder``: the fixture corpus (with ``edits``) compiled there, sources removed."""
+    folder.mkdir(parents=True)
+    build(apply(copy_fixture(folder), edits), folder, BASE_URL, CONFORMITE)
+    shutil.rmtree(folder / "corpus_src")
+    os.chmod(folder, 0o755)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def builds() -> Iterator[tuple[Path, Path]]:
+    """Two builds of the fixture corpus that differ in a few bodies (an entity's address)."""
+    with private_folder("corpus-artifacts-") as folder:
+        yield checkout(folder / "a"), checkout(folder / "b", NEW_ADDRESS)
+
+
+@pytest.fixture
+def work() -> Iterator[Path]:
+    with private_folder("corpus-artifact-run-") as folder:
+        yield folder
+
+
+def _hash(root: Path) -> str:
+    return sha256_hex((root / "manifest" / "manifest.json").read_bytes())
+
+
+def _bodies(root: Path) -> dict[str, bytes]:
+    manifest = json.loads((root / "manifest" / "manifest.json").read_text("utf-8"))
+    return {e["path"]: (root / "build" / e["file"]).read_bytes() for e in manifest["resources"]}
+
+
+def _pack(root: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    assert main(["release", "pack", "--root", str(root), "--out", str(out)]) == 0
+    assert "corpus release pack: " in capsys.readouterr().err
+    return out / f"{_hash(root)}.tar"
+
+
+def _pack_elsewhere(root: Path, out: Path, env: dict[str, str], umask: int, cwd: Path) -> None:
+    """``corpus release pack`` in a child process with its own environment, umask and working folder."""
+    argv = [sys.executable, "-m", "generator.cli", "release", "pack", "--root", str(root), "--out", str(out)]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False, cwd=cwd,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), **env}, preexec_fn=lambda: os.umask(umask))
+    assert result.returncode == 0, result.stderr
+
+
+# ------------------------------------------------------------------------------------------- pack
+
+def test_two_packs_are_byte_identical_from_two_checkouts_and_two_environments(work: Path) -> None:
+    """The same sources compiled in two checkouts at different paths, packed under different umasks,
+    timezones, locales and hash seeds: one name, the same bytes; and the artifact is what it says."""
+    one = checkout(work / "x" / "checkout")
+    two = checkout(work / "somewhere" / "much" / "deeper" / "other-checkout")
+    _pack_elsewhere(one, work / "out-1", {"TZ": "UTC", "LC_ALL": "C", "LANG": "C", "PYTHONHASHSEED": "0"},
+                    0o022, work)
+    _pack_elsewhere(two, work / "out-2", {"TZ": "Pacific/Kiritimati", "LC_ALL": "fr_FR.UTF-8",
+                                          "LANG": "fr_FR.UTF-8", "PYTHONHASHSEED": "random"}, 0o077, two)
+    names = [sorted(p.name for p in (work / out).iterdir()) for out in ("out-1", "out-2")]
+    digest = _hash(one)
+    assert names[0] == names[1] == [f"{digest}.sha256", f"{digest}.tar"]
+    first, second = ((work / out / f"{digest}.tar").read_bytes() for out in ("out-1", "out-2"))
+    assert first == second
+    # what sha256sum reads, and a tar any tool lists: every manifest file and nothing but the release
+    assert (work / "out-1" / f"{digest}.sha256").read_text() == \
+        f"{hashlib.sha256(first).hexdigest()}  {digest}.tar\n"
+    with tarfile.open(fileobj=io.BytesIO(first)) as tar:
+        members = tar.getmembers()
+    files = {m.name for m in members if m.isfile()}
+    entries = json.loads((one / "manifest" / "manifest.json").read_text())["resources"]
+    built = {f"build/{e['file']}" for e in entries}
+    assert built <= files and {"manifest/manifest.json", "manifest/manifest.sha256"} <= files
+    assert files - built - {"manifest/manifest.json", "manifest/manifest.sha256"} == \
+        {p.relative_to(one).as_posix() for p in (one / "tracks").rglob("*") if p.is_file()}
+    assert {(m.mtime, m.uid, m.gid, m.uname, m.gname) for m in members} == {(0, 0, 0, "", "")}
+    assert {m.mode for m in members if m.isfile()} == {0o644} and {m.mode for m in members if m.isdir()} == {0o755}
+
+
+def test_pack_refuses_a_build_that_is_not_its_manifest(builds: tuple[Path, Path], work: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    root = work / "root"
+    shutil.copytree(builds[0], root)
+    target = next((root / "build" / "entites").iterdir())
+    target.write_bytes(target.read_bytes() + b" ")
+    assert main(["release", "pack", "--root", str(root), "--out", str(work / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{target}: bytes differ from the manifest entry" in err
+    assert not (work / "out").exists() or list((work / "out").iterdir()) == []
+
+
+# ------------------------------------------------------------------------------ install refuses
+
+def _tamper_member(artifact: Path, name: str, change: Callable[[bytes], bytes]) -> None:
+    """Rewrite one member of the artifact (the tar stays well-formed) and record the new SHA-256: only the
+    manifest inside can tell."""
+    with tarfile.open(artifact) as tar:
+        members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]  # type: ignore[union-attr]
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for member, data in members:
+            if member.name == name and data is not None:
+                data = change(data)
+                member.size = len(data)
+            tar.addfile(member, io.BytesIO(data) if data is not None else None)
+    _rewrite(artifact, buffer.getvalue())
+
+
+def _add_member(artifact: Path, member: tarfile.TarInfo, data: bytes | None = None) -> None:
+    with tarfile.open(artifact) as tar:
+        members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]  # type: ignore[union-attr]
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for old, content in [*members, (member, data)]:
+            tar.addfile(old, io.BytesIO(content) if content is not None else None)
+    _rewrite(artifact, buffer.getvalue())
+
+
+def _rewrite(artifact: Path, data: bytes) -> None:
+    artifact.write_bytes(data)
+    artifact.with_suffix(".sha256").write_text(f"{hashlib.sha256(data).hexdigest()}  {artifact.name}\n")
+
+
+def _link(name: str, to: str) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = tarfile.SYMTYPE, to
+    return info
+
+
+def _file(name: str, size: int = 0) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.size = size
+    return info
+
+
+def _first_entity(artifact: Path) -> str:
+    with tarfile.open(artifact) as tar:
+        return next(n for n in tar.getnames() if n.startswith("build/entites/") and n.endswith(".json"))
+
+
+TAMPERS: dict[str, tuple[Callable[[Path], None], str]] = {
+    "truncated": (lambda a: a.write_bytes(a.read_bytes()[:-20000]), "differs from"),
+    "one byte flipped": (lambda a: a.write_bytes(a.read_bytes().replace(b"rue de l", b"rue de L", 1)),
+                         "differs from"),
+    "empty": (lambda a: a.write_bytes(b""), "differs from"),
+    "sha256 file missing": (lambda a: a.with_suffix(".sha256").unlink(), ".sha256: not found"),
+    "sha256 file garbled": (lambda a: a.with_suffix(".sha256").write_text("nope\n"), "expected one line"),
+    "sha256 file a folder": (lambda a: (a.with_suffix(".sha256").unlink(), a.with_suffix(".sha256").mkdir()),
+                             ".sha256: not a regular file (a folder)"),
+    "a body altered, sha256 recomputed": (
+        lambda a: _tamper_member(a, _first_entity(a), lambda d: d.replace(b"rue", b"RUE", 1)),
+        "bytes differ from the manifest entry"),
+    "manifest altered, sha256 recomputed": (
+        lambda a: _tamper_member(a, "manifest/manifest.json", lambda d: d.replace(b'"base_url": "https://',
+                                                                                  b'"base_url": "http://', 1)),
+        "manifest/manifest.sha256 says"),
+    "a symbolic link added": (lambda a: _add_member(a, _link("build/evil.json", "/etc/passwd")),
+                              "member build/evil.json: a link to /etc/passwd, not a file or folder"),
+    "a path outside": (lambda a: _add_member(a, _file("../outside.json"), b""), "not a plain relative path"),
+    "a file no track serves": (lambda a: _add_member(a, _file("extra/notes.txt", 2), b"hi"),
+                               "extra/notes.txt: no track serves it"),
+    "a member twice": (lambda a: _add_member(a, _file("manifest/manifest.sha256", 2), b"x\n"), "appears twice"),
+    "not a tar": (lambda a: _rewrite(a, b"not a tar at all\n" * 100), "not a release artifact"),
+}
+
+
+@pytest.mark.parametrize("case", list(TAMPERS))
+def test_a_tampered_or_truncated_artifact_is_refused_and_nothing_switched(
+        builds: tuple[Path, Path], work: Path, case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = builds
+    releases = work / "releases"
+    assert main(["release", "--root", str(a), "--releases", str(releases)]) == 0
+    artifact = _pack(b, work / "artifacts", capsys)
+    before = sorted(os.listdir(releases))
+    spoil, says = TAMPERS[case]
+    spoil(artifact)
+    assert main(["release", "install", str(artifact), "--releases", str(releases)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"corpus release: {artifact.with_suffix('')}.") and says in err, err  # .tar or .sha256
+    assert sorted(os.listdir(releases)) == before  # no release folder, no staging left
+    assert os.readlink(releases / "current") == _hash(a) and not (releases / "previous").exists()
+
+
+def test_an_artifact_under_another_name_or_another_expected_hash_is_refused(
+        builds: tuple[Path, Path], work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = builds
+    artifact = _pack(b, work / "artifacts", capsys)
+    renamed = artifact.with_name(f"{_hash(a)}.tar")
+    shutil.copy(artifact, renamed)
+    shutil.copy(artifact.with_suffix(".sha256"), renamed.with_suffix(".sha256"))
+    renamed.with_suffix(".sha256").write_text(artifact.with_suffix(".sha256").read_text().replace(
+        artifact.name, renamed.name))
+    releases = work / "releases"
+    assert main(["release", "install", str(renamed), "--releases", str(releases)]) == 1
+    assert f"manifest hash {_hash(b)} differs from {_hash(a)}" in capsys.readouterr().err
+    assert main(["release", "install", str(artifact), "--releases", str(releases), "--expect-manifest-hash",
+                 _hash(a)]) == 1
+    assert f"is the release {_hash(b)}, not {_hash(a)}" in capsys.readouterr().err
+    assert not releases.exists() or os.listdir(releases) == []
+
+
+def test_a_release_folder_of_that_name_holding_another_build_is_never_used(
+        builds: tuple[Path, Path], work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder releases/<hash>/ already there is used only if every track in it is the artifact's."""
+    a, b = builds
+    releases = work / "releases"
+    artifact = _pack(b, work / "artifacts", capsys)
+    shutil.copytree(a, releases / _hash(b))  # another build under the artifact's name
+    assert main(["release", "install", str(artifact), "--releases", str(releases)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"manifest hash {_hash(a)} differs from {_hash(b)}" in err, err
+    assert not (releases / "current").exists() and sorted(os.listdir(releases)) == [_hash(b)]
+
+
+def test_every_track_travels_and_another_track_changed_alone_is_refused_under_the_same_name(
+        work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two tracks (conformité and the tests' essai): the artifact carries both, installed and proven. An
+    essai-only change keeps the name (the first track's manifest hash): installing it where the first one
+    is installed is refused, naming the track, and nothing is rewritten or switched."""
+    root = make_checkout(work / "root")
+    assert corpus(root, "build").returncode == 0
+    artifact = _pack(root, work / "one", capsys)
+    with tarfile.open(artifact) as tar:
+        names = set(tar.getnames())
+    assert {"manifest-essai/manifest.json", "manifest/manifest.json", "tracks/essai/track.yaml"} <= names
+    assert any(n.startswith("build-essai/essai/produits/") for n in names)
+    releases = work / "releases"
+    assert main(["release", "install", str(artifact), "--releases", str(releases)]) == 0
+    installed = releases / artifact.stem
+    assert (installed / "manifest-essai" / "manifest.json").read_bytes() == \
+        (root / "manifest-essai" / "manifest.json").read_bytes()
+    essai_before = sha256_hex((root / "manifest-essai" / "manifest.json").read_bytes())
+    product = root / "essai_src" / "produits" / "PRD-0001.yaml"
+    product.write_text(product.read_text("utf-8").replace("disponible: true", "disponible: false", 1), "utf-8")
+    assert corpus(root, "build").returncode == 0
+    essai_after = sha256_hex((root / "manifest-essai" / "manifest.json").read_bytes())
+    assert essai_after != essai_before
+    again = _pack(root, work / "two", capsys)
+    assert again.name == artifact.name and again.read_bytes() != artifact.read_bytes()
+    capsys.readouterr()
+    assert main(["release", "install", str(again), "--releases", str(releases)]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"corpus release: {installed}: track essai is at manifest {essai_before} there, not "
+                   f"{essai_after}: a release folder is never rewritten; move that folder away (unless current or "
+                   "previous name it) and install again\n")
+    assert (installed / "manifest-essai" / "manifest.json").read_bytes() != \
+        (root / "manifest-essai" / "manifest.json").read_bytes()
+    assert sorted(os.listdir(releases)) == [artifact.stem, "current"]
+
+
+# ------------------------------------------------------------------------- install under load
+
+def test_install_and_switch_under_load_lose_no_request(builds: tuple[Path, Path], work: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Pack once, install on a running topology (two replicas, one frontal) under a bounded proxy-like
+    load, then roll back: every answer is 200 with the old or the new release's bytes."""
+    a, b = builds
+    old, new = _bodies(a), _bodies(b)
+    changed = sorted(p for p in old if p in new and old[p] != new[p])
+    assert changed
+    releases = work / "releases"
+    assert main(["release", "install", str(_pack(a, work / "artifacts", capsys)), "--releases",
+                 str(releases)]) == 0
+    artifact = _pack(b, work / "artifacts", capsys)
+    topology = start_topology(work, releases / "current", replicas=2)
+    try:
+        prefixes = [str(p.settings.prefix) for p in [*topology.replicas, *topology.frontals]]
+        args = [arg for prefix in prefixes for arg in ("--prefix", prefix)]
+        paths = [*changed, *sorted(p for p in old if p.startswith(("/agrements/", "/entites/")))[:10]]
+        context, secret = tls_context(topology.tls.ca), topology_secret(topology)
+        with Load(topology.frontal_addresses, paths, secret, context, threads=4, seconds=30) as running:
+            running.wait_for(50)
+            assert main(["release", "install", str(artifact), "--releases", str(releases), *args]) == 0
+            for path in changed:
+                assert fetch(topology.frontal_addresses, path, secret, context).body == new[path]
+            running.wait_for(running.count() + 100)
+            assert main(["release", "--rollback", "--releases", str(releases), *args]) == 0
+            for path in changed:
+                assert fetch(topology.frontal_addresses, path, secret, context).body == old[path]
+            running.wait_for(running.count() + 100)
+        wrong = [(path, a_.status, a_.body[:60]) for path, a_ in running.answers
+                 if a_.status != 200 or a_.body not in (old[path], new[path])]
+        assert wrong == [] and len(running.answers) >= 250
+        seen = {a_.body for path, a_ in running.answers if path == changed[0]}
+        assert seen == {old[changed[0]], new[changed[0]]}
+        assert os.readlink(releases / "current") == _hash(a) and os.readlink(releases / "previous") == _hash(b)
+        assert f"corpus release install: {_hash(b)} is current (previous {_hash(a)})" in capsys.readouterr().err
+    finally:
+        topology.stop()
