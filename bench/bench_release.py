@@ -60,7 +60,7 @@ def bench_pack(rounds: int, work: Path) -> None:
 def _checkout(folder: Path, address: str) -> Path:
     folder.mkdir(parents=True)
     shutil.copytree(FIXTURE, folder / "corpus_src")
-    shutil.copytree(ROOT / TRACKS_DIR, folder / TRACKS_DIR)
+    shutil.copytree(ROOT / TRACKS_DIR / "conformite", folder / TRACKS_DIR / "conformite")  # the track built here
     entity = folder / "corpus_src" / "entites" / "ENT-0001.yaml"
     entity.write_text(entity.read_text("utf-8").replace("1 rue de l'Essai", address), "utf-8")
     build(folder / "corpus_src", folder, "https://corpus.test", track_named(ROOT, "conformite"))
