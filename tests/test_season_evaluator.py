@@ -477,3 +477,52 @@ def test_corpus_evaluate_unknown_strategy_is_refused(world: World) -> None:
     result = _corpus("evaluate", "conf-03", "--strategy", "devinette", "--root", str(world.root))
     assert result.returncode == 2
     assert "--strategy 'devinette': one of " in result.stderr and "P1-reference-supposee" in result.stderr
+
+
+ATT_6806_FIN = "    date_fin_validite: 2027-01-31\n    avenants: [/avenants/AVN-7690]\n"
+ATT_6806_EMISSION = "    date_emission: 2026-02-01\n    date_fin_validite: 2027-01-31\n"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (ATT_6806_FIN, ATT_6806_FIN.replace("2027-01-31", "2026-01-31")),  # lapsed on its known dates
+    (ATT_6806_EMISSION, ATT_6806_EMISSION.replace("2026-02-01", "2026-11-01")),  # not yet issued
+], ids=["lapsed", "not-yet-issued"])
+def test_an_absent_avenant_makes_c3_not_establishable_whatever_the_dates(world: World, season: Season,
+                                                                       tmp_path: Path, old: str, new: str) -> None:
+    """conf-02's attestation lists an absent avenant: C3 is not establishable even when its own dates say
+    it is not in force, as principes.peremption and C3's regle say (case 2° comes before 3° and 4°)."""
+    st = statement_of(season, "conf-02")
+    reader = CorpusReader(rebuilt(world, tmp_path, [("entites/ENT-4481.yaml", old, new)]), CONFORMITE)
+    ev = evaluate(st.task, reader)
+    c3 = next(c for c in ev.criteres if c.id == "C3")
+    assert (c3.etat, ev.verdict) == ("non_etablissable", "indeterminable")
+    assert ("/avenants/AVN-7690", "/existe", False) in [(f.ressource, f.champ, f.valeur) for f in c3.faits]
+    served = reader.fetch(reader.track.referentiel)
+    peremption = served["principes"]["peremption"]
+    assert "Le seul fait qu'un document ne soit pas en cours de validité ne rend" in peremption
+    assert "quelles que soient ses dates" in served["criteres"][2]["regle"]
+
+
+AGR_5702_ENTRY = "      - agrement: /agrements/AGR-5702\n        entite: /entites/ENT-1879\n"
+AGR_5702_RETIRE = ("      - agrement: /agrements/AGR-5702\n        entite: /entites/ENT-1879\n"
+                   "        denomination: Anselmet Finance Patrimoniale\n        statut: retire\n")
+CIF_LIST = "listes/agrees/conseil-en-investissements-financiers.yaml"
+
+
+@pytest.mark.parametrize(("old", "new", "etat"), [
+    (AGR_5702_ENTRY, AGR_5702_RETIRE + AGR_5702_ENTRY, "non_etablissable"),  # a retiré entry comes first
+    ("      - agrement: /agrements/AGR-5034\n", AGR_5702_RETIRE + "      - agrement: /agrements/AGR-5034\n",
+     "etabli"),  # the agreeing entry comes first, a retiré one after it
+], ids=["differing-first", "agreeing-first"])
+def test_only_the_first_list_entry_of_an_agrement_counts(world: World, season: Season, tmp_path: Path,
+                                                         old: str, new: str, etat: str) -> None:
+    """The control's agrément given twice by the liste des agréés: only the first entry that bears it, in
+    reading order, is compared with the registre (principes.sources_de_meme_rang)."""
+    st = statement_of(season, CONTROL)
+    reader = CorpusReader(rebuilt(world, tmp_path, [(CIF_LIST, old, new)]), CONFORMITE)
+    page = reader.fetch("/listes/agrees/conseil-en-investissements-financiers/1")
+    listed = [e["statut"] for e in page["entrees"] if e["agrement"] == "/agrements/AGR-5702"]
+    assert sorted(listed) == ["actif", "retire"]
+    assert {c.id: c.etat for c in evaluate(st.task, reader).criteres}["C2"] == etat
+    served = reader.fetch(reader.track.referentiel)["principes"]["sources_de_meme_rang"]
+    assert "seule compte la première entrée qui le porte" in served

@@ -1,0 +1,121 @@
+"""bench/compare_builds.py, the check of a realism pass (issue 16): it lets non-probant fields and the prose of
+/referentiel change, and names every probant field, consumed field or rule that changed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "bench" / "compare_builds.py"
+
+
+def _copy(target: Path) -> Path:
+    for tree in ("tracks", "build", "manifest"):
+        shutil.copytree(ROOT / tree, target / tree)
+    return target
+
+
+def _edit(root: Path, path: str, change: Callable[[Any], None]) -> None:
+    """Change one built body and keep its manifest entry's sha256 in step, as a rebuild would."""
+    manifest_file = root / "manifest" / "manifest.json"
+    manifest = json.loads(manifest_file.read_bytes())
+    entry = next(e for e in manifest["resources"] if e["path"] == path)
+    file = root / "build" / entry["file"]
+    body = json.loads(file.read_bytes())
+    change(body)
+    data = json.dumps(body, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
+    file.write_bytes(data)
+    entry["sha256"] = hashlib.sha256(data).hexdigest()
+    manifest_file.write_text(json.dumps(manifest), "utf-8")
+
+
+def _run(before: Path, after: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), "--before", str(before), "--after", str(after)],
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def _set(pointer: str, value: Any) -> Callable[[Any], None]:
+    def change(body: Any) -> None:
+        *parents, last = pointer.lstrip("/").split("/")
+        node = body
+        for part in parents:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        if isinstance(node, list):
+            node[int(last)] = value
+        else:
+            node[last] = value
+    return change
+
+
+@pytest.fixture(scope="module")
+def before(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _copy(tmp_path_factory.mktemp("before"))
+
+
+@pytest.fixture
+def after(tmp_path: Path) -> Path:
+    return _copy(tmp_path / "after")
+
+
+def test_the_same_build_changes_nothing(before: Path, after: Path) -> None:
+    result = _run(before, after)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().endswith("0 body(ies) changed, 0 refused change(s)")
+
+
+@pytest.mark.parametrize(("path", "pointer", "value"), [
+    ("/entites/ENT-1066", "/denomination", "Autre Nom Courtage"),
+    ("/entites/ENT-1066", "/siege", "1 rue Neuve, 87250 Saint-Ouen-des-Brandes"),
+    ("/mesures-restrictives/1", "/entrees/0/motif", "Gel des avoirs — autre décision"),
+    ("/referentiel", "/principes/peremption", "Une autre rédaction de la même règle."),
+])
+def test_a_non_probant_change_is_allowed_and_listed(before: Path, after: Path, path: str, pointer: str,
+                                                    value: Any) -> None:
+    _edit(after, path, _set(pointer, value))
+    result = _run(before, after)
+    assert result.returncode == 0, result.stdout
+    pattern = "/".join("<n>" if part.isdigit() else part for part in pointer.split("/"))
+    assert f"changed {path}: {pattern}\n" in result.stdout
+    assert "1 body(ies) changed, 0 refused change(s)" in result.stdout
+
+
+@pytest.mark.parametrize(("path", "pointer", "value", "refused"), [
+    ("/entites/ENT-1066", "/statut", "radiee", "/entites/ENT-1066 /statut: probant field /statut changed"),
+    ("/entites/ENT-1066", "/agrements/0", "/agrements/AGR-0001",
+     "/entites/ENT-1066 /agrements/0: probant field /agrements changed"),
+    ("/mesures-restrictives/1", "/entrees/0/nom", "Autre",
+     "/mesures-restrictives/1 /entrees/0/nom: probant field /entrees/<n>/nom changed"),
+    ("/referentiel", "/criteres/0/champs", {"/entites/": ["/existe"]},
+     "/referentiel /criteres/0/champs/~1entites~1: rule changed"),
+    ("/referentiel", "/criteres/1/parametres/statuts_conformes/0", "suspendu",
+     "/referentiel /criteres/1/parametres/statuts_conformes/0: rule changed"),
+    ("/referentiel", "/principes/dates", None, "/referentiel /principes/dates: not prose changed"),
+])
+def test_a_probant_or_consumed_change_is_refused(before: Path, after: Path, path: str, pointer: str, value: Any,
+                                                 refused: str) -> None:
+    _edit(after, path, _set(pointer, value))
+    result = _run(before, after)
+    assert result.returncode == 1, result.stdout
+    assert f"REFUSED {refused}\n" in result.stdout, result.stdout
+
+
+def test_a_removed_probant_field_and_a_missing_resource_are_refused(before: Path, after: Path) -> None:
+    _edit(after, "/agrements/AGR-5454", lambda body: body.pop("date_fin_validite"))
+    manifest_file = after / "manifest" / "manifest.json"
+    manifest = json.loads(manifest_file.read_bytes())
+    manifest["resources"] = [e for e in manifest["resources"] if e["path"] != "/avenants/AVN-7520"]
+    manifest_file.write_text(json.dumps(manifest), "utf-8")
+    result = _run(before, after)
+    assert result.returncode == 1
+    assert ("REFUSED /agrements/AGR-5454 /date_fin_validite: probant field /date_fin_validite changed"
+            in result.stdout)
+    assert "REFUSED /avenants/AVN-7520: only in the before build" in result.stdout
