@@ -135,6 +135,16 @@ def test_essai_submissions_are_scored_by_corpus_score(checkout: Path, tmp_path: 
     result = corpus(checkout, "score", str(folder), "--track", "essai", "--json", str(report_file))
     assert result.returncode == 0, result.stderr
     assert json.loads(report_file.read_text("utf-8"))["reussite"] == 1
-    conformite = corpus(checkout, "score", str(folder))  # a submission of another track is refused at entry
+    named = corpus(checkout, "score", str(folder), "--json", str(report_file))  # the submissions' track decides
+    assert named.returncode == 0, named.stderr
+    assert json.loads(report_file.read_text("utf-8"))["piste"] == "essai"
+    conformite = corpus(checkout, "score", str(folder), "--track", "conformite")  # another track's: refused
     assert conformite.returncode == 0
     assert "essai-02' names no task of season 1: rejected at entry" in conformite.stdout
+    mixed = tmp_path / "mixte"
+    shutil.copytree(folder, mixed)
+    other = make_submission(Manifest.load(checkout), "conf-01", "conforme", [], piste="conformite")
+    (mixed / "conf-01.json").write_text(json.dumps(other), "utf-8")
+    refused = corpus(checkout, "score", str(mixed))
+    assert refused.returncode != 0 and "1 of conformite, 2 of essai" in refused.stderr
+    assert "never scored together" in refused.stderr

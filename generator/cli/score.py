@@ -15,11 +15,11 @@ from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, read_boun
 from generator.base.errors import GeneratorError
 from generator.base.output_places import key_output_file, not_an_input
 from generator.cli.options import PROBLEM, Subparsers
-from generator.compiler.track_file import track_named
+from generator.compiler.track_file import load_tracks, track_named
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused
 from generator.score.render import ScoreReport, render_table
-from generator.score.track import DuplicateTask, score_submissions
+from generator.score.track import DuplicateTask, score_submissions, submitted_track
 
 
 class _BadFile(GeneratorError):
@@ -122,7 +122,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(f"corpus score: {exc}", file=sys.stderr)
         return PROBLEM
     try:
-        track = track_named(args.root, args.track)
+        piste = args.track or submitted_track(submissions, [t.piste for t in load_tracks(args.root)])
+        track = track_named(args.root, piste)
         report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
                                    salt_file=args.salt_file, anchor_file=args.anchor)
     except DuplicateTask as exc:
@@ -173,5 +174,6 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--root", type=Path, default=Path.cwd(),
                    help="project folder holding build/, manifest/, season/ and freeze/ (default: .)")
     p.add_argument("--track", metavar="PISTE", default=None,
-                   help="the track the submissions are for (default: the checkout's first, conformite)")
+                   help="the track the submissions are for (default: the one their 'track' field names; "
+                        "submissions of two tracks are refused together; none known: the checkout's first)")
     p.set_defaults(func=cmd_score)

@@ -71,6 +71,19 @@ def check_proofs(proofs: Any) -> Proofs:
     return proofs
 
 
+def submitted_track(submissions: list[Any], tracks: list[str]) -> str | None:
+    """The track the submissions name (their ``track`` field) when they all name the same known one; None
+    when none names a known track (the caller's default then scores them, and refuses them at entry).
+    Submissions of two tracks are refused together: the tracks are never scored, nor ranked, as one (spec
+    §6)."""
+    named = Counter(s["track"] for s in submissions if isinstance(s, dict) and s.get("track") in tracks)
+    if len(named) > 1:
+        shown = ", ".join(f"{n} of {piste}" for piste, n in sorted(named.items()))
+        raise ScoreInputError(f"the submissions name several tracks ({shown}); two tracks are never scored "
+                              "together (spec §6): score each track's submissions in a run of their own")
+    return next(iter(named), None)
+
+
 class DuplicateTask(ScoreInputError):
     """Two submissions or more name one task; ``positions`` are their indexes (the CLI names the files)."""
 
