@@ -198,3 +198,10 @@ def test_freezing_one_track_leaves_every_byte_of_the_other(tmp_path: Path) -> No
     listed = {t["piste"]: t for t in json.loads(corpus(root, "tracks", "--json").stdout)}
     assert listed["generique"]["bareme_sha256"] == hashlib.sha256((root / "spec" / "generique-bareme-v1.txt")
                                                                    .read_bytes()).hexdigest()
+
+
+def test_the_independent_agents_import_nothing_of_the_evaluator() -> None:
+    """They are written from the served référentiel: importing the evaluator would make them its copy."""
+    source = (ROOT / "generator" / "pistes" / "generique" / "independent.py").read_text("utf-8")
+    imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+    assert imports and not any("evaluator" in line or "generator.season.founding" in line for line in imports)

@@ -16,9 +16,8 @@ from generator.pistes.generique.evaluator import (
     evaluate,
     same_rank_forms,
 )
+from generator.pistes.generique.independent import EXCEPTIONS, INDEPENDENT
 
-INDEPENDENT: dict[str, Any] = {}
-EXCEPTIONS: dict[str, Any] = {}
 OUTSIDE_RULE: dict[str, Any] = {}
 
 __all__ = ["ALL_SHORTCUTS", "EXCEPTIONS", "FAMILY_SHORTCUTS", "INDEPENDENT", "NAMED_BY_FAMILY", "NAMED_SHORTCUTS",
