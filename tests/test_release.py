@@ -184,8 +184,9 @@ def test_releases_must_be_a_folder(builds: tuple[Path, Path], work: Path,
     (work / "file").write_text("x")
     for path in ("/dev/null", str(work / "file")):
         assert main(["release", "--root", str(a), "--releases", path]) == 1
-        assert capsys.readouterr().err == (f"corpus release: {Path(path).resolve()}: not a folder (--releases "
-                                           "names the folder that holds the releases)\n")
+        kind = "a device" if path == "/dev/null" else "a file"
+        assert capsys.readouterr().err == (f"corpus release: {Path(path).resolve()}: {kind}, not a folder: "
+                                           "--releases names the folder that holds the releases\n")
     assert (work / "file").read_text() == "x"
 
 

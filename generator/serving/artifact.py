@@ -39,7 +39,7 @@ from secrets import token_hex
 from typing import BinaryIO
 
 from generator.base.atomic_file import check_target, write_atomic, write_new
-from generator.base.bounded_read import kind_of, open_regular
+from generator.base.bounded_read import open_regular
 from generator.base.errors import GeneratorError, RenderError, read_file, unreadable_text
 from generator.compiler.track_file import TRACKS_DIR
 from generator.contract.manifest import MANIFEST_FILE, MANIFEST_HASH_FILE
@@ -51,6 +51,7 @@ from generator.serving.release import (
     carry_records,
     check_same,
     copy_release,
+    folder_for,
     prove_tracks,
     release_target,
     releases_folder,
@@ -106,18 +107,6 @@ def tar_bytes(tree: Path) -> tuple[bytes, int]:
     return buffer.getvalue(), count
 
 
-def out_folder(out: Path) -> Path:
-    """``--out``: a folder (created if missing); a file, FIFO or device there is refused by name."""
-    if (out.exists() or out.is_symlink()) and not out.is_dir():
-        what = "a dangling symbolic link" if not out.exists() else kind_of(out.stat().st_mode)
-        raise RenderError(f"{out}: {what}, not a folder: --out names the folder the artifact is written to")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise RenderError(f"{exc.filename or out}: cannot create the folder for --out: {exc.strerror}") from None
-    return out
-
-
 def pack(root: Path, out: Path, expect: str | None = None) -> Packed:
     """Prove ``root``'s tracks, copy them aside, write ``OUT/<hash>.tar`` and ``OUT/<hash>.sha256``.
 
@@ -127,7 +116,7 @@ def pack(root: Path, out: Path, expect: str | None = None) -> Packed:
     """
     proven = prove_tracks(root, expect)
     name = proven[0].manifest.hash
-    folder = out_folder(out)
+    folder = folder_for(out, "--out names the folder the artifact is written to")
     artifact, digest_file = folder / f"{name}{SUFFIX}", folder / f"{name}{DIGEST_SUFFIX}"
     for target in (artifact, digest_file):
         check_target(target)  # a FIFO, a folder or a link there is refused before any work

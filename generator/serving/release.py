@@ -38,15 +38,23 @@ PREVIOUS = "previous"
 FILE_MODE, DIR_MODE = 0o644, 0o755  # a release is read by nginx's workers, whatever the installer's umask
 
 
-def releases_folder(path: Path) -> Path:
-    """``path`` as a folder of releases, created if missing; anything else there is refused by name."""
+def folder_for(path: Path, role: str) -> Path:
+    """``path`` as a folder, created if missing; a file, a dangling link, a FIFO or a device there is refused
+    by name, with ``role`` saying what the option names (``--out names the folder ...``)."""
     if (path.exists() or path.is_symlink()) and not path.is_dir():
-        raise RenderError(f"{path}: not a folder (--releases names the folder that holds the releases)")
+        mode = path.stat().st_mode if path.exists() else None
+        what = "a dangling symbolic link" if mode is None else "a file" if stat.S_ISREG(mode) else kind_of(mode)
+        raise RenderError(f"{path}: {what}, not a folder: {role}")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise RenderError(f"{exc.filename or path}: cannot create the releases folder: {exc.strerror}") from None
+        raise RenderError(f"{exc.filename or path}: cannot create the folder: {role}: {exc.strerror}") from None
     return path
+
+
+def releases_folder(path: Path) -> Path:
+    """``--releases``: the folder that holds the releases (:func:`folder_for`)."""
+    return folder_for(path, "--releases names the folder that holds the releases")
 
 
 @dataclass(frozen=True)
