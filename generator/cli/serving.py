@@ -19,6 +19,7 @@ from generator.cli.options import (
     render_settings,
 )
 from generator.compiler.output import MANIFEST_FILE
+from generator.compiler.track_file import load_tracks
 from generator.serving.instance_commands import reload_prefix, verify_prefix
 from generator.serving.nginx_process import reload_and_wait
 from generator.serving.nginx_render import render_and_write
@@ -118,7 +119,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print("corpus serve: corpus_src/ does not compile; fix it, or serve the current build with --no-build",
               file=sys.stderr)
         return PROBLEM
-    print(banner(settings, note, secret_value, sample_path(root)), flush=True)
+    catalogues = tuple((t.piste, t.catalogue) for t in load_tracks(root))
+    print(banner(settings, note, secret_value, sample_path(root), catalogues), flush=True)
     return run_foreground(settings)
 
 

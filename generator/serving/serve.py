@@ -151,11 +151,16 @@ def _base(settings: Settings) -> str:
     return f"{scheme}://{host}:{settings.port}"
 
 
-def banner(settings: Settings, secret_note: str, secret_value: str | None, sample: str) -> str:
+def banner(settings: Settings, secret_note: str, secret_value: str | None, sample: str,
+           catalogues: tuple[tuple[str, str], ...] = ()) -> str:
+    """What ``corpus serve`` prints once rendered: where, the secret, two curl lines, each track's catalogue."""
     base = _base(settings)
     header = f"X-Challenge-Secret: {secret_value}" if secret_value else "X-Challenge-Secret: $(head -1 FILE)"
+    listed = " · ".join(f"{piste} {base}{path}" for piste, path in catalogues)
+    tracks = [f"  tracks: {listed}"] if catalogues else []
     return "\n".join([
         f"corpus serve: {base} (prefix {settings.prefix})",
+        *tracks,
         f"  secret: {secret_note}",
         f"  curl -s -H '{header}' {base}{sample}",
         f"  curl -s {base}{sample}      # no secret: 403 and the way to the proxy",
