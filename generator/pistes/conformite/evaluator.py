@@ -174,9 +174,9 @@ class _Run:
 
     def excludes(self, criterion: str, ref: str, link: Fact, kind: str, wanted: str,
                  others: list[Fact]) -> bool:
-        """Whether the cited ``ref`` is not retained (another entity, else another ``kind``); if so, its
-        link and the one field that excludes it go to ``others``: the facts of a false criterion that
-        retains no document (the entity's own value is read first, as the rule words it)."""
+        """Whether the cited ``ref`` is not retained (another entity, else another ``kind``: /entite is read
+        first, and ``kind`` only when it is the task's entity); if so, its link and the one field that
+        excludes it go to ``others``, the facts of a false criterion that retains no document."""
         for field, value in (("/entite", self.task.entite), (f"/{kind}", wanted)):
             read = self.fact(criterion, ref, field)
             if read.valeur != value:
