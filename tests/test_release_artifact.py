@@ -276,7 +276,7 @@ def test_every_track_travels_and_another_track_changed_alone_is_refused_under_th
                    "previous name it) and install again\n")
     assert (installed / "manifest-essai" / "manifest.json").read_bytes() != \
         (root / "manifest-essai" / "manifest.json").read_bytes()
-    assert sorted(os.listdir(releases)) == [artifact.stem, "current"]
+    assert sorted(os.listdir(releases)) == sorted([artifact.stem, "current"])  # whatever the hash sorts as
 
 
 # ------------------------------------------------------------------------- install under load

@@ -172,23 +172,39 @@ class _Run:
             else:
                 unknown.append((f"{ref} est cité mais absent", [link_fact, existe]))
 
-    @staticmethod
-    def _result(criterion: str, unknown: list[tuple[str, list[Fact]]], failed: list[tuple[str, list[Fact]]],
-                none_motif: str) -> CriterionResult:
+    def excludes(self, criterion: str, ref: str, link: Fact, kind: str, wanted: str,
+                 others: list[Fact]) -> bool:
+        """Whether the cited ``ref`` is not retained (another entity, else another ``kind``: /entite is read
+        first, and ``kind`` only when it is the task's entity); if so, its link and the one field that
+        excludes it go to ``others``, the facts of a false criterion that retains no document."""
+        for field, value in (("/entite", self.task.entite), (f"/{kind}", wanted)):
+            read = self.fact(criterion, ref, field)
+            if read.valeur != value:
+                others += [link, read]
+                return True
+        return False
+
+    def _result(self, criterion: str, key: str, unknown: list[tuple[str, list[Fact]]],
+                failed: list[tuple[str, list[Fact]]], others: list[Fact], none_motif: str) -> CriterionResult:
+        """Not establishable on the unknown documents; else false on the retained ones that fail, or,
+        when none is retained, on each cited document's excluding field (none cited: the whole array)."""
         if unknown:
             return CriterionResult(criterion, NON_ETABLI, "; ".join(m for m, _ in unknown),
                                    [f for _, facts in unknown for f in facts])
-        return CriterionResult(criterion, FAUX, "; ".join(m for m, _ in failed) or none_motif,
-                               [f for _, facts in failed for f in facts])
+        if failed:
+            return CriterionResult(criterion, FAUX, "; ".join(m for m, _ in failed),
+                                   [f for _, facts in failed for f in facts])
+        return CriterionResult(criterion, FAUX, none_motif, others or [self.fact(criterion, self.task.entite,
+                                                                                 f"/{key}")])
 
     def c2(self) -> CriterionResult:
         unknown: list[tuple[str, list[Fact]]] = []
         failed: list[tuple[str, list[Fact]]] = []
+        others: list[Fact] = []
         for ref, link, assumed in self.cited("C2", "agrements", unknown):
             if assumed:
                 return CriterionResult("C2", VRAI, f"{ref} supposé exister et convenir", [link])
-            if self.read("C2", ref, "/entite") != self.task.entite or \
-                    self.read("C2", ref, "/activite") != self.task.activite:
+            if self.excludes("C2", ref, link, "activite", self.task.activite, others):
                 continue
             start, end = self.fact("C2", ref, "/date_debut"), self.fact("C2", ref, "/date_fin_validite")
             if not self.starts(start.valeur):
@@ -212,10 +228,13 @@ class _Run:
                 entite = self.fact("C2", page, f"/entrees/{k}/entite")
                 listed = self.fact("C2", page, f"/entrees/{k}/statut")
                 if entite.valeur != self.task.entite or listed.valeur != statut.valeur:
-                    differs = listed if entite.valeur == self.task.entite else entite
+                    # An entry of another entity is no assertion's matter (spec §5.2): the registre's
+                    # statut alone, as when the list holds no entry for the agrément.
+                    entry_facts = [Fact(page, f"/entrees/{k}/agrement", ref), listed] \
+                        if entite.valeur == self.task.entite else []
                     unknown.append((f"{ref} : registre au statut {statut.valeur}, liste des agréés : "
                                     f"entité {entite.valeur}, statut {listed.valeur}",
-                                    [link, statut, Fact(page, f"/entrees/{k}/agrement", ref), differs]))
+                                    [link, statut, *entry_facts]))
                     continue
             if statut.valeur not in _params(self.ref, "C2")["statuts_conformes"]:
                 failed.append((f"{ref} au statut {statut.valeur}", [link, statut]))
@@ -224,7 +243,8 @@ class _Run:
                                    [link, end])
         if not self.s.single_register:
             self.liste_pages()  # a literal reader of C2 reads the list whole, whatever the agréments are
-        return self._result("C2", unknown, failed, "aucun agrément cité ne porte sur l'activité")
+        return self._result("C2", "agrements", unknown, failed, others,
+                            "aucun agrément cité ne porte sur l'activité")
 
     # -- C3 ----------------------------------------------------------------------------------------
     def _avenants(self, attestation: str) -> tuple[Fact, list[Fact], list[Fact], list[Fact], list[Fact]]:
@@ -266,11 +286,11 @@ class _Run:
         params = _params(self.ref, "C3")
         unknown: list[tuple[str, list[Fact]]] = []
         failed: list[tuple[str, list[Fact]]] = []
+        others: list[Fact] = []
         for ref, link, assumed in self.cited("C3", "attestations", unknown):
             if assumed:
                 return CriterionResult("C3", VRAI, f"{ref} supposée exister et convenir", [link])
-            if self.read("C3", ref, "/entite") != self.task.entite or \
-                    self.read("C3", ref, "/type") != params["type_requis"]:
+            if self.excludes("C3", ref, link, "type", params["type_requis"], others):
                 continue
             start = self.fact("C3", ref, "/date_emission")
             end, end_facts, excluded, pending, absent = self._avenants(ref)
@@ -285,7 +305,8 @@ class _Run:
             else:
                 return CriterionResult("C3", VRAI, f"{ref} en cours de validité jusqu'au {end.valeur}, "
                                        "activité couverte", [link, *end_facts, end])
-        return self._result("C3", unknown, failed, "aucune attestation du type requis n'est citée")
+        return self._result("C3", "attestations", unknown, failed, others,
+                            "aucune attestation du type requis n'est citée")
 
     # -- C4 ----------------------------------------------------------------------------------------
     def c4(self) -> CriterionResult:
@@ -296,10 +317,13 @@ class _Run:
                                    [Fact(self.task.entite, "/beneficiaires", first)])
         people: list[tuple[str, int, Any, Any, Any]] = []
         declarations: list[Fact] = []
+        cited_by = Fact(self.task.entite, "/beneficiaires", first)
         for page in self.pages(first, "C4"):
             statut = self.fact("C4", page, "/statut_declaration")
             if statut.valeur is MISSING:
-                return CriterionResult("C4", NON_ETABLI, f"{page} est absente", [Fact(page, "/existe", False)])
+                # Its /existe is no probant field (spec §5.7): the link that cites it, as served, is the fact.
+                return CriterionResult("C4", NON_ETABLI, f"{page} est absente", [cited_by])
+            cited_by = Fact(page, "/page_suivante", self.read("C4", page, "/page_suivante"))
             declarations.append(statut)
             entries = self.session.navigate(page, "/entrees")
             for k in _entries(entries):

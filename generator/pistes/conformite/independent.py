@@ -230,7 +230,7 @@ class Listed:
         self.walk, self.out, self.task, self.key = walk, out, task, key
         self.listed: list[Any] = walk.field(out, task.entite, key) or []
         self.absent: list[tuple[int, str]] = []
-        self.other: list[tuple[int, str]] = []
+        self.other: list[tuple[int, str, str]] = []  # (index, path, the field that excludes it)
 
     def retained(self, kind_field: str, kind: Any) -> Iterable[tuple[int, str]]:
         """(index, path) of each listed document that exists, names this entity and has ``kind``."""
@@ -242,7 +242,7 @@ class Listed:
                 continue
             owner, value = walk.field(out, path, "entite"), walk.field(out, path, kind_field)
             if owner != self.task.entite or value != kind:
-                self.other.append((i, path))
+                self.other.append((i, path, "/entite" if owner != self.task.entite else f"/{kind_field}"))
                 continue
             yield i, path
 
@@ -252,10 +252,11 @@ class Listed:
             self.out.term(path, "/existe")
             self.out.link(self.task.entite, pointer(self.key, i))
 
-    def explain_other(self, kind_field: str) -> None:
-        """Why each existing document is not retained: its entity and its activity or type."""
-        for i, path in self.other:
-            self.out.term(path, f"/{kind_field}", "/entite")
+    def explain_other(self) -> None:
+        """Why each existing document is not retained: its entity if it is another, else its activity or
+        type (the one field that excludes it)."""
+        for i, path, excluding in self.other:
+            self.out.term(path, excluding)
             self.out.link(self.task.entite, pointer(self.key, i))
 
 
@@ -306,7 +307,7 @@ def critere_c2(walk: Walk, ref: Referentiel, task: Task) -> Outcome:
             _link_agrement(out, task, agr)
             return out
     contradicted = [a for a in retained if a.in_force(task.date_examen) and not a.agreeing]
-    reasons = [f"{p} absent" for _, p in docs.absent] + [f"{p}: autre entité ou activité" for _, p in docs.other]
+    reasons = [f"{p} absent" for _, p in docs.absent] + [f"{p}: autre {f[1:]}" for _, p, f in docs.other]
     if docs.absent or contradicted:
         out.result = NE
         docs.explain_absent()
@@ -314,15 +315,16 @@ def critere_c2(walk: Walk, ref: Referentiel, task: Task) -> Outcome:
             reasons.append(f"{agr.path} en cours: registre {agr.statut}, liste "
                            f"{[e.get('statut') for _, _, e in agr.entries] or 'sans entrée'}")
             out.term(agr.path, "/statut")
-            for lp, n, _ in agr.entries:
-                out.term(lp, pointer("entrees", n, "statut"), pointer("entrees", n, "entite"))
+            for lp, n, e in agr.entries:  # an entry of another entity is no assertion's matter (§5.2)
+                if e.get("entite") == task.entite:
+                    out.term(lp, pointer("entrees", n, "statut"))
             out.term(agr.path, "/date_fin_validite", "/date_debut")
             _link_agrement(out, task, agr)
     else:
         if not docs.listed:
             reasons.append("la fiche ne liste aucun agrément")
             out.term(task.entite, "/agrements")
-        docs.explain_other("activite")
+        docs.explain_other()
         for agr in retained:  # why each retained agrément fails: dates, then statut
             if agr.fin < task.date_examen:
                 out.term(agr.path, "/date_fin_validite")
@@ -425,7 +427,7 @@ def critere_c3(walk: Walk, ref: Referentiel, task: Task) -> Outcome:
                 out.term(avn, "/date_effet", "/objet")
             _link_attestation(out, task, att, att.applied)
             return out
-    reasons = [f"{p} absente" for _, p in docs.absent] + [f"{p}: autre entité ou type" for _, p in docs.other]
+    reasons = [f"{p} absente" for _, p in docs.absent] + [f"{p}: autre {f[1:]}" for _, p, f in docs.other]
     unknown = [a for a in retained if a.absent]
     if docs.absent or unknown:
         out.result = NE
@@ -439,7 +441,7 @@ def critere_c3(walk: Walk, ref: Referentiel, task: Task) -> Outcome:
         if not docs.listed:
             reasons.append("la fiche ne liste aucune attestation")
             out.term(task.entite, "/attestations")
-        docs.explain_other("type")
+        docs.explain_other()
         for att in retained:  # why each fails: the date de fin retenue, the issue date, or the exclusion
             if task.activite in att.excluded and in_force(att.emission, att.fin, task.date_examen):
                 avn = att.excluded[task.activite]
