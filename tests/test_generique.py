@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from nginx_server import NginxServer
+from nginx_server import NginxServer, private_folder
 from trackfix import ROOT, copy_tracks
 
 from generator.compiler.track_file import track_named
@@ -157,7 +157,17 @@ def test_agents_that_never_saw_the_key_score_ten_out_of_ten(agent: str, tmp_path
 
 
 def test_one_nginx_serves_both_tracks_with_conformite_unchanged() -> None:
-    with NginxServer(build_root=ROOT) as server:
+    with private_folder("corpus-generique-") as folder:  # workers can read it, wherever the checkout lives
+        root = folder / "served"
+        for name in ("build", "manifest", TRACK.trees.build, TRACK.trees.manifest):
+            shutil.copytree(ROOT / name, root / name)
+        copy_tracks(root, tracks=("conformite", "generique"))
+        root.chmod(0o755)
+        serve_both(root)
+
+
+def serve_both(root: Path) -> None:
+    with NginxServer(build_root=root) as server:
         for path in ("/generique/produits/PRD-33077", "/generique/catalogues/gants-de-protection/2",
                      "/generique/referentiel"):
             answer = server.request(path)
