@@ -215,3 +215,18 @@ def test_the_independent_agents_import_nothing_of_the_evaluator() -> None:
     source = (ROOT / "generator" / "pistes" / "generique" / "independent.py").read_text("utf-8")
     imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
     assert imports and not any("evaluator" in line or "generator.season.founding" in line for line in imports)
+
+
+def test_evaluate_and_graph_work_on_the_track(tmp_path: Path) -> None:
+    """The author's tools take --track: the evaluator's reading of a task, and its drawing."""
+    evaluated = corpus(ROOT, "evaluate", "--track", "generique", "gen-06")
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert "verdict : aucune_option_valide" in evaluated.stdout
+    assert "/generique/annexes/ANX-6131 /du" in evaluated.stdout  # the annex that blocks, as a founding fact
+    out = tmp_path / "graphs"
+    drawn = subprocess.run([sys.executable, "-m", "generator.cli", "graph", "--track", "generique", "gen-06",
+                            "--root", str(ROOT), "--out", str(out)], capture_output=True, text=True, timeout=300,
+                           check=False)
+    assert drawn.returncode == 0, drawn.stderr
+    dot = (out / "gen-06.dot").read_text("utf-8")
+    assert "/generique/annexes/ANX-6131" in dot and "Fiches produit (ressources d'option)" in dot
