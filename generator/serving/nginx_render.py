@@ -40,10 +40,10 @@ from generator.compiler.validate import REQUIRED_SYSTEME
 from generator.contract.build_proof import prove_build
 from generator.contract.manifest import BUILD_DIR, Manifest
 from generator.serving.nginx_process import test_config
-from generator.serving.nginx_settings import DEFAULT_WORKER_USER, RenderError, Settings
+from generator.serving.nginx_settings import DEFAULT_WORKER_USER, RenderError, Settings, saved_peer
 from generator.serving.nginx_syntax import NginxSyntaxError, needs_dollar, quote_path, quote_regex, quote_text
 from generator.serving.peer_tls import KEY as PEER_KEY
-from generator.serving.peer_tls import PeerTLS, check_peer, saved_peer
+from generator.serving.peer_tls import PeerTLS, check_peer
 from generator.serving.tls_files import check_tls_file
 from generator.serving.tls_local import REPLICA_NAME
 from generator.tracks.model import CANONICAL_PATH, Track

@@ -22,6 +22,8 @@ from typing import Any
 from generator.base import strict_json
 from generator.base.bounded_read import MIB
 from generator.base.errors import RenderError, read_file
+from generator.serving.peer_tls import KEY as PEER_KEY
+from generator.serving.peer_tls import PLAIN, PeerTLS
 
 DEFAULT_WORKER_USER = "nobody"
 ROLES = ("replica", "frontal")
@@ -156,14 +158,16 @@ class SettingsFile:
     start check or a unit reads of a rendered prefix.
 
     ``settings`` are the rendered instance's settings; ``manifest_hash`` the hash of the manifest it was
-    rendered with (a replica), ``secrets_accepted`` how many secrets its include held. Keys this version
-    does not know are ignored (a later version may add some); a known key of the wrong type, or a missing
-    ``root`` or ``prefix``, is a :class:`SettingsFileError`."""
+    rendered with (a replica), ``secrets_accepted`` how many secrets its include held, ``peer`` the link
+    between frontals and replicas (``peer_tls``; plain when absent, as a prefix rendered before it). Keys
+    this version does not know are ignored (a later version may add some); a known key of the wrong type,
+    or a missing ``root`` or ``prefix``, is a :class:`SettingsFileError`."""
 
     path: Path
     settings: Settings
     manifest_hash: str | None = None
     secrets_accepted: int | None = None
+    peer: PeerTLS = PLAIN
 
     @classmethod
     def from_bytes(cls, data: bytes, path: Path) -> SettingsFile:
@@ -198,7 +202,7 @@ class SettingsFile:
             if not check(value):
                 raise SettingsFileError(f"{path}: {name}: expected {wanted}, got {_json_type(value)}; {_AGAIN}")
             extra[name] = value
-        return cls(path, Settings(**values), **extra)
+        return cls(path, Settings(**values), **extra, peer=_peer(document.get(PEER_KEY), path))
 
     @classmethod
     def read(cls, prefix: Path) -> SettingsFile:
@@ -218,6 +222,25 @@ class SettingsFile:
 
 
 _AGAIN = "render the prefix again (corpus render-nginx)"
+
+
+def _peer(value: Any, path: Path) -> PeerTLS:
+    """The ``peer_tls`` key: null or absent (plain), or an object of paths ``ca``, ``cert``, ``key``."""
+    if value is None:
+        return PLAIN
+    if not isinstance(value, dict) or set(value) - {"ca", "cert", "key"} or \
+            not all(v is None or (isinstance(v, str) and v) for v in value.values()):
+        raise SettingsFileError(f"{path}: {PEER_KEY}: expected an object of paths (ca, cert, key; each a string "
+                                f"or null), got {_json_type(value)}; {_AGAIN}")
+    return PeerTLS(*(Path(value[name]) if value.get(name) else None for name in ("ca", "cert", "key")))
+
+
+def saved_peer(prefix: Path) -> PeerTLS:
+    """The link as ``PREFIX/conf/settings.json`` recorded it: plain when the prefix was never rendered."""
+    path = prefix / "conf" / "settings.json"
+    if not path.exists() and not path.is_symlink():
+        return PLAIN
+    return SettingsFile.read(prefix).peer
 
 
 def _is_str_or_none(value: Any) -> bool:

@@ -9,18 +9,15 @@ handshake is paid per kept connection, not per call. Plain HTTP on the link is a
 only (``--plain-replica``).
 
 Kept in ``PREFIX/conf/settings.json`` under ``peer_tls`` (written by the render), so that a re-render
-from the settings alone (``corpus reload``, ``corpus release``) keeps the link as it was. This module
-reads that key itself, strictly: :mod:`generator.serving.nginx_settings` ignores keys it does not know.
+from the settings alone (``corpus reload``, ``corpus release``) keeps the link as it was; that file's one
+reader, :class:`generator.serving.nginx_settings.SettingsFile`, parses the key with the others.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from generator.base.bounded_read import MIB, ReadRefused, read_bounded
 from generator.base.errors import RenderError
 from generator.serving.tls_files import check_tls_file
 
@@ -70,32 +67,3 @@ def check_peer(peer: PeerTLS, role: str, has_tls: bool) -> None:
                                ("--peer-key", peer.key, "key")):
         if path is not None:
             check_tls_file(path, option, kind)
-
-
-def saved_peer(prefix: Path) -> PeerTLS:
-    """The link as ``PREFIX/conf/settings.json`` recorded it: plain when the prefix was never rendered, or was
-    rendered before mutual TLS existed. Strict: the key of the wrong type is one line naming the file."""
-    path = prefix / "conf" / "settings.json"
-    again = "render the prefix again (corpus render-nginx)"
-    try:
-        data = read_bounded(path, MIB)
-    except FileNotFoundError:
-        return PLAIN
-    except ReadRefused as exc:
-        raise RenderError(f"{exc}; {again}") from None
-    except OSError as exc:
-        raise RenderError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        document: Any = json.loads(data.decode("utf-8"))
-    except ValueError:
-        raise RenderError(f"{path}: not valid JSON; {again}") from None
-    if not isinstance(document, dict):
-        raise RenderError(f"{path}: expected a JSON object of settings; {again}")
-    value = document.get(KEY)
-    if value is None:
-        return PLAIN
-    if not isinstance(value, dict) or set(value) - {"ca", "cert", "key"} or \
-            not all(v is None or (isinstance(v, str) and v) for v in value.values()):
-        raise RenderError(f"{path}: {KEY}: expected an object of paths (ca, cert, key; each a string or null); "
-                          f"{again}")
-    return PeerTLS(*(Path(value[name]) if value.get(name) else None for name in ("ca", "cert", "key")))

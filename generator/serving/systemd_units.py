@@ -37,8 +37,7 @@ from typing import Any
 import jinja2
 
 from generator.base.errors import GeneratorError
-from generator.serving.nginx_settings import RenderError, Settings, SettingsFileError, read_settings
-from generator.serving.peer_tls import saved_peer
+from generator.serving.nginx_settings import RenderError, SettingsFile, SettingsFileError, read_settings
 
 # Package data, like nginx_render.TEMPLATES: generator/templates/systemd links to deploy/systemd/.
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "systemd"
@@ -149,11 +148,12 @@ def render_unit(settings: UnitSettings) -> str:
     return environment().get_template(f"corpus-{settings.role}.service.j2").render(values)
 
 
-def _saved_settings(prefix: Path) -> Settings | None:
-    """A rendered prefix's settings (role, build root, logs), or None when it is not rendered (yet) here or
-    not readable by this user; a settings.json that is there but corrupt is a :class:`SettingsFileError`."""
+def _saved_settings(prefix: Path) -> SettingsFile | None:
+    """A rendered prefix's settings file (role, build root, logs, the link), or None when it is not rendered
+    (yet) here or not readable by this user; a settings.json that is there but corrupt is a
+    :class:`SettingsFileError`."""
     try:
-        return read_settings(prefix).settings
+        return read_settings(prefix)
     except SettingsFileError:
         raise
     except (RenderError, OSError):  # not rendered here (yet), or conf/ not readable by this user
@@ -171,12 +171,10 @@ def _default_nginx() -> str:
     return shutil.which("nginx") or "/usr/sbin/nginx"
 
 
-def _saved_tls_files(prefix: Path, saved: Settings | None) -> tuple[str, ...]:
+def _saved_tls_files(saved: SettingsFile) -> tuple[str, ...]:
     """The TLS files a rendered prefix reads: its certificate and key, and the link's CA and client files."""
-    if saved is None:
-        return ()
-    peer = saved_peer(prefix)
-    found = (saved.tls_cert, saved.tls_key, peer.ca, peer.cert, peer.key)
+    peer = saved.peer
+    found = (saved.settings.tls_cert, saved.settings.tls_key, peer.ca, peer.cert, peer.key)
     return tuple(dict.fromkeys(str(p) for p in found if p is not None))
 
 
@@ -185,7 +183,8 @@ def unit_settings(prefix: str, role: str | None = None, root: str | None = None,
                   read_write: tuple[str, ...] = (), tls_files: tuple[str, ...] = ()) -> UnitSettings:
     """The unit's settings: what is not given is read from the prefix's settings.json when it is rendered
     here (role, build root, logs kept outside the prefix, TLS files), else the defaults of this host."""
-    saved = None if "%i" in prefix else _saved_settings(Path(prefix))
+    saved_file = None if "%i" in prefix else _saved_settings(Path(prefix))
+    saved = saved_file.settings if saved_file else None
     role = role or (saved.role if saved else None)
     if role is None:
         raise UnitError(f"--role frontal|replica (no rendered settings in {prefix}/conf/settings.json)")
@@ -195,8 +194,8 @@ def unit_settings(prefix: str, role: str | None = None, root: str | None = None,
         folder = str(log.parent) if log else None
         if folder and not folder.startswith(prefix.rstrip("/") + "/logs"):
             extra.append(folder)
-    if not tls_files and saved is not None:
-        tls_files = _saved_tls_files(Path(prefix), saved)
+    if not tls_files and saved_file is not None:
+        tls_files = _saved_tls_files(saved_file)
     return UnitSettings(role=role, prefix=prefix, root=root, user=user, group=group,
                         nginx=nginx or _default_nginx(), corpus=corpus or _default_corpus(),
                         read_write=tuple(extra), tls_files=tls_files)
