@@ -9,31 +9,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from corpusfix import apply, copy_fixture, replace
 from nginx_server import private_folder, start_topology, topology_secret
-from trackfix import CONFORMITE, copy_tracks
+from release_fixtures import NEW_ADDRESS, bodies, checkout, manifest_hash, switch_under_load
+from trackfix import copy_tracks
 
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
-from generator.compiler.pipeline import build
-from generator.contract.hashing import sha256_hex
-from generator.observe.proxy_client import Load, fetch, tls_context
-
-BASE_URL = "https://corpus.test"
+from generator.observe.proxy_client import fetch, tls_context
 
 
 @pytest.fixture(scope="module")
 def builds() -> Iterator[tuple[Path, Path]]:
     """Two builds of the fixture corpus that differ in a few bodies (an entity's address)."""
     with private_folder("corpus-releases-") as folder:
-        for name, edits in (("a", []), ("b", [replace("entites/ENT-0001.yaml", "1 rue de l'Essai",
-                                                      "3 rue de l'Essai")])):
-            out = folder / name
-            out.mkdir()
-            build(apply(copy_fixture(out), edits), out, BASE_URL, CONFORMITE)
-            shutil.rmtree(out / "corpus_src")
-            os.chmod(out, 0o755)
-        yield folder / "a", folder / "b"
+        yield checkout(folder / "a"), checkout(folder / "b", NEW_ADDRESS)
 
 
 @pytest.fixture
@@ -42,51 +31,20 @@ def work() -> Iterator[Path]:
         yield folder
 
 
-def _bodies(root: Path) -> dict[str, bytes]:
-    manifest = json.loads((root / "manifest" / "manifest.json").read_text("utf-8"))
-    return {e["path"]: (root / "build" / e["file"]).read_bytes() for e in manifest["resources"]}
-
-
-def _hash(root: Path) -> str:
-    return sha256_hex((root / "manifest" / "manifest.json").read_bytes())
 
 
 def test_release_switch_and_rollback_under_load(builds: tuple[Path, Path], work: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     a, b = builds
-    old, new = _bodies(a), _bodies(b)
-    changed = sorted(p for p in old if p in new and old[p] != new[p])
-    assert changed, "the two builds must differ somewhere"
     releases = work / "releases"
     assert main(["release", "--root", str(a), "--releases", str(releases)]) == 0
-    assert os.readlink(releases / "current") == _hash(a)
-    topology = start_topology(work, releases / "current", replicas=2)
-    try:
-        prefixes = [str(p.settings.prefix) for p in [*topology.replicas, *topology.frontals]]
-        args = [arg for prefix in prefixes for arg in ("--prefix", prefix)]
-        paths = [*changed, *sorted(p for p in old if p.startswith(("/agrements/", "/entites/")))[:10]]
-        context, secret = tls_context(topology.tls.ca), topology_secret(topology)
-        with Load(topology.frontal_addresses, paths, secret, context, threads=4, seconds=30) as running:
-            running.wait_for(50)
-            assert main(["release", "--root", str(b), "--releases", str(releases), *args]) == 0
-            # the command returned: every new connection now gets the new release
-            for path in changed:
-                assert fetch(topology.frontal_addresses, path, secret, context).body == new[path]
-            running.wait_for(running.count() + 100)
-            assert main(["release", "--rollback", "--releases", str(releases), *args]) == 0
-            for path in changed:
-                assert fetch(topology.frontal_addresses, path, secret, context).body == old[path]
-            running.wait_for(running.count() + 100)
-        wrong = [(path, a_.status, a_.body[:60]) for path, a_ in running.answers
-                 if a_.status != 200 or a_.body not in (old[path], new[path])]
-        assert wrong == []
-        seen = {a_.body for path, a_ in running.answers if path == changed[0]}
-        assert seen == {old[changed[0]], new[changed[0]]}
-        assert os.readlink(releases / "current") == _hash(a) and os.readlink(releases / "previous") == _hash(b)
-        err = capsys.readouterr().err
-        assert f"{_hash(b)} is current (previous {_hash(a)})" in err and "each answers with the new" in err
-    finally:
-        topology.stop()
+    assert os.readlink(releases / "current") == manifest_hash(a)
+    switch_under_load(work, releases, bodies(a), bodies(b), ["release", "--root", str(b)])
+    assert os.readlink(releases / "current") == manifest_hash(a)
+    assert os.readlink(releases / "previous") == manifest_hash(b)
+    err = capsys.readouterr().err
+    assert f"{manifest_hash(b)} is current (previous {manifest_hash(a)})" in err
+    assert "each answers with the new" in err
 
 
 def _tampered(source: Path, dest: Path) -> Path:
@@ -132,12 +90,12 @@ def test_a_replica_refuses_an_extra_file_or_another_manifest(builds: tuple[Path,
     assert _render_replica(root, work) == 1
     assert "build/entites/ENT-9999.json: not in the manifest" in capsys.readouterr().err
     (root / "build" / "entites" / "ENT-9999.json").unlink()
-    assert _render_replica(root, work, "--expect-manifest-hash", _hash(b)) == 1
-    assert f"differs from {_hash(b)} expected by --expect-manifest-hash" in capsys.readouterr().err
-    assert _render_replica(root, work, "--expect-manifest-hash", _hash(a)) == 0
+    assert _render_replica(root, work, "--expect-manifest-hash", manifest_hash(b)) == 1
+    assert f"differs from {manifest_hash(b)} expected by --expect-manifest-hash" in capsys.readouterr().err
+    assert _render_replica(root, work, "--expect-manifest-hash", manifest_hash(a)) == 0
     # a freeze record names the expected manifest when no hash is given
     (root / "freeze").mkdir()
-    (root / "freeze" / "record.json").write_text(json.dumps({"manifest_hash": _hash(b)}))
+    (root / "freeze" / "record.json").write_text(json.dumps({"manifest_hash": manifest_hash(b)}))
     assert _render_replica(root, work) == 1
     assert "freeze/record.json" in capsys.readouterr().err
 
@@ -164,7 +122,7 @@ def test_prefix_commands_verify_build_and_reload(builds: tuple[Path, Path], work
         for settings in (replica, frontal):
             assert main(["reload", "--prefix", str(settings.prefix)]) == 0
         context = tls_context(topology.tls.ca)
-        path = sorted(_bodies(root))[-1]
+        path = sorted(bodies(root))[-1]
         for _ in range(10):  # no wait: the command returned once the new configuration answered
             assert fetch(topology.frontal_addresses, path, new, context).status == 200
         assert "only the new configuration answers now" in capsys.readouterr().err
@@ -212,13 +170,14 @@ def test_an_install_that_loses_the_race_uses_the_winners_identical_copy(builds: 
 
             sys.addaudithook(hook)
             target = install(a, releases)
-            ok = raced and target == releases / _hash(a) and sorted(os.listdir(releases)) == [_hash(a)]
+            name = manifest_hash(a)
+            ok = raced and target == releases / name and sorted(os.listdir(releases)) == [name]
             os._exit(0 if ok else 4)
         except BaseException:
             os._exit(3)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
-    assert _bodies(releases / _hash(a)) == _bodies(a)
+    assert bodies(releases / manifest_hash(a)) == bodies(a)
 
 
 def _replica_prefix(root: Path, work: Path, *source: str) -> Path:
@@ -239,7 +198,7 @@ def test_a_prefix_that_cannot_take_the_release_stops_it_before_the_switch(
     assert main(["release", "--root", str(b), "--releases", str(releases), "--prefix", "/nonexistent"]) == 1
     err = capsys.readouterr().err
     assert "--prefix /nonexistent: /nonexistent/conf/settings.json: not found: render the prefix first" in err
-    assert os.readlink(releases / "current") == _hash(a) and not (releases / "previous").exists()
+    assert os.readlink(releases / "current") == manifest_hash(a) and not (releases / "previous").exists()
     # a prefix rendered with --secret-env, the variable gone when the release re-renders it
     monkeypatch.setenv("CORPUS_TEST_RELEASE_SECRET", new_secret())
     prefix = _replica_prefix(releases / "current", work, "--secret-env", "CORPUS_TEST_RELEASE_SECRET")
@@ -248,7 +207,7 @@ def test_a_prefix_that_cannot_take_the_release_stops_it_before_the_switch(
     assert main(["release", "--root", str(b), "--releases", str(releases), "--prefix", str(prefix)]) == 1
     err = capsys.readouterr().err
     assert f"--prefix {prefix}: $CORPUS_TEST_RELEASE_SECRET is not set" in err
-    assert os.readlink(releases / "current") == _hash(a) and not (releases / "previous").exists()
+    assert os.readlink(releases / "current") == manifest_hash(a) and not (releases / "previous").exists()
     assert {p.name: p.read_bytes() for p in (prefix / "conf").iterdir()} == conf
 
 
@@ -257,7 +216,7 @@ def test_a_failure_after_the_switch_rolls_everything_back(builds: tuple[Path, Pa
     """The replica takes the release, then the frontal's files cannot be written (its conf/nginx.conf has
     become a folder): ``current`` goes back and the replica is rendered and reloaded with the old one."""
     a, b = builds
-    old, new = _bodies(a), _bodies(b)
+    old, new = bodies(a), bodies(b)
     changed = sorted(p for p in old if p in new and old[p] != new[p])
     releases = work / "releases"
     assert main(["release", "--root", str(a), "--releases", str(releases)]) == 0
@@ -272,10 +231,10 @@ def test_a_failure_after_the_switch_rolls_everything_back(builds: tuple[Path, Pa
                      "--prefix", str(frontal.prefix)]) == 1
         err = capsys.readouterr().err
         assert f"{frontal.nginx_conf}: exists and is not a regular file" in err
-        assert f"rolled back: current is {_hash(a)} again" in err
-        assert os.readlink(releases / "current") == _hash(a) and not (releases / "previous").exists()
+        assert f"rolled back: current is {manifest_hash(a)} again" in err
+        assert os.readlink(releases / "current") == manifest_hash(a) and not (releases / "previous").exists()
         for path in changed:
             assert fetch(topology.frontal_addresses, path, secret, context).body == old[path]
-        assert json.loads(replica.settings_file.read_text())["manifest_hash"] == _hash(a)
+        assert json.loads(replica.settings_file.read_text())["manifest_hash"] == manifest_hash(a)
     finally:
         topology.stop()

@@ -16,30 +16,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from corpusfix import apply, copy_fixture, replace
-from nginx_server import private_folder, start_topology, topology_secret
+from nginx_server import private_folder
+from release_fixtures import NEW_ADDRESS, bodies, checkout, manifest_hash, switch_under_load
 from test_second_track import corpus, make_checkout
-from trackfix import CONFORMITE
 
 from generator.cli.main import main
-from generator.compiler.pipeline import build
 from generator.contract.hashing import sha256_hex
-from generator.observe.proxy_client import Load, fetch, tls_context
 
 ROOT = Path(__file__).resolve().parent.parent
-BASE_URL = "https://corpus.test"
-NEW_ADDRESS = [replace("entites/ENT-0001.yaml", "1 rue de l'Essai", "3 rue de l'Essai")]
-
-
-def checkout(folder: Path, edits: list[Callable[[Path], None]] = ()) -> Path:  # type: ignore[assignment]
-    """A scratch checkout at ``folder``: the fixture corpus (with ``edits``) compiled there, sources removed."""
-    folder.mkdir(parents=True)
-    build(apply(copy_fixture(folder), edits), folder, BASE_URL, CONFORMITE)
-    shutil.rmtree(folder / "corpus_src")
-    os.chmod(folder, 0o755)
-    return folder
-
-
 @pytest.fixture(scope="module")
 def builds() -> Iterator[tuple[Path, Path]]:
     """Two builds of the fixture corpus that differ in a few bodies (an entity's address)."""
@@ -53,19 +37,12 @@ def work() -> Iterator[Path]:
         yield folder
 
 
-def _hash(root: Path) -> str:
-    return sha256_hex((root / "manifest" / "manifest.json").read_bytes())
-
-
-def _bodies(root: Path) -> dict[str, bytes]:
-    manifest = json.loads((root / "manifest" / "manifest.json").read_text("utf-8"))
-    return {e["path"]: (root / "build" / e["file"]).read_bytes() for e in manifest["resources"]}
 
 
 def _pack(root: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     assert main(["release", "pack", "--root", str(root), "--out", str(out)]) == 0
     assert "corpus release pack: " in capsys.readouterr().err
-    return out / f"{_hash(root)}.tar"
+    return out / f"{manifest_hash(root)}.tar"
 
 
 def _pack_elsewhere(root: Path, out: Path, env: dict[str, str], umask: int, cwd: Path) -> None:
@@ -88,7 +65,7 @@ def test_two_packs_are_byte_identical_from_two_checkouts_and_two_environments(wo
     _pack_elsewhere(two, work / "out-2", {"TZ": "Pacific/Kiritimati", "LC_ALL": "fr_FR.UTF-8",
                                           "LANG": "fr_FR.UTF-8", "PYTHONHASHSEED": "random"}, 0o077, two)
     names = [sorted(p.name for p in (work / out).iterdir()) for out in ("out-1", "out-2")]
-    digest = _hash(one)
+    digest = manifest_hash(one)
     assert names[0] == names[1] == [f"{digest}.sha256", f"{digest}.tar"]
     first, second = ((work / out / f"{digest}.tar").read_bytes() for out in ("out-1", "out-2"))
     assert first == second
@@ -209,24 +186,24 @@ def test_a_tampered_or_truncated_artifact_is_refused_and_nothing_switched(
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert err.startswith(f"corpus release: {artifact.with_suffix('')}.") and says in err, err  # .tar or .sha256
     assert sorted(os.listdir(releases)) == before  # no release folder, no staging left
-    assert os.readlink(releases / "current") == _hash(a) and not (releases / "previous").exists()
+    assert os.readlink(releases / "current") == manifest_hash(a) and not (releases / "previous").exists()
 
 
 def test_an_artifact_under_another_name_or_another_expected_hash_is_refused(
         builds: tuple[Path, Path], work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a, b = builds
     artifact = _pack(b, work / "artifacts", capsys)
-    renamed = artifact.with_name(f"{_hash(a)}.tar")
+    renamed = artifact.with_name(f"{manifest_hash(a)}.tar")
     shutil.copy(artifact, renamed)
     shutil.copy(artifact.with_suffix(".sha256"), renamed.with_suffix(".sha256"))
     renamed.with_suffix(".sha256").write_text(artifact.with_suffix(".sha256").read_text().replace(
         artifact.name, renamed.name))
     releases = work / "releases"
     assert main(["release", "install", str(renamed), "--releases", str(releases)]) == 1
-    assert f"manifest hash {_hash(b)} differs from {_hash(a)}" in capsys.readouterr().err
+    assert f"manifest hash {manifest_hash(b)} differs from {manifest_hash(a)}" in capsys.readouterr().err
     assert main(["release", "install", str(artifact), "--releases", str(releases), "--expect-manifest-hash",
-                 _hash(a)]) == 1
-    assert f"is the release {_hash(b)}, not {_hash(a)}" in capsys.readouterr().err
+                 manifest_hash(a)]) == 1
+    assert f"is the release {manifest_hash(b)}, not {manifest_hash(a)}" in capsys.readouterr().err
     assert not releases.exists() or os.listdir(releases) == []
 
 
@@ -236,11 +213,11 @@ def test_a_release_folder_of_that_name_holding_another_build_is_never_used(
     a, b = builds
     releases = work / "releases"
     artifact = _pack(b, work / "artifacts", capsys)
-    shutil.copytree(a, releases / _hash(b))  # another build under the artifact's name
+    shutil.copytree(a, releases / manifest_hash(b))  # another build under the artifact's name
     assert main(["release", "install", str(artifact), "--releases", str(releases)]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"manifest hash {_hash(a)} differs from {_hash(b)}" in err, err
-    assert not (releases / "current").exists() and sorted(os.listdir(releases)) == [_hash(b)]
+    assert err.count("\n") == 1 and f"manifest hash {manifest_hash(a)} differs from {manifest_hash(b)}" in err, err
+    assert not (releases / "current").exists() and sorted(os.listdir(releases)) == [manifest_hash(b)]
 
 
 def test_every_track_travels_and_another_track_changed_alone_is_refused_under_the_same_name(
@@ -286,35 +263,13 @@ def test_install_and_switch_under_load_lose_no_request(builds: tuple[Path, Path]
     """Pack once, install on a running topology (two replicas, one frontal) under a bounded proxy-like
     load, then roll back: every answer is 200 with the old or the new release's bytes."""
     a, b = builds
-    old, new = _bodies(a), _bodies(b)
-    changed = sorted(p for p in old if p in new and old[p] != new[p])
-    assert changed
     releases = work / "releases"
     assert main(["release", "install", str(_pack(a, work / "artifacts", capsys)), "--releases",
                  str(releases)]) == 0
     artifact = _pack(b, work / "artifacts", capsys)
-    topology = start_topology(work, releases / "current", replicas=2)
-    try:
-        prefixes = [str(p.settings.prefix) for p in [*topology.replicas, *topology.frontals]]
-        args = [arg for prefix in prefixes for arg in ("--prefix", prefix)]
-        paths = [*changed, *sorted(p for p in old if p.startswith(("/agrements/", "/entites/")))[:10]]
-        context, secret = tls_context(topology.tls.ca), topology_secret(topology)
-        with Load(topology.frontal_addresses, paths, secret, context, threads=4, seconds=30) as running:
-            running.wait_for(50)
-            assert main(["release", "install", str(artifact), "--releases", str(releases), *args]) == 0
-            for path in changed:
-                assert fetch(topology.frontal_addresses, path, secret, context).body == new[path]
-            running.wait_for(running.count() + 100)
-            assert main(["release", "--rollback", "--releases", str(releases), *args]) == 0
-            for path in changed:
-                assert fetch(topology.frontal_addresses, path, secret, context).body == old[path]
-            running.wait_for(running.count() + 100)
-        wrong = [(path, a_.status, a_.body[:60]) for path, a_ in running.answers
-                 if a_.status != 200 or a_.body not in (old[path], new[path])]
-        assert wrong == [] and len(running.answers) >= 250
-        seen = {a_.body for path, a_ in running.answers if path == changed[0]}
-        assert seen == {old[changed[0]], new[changed[0]]}
-        assert os.readlink(releases / "current") == _hash(a) and os.readlink(releases / "previous") == _hash(b)
-        assert f"corpus release install: {_hash(b)} is current (previous {_hash(a)})" in capsys.readouterr().err
-    finally:
-        topology.stop()
+    answers = switch_under_load(work, releases, bodies(a), bodies(b), ["release", "install", str(artifact)])
+    assert len(answers) >= 250
+    assert os.readlink(releases / "current") == manifest_hash(a)
+    assert os.readlink(releases / "previous") == manifest_hash(b)
+    err = capsys.readouterr().err
+    assert f"corpus release install: {manifest_hash(b)} is current (previous {manifest_hash(a)})" in err

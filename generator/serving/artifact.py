@@ -54,9 +54,8 @@ from generator.serving.release import (
     folder_for,
     prove_tracks,
     release_target,
-    releases_folder,
     settle,
-    staging_folder,
+    staged,
     track_places,
 )
 
@@ -172,10 +171,8 @@ def install_artifact(artifact: Path, releases: Path, expect: str | None = None) 
                               f"{digest_path(artifact).name}: the artifact is truncated, altered or another one; "
                               f"{_AGAIN}")
         handle.seek(0)
-        releases_folder(releases)
         target = release_target(releases, name)
-        staging = staging_folder(releases, name)
-        try:
+        with staged(releases, target) as staging:
             check_members(handle, staging, artifact)
             proven = _proven(staging, name, artifact)
             if target.is_dir():
@@ -183,10 +180,6 @@ def install_artifact(artifact: Path, releases: Path, expect: str | None = None) 
                 carry_records(staging, target, [p.places for p in proven])
             else:
                 settle(staging, target, proven)
-        except OSError as exc:
-            raise RenderError(f"{exc.filename or target}: cannot install the release: {exc.strerror}") from None
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
     return target
 
 

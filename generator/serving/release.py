@@ -18,6 +18,8 @@ import errno
 import os
 import shutil
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from secrets import token_hex
@@ -142,6 +144,20 @@ def staging_folder(releases: Path, name: str) -> Path:
     return releases / f".install-{name}-{os.getpid()}-{token_hex(4)}"
 
 
+@contextmanager
+def staged(releases: Path, target: Path) -> Iterator[Path]:
+    """A staging folder for ``target`` (``releases`` made first), removed whatever happens; an OS error
+    while filling or settling it is one line naming the file."""
+    releases_folder(releases)
+    staging = staging_folder(releases, target.name)
+    try:
+        yield staging
+    except OSError as exc:
+        raise RenderError(f"{exc.filename or target}: cannot install the release: {exc.strerror}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def settle(staging: Path, target: Path, proven: list[Proven]) -> None:
     """Rename the proven ``staging`` copy to ``target``. Two installs of the same build at once both copy; the
     first rename wins and the second finds the target in place: it checks it and uses it."""
@@ -164,16 +180,10 @@ def install(root: Path, releases: Path, expect: str | None = None) -> Path:
         check_same(target, proven)
         carry_records(root, target, every)
         return target
-    releases_folder(releases)
-    staging = staging_folder(releases, target.name)
-    try:
+    with staged(releases, target) as staging:
         copy_release(root, staging, carried(proven, root))
         check_same(staging, proven)  # the copy, not only the source
         settle(staging, target, proven)
-    except OSError as exc:
-        raise RenderError(f"{exc.filename or target}: cannot install the release: {exc.strerror}") from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return target
 
 
