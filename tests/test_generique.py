@@ -230,3 +230,24 @@ def test_evaluate_and_graph_work_on_the_track(tmp_path: Path) -> None:
     assert drawn.returncode == 0, drawn.stderr
     dot = (out / "gen-06.dot").read_text("utf-8")
     assert "/generique/annexes/ANX-6131" in dot and "Fiches produit (ressources d'option)" in dot
+
+
+def test_an_impossible_date_in_the_track_s_sources_or_statements_is_one_line(tmp_path: Path) -> None:
+    """A date field of this track is not named date_*: the validator knows a date by its shape."""
+    root = tmp_path / "repo"
+    for name in ("generique_src", "generique_saison", "spec"):
+        shutil.copytree(ROOT / name, root / name)
+    copy_tracks(root, tracks=("generique",))
+    sheet = root / "generique_src" / "produits" / "PRD-32011.yaml"
+    sheet.write_text(sheet.read_text("utf-8").replace("fin_validite: 2026-11-15", "fin_validite: 2026-11-31"),
+                     "utf-8")
+    checked = corpus(root, "check")
+    assert checked.returncode == 1
+    assert "generique_src/produits/PRD-32011.yaml:13:3: tarif.fin_validite: '2026-11-31' is not a real calendar " \
+           "date" in checked.stderr and "Traceback" not in checked.stderr
+    tasks = root / "generique_saison" / "taches.yaml"
+    tasks.write_text(tasks.read_text("utf-8").replace("livraison_au_plus_tard: 2026-11-30",
+                                                      "livraison_au_plus_tard: 2026-11-31", 1), "utf-8")
+    season = corpus(root, "build-season")
+    assert season.returncode != 0 and "Traceback" not in season.stderr
+    assert "taches[0].livraison_au_plus_tard: '2026-11-31' is not a real calendar date" in season.stderr
