@@ -46,13 +46,14 @@ def _printer(every: int) -> Callable[[int, int, int], None]:
     return show
 
 
-def _summary(count: int, differences: Iterable[Difference], elapsed: float) -> tuple[str, int]:
+def _summary(count: int, differences: Iterable[Difference], elapsed: float,
+             who: str = "corpus verify") -> tuple[str, int]:
     diffs = list(differences)
     if not diffs:
-        return f"corpus verify: OK, {count} checks identical to the manifest ({elapsed:.2f} s)", 0
+        return f"{who}: OK, {count} checks identical to the manifest ({elapsed:.2f} s)", 0
     labels = sorted({d.label for d in diffs})
     lines = [f"DIFF {d}" for d in diffs]
-    lines.append(f"corpus verify: FAILED, {len(labels)} of {count} checks differ: " + ", ".join(labels))
+    lines.append(f"{who}: FAILED, {len(labels)} of {count} checks differ: " + ", ".join(labels))
     return "\n".join(lines), PROBLEM
 
 
@@ -75,8 +76,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         count, differences = verify(args.url, manifest, secrets, collections=track.collections,
                                     verify_tls=verify_tls, timeout=args.timeout,
                                     progress=_printer(max(args.progress_every, 1)))
-        text, code = _summary(count, differences, time.monotonic() - started)
-        print(text if len(tracks) == 1 else text.replace("corpus verify:", f"corpus verify ({track.piste}):", 1))
+        who = "corpus verify" if len(tracks) == 1 else f"corpus verify ({track.piste})"
+        text, code = _summary(count, differences, time.monotonic() - started, who)
+        print(text)
         worst = max(worst, code)
     return worst
 

@@ -75,7 +75,6 @@ class Option:
     product: str | None
     facts: list[Fact] = field(default_factory=list)  # what founds its state (empty until decided)
     failed: str | None = None  # the criterion of its first failing case; None: valid
-    motif: str = ""
     price: Decimal | None = None
     delay: int | None = None
     delay_fact: Fact | None = None

@@ -21,7 +21,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-from generator.season.reader import CorpusReader, Fact
+from generator.season.reader import CorpusReader, Fact, resolve_pointer
 
 REFERENTIEL = "/generique/referentiel"
 
@@ -61,7 +61,10 @@ class _Option:
 
 def _judge(reader: CorpusReader, need: Any, option: _Option, params: dict[str, Any]) -> bool:
     sheet = _doc(reader, option.product)
-    f = lambda pointer, where=option.product, doc=sheet: (Fact(where, pointer, _at(doc, pointer)), None)  # noqa: E731
+
+    def f(pointer: str) -> tuple[Fact, None]:
+        return Fact(option.product, pointer, resolve_pointer(sheet, pointer)), None
+
     if sheet.get("existe") is not True:  # C1
         return option.fail(f("/existe"))
     if need.exigence != params["C2"]["sans_exigence"] and need.exigence not in (sheet.get("normes") or []):
@@ -87,7 +90,10 @@ def _judge(reader: CorpusReader, need: Any, option: _Option, params: dict[str, A
     link = (Fact(option.product, "/fournisseur", supplier),
             Fact(supplier, f"/references/{listed.index(option.product)}", option.product)
             if option.product in listed else None)
-    s = lambda pointer: (Fact(supplier, pointer, _at(card, pointer)), None)  # noqa: E731
+
+    def s(pointer: str) -> tuple[Fact, None]:
+        return Fact(supplier, pointer, resolve_pointer(card, pointer)), None
+
     if card.get("existe") is not True:  # C5
         return option.fail(link, s("/existe"))
     if card.get("statut") != params["C5"]["statut_requis"]:
@@ -124,11 +130,10 @@ def _blocks(clause: dict[str, Any], need: Any, arrival: date) -> bool:
     return objet == "departements-exclus" and need.departement in clause.get("departements_exclus", [])
 
 
-def _at(doc: dict[str, Any], pointer: str) -> Any:
-    value: Any = doc
-    for part in pointer.strip("/").split("/"):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
+def _price(reader: CorpusReader, product: str) -> Fact:
+    """A valid option's fact (C8): the unit price of its tariff."""
+    pointer = "/tarif/prix_unitaire_ht"
+    return Fact(product, pointer, resolve_pointer(_doc(reader, product), pointer))
 
 
 def read(reader: CorpusReader, need: Any) -> tuple[str, list[tuple[Fact, Fact | None]]]:
@@ -142,8 +147,7 @@ def read(reader: CorpusReader, need: Any) -> tuple[str, list[tuple[Fact, Fact | 
         if o.why is not None:
             facts += o.why
         else:
-            facts.append((Fact(o.product, "/tarif/prix_unitaire_ht", _at(_doc(reader, o.product),
-                                                                          "/tarif/prix_unitaire_ht")), None))
+            facts.append((_price(reader, o.product), None))
     verdict = best.product.rsplit("/", 1)[1] if best else "aucune_option_valide"
     return verdict, facts
 
@@ -153,9 +157,8 @@ def _builder(on_product_sheet: bool) -> Callable[[Any], tuple[str, list[Fact]]]:
         need, st = ctx.report.statement.task, ctx.report.statement
         verdict, pairs = read(ctx.reader, need)
         claims = [f if on_product_sheet or other is None else other for f, other in pairs]
-        extra = [Fact(p, "/tarif/prix_unitaire_ht", _at(_doc(ctx.reader, p), "/tarif/prix_unitaire_ht"))
-                 for p in sorted(ctx.graph.proper) if _doc(ctx.reader, p).get("existe") is True]
-        extra += [Fact(p, "/existe", True) for p in sorted(ctx.graph.proper)]
+        sheets = [p for p in sorted(ctx.graph.proper) if _doc(ctx.reader, p).get("existe") is True]
+        extra = [*(_price(ctx.reader, p) for p in sheets), *(Fact(p, "/existe", True) for p in sheets)]
         own = sum(c.ressource in ctx.graph.proper for c in claims)
         for fact in extra:  # up to the minimum, and half of it on product sheets (§6.7)
             if len(claims) >= st.minimum and own >= math.ceil(st.minimum / 2):
