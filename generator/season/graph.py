@@ -75,9 +75,8 @@ def task_graph(reader: CorpusReader, task: Task) -> Graph:
         start = task.field(spec.start)
         reached.setdefault(spec.start_collection, []).append(start)
         proper.add(start)
-    links = {link.follow_name: link for link in track.links if link.follow_name}
     for name in spec.follow:
-        link = links[name]
+        link = track.followed[name]
         target = track.collection(link.target)
         found: list[str] = []
         for path in reached.get(link.source, []):

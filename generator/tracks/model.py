@@ -325,6 +325,11 @@ class Track:
         return {c.name: i for i, c in enumerate(self.collections)}
 
     @cached_property
+    def followed(self) -> dict[str, Link]:
+        """``graphe.suivre``'s names -> the links they follow (built once: every task graph reads it)."""
+        return {link.follow_name: link for link in self.links if link.follow_name}
+
+    @cached_property
     def back_links(self) -> dict[tuple[str, str], str]:
         """(citing prefix, citing top field) -> the JSON Pointer of the field that points back."""
         return {(self.collection(link.source).prefix, link.top_field): f"/{link.back}"
