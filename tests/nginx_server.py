@@ -68,6 +68,21 @@ def build_copy(prefix: str) -> Iterator[tuple[Path, dict[str, Any]]]:
         yield root, snapshot_build(root)
 
 
+@contextlib.contextmanager
+def rendered_replica(prefix: str) -> Iterator[Path]:
+    """A replica prefix rendered by the real ``corpus render-nginx`` from a private copy of the build."""
+    from generator.cli.main import main  # the command an operator runs; nothing else here needs the CLI
+
+    with build_copy(prefix) as (release, _manifest):
+        secret = release.parent / "secret"
+        write_private(secret, new_secret() + "\n")
+        code = main(["render-nginx", "--plain-replica",
+                     "--root", str(release), "--prefix", str(release.parent / "replica"),
+                     "--secret-file", str(secret), "--port", str(free_port()), "--workers", "1"])
+        assert code == 0
+        yield release.parent / "replica"
+
+
 def snapshot_build(dest: Path, source: Path = ROOT, attempts: int = 5) -> dict[str, Any]:
     """Copy ``source``'s build/ and manifest/ into ``dest``; return the copied manifest.
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from nginx_server import build_copy, free_port
+from nginx_server import build_copy, free_port, rendered_replica
 
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main, parser
@@ -54,14 +54,8 @@ def unit(role: str, prefix: str, **kw: str) -> str:
 @pytest.fixture(scope="module")
 def rendered_prefix() -> Iterator[Path]:
     """A replica prefix rendered by the real ``corpus render-nginx`` from a private copy of the build."""
-    with build_copy("corpus-systemd-") as (release, _manifest):
-        secret = release.parent / "secret"
-        write_private(secret, new_secret() + "\n")
-        code = main(["render-nginx", "--plain-replica",
-                     "--root", str(release), "--prefix", str(release.parent / "replica"),
-                     "--secret-file", str(secret), "--port", str(free_port()), "--workers", "1"])
-        assert code == 0
-        yield release.parent / "replica"
+    with rendered_replica("corpus-systemd-") as replica:
+        yield replica
 
 
 def test_sandbox_an_operator_expects() -> None:

@@ -16,12 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from nginx_server import build_copy, free_port
+from nginx_server import rendered_replica
 from score_fixtures import HONEST_01, HONEST_02, ScoreWorld, make_score_world, submission
 from trackfix import CONFORMITE
 
-from generator.base.secret_values import new_secret, write_private
-from generator.cli.main import main
 from generator.score.inputs import ScoreInputError, load_inputs
 from generator.score.render import ReportError, ScoreReport
 from generator.serving.nginx_settings import SettingsFile, SettingsFileError
@@ -63,14 +61,8 @@ def one_line(err: str) -> str:
 @pytest.fixture(scope="module")
 def prefix() -> Iterator[Path]:
     """A replica prefix rendered by the real ``corpus render-nginx`` from a private copy of the build."""
-    with build_copy("corpus-typed-") as (release, _manifest):
-        secret = release.parent / "secret"
-        write_private(secret, new_secret() + "\n")
-        code = main(["render-nginx", "--plain-replica",
-                     "--root", str(release), "--prefix", str(release.parent / "replica"),
-                     "--secret-file", str(secret), "--port", str(free_port()), "--workers", "1"])
-        assert code == 0
-        yield release.parent / "replica"
+    with rendered_replica("corpus-typed-") as replica:
+        yield replica
 
 
 def _without(field: str) -> Callable[[dict[str, Any]], Any]:
