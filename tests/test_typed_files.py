@@ -98,6 +98,11 @@ SETTINGS_CASES: list[tuple[str, Callable[[dict[str, Any]], Any] | bytes, str]] =
     ("tls_resumption a string", _with(tls_resumption="yes"), "tls_resumption: expected true or false"),
     ("manifest hash a number", _with(manifest_hash=1), "manifest_hash: expected a string or null"),
     ("secrets a list", _with(secrets_accepted=[]), "secrets_accepted: expected a count or null"),
+    ("peer_tls a list", _with(peer_tls=["ca"]), "peer_tls: expected an object of paths (ca, cert, key; each a "
+                                                "string or null), got a list"),
+    ("peer_tls an unknown key", _with(peer_tls={"crt": "/x"}), "peer_tls.crt: not a key of the link"),
+    ("peer_tls ca a number", _with(peer_tls={"ca": 1}), "peer_tls.ca: expected a path or null, got an integer"),
+    ("port an object", _with(port={}), "port: expected an integer, got an object"),
 ]
 
 

@@ -228,10 +228,15 @@ def _peer(value: Any, path: Path) -> PeerTLS:
     """The ``peer_tls`` key: null or absent (plain), or an object of paths ``ca``, ``cert``, ``key``."""
     if value is None:
         return PLAIN
-    if not isinstance(value, dict) or set(value) - {"ca", "cert", "key"} or \
-            not all(v is None or (isinstance(v, str) and v) for v in value.values()):
-        raise SettingsFileError(f"{path}: {PEER_KEY}: expected an object of paths (ca, cert, key; each a string "
-                                f"or null), got {_json_type(value)}; {_AGAIN}")
+    wanted = "expected an object of paths (ca, cert, key; each a string or null)"
+    if not isinstance(value, dict):
+        raise SettingsFileError(f"{path}: {PEER_KEY}: {wanted}, got {_json_type(value)}; {_AGAIN}")
+    for name, item in value.items():
+        if name not in ("ca", "cert", "key"):
+            raise SettingsFileError(f"{path}: {PEER_KEY}.{name}: not a key of the link; {wanted}; {_AGAIN}")
+        if not (item is None or (isinstance(item, str) and item)):
+            raise SettingsFileError(f"{path}: {PEER_KEY}.{name}: expected a path or null, got "
+                                    f"{_json_type(item)}; {_AGAIN}")
     return PeerTLS(*(Path(value[name]) if value.get(name) else None for name in ("ca", "cert", "key")))
 
 
@@ -257,8 +262,11 @@ def _json_type(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
-    return {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number"}.get(
-        type(value), type(value).__name__)
+    for kind, name in ((dict, "an object"), (list, "a list"), (str, "a string"), (int, "an integer"),
+                       (float, "a number")):  # isinstance: the strict reader's objects are dict subclasses
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
 
 
 def read_settings(prefix: Path) -> SettingsFile:
