@@ -287,9 +287,8 @@ class Validator:
                     continue
                 if not collection.matches(path):
                     self.problems.append(_error(record, "id", "id", f"{cut(record.data['id'])} is not an id of "
-                                                f"{collection.prefix}: write one as "
-                                                f"{self._example(collection).removeprefix(collection.prefix)} "
-                                                "is written"))
+                                                f"{collection.prefix}: write one like "
+                                                f"{self._example(collection).removeprefix(collection.prefix)}"))
                     continue
                 first = self.index.records.get(path)
                 if first is not None:
@@ -381,7 +380,7 @@ class Validator:
         self.index.cited.add(path)
         if not target.matches(path):
             self.problems.append(_error(record, key, fieldname, f"{cut(path)} is not a canonical path of "
-                                        f"{target.prefix}: write one as {self._example(target)} is written",
+                                        f"{target.prefix}: write one like {self._example(target)}",
                                         container))
             return None
         if self.index.defines(path):
