@@ -267,7 +267,8 @@ CASES = [
          "corpus_src/absents.yaml:2:5: absents[0]: '/agrements/AGR-0998' is not of type 'object'"),
     # --- identifiers and dates ----------------------------------------------------------------------------
     case("id-pattern-entites", [write("entites/ENT-3.yaml", NEW_ENTITY.replace("ENT-0003", "ENT-3"))],
-         "corpus_src/entites/ENT-3.yaml:2:3: entite.id: 'ENT-3' is not an id of /entites/: write one like ENT-0001"),
+         "corpus_src/entites/ENT-3.yaml:2:3: entite.id: 'ENT-3' is not an id of /entites/: write one like "
+         "ENT-0001"),
     case("id-pattern-agrements",
          [replace(E2, AGR2_END, AGR2_END + NEW_AGREMENT.format(id="AGR-3", entity="ENT-0002"))],
          "corpus_src/entites/ENT-0002.yaml:18:5: agrements[1].id: 'AGR-3' is not an id of /agrements/: write one "
@@ -280,8 +281,8 @@ CASES = [
          f"corpus_src/entites/ENT-0001.yaml:36:5: avenants[1].attestation: /attestations/ATT-0001 {NOT_DECLARED}"),
     case("id-pattern-avenants", [replace(E1, "  - id: AVN-0002\n", "  - id: AVN-2\n")],
          f"corpus_src/entites/ENT-0001.yaml:26:36: attestations[0].avenants[1]: /avenants/AVN-0002 {NOT_DECLARED}",
-         "corpus_src/entites/ENT-0001.yaml:35:5: avenants[1].id: 'AVN-2' is not an id of /avenants/: write one like "
-         "AVN-0001"),
+         "corpus_src/entites/ENT-0001.yaml:35:5: avenants[1].id: 'AVN-2' is not an id of /avenants/: write one "
+         "like AVN-0001"),
     case("date-unreal",
          [replace(E1, "date_fin_validite: 2026-03-31\n\natt", "date_fin_validite: 2026-02-30\n\natt")],
          "corpus_src/entites/ENT-0001.yaml:18:5: agrements[0].date_fin_validite: '2026-02-30' is not a real "
@@ -410,7 +411,7 @@ CASES = [
          f"page 1: {GAP}"),
     case("pagination-bad-number", [replace(E1, "    - page: 2\n", "    - page: deux\n")],
          "corpus_src/entites/ENT-0001.yaml:50:7: beneficiaires.pages[1].page: 'deux' is not a page number: write "
-         'a whole number from 1 to 999 in digits, as "2"'),  # and only that: no second, indirect "expected page 2 here" message
+         'a whole number from 1 to 999 in digits, as "2"'),  # and only that: no indirect "expected page 2 here"
     case("pages-defined-in-two-files",
          [rename(LC, "listes/agrees/courtage.yaml"),
           write(LC, "activite: courtage-en-assurance\npages:\n  - page: 1\n    entrees: []\n")],

@@ -85,6 +85,11 @@ def _json_path(parts: Iterable[str | int]) -> str:
     return out
 
 
+def _refused_in(value: str) -> str:
+    """What makes a pattern-constrained value unusable besides its form: a refused character, a line feed."""
+    return bad_text(value) or ("a line feed is not allowed here" if "\n" in value else "")
+
+
 def format_words(subschema: dict[str, Any]) -> tuple[str, str, str] | None:
     """What a pattern means in words, from the annotations beside it: ``title`` (what the value is, "an
     amount"), ``description`` (how to write one) and ``examples`` (the first is shown); None when absent."""
@@ -99,7 +104,7 @@ def schema_message(err: SchemaError) -> str:
     schema file writes it only where a schema has none: the scorer's submissions), long values cut."""
     message = err.message
     if err.keyword == "pattern" and isinstance(err.instance, str):
-        found = bad_text(err.instance) or ("a line feed is not allowed here" if "\n" in err.instance else "")
+        found = _refused_in(err.instance)
         words = format_words(err.schema)
         said = f"{cut(err.instance)} is not {words[0]}: {words[1]}, as {words[2]}" if words else \
             f"{cut(err.instance)} does not match {err.detail!r}"
@@ -286,9 +291,11 @@ class Validator:
                 if path is None:
                     continue
                 if not collection.matches(path):
+                    hint = _refused_in(record.data["id"])
                     self.problems.append(_error(record, "id", "id", f"{cut(record.data['id'])} is not an id of "
                                                 f"{collection.prefix}: write one like "
-                                                f"{self._example(collection).removeprefix(collection.prefix)}"))
+                                                f"{self._example(collection).removeprefix(collection.prefix)}"
+                                                + (f" ({hint})" if hint else "")))
                     continue
                 first = self.index.records.get(path)
                 if first is not None:
