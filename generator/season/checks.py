@@ -92,8 +92,8 @@ def check_task(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> l
         problems.append(_problem(st.location, task_id, f"not a task of the barème ({bareme.section})"))
     elif (st.minimum, st.plafond) != bounds:
         problems.append(_problem(st.location, task_id, f"assertions minimum {st.minimum}, plafond {st.plafond}; "
-                                 f"the barème ({bareme.section}, bareme.bornes of tracks/{reader.track.piste}/track.yaml) "
-                                 f"fixes {bounds[0]} and {bounds[1]}"))
+                                 f"the barème ({bareme.section}, bareme.bornes of "
+                                 f"tracks/{reader.track.piste}/track.yaml) fixes {bounds[0]} and {bounds[1]}"))
     missing = check_task_names(reader, st)
     if missing:  # one cause, said once: what the evaluator made of a missing resource is no news
         return [*problems, *missing]
@@ -216,9 +216,9 @@ def check_rule(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> l
         wanted.pop(_signature(fact.critere, fact.forms), None)
         now = _json(fact.fact.valeur)
         problems.append(_problem(kf.location, task_id, f"the key holds the founding fact {_shown(kf.fact)} for "
-                                 f"{kf.critere}, but the corpus now serves {now} there and the rule derives the "
-                                 f"fact with that value: write {now} here (a served value that changes changes "
-                                 "the key), then run corpus build-season"))
+                                 f"{kf.critere}, but the corpus serves {now} there and the rule derives the fact "
+                                 f"with that value: write {now} here (when a served value changes, the key "
+                                 "changes with it), then run corpus build-season"))
     rule = fonde_par(report.evaluation, derived)
     if entry.fonde_par != rule:
         which = "any one deciding criterion" if rule == "un_critere" else "every deciding criterion"
@@ -339,14 +339,6 @@ _SECTION_LIMIT = 4 * 1024 * 1024
 _BOUNDS_ROW = re.compile(r"^\|\s*(\S+)\s*\|\s*([0-9]+)\s*\|\s*([0-9]+)\s*\|\s*$")
 
 
-def checkout_root(reader: CorpusReader) -> Path:
-    """The checkout the build folder belongs to: the build's path less the track's ``arbres.build``."""
-    root = reader.build_dir
-    for _ in Path(reader.track.trees.build).parts:
-        root = root.parent
-    return root
-
-
 def _line_of(text: str, key: str, after: str = "") -> int:
     """The 1-based line of ``key:`` in ``text`` (the first after the line ``after:``), 0 when absent."""
     lines, start = text.splitlines(), 0
@@ -422,6 +414,6 @@ def check_season(season: Season, reader: CorpusReader, key_location: Location) -
                                         f"({report.best_constant[0]}) scores {report.best_constant[1]}/"
                                         f"{len(season.key)}; it must be {wins}/{out_of}"))
     report.problems += check_referentiel(reader, evaluations)
-    report.problems += check_bareme(checkout_root(reader), reader.track)
+    report.problems += check_bareme(reader.track.folder.parent.parent, reader.track)  # beside tracks/
     report.problems.sort()
     return report
