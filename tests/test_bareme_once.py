@@ -23,7 +23,7 @@ PISTES = ("conformite", "generique")
 
 
 def scratch(tmp_path: Path, piste: str) -> Path:
-    copy_tracks(tmp_path, tracks=(piste,))
+    copy_tracks(tmp_path, tracks=(piste,), bareme=True)
     return tmp_path
 
 

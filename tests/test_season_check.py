@@ -110,7 +110,7 @@ def test_check_season_passes_on_the_sources_built_aside(world: World) -> None:
 def test_check_season_cli_fails_with_one_line_per_problem(world: World, tmp_path: Path) -> None:
     """The CLI exits 1 and prints the problem where an author will look for it (stderr)."""
     shutil.copytree(world.build, tmp_path / "build")
-    copy_tracks(tmp_path)
+    copy_tracks(tmp_path, bareme=True)
     key = edit_in_block(world.key_text(), "  conf-01:", "verdict: non_conforme", "verdict: indeterminable")
     write_season(world, tmp_path, key=key)
     run = subprocess.run([*CORPUS, "check-season", "--root", str(tmp_path)], capture_output=True, text=True,
@@ -636,7 +636,7 @@ def test_schema_error_through_the_cli(world: World, tmp_path: Path) -> None:
     key = edit_in_block(world.key_text(), "  conf-04:", "famille: P3", "famille: P6")
     write_season(world, tmp_path, key=key)
     shutil.copytree(world.build, tmp_path / "build")
-    copy_tracks(tmp_path)
+    copy_tracks(tmp_path, bareme=True)
     run = subprocess.run([*CORPUS, "check-season", "--root", str(tmp_path)], capture_output=True, text=True,
                          timeout=60, check=False)
     assert run.returncode == 1

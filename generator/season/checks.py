@@ -350,7 +350,7 @@ def _line_of(text: str, key: str, after: str = "") -> int:
 def check_bareme(root: Path, track: Track) -> list[Problem]:
     """The barème is kept once: the section file is the truth; ``track.yaml`` publishes its SHA-256 and repeats
     its bounds table, and each copy is checked against it, naming the file to edit (the statements are held
-    against ``track.yaml``'s bounds task by task)."""
+    against ``track.yaml``'s bounds task by task). The table: the section's rows ``| <task id> | min | max |``."""
     bareme = track.bareme
     definition = f"tracks/{track.piste}/track.yaml"
     try:
@@ -375,7 +375,8 @@ def check_bareme(root: Path, track: Track) -> list[Problem]:
         if row and re.fullmatch(track.task_id, row.group(1)):
             table[row.group(1)] = ((int(row.group(2)), int(row.group(3))), number)
     bounds_line = _line_of(written, "bornes", "bareme")
-    for task_id in sorted(table.keys() | bareme.bounds.keys()):
+    for task_id in sorted(table.keys() | bareme.bounds.keys()) if table else ():  # a section without a table
+        # (the tests' essai track) is held by its SHA-256 alone
         section, line = table.get(task_id, (None, 0))
         copy = bareme.bounds.get(task_id)
         if section == copy:
