@@ -230,18 +230,18 @@ def test_every_track_travels_and_another_track_changed_alone_is_refused_under_th
     artifact = _pack(root, work / "one", capsys)
     with tarfile.open(artifact) as tar:
         names = set(tar.getnames())
-    assert {"manifest-essai/manifest.json", "manifest/manifest.json", "tracks/essai/track.yaml"} <= names
-    assert any(n.startswith("build-essai/essai/produits/") for n in names)
+    assert {"essai/manifest/manifest.json", "manifest/manifest.json", "tracks/essai/track.yaml"} <= names
+    assert any(n.startswith("essai/build/essai/produits/") for n in names)
     releases = work / "releases"
     assert main(["release", "install", str(artifact), "--releases", str(releases)]) == 0
     installed = releases / artifact.stem
-    assert (installed / "manifest-essai" / "manifest.json").read_bytes() == \
-        (root / "manifest-essai" / "manifest.json").read_bytes()
-    essai_before = sha256_hex((root / "manifest-essai" / "manifest.json").read_bytes())
-    product = root / "essai_src" / "produits" / "PRD-0001.yaml"
+    assert (installed / "essai" / "manifest" / "manifest.json").read_bytes() == \
+        (root / "essai" / "manifest" / "manifest.json").read_bytes()
+    essai_before = sha256_hex((root / "essai" / "manifest" / "manifest.json").read_bytes())
+    product = root / "essai" / "corpus_src" / "produits" / "PRD-0001.yaml"
     product.write_text(product.read_text("utf-8").replace("disponible: true", "disponible: false", 1), "utf-8")
     assert corpus(root, "build").returncode == 0
-    essai_after = sha256_hex((root / "manifest-essai" / "manifest.json").read_bytes())
+    essai_after = sha256_hex((root / "essai" / "manifest" / "manifest.json").read_bytes())
     assert essai_after != essai_before
     again = _pack(root, work / "two", capsys)
     assert again.name == artifact.name and again.read_bytes() != artifact.read_bytes()
@@ -251,8 +251,8 @@ def test_every_track_travels_and_another_track_changed_alone_is_refused_under_th
     assert err == (f"corpus release: {installed}: track essai is at manifest {essai_before} there, not "
                    f"{essai_after}: a release folder is never rewritten; move that folder away (unless current or "
                    "previous name it) and install again\n")
-    assert (installed / "manifest-essai" / "manifest.json").read_bytes() != \
-        (root / "manifest-essai" / "manifest.json").read_bytes()
+    assert (installed / "essai" / "manifest" / "manifest.json").read_bytes() != \
+        (root / "essai" / "manifest" / "manifest.json").read_bytes()
     assert sorted(os.listdir(releases)) == sorted([artifact.stem, "current"])  # whatever the hash sorts as
 
 
