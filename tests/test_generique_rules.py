@@ -27,13 +27,13 @@ PRODUITS, CATALOGUES = TRACK.collection("produits"), TRACK.collection("catalogue
 
 
 class Scratch:
-    """A copy of the générique sources; problems name files as ``<sources folder name>/<file>``."""
+    """A copy of the générique sources; problems name files as ``<arbres.sources>/<file>``."""
 
     def __init__(self, tmp_path: Path) -> None:
         self.src = tmp_path / TRACK.trees.sources
         shutil.copytree(ROOT / TRACK.trees.sources, self.src)
         copy_tracks(tmp_path, tracks=("generique",))
-        self.shown = self.src.name
+        self.shown = TRACK.trees.sources  # problems name files from the checkout
 
     def text(self, relative: str) -> str:
         return (self.src / relative).read_text("utf-8")
