@@ -43,9 +43,11 @@ class OneLineParser(argparse.ArgumentParser):
 def parser() -> argparse.ArgumentParser:
     top = OneLineParser(
         prog="corpus",
-        description="Compile, check and serve the frozen PROVE IT conformité corpus. Authors edit "
-                    "corpus_src/, run 'corpus check', then 'corpus build', and commit build/ and manifest/ "
-                    "with their sources.",
+        description="Compile, check and serve the frozen PROVE IT corpora, one per track (conformité, "
+                    "générique). Authors edit each track's sources (conformité: corpus_src/ and season_src/; "
+                    "générique: generique/corpus_src/ and generique/season_src/; 'corpus tracks' lists them), "
+                    "run 'corpus check', then 'corpus build' and 'corpus build-season', prove the season with "
+                    "'corpus check-season', and commit the built trees with their sources (docs/authoring.md).",
         epilog=EXIT_CODES)
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for register in REGISTRATIONS:
