@@ -67,6 +67,7 @@ SECTIONS = ", ".join(c.source.section or "" for c in CONFORMITE.collections
                      if c.source.folder == CONFORMITE.collection("entites").source.folder and c.source.section)
 ENTITY_SECTIONS = "<the sections of an entity file>"
 TAG_HINT = "write the value without a tag (a plain string, or exactly true, false or null)"
+CIF = "conseil-en-investissements-financiers"
 GAP = "the page_suivante chain must run 1, 2, 3... without a gap"
 
 
@@ -386,6 +387,12 @@ CASES = [
          "corpus_src/entites/ENT-0001.yaml:42:5: avenants[1].attestation: attestation is /attestations/ATT-0001 "
          "but /avenants/AVN-0002 is listed by /attestations/ATT-0002 at corpus_src/entites/ENT-0001.yaml:32:16, "
          "not by /attestations/ATT-0001: make the two agree"),
+    case("agrement-of-another-activity-than-its-liste",
+         [replace(E1, "    activite: courtage-en-assurance\n", f"    activite: {CIF}\n")],
+         f"corpus_src/entites/ENT-0001.yaml:15:5: agrements[0].activite: '{CIF}' differs from the activite of "
+         "every liste des agréés that lists /agrements/AGR-0001 (the liste des agréés of activite "
+         "courtage-en-assurance at corpus_src/listes/agrees/courtage-en-assurance.yaml:7:9): write "
+         f"courtage-en-assurance, or list it in the liste des agréés of activite {CIF}"),
     case("beneficiaires-not-first-page",
          [replace(E1, "beneficiaires: /beneficiaires/ENT-0001/1", "beneficiaires: /beneficiaires/ENT-0001/2")],
          "corpus_src/entites/ENT-0001.yaml:10:3: entite.beneficiaires: must be /beneficiaires/ENT-0001/1, the "
@@ -558,6 +565,7 @@ def _shape(line: str) -> str:
         (r"send: .*", "send: _"),  # the list of missing statuses
         (r" is not an? [^:]+: write .*, as \"[^\"]*\"", " is not _: write _"),  # a format, in words
         (r"write one like \S+$", "write one like _"),  # an example path or id
+        (r"write \S+, or list it in the (.*) of \w+ \S+$", r"write _, or list it in the \1 of _"),
         (r"in its \w+", "in its _"),  # which list (agrements, attestations, avenants)
         (r"^\w+ is (\S+) but", r"_ is \1 but"),  # which link (entite, attestation)
         (r"/[\w/-]+|\b\d+\b|\[[^\]]*\]|\{[^}]*\}", "_"),  # paths, numbers, lists, mappings
