@@ -144,7 +144,7 @@ def test_task_naming_a_path_that_is_not_an_entity(world: World, tmp_path: Path, 
     tasks = edit_in_block(world.tasks_text(), "  - id: conf-03", "entite: /entites/ENT-2751", f"entite: {path}")
     assert one_line_each(load_problem_lines(world, tmp_path, tasks=tasks)) == [
         f"{_task_field(tasks, f'entite: {path}')}: taches[2].entite: {path!r} is not an entity path "
-        "(/entites/ENT-[0-9]{4,6}): write the path of the entity the task is about"]
+        "(one is written like /entites/ENT-0123): write the path of the entity the task is about"]
 
 
 def test_build_season_refuses_a_task_naming_a_non_entity(world: World, tmp_path: Path) -> None:
