@@ -209,3 +209,17 @@ def test_a_files_own_syntax_error_comes_before_its_consequences(scratch: Scratch
     lines = scratch.lines()
     assert lines[0].startswith(f"{scratch.shown}/{relative}:") and "TAB" in lines[0], lines
     assert len(lines) > 1 and all(PRODUITS.path(id=data["id"]) in line for line in lines[1:]), lines
+
+
+def test_build_prints_the_cause_first_too(scratch: Scratch) -> None:
+    """``corpus build`` refuses with the same lines as ``check``, in the same order."""
+    from generator.base.errors import CorpusError
+    from generator.compiler.pipeline import compile_build
+    from generator.tracks.model import DEFAULT_BASE_URL
+
+    relative, data = first_product(scratch)
+    scratch.edit(relative, f"marque: {data['marque']}\n", f"marque:\t{data['marque']}\n")
+    with pytest.raises(CorpusError) as refused:
+        compile_build(scratch.src, DEFAULT_BASE_URL, TRACK)
+    assert [str(p) for p in refused.value.problems] == scratch.lines()
+    assert "TAB" in str(refused.value).splitlines()[0]
