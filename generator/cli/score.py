@@ -5,21 +5,23 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from generator.base import strict_json
 from generator.base.atomic_file import FileWriteError, check_target, write_atomic
-from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, read_bounded
-from generator.base.errors import GeneratorError
+from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, kind_of, read_bounded
+from generator.base.errors import GeneratorError, unreadable_text
 from generator.base.output_places import key_output_file, not_an_input
 from generator.cli.options import PROBLEM, Subparsers
 from generator.compiler.track_file import load_tracks, track_named
+from generator.contract.trust_proof import ProofError, check_fingerprint, public_key
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused
 from generator.score.render import ScoreReport, render_table
-from generator.score.track import DuplicateTask, score_submissions, submitted_track
+from generator.score.track import DuplicateTask, check_proofs, score_submissions, submitted_track
 
 
 class _BadFile(GeneratorError):
@@ -65,11 +67,42 @@ def _load_submission(path: Path) -> Any:
 
 
 def load_proofs(path: Path) -> Any:
-    """The proof verification file; a defect in it (a key twice...) is a file error: it cannot be trusted."""
+    """The proof verification file; a defect in it (a key twice...) or another shape than the object of
+    ``check_proofs`` (``null``, ``[]``, a string) is a file error: it cannot be trusted, nor read as absent."""
     value, defects = _parse(path)
     if defects:
         raise _BadFile(f"{path}: {'; '.join(defects)}")
-    return value
+    try:
+        return check_proofs(value)
+    except ScoreInputError as exc:
+        raise _BadFile(f"{path}: {str(exc).removeprefix('proofs: ')}") from None
+
+
+def trust_layer_key(text: str) -> str:
+    """``--trust-layer-key``: an Ed25519 public key written ``ed25519:<base64url>``, checked before any work."""
+    try:
+        public_key(text)
+    except ProofError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--trust-layer-key: ")) from None
+    return text
+
+
+def key_fingerprint(text: str) -> str:
+    """``--challenge-key-fingerprint``: the SHA-256 of the challenge's API key, 64 lowercase hex digits."""
+    try:
+        return check_fingerprint(text, "--challenge-key-fingerprint")
+    except ProofError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--challenge-key-fingerprint: ")) from None
+
+
+def add_pinned_options(p: argparse.ArgumentParser) -> None:
+    """The two values a proof of Trust Layer's is checked against (default: those of the published anchor)."""
+    p.add_argument("--trust-layer-key", type=trust_layer_key, metavar="ed25519:KEY",
+                   help="the pinned Trust Layer public key (GET /v1/pubkey, ed25519:<base64url>) that must have "
+                        "signed the anchoring proof (default: the one the published anchor states)")
+    p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, metavar="HEX",
+                   help="SHA-256 of the challenge's API key, the proof's parties.buyer_fingerprint (default: the "
+                        "one the published anchor states)")
 
 
 def _printable(text: str) -> str:
@@ -96,6 +129,12 @@ def submission_files(paths: list[Path]) -> list[Path]:
             files += entries
         elif path.is_file():
             files.append(path)
+        elif os.path.lexists(path):  # a FIFO, a device, a socket, a dangling link: there, but no submission
+            try:
+                reason = f"not a regular file ({kind_of(path.stat().st_mode)})"
+            except OSError as exc:
+                reason = unreadable_text(path, exc).removeprefix(f"{path}: ")
+            raise _BadFile(f"{_printable(str(path))}: {reason}: give a submission file or a folder of them")
         else:
             raise _BadFile(f"{path}: no such file or folder")
     return files
@@ -125,7 +164,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         piste = args.track or submitted_track(submissions, [t.piste for t in load_tracks(args.root)])
         track = track_named(args.root, piste)
         report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
-                                   salt_file=args.salt_file, anchor_file=args.anchor)
+                                   salt_file=args.salt_file, anchor_file=args.anchor,
+                                   trust_layer_key=args.trust_layer_key,
+                                   fingerprint=args.challenge_key_fingerprint)
     except DuplicateTask as exc:
         print(f"corpus score: {exc.task_id} is submitted by {', '.join(str(files[i]) for i in exc.positions)}: "
               "the season keeps the last one recorded; give one file per task", file=sys.stderr)
@@ -158,9 +199,10 @@ def register(sub: Subparsers) -> None:
                     "close (graph, probant fields, common-list entries), checks conditions 3 and 4 and the "
                     "instrument defect, then prints réussite, overclaim and the best constant answer. Conditions "
                     "1 and 2 need Trust Layer: give their result with --proofs, or they are taken as met and "
-                    "every line says they were not verified. Once freeze/record.json exists, requires "
-                    "--salt-file and --anchor, and refuses to score unless the whole freeze check passes and the "
-                    "anchor opens to the record served.")
+                    "every line says they were not verified. Once the track's freeze folder holds a record or an "
+                    "anchor, requires --salt-file and the anchor (the published one, or --anchor), and refuses to "
+                    "score unless the whole freeze check passes and the anchoring proof verifies (chain, "
+                    "signature by the pinned Trust Layer key, the challenge's fingerprint) for the record served.")
     p.add_argument("submissions", nargs="+", type=Path, help="submission files, or folders of *.json files")
     p.add_argument("--proofs", type=Path, help='third-party proof verification: {"<proof_id>": {"valide": '
                                                'bool, "identite_liee": bool}}')
@@ -168,9 +210,11 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--salt-file", type=Path, help="the salt published at the close, to check the key "
                                                   "commitment of the freeze record (required once "
                                                   "freeze/record.json exists, spec §8.5)")
-    p.add_argument("--anchor", type=Path, help="the opened pair of the proof that anchored the freeze record "
-                                               "({proof_id, request_hash, response_hash}, from GET "
-                                               "/v1/proof/{id}/full; required once frozen, spec §8.5)")
+    p.add_argument("--anchor", type=Path, help="the proof that anchored the freeze record, as GET "
+                                               "/v1/proof/{id}/full returns it, or its opened pair {proof_id, "
+                                               "request_hash, response_hash} (default: the track's published "
+                                               "<freeze folder>/anchor.json; spec §8.5)")
+    add_pinned_options(p)
     p.add_argument("--root", type=Path, default=Path.cwd(),
                    help="project folder holding build/, manifest/, season/ and freeze/ (default: .)")
     p.add_argument("--track", metavar="PISTE", default=None,
