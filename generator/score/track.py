@@ -11,7 +11,7 @@ from typing import Any
 
 from generator.base.errors import FreezeRecordError, ManifestError
 from generator.contract.anchor import AnchorError
-from generator.contract.freeze import check_anchor, check_freeze, is_frozen
+from generator.contract.freeze import check_anchor, check_freeze, is_frozen, read_salt
 from generator.contract.places import Places
 from generator.score.assertion import CAUSES, Proofs
 from generator.score.entry import FormatDefects
@@ -47,6 +47,7 @@ def freeze_status(root: Path, salt_file: Path | None, places: Places, anchor_fil
                            f"the scorer recomputes the key commitment sha256(salt ‖ {places.key_file}) before any "
                            "score (spec §8.5), and without the salt a key changed after the freeze would go "
                            "unnoticed")
+    read_salt(salt_file)  # an unusable salt file is named as such, not as a failed freeze
     try:
         problems = check_freeze(root, salt_file, places)
         if problems:
