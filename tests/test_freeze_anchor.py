@@ -9,7 +9,6 @@ CONTRACT.md §2 (``score_fixtures``), never from the code under test.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -18,52 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from nginx_server import NginxServer, private_folder
 from score_fixtures import HONEST_01, ScoreWorld, anchor_of, expected_request_hash, make_score_world, submission
 from trackfix import CONFORMITE, ROOT
+from trust_layer_fixtures import FINGERPRINT, TIMESTAMP, TrustLayer
 
 from generator.cli.main import main
 from generator.contract.freeze import freeze
 
 BAREME = "conformite-bareme-v3.section-5.txt"
-CHALLENGE_KEY = "proveit-challenge-key-for-this-test"
-FINGERPRINT = hashlib.sha256(CHALLENGE_KEY.encode()).hexdigest()
-TIMESTAMP = "2026-12-02T01:30:23Z"
-
-
-def _public(private: Ed25519PrivateKey) -> str:
-    raw = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
-    return "ed25519:" + base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-
-class TrustLayer:
-    """A signing key of the proxy's, and proofs made the way the proxy makes them (proof-spec §2, §6)."""
-
-    def __init__(self) -> None:
-        self.private = Ed25519PrivateKey.generate()
-        self.key = _public(self.private)
-
-    def proof(self, request: str, response: str, *, api_key: str = CHALLENGE_KEY,
-              timestamp: str = TIMESTAMP) -> dict[str, Any]:
-        fingerprint = hashlib.sha256(api_key.encode()).hexdigest()
-        upstream = "Wed, 02 Dec 2026 01:30:23 GMT"
-        chain_data = {"request_hash": request, "response_hash": response, "transaction_id": "free_tier",
-                      "timestamp": timestamp, "buyer_fingerprint": fingerprint, "seller": "corpus.arkforge.tech",
-                      "upstream_timestamp": upstream}
-        chain = hashlib.sha256(json.dumps(chain_data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-        signature = base64.urlsafe_b64encode(self.private.sign(chain.encode())).rstrip(b"=").decode()
-        return {"proof_id": "prf_20261202_013023_ae4117", "spec_version": "1.2",
-                "hashes": {"request": f"sha256:{request}", "response": f"sha256:{response}",
-                           "chain": f"sha256:{chain}"},
-                "parties": {"buyer_fingerprint": fingerprint, "seller": "corpus.arkforge.tech",
-                            "agent_identity": None, "agent_identity_verified": None},
-                "certification_fee": {"method": "free_tier", "transaction_id": "free_tier", "amount": 0.0,
-                                      "currency": "eur", "status": "free_tier"},
-                "timestamp": timestamp, "upstream_timestamp": upstream, "upstream_status_code": 200,
-                "timestamp_authority": {"status": "submitted", "provider": "freetsa.org"},
-                "arkforge_signature": f"ed25519:{signature}", "arkforge_pubkey": self.key}
 
 
 def _freeze(root: Path, salt: Path) -> None:

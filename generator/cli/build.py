@@ -21,7 +21,7 @@ from generator.cli.options import (
     base_url_option,
     print_problems,
 )
-from generator.cli.score import add_pinned_options, key_fingerprint, load_proofs, trust_layer_key
+from generator.cli.score import add_pinned_options, judged_proofs, key_fingerprint, load_proofs, trust_layer_key
 from generator.compiler.pipeline import build, check
 from generator.compiler.track_file import load_tracks, track_named
 from generator.contract.freeze import check_anchor, check_freeze, freeze, freeze_anchor, is_frozen, record_call_of
@@ -170,6 +170,7 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
         print("corpus freeze-check: FAILED", file=sys.stderr)
         return PROBLEM
     proofs = load_proofs(args.proofs) if args.proofs is not None else None
+    proofs = judged_proofs(proofs, args.trust_layer_key, args.root, places)
     problems = check_freeze(args.root, args.salt_file, places)
     anchor, anchored = None, []
     if is_frozen(args.root, places):

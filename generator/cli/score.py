@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,12 @@ from generator.base.errors import GeneratorError, unreadable_text
 from generator.base.output_places import key_output_file, not_an_input
 from generator.cli.options import PROBLEM, Subparsers
 from generator.compiler.track_file import load_tracks, track_named
-from generator.contract.trust_proof import ProofError, check_fingerprint, public_key
+from generator.contract.anchor import Anchor
+from generator.contract.places import Places
+from generator.contract.trust_proof import ProofError, TrustProof, check_fingerprint, public_key, read_proof
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused
+from generator.score.proofs import verdicts
 from generator.score.render import ScoreReport, render_table
 from generator.score.track import DuplicateTask, check_proofs, score_submissions, submitted_track
 
@@ -66,9 +70,59 @@ def _load_submission(path: Path) -> Any:
     return FormatDefects(defects, task_id if clean else None)
 
 
+@dataclass(frozen=True)
+class ProofFolder:
+    """``--proofs`` given as a folder of proofs as Trust Layer serves them, one ``<proof_id>.json`` each."""
+
+    path: Path
+    proofs: dict[str, TrustProof]
+
+
+def _proof_folder(path: Path) -> ProofFolder:
+    entries = sorted(path.iterdir())
+    strays = [p for p in entries if not (p.suffix == ".json" and p.is_file())]
+    if strays:
+        raise _BadFile(f"{', '.join(_printable(str(p)) for p in strays)}: not a regular *.json file: a proofs "
+                       "folder holds <proof_id>.json proofs only")
+    if not entries:
+        raise _BadFile(f"{path}: no <proof_id>.json proof in this folder")
+    proofs: dict[str, TrustProof] = {}
+    for file in entries:
+        value, defects = _parse(file)
+        if defects:
+            raise _BadFile(f"{file}: {'; '.join(defects)}")
+        try:
+            proof = read_proof(value)
+        except ProofError as exc:
+            raise _BadFile(f"{file}: {exc}") from None
+        if proof.is_pair:
+            raise _BadFile(f"{file}: an opened pair, not a proof: the folder holds proofs as GET /v1/proof/{{id}} "
+                           "serves them (the pairs are the submission's disclosures)")
+        if file.stem != proof.proof_id:
+            raise _BadFile(f"{file}: holds the proof {proof.proof_id}: name it {proof.proof_id}.json")
+        proofs[proof.proof_id] = proof
+    return ProofFolder(path, proofs)
+
+
+def judged_proofs(loaded: Any, key: str | None, root: Path, places: Places) -> Any:
+    """A :class:`ProofFolder` judged against the pinned key (``--trust-layer-key``, else the published
+    anchor's); a verification file as it is."""
+    if not isinstance(loaded, ProofFolder):
+        return loaded
+    if key is None and os.path.lexists(root / places.anchor):
+        key = Anchor.read(root / places.anchor).trust_layer_key
+    if key is None:
+        raise _BadFile(f"{loaded.path}: a folder of proofs is verified against the pinned Trust Layer key: give "
+                       "--trust-layer-key ed25519:<key> (or publish the anchor with corpus freeze-anchor)")
+    return verdicts(loaded.proofs, key)
+
+
 def load_proofs(path: Path) -> Any:
-    """The proof verification file; a defect in it (a key twice...) or another shape than the object of
-    ``check_proofs`` (``null``, ``[]``, a string) is a file error: it cannot be trusted, nor read as absent."""
+    """The proof verification file, or a :class:`ProofFolder`; a defect in the file (a key twice...) or
+    another shape than the object of ``check_proofs`` (``null``, ``[]``, a string) is a file error: it cannot
+    be trusted, nor read as absent."""
+    if path.is_dir():
+        return _proof_folder(path)
     value, defects = _parse(path)
     if defects:
         raise _BadFile(f"{path}: {'; '.join(defects)}")
@@ -163,6 +217,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     try:
         piste = args.track or submitted_track(submissions, [t.piste for t in load_tracks(args.root)])
         track = track_named(args.root, piste)
+        proofs = judged_proofs(proofs, args.trust_layer_key, args.root, track.places)
         report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
                                    salt_file=args.salt_file, anchor_file=args.anchor,
                                    trust_layer_key=args.trust_layer_key,
@@ -205,7 +260,9 @@ def register(sub: Subparsers) -> None:
                     "signature by the pinned Trust Layer key, the challenge's fingerprint) for the record served.")
     p.add_argument("submissions", nargs="+", type=Path, help="submission files, or folders of *.json files")
     p.add_argument("--proofs", type=Path, help='third-party proof verification: {"<proof_id>": {"valide": '
-                                               'bool, "identite_liee": bool}}')
+                                               'bool, "identite_liee": bool}}, or a folder of <proof_id>.json '
+                                               "proofs as Trust Layer serves them, verified here against the "
+                                               "pinned key")
     p.add_argument("--json", type=Path, help="also write the corpus-score/1 report to this file")
     p.add_argument("--salt-file", type=Path, help="the salt published at the close, to check the key "
                                                   "commitment of the freeze record (required once "
