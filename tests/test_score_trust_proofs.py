@@ -5,14 +5,19 @@ spec_version 3.1, a flat hash that differs from the opened pair reported as a Tr
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from score_fixtures import HONEST_01, ScoreWorld, make_score_world, submission
-from trust_layer_fixtures import TrustLayer
+from score_fixtures import HONEST_01, ScoreWorld, anchor_of, make_score_world, submission
+from trackfix import CONFORMITE, ROOT
+from trust_layer_fixtures import FINGERPRINT, Authority, TrustLayer
 
 from generator.cli.main import main
+from generator.contract.freeze import freeze
+
+BAREME = "conformite-bareme-v3.section-5.txt"
 
 
 @pytest.fixture()
@@ -112,3 +117,64 @@ def test_an_unusable_proofs_folder_is_one_line(world: ScoreWorld, tmp_path: Path
     out, err = capsys.readouterr()
     lines = err.splitlines()
     assert code == 1 and report is None and out == "" and len(lines) == 1 and expected in lines[0], lines
+
+
+needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl command")
+
+
+def _stamped(folder: Path, authority: Authority, *, other_chain: bool = False) -> None:
+    """Each proof of ``folder`` given the authority's token over its chain (or over another chain)."""
+    for file in folder.glob("*.json"):
+        proof = json.loads(file.read_text("utf-8"))
+        chain = proof["hashes"]["chain"].removeprefix("sha256:")
+        token = authority.stamp("0" * 64 if other_chain else chain)
+        proof["timestamp_authority"] = {"status": "verified", "provider": "test", "tsr_base64": token}
+        file.write_text(json.dumps(proof), "utf-8")
+
+
+@needs_openssl
+@pytest.mark.parametrize(("case", "cause", "expected"), [
+    ("verifies", "identite_non_liee", "verifies (openssl) within the season (the close not checked"),
+    ("after the close", "preuve_invalide", "is after the close (2000-01-01T00:00:00Z)"),
+    ("another chain's token", "preuve_invalide", "timestamp_authority.tsr_base64: openssl ts -verify: "),
+    ("no authority given", "identite_non_liee", "not verified (no --tsa-ca given)"),
+])
+def test_the_rfc_3161_token_is_verified_with_openssl(world: ScoreWorld, tmp_path: Path, case: str, cause: str,
+                                                    expected: str) -> None:
+    sub = submission(world, "conf-01", "conforme", HONEST_01)
+    tl, authority = TrustLayer(), Authority(tmp_path / "tsa")
+    folder = _folder(tmp_path, sub, tl)
+    _stamped(folder, authority, other_chain=case == "another chain's token")
+    extra = ["--trust-layer-key", tl.key]
+    if case != "no authority given":
+        extra += ["--tsa-ca", str(authority.ca), "--tsa-cert", str(authority.cert)]
+    if case == "after the close":
+        extra += ["--season-close", "2000-01-01T00:00:00Z"]
+    code, report, _ = _score(world, tmp_path, sub, folder, *extra)
+    assert code == 0 and report is not None
+    for a in _assertions(report):
+        assert a["cause"] == cause and expected in a["detail"], a["detail"]
+
+
+@needs_openssl
+def test_a_token_before_the_anchor_is_before_the_season(world: ScoreWorld, tmp_path: Path) -> None:
+    """The season opens after the anchor's time: a token older than it fails condition 1."""
+    (world.root / "spec").mkdir()
+    shutil.copy(ROOT / "spec" / BAREME, world.root / "spec")
+    salt = tmp_path / "salt.hex"
+    freeze(world.root, world.root / "spec" / BAREME, salt, CONFORMITE.places)
+    tl, authority = TrustLayer(), Authority(tmp_path / "tsa")
+    pair = anchor_of(world.root)
+    anchor = tl.proof(pair["request_hash"]["value"], pair["response_hash"]["value"],
+                      timestamp="2999-01-01T00:00:00Z")
+    (tmp_path / "anchor-proof.json").write_text(json.dumps(anchor), "utf-8")
+    assert main(["freeze-anchor", "--root", str(world.root), str(tmp_path / "anchor-proof.json"),
+                 "--trust-layer-key", tl.key, "--challenge-key-fingerprint", FINGERPRINT]) == 0
+    sub = submission(world, "conf-01", "conforme", HONEST_01)
+    folder = _folder(tmp_path, sub, tl)
+    _stamped(folder, authority)
+    code, report, _ = _score(world, tmp_path, sub, folder, "--salt-file", str(salt), "--tsa-ca", str(authority.ca),
+                             "--tsa-cert", str(authority.cert))  # the pinned key: the published anchor's
+    assert code == 0 and report is not None
+    for a in _assertions(report):
+        assert a["cause"] == "preuve_invalide" and "before the season opened (2999-01-01T00:00:00Z" in a["detail"]

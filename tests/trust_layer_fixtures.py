@@ -7,6 +7,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import subprocess
+from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -48,3 +50,55 @@ class TrustLayer:
                 "timestamp": timestamp, "upstream_timestamp": upstream, "upstream_status_code": 200,
                 "timestamp_authority": {"status": "submitted", "provider": "freetsa.org"},
                 "arkforge_signature": f"ed25519:{signature}", "arkforge_pubkey": self.key}
+
+
+_TSA_CONFIG = """[tsa]
+default_tsa = tsa_config
+[tsa_config]
+serial = {serial}
+crypto_device = builtin
+signer_digest = sha256
+default_policy = 1.2.3.4.1
+digests = sha256
+accuracy = secs:1
+ordering = no
+tsa_name = no
+ess_cert_id_chain = no
+ess_cert_id_alg = sha256
+"""
+
+
+def _openssl(*args: str) -> None:
+    subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=30)
+
+
+class Authority:
+    """A local RFC 3161 authority made with openssl (a CA and a timeStamping certificate), which stamps a
+    chain hash's bytes as Trust Layer submits them (``-sha256 -no_nonce``, no ``-cert``)."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self.ca, self.cert, key = folder / "ca.crt", folder / "tsa.crt", folder / "tsa.key"
+        (folder / "serial").write_text("01\n", "ascii")
+        (folder / "tsa.cnf").write_text(_TSA_CONFIG.format(serial=folder / "serial"), "ascii")
+        (folder / "ext.cnf").write_text("extendedKeyUsage=critical,timeStamping\nbasicConstraints=CA:FALSE\n",
+                                        "ascii")
+        ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes")
+        _openssl("req", "-x509", *ec, "-keyout", str(folder / "ca.key"), "-out", str(self.ca), "-subj",
+                 "/CN=Test TSA CA", "-days", "2", "-addext", "basicConstraints=critical,CA:TRUE", "-addext",
+                 "keyUsage=critical,keyCertSign")
+        _openssl("req", *ec, "-keyout", str(key), "-out", str(folder / "tsa.csr"), "-subj", "/CN=Test TSA")
+        _openssl("x509", "-req", "-in", str(folder / "tsa.csr"), "-CA", str(self.ca), "-CAkey",
+                 str(folder / "ca.key"), "-CAcreateserial", "-out", str(self.cert), "-days", "2", "-extfile",
+                 str(folder / "ext.cnf"))
+        self.key = key
+
+    def stamp(self, chain_hex: str) -> str:
+        """The authority's reply over ``chain_hex``'s 32 bytes, base64 (``timestamp_authority.tsr_base64``)."""
+        data, query, reply = self.folder / "chain.bin", self.folder / "q.tsq", self.folder / "r.tsr"
+        data.write_bytes(bytes.fromhex(chain_hex))
+        _openssl("ts", "-query", "-data", str(data), "-no_nonce", "-sha256", "-out", str(query))
+        _openssl("ts", "-reply", "-config", str(self.folder / "tsa.cnf"), "-queryfile", str(query), "-inkey",
+                 str(self.key), "-signer", str(self.cert), "-out", str(reply))
+        return base64.b64encode(reply.read_bytes()).decode("ascii")

@@ -170,7 +170,7 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
         print("corpus freeze-check: FAILED", file=sys.stderr)
         return PROBLEM
     proofs = load_proofs(args.proofs) if args.proofs is not None else None
-    proofs = judged_proofs(proofs, args.trust_layer_key, args.root, places)
+    proofs = judged_proofs(proofs, args, places)
     problems = check_freeze(args.root, args.salt_file, places)
     anchor, anchored = None, []
     if is_frozen(args.root, places):

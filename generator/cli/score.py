@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,10 @@ from generator.compiler.track_file import load_tracks, track_named
 from generator.contract.anchor import Anchor
 from generator.contract.places import Places
 from generator.contract.trust_proof import ProofError, TrustProof, check_fingerprint, public_key, read_proof
+from generator.contract.tsa_token import Authority
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused
-from generator.score.proofs import verdicts
+from generator.score.proofs import Season, verdicts
 from generator.score.render import ScoreReport, render_table
 from generator.score.track import DuplicateTask, check_proofs, score_submissions, submitted_track
 
@@ -104,17 +106,35 @@ def _proof_folder(path: Path) -> ProofFolder:
     return ProofFolder(path, proofs)
 
 
-def judged_proofs(loaded: Any, key: str | None, root: Path, places: Places) -> Any:
+def _utc(text: str, what: str) -> datetime:
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        raise _BadFile(f"{what}: {text!r} is not a UTC time written YYYY-MM-DDTHH:MM:SSZ") from None
+
+
+def judged_proofs(loaded: Any, args: argparse.Namespace, places: Places) -> Any:
     """A :class:`ProofFolder` judged against the pinned key (``--trust-layer-key``, else the published
-    anchor's); a verification file as it is."""
+    anchor's), the token times within the season (from the published anchor's time to ``--season-close``);
+    a verification file as it is."""
     if not isinstance(loaded, ProofFolder):
         return loaded
-    if key is None and os.path.lexists(root / places.anchor):
-        key = Anchor.read(root / places.anchor).trust_layer_key
+    key, published = args.trust_layer_key, None
+    if os.path.lexists(args.root / places.anchor):
+        published = Anchor.read(args.root / places.anchor)
+        key = key or published.trust_layer_key
     if key is None:
         raise _BadFile(f"{loaded.path}: a folder of proofs is verified against the pinned Trust Layer key: give "
                        "--trust-layer-key ed25519:<key> (or publish the anchor with corpus freeze-anchor)")
-    return verdicts(loaded.proofs, key)
+    tsa_ca, tsa_cert, close = (getattr(args, name, None) for name in ("tsa_ca", "tsa_cert", "season_close"))
+    for given in (tsa_ca, tsa_cert):
+        if given is not None and not given.is_file():
+            raise _BadFile(f"{given}: no such file (--tsa-ca, --tsa-cert: PEM files of the timestamp authority)")
+    opening = published.proof.timestamp if published is not None else None
+    season = Season(Authority(tsa_ca, tsa_cert) if tsa_ca else None,
+                    _utc(opening, f"{places.anchor}: heure") if opening else None,
+                    _utc(close, "--season-close") if close else None)
+    return verdicts(loaded.proofs, key, season)
 
 
 def load_proofs(path: Path) -> Any:
@@ -217,7 +237,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     try:
         piste = args.track or submitted_track(submissions, [t.piste for t in load_tracks(args.root)])
         track = track_named(args.root, piste)
-        proofs = judged_proofs(proofs, args.trust_layer_key, args.root, track.places)
+        proofs = judged_proofs(proofs, args, track.places)
         report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
                                    salt_file=args.salt_file, anchor_file=args.anchor,
                                    trust_layer_key=args.trust_layer_key,
@@ -272,6 +292,12 @@ def register(sub: Subparsers) -> None:
                                                "request_hash, response_hash} (default: the track's published "
                                                "<freeze folder>/anchor.json; spec §8.5)")
     add_pinned_options(p)
+    p.add_argument("--tsa-ca", type=Path, help="with a --proofs folder: the CA bundle of the timestamp authority; "
+                                               "each proof's RFC 3161 token is then verified with openssl")
+    p.add_argument("--tsa-cert", type=Path, help="the authority's signing certificate, which Trust Layer's tokens "
+                                                 "do not carry")
+    p.add_argument("--season-close", metavar="YYYY-MM-DDTHH:MM:SSZ",
+                   help="the close: a token time after it fails condition 1 (the opening is the anchor's time)")
     p.add_argument("--root", type=Path, default=Path.cwd(),
                    help="project folder holding build/, manifest/, season/ and freeze/ (default: .)")
     p.add_argument("--track", metavar="PISTE", default=None,
