@@ -10,12 +10,14 @@ from pathlib import Path
 
 import requests
 
+from generator.base.bounded_read import MIB
 from generator.base.errors import CorpusError, FrozenMismatch, Severity
 from generator.base.secret_values import read_secret_file
 from generator.base.transaction import reading
 from generator.cli.options import (
     PROBLEM,
     Subparsers,
+    UsageError,
     add_root_options,
     add_track_option,
     base_url_option,
@@ -142,21 +144,24 @@ def cmd_tracks(args: argparse.Namespace) -> int:
 
 def _served_problems(args: argparse.Namespace, places: Places) -> list[str]:
     """``--url``: the record as the server serves it at the track's ``gel_servi``, byte for byte the file's."""
+    if args.secret_file is None:
+        raise UsageError("--url needs --secret-file: the corpus answers only calls that carry the secret")
     secret = read_secret_file(args.secret_file)[0]
     url = args.url.rstrip("/") + places.served_record
     try:
-        answer = requests.get(url, headers={"X-Challenge-Secret": secret}, timeout=args.timeout,
-                              verify=str(args.ca) if args.ca else True, allow_redirects=False)
-    except requests.RequestException as exc:
+        with requests.get(url, headers={"X-Challenge-Secret": secret}, timeout=args.timeout, stream=True,
+                          verify=str(args.ca) if args.ca else True, allow_redirects=False) as answer:
+            body = answer.raw.read(MIB + 1, decode_content=True)  # a record is a few hundred bytes
+    except (requests.RequestException, OSError) as exc:
         return [f"GET {url}: no answer ({type(exc).__name__}): the served record cannot be compared"]
     if answer.status_code != 200:
         return [f"GET {url}: status {answer.status_code}, not 200: the record is not served"]
     with reading(args.root):
         data = (args.root / places.record).read_bytes()
-    if answer.content != data:
-        return [f"GET {url}: {len(answer.content)} bytes (sha256 {sha256_hex(answer.content)}), not the bytes "
-                f"of {places.record} ({len(data)} bytes, sha256 {sha256_hex(data)}): the server serves another "
-                "record"]
+    if body != data:
+        shown = "more than 1 MiB" if len(body) > MIB else f"{len(body)} bytes (sha256 {sha256_hex(body)})"
+        return [f"GET {url}: {shown}, not the bytes of {places.record} ({len(data)} bytes, sha256 "
+                f"{sha256_hex(data)}): the server serves another record"]
     print(f"corpus freeze-check: GET {url} serves {places.record} byte for byte", file=sys.stderr)
     return []
 
@@ -177,7 +182,7 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
         anchor, anchored = check_anchor(args.root, places, args.anchor, proofs, args.trust_layer_key,
                                         args.challenge_key_fingerprint)
         problems += anchored
-    if args.url is not None:
+    if args.url is not None and is_frozen(args.root, places):  # unfrozen: no record to compare with
         problems += _served_problems(args, places)
     if anchor is None and not problems:
         print(f"corpus freeze-check: not anchored yet: no {places.anchor} and no --anchor ('corpus freeze-anchor' "
