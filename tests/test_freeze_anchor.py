@@ -280,3 +280,26 @@ def test_freeze_check_compares_the_served_record_byte_for_byte(tmp_path: Path,
                 err = capsys.readouterr().err
                 expected = "serves freeze/record.json byte for byte" if code == 0 else "serves another record"
                 assert f"GET {server.base_url}/gel" in err and expected in err, err
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    (lambda p: p.__setitem__("parties", "x"), "parties.buyer_fingerprint: missing"),
+    (lambda p: p.__setitem__("timestamp", 5), "timestamp: expected a string"),
+    (lambda p: p.__setitem__("hashes", []), "hashes.request: expected sha256:"),
+    (lambda p: p.__setitem__("arkforge_signature", "ed25519:@@"), "arkforge_signature: expected an Ed25519"),
+    (lambda p: p.__setitem__("arkforge_pubkey", 7), "arkforge_pubkey: expected a string"),
+    (lambda p: p.__setitem__("spec_version", 1.2), "spec_version: expected a string"),
+    (lambda p: p["certification_fee"].__setitem__("transaction_id", 0), "certification_fee.transaction_id: "),
+])
+def test_a_malformed_proof_is_one_line_naming_its_field(frozen: tuple[ScoreWorld, Path], tmp_path: Path,
+                                                        edit: Any, field: str,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    world, _ = frozen
+    tl = TrustLayer()
+    proof = tl.proof(*_record_hashes(world.root))
+    edit(proof)
+    before = _listing(world.root)
+    assert _anchor(world.root, _write(tmp_path, "proof.json", proof), tl) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and field in lines[0] and "Traceback" not in lines[0], lines
+    assert _listing(world.root) == before
