@@ -303,3 +303,17 @@ def test_a_malformed_proof_is_one_line_naming_its_field(frozen: tuple[ScoreWorld
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and field in lines[0] and "Traceback" not in lines[0], lines
     assert _listing(world.root) == before
+
+
+def test_a_deleted_record_beside_its_anchor_stops_build_and_freeze(frozen: tuple[ScoreWorld, Path], tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    world, _ = frozen
+    _published(world, tmp_path)
+    (world.root / "freeze" / "record.json").unlink()
+    capsys.readouterr()
+    assert main(["build", "--root", str(world.root), "--track", "conformite"]) == 1
+    assert "record.json: missing, while freeze/anchor.json anchors it" in capsys.readouterr().err
+    assert main(["freeze", "--root", str(world.root), "--salt-file", str(tmp_path / "new.salt")]) == 1
+    err = capsys.readouterr().err
+    assert "freeze/anchor.json exists" in err and not (world.root / "freeze" / "record.json").exists()
+    assert not (tmp_path / "new.salt").exists()
