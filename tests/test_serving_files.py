@@ -51,7 +51,7 @@ TLS_CASES: list[tuple[str, str, Callable[[Path, LocalPeer], Path], str]] = [
     ("corrupt", "certificate",
      lambda d, p: _write(d / "bad.pem", b"-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n"
                                          b"-----END CERTIFICATE-----\n"),
-     "corrupt: openssl cannot read a PEM certificate"),
+     "corrupt: cannot read a PEM certificate"),
     ("a key given as the certificate", "certificate", lambda d, p: _copy(p.client_key, d / "k.pem"),
      "not a PEM certificate (holds private key)"),
     ("a certificate given as the key", "key", lambda d, p: _copy(p.client_cert, d / "c.pem", 0o600),

@@ -19,6 +19,7 @@ import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -86,9 +87,11 @@ def _still_valid(files: list[Path], cert: Path, ext: Path, wanted: str) -> bool:
     """Earlier files of a folder: all there, same names and key kind, valid for more than WARN_DAYS days."""
     if not all(p.is_file() for p in [*files, ext]) or ext.read_text("ascii") != wanted:
         return False
-    result = subprocess.run(["openssl", "x509", "-checkend", str((WARN_DAYS + 1) * 86400), "-noout", "-in",
-                             str(cert)], capture_output=True, check=False)
-    return result.returncode == 0
+    try:
+        ends = certificates(cert, str(cert))[0].not_valid_after_utc
+    except RenderError:
+        return False  # unreadable: made again
+    return ends - datetime.now(UTC) > timedelta(days=WARN_DAYS + 1)
 
 
 def _kept(folder: Path, check: Callable[[], object]) -> None:
