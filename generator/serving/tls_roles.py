@@ -106,12 +106,15 @@ def check_ca(certs: list[x509.Certificate], where: str) -> None:
 
 
 def names(cert: x509.Certificate) -> list[str]:
-    """The names a certificate answers for: its subjectAltName (DNS and IP), else its common name."""
+    """The names a certificate answers for, as OpenSSL's host check reads them: its subjectAltName DNS names
+    (else its common name), and its subjectAltName IP addresses."""
     alt = _extension(cert, x509.SubjectAlternativeName)
+    dns: list[str] = []
+    ips: list[str] = []
     if isinstance(alt, x509.SubjectAlternativeName):
-        return [*alt.get_values_for_type(x509.DNSName),
-                *(str(a) for a in alt.get_values_for_type(x509.IPAddress))]
-    return [str(a.value) for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
+        dns, ips = alt.get_values_for_type(x509.DNSName), [str(a) for a in alt.get_values_for_type(x509.IPAddress)]
+    common = [str(a.value) for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
+    return [*(dns or common), *ips]
 
 
 def _matches(pattern: str, host: str) -> bool:
