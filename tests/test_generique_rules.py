@@ -126,7 +126,7 @@ def test_a_catalogue_entry_citing_a_product_of_another_category(scratch: Scratch
     assert len(problems) == 1, problems  # one line, at the entry: the product is listed by its own catalogue
     line = problems[0]
     assert line.endswith(f": {cited} has categorie {foreign['categorie']}, but this catalogue lists only "
-                         f"categorie {own}: remove the entry, or cite a product sheet of categorie {own}"), \
+                         f"categorie {own}: remove the entry, or cite one whose categorie is {own}"), \
         problems
     assert line.startswith(scratch.at(catalogue, f"produit: {cited}")), line
 

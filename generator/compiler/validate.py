@@ -490,6 +490,11 @@ class Validator:
                                             f"of this file ({own}): move the record to that {target.label}'s "
                                             "file"))
 
+    def _undeclared(self, kind: str, key: str, value: str) -> bool:
+        """A value outside the vocabulary that constrains ``kind.key`` (``_check_vocabularies`` says so)."""
+        return any(f"{kind}.{key}" in vocabulary.fields and self.vocabularies.get(vocabulary.name)
+                   and value not in self.vocabularies[vocabulary.name] for vocabulary in self.track.vocabularies)
+
     def _check_vocabularies(self) -> None:
         for vocabulary in self.track.vocabularies:
             declared = self.vocabularies.get(vocabulary.name)
@@ -583,21 +588,22 @@ class Validator:
                         container[key] if isinstance(container, list) else None
                     if isinstance(path, str) and path in self.index.records:
                         cited_by.setdefault(path, []).append((record, container, key, fieldname))
-            source, target = self.track.collection(link.source), self.track.collection(link.target)
+            source = self.track.collection(link.source)
             for path, sites in cited_by.items():
                 cited = self.index.records[path]
                 for name in link.same:
                     value = cited.data.get(name)
                     wrong = [site for site in sites if isinstance(site[0].data.get(name), str)
                              and site[0].data.get(name) != value]
-                    if not wrong or not isinstance(value, str):
-                        continue
+                    if not wrong or not isinstance(value, str) or self._undeclared(link.target, name, value) \
+                            or any(self._undeclared(link.source, name, site[0].data[name]) for site in wrong):
+                        continue  # an undeclared value is its own error: the mismatch is its consequence
                     if len(wrong) < len(sites):
                         for record, container, key, fieldname in wrong:
                             self.problems.append(_error(record, key, fieldname, f"{path} has {name} {value}, "
                                                         f"but this {source.label} lists only {name} "
-                                                        f"{record.data[name]}: remove the entry, or cite a "
-                                                        f"{target.label} of {name} {record.data[name]}",
+                                                        f"{record.data[name]}: remove the entry, or cite one "
+                                                        f"whose {name} is {record.data[name]}",
                                                         container))
                         continue
                     listers = " and ".join(f"the {source.label} of {name} {record.data[name]} at "
