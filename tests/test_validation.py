@@ -389,10 +389,12 @@ CASES = [
          "not by /attestations/ATT-0001: make the two agree"),
     case("agrement-of-another-activity-than-its-liste",
          [replace(E1, "    activite: courtage-en-assurance\n", f"    activite: {CIF}\n")],
-         f"corpus_src/entites/ENT-0001.yaml:15:5: agrements[0].activite: '{CIF}' differs from the activite of "
+         f"warning: corpus_src/entites/ENT-0001.yaml:15:5: agrements[0].activite: '{CIF}' differs from the "
+         "activite of "
          "every liste des agréés that lists /agrements/AGR-0001 (the liste des agréés of activite "
          "courtage-en-assurance at corpus_src/listes/agrees/courtage-en-assurance.yaml:7:9): write "
-         f"courtage-en-assurance, or list it in the liste des agréés of activite {CIF}"),
+         f"courtage-en-assurance, or list it in the liste des agréés of activite {CIF} (served as written; make "
+         "sure the trap is intended)"),
     case("beneficiaires-not-first-page",
          [replace(E1, "beneficiaires: /beneficiaires/ENT-0001/1", "beneficiaires: /beneficiaires/ENT-0001/2")],
          "corpus_src/entites/ENT-0001.yaml:10:3: entite.beneficiaires: must be /beneficiaires/ENT-0001/1, the "

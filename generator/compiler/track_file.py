@@ -274,7 +274,8 @@ class _Checker:
                       "collection of this track")
         return Link(source=source, field=item["champ"], target=item["vers"], back=item.get("retour"),
                     mismatch=item.get("incoherence"), first_own_page=item.get("premiere_page_propre", False),
-                    belongs=item.get("appartient", False), same=tuple(item.get("memes", ())))
+                    belongs=item.get("appartient", False), same=tuple(item.get("memes", ())),
+                    same_warns=item.get("memes_avertissement", False))
 
     def date_order(self, index: int, item: dict[str, Any], names: set[str]) -> DateOrder:
         if item["collection"] not in names:

@@ -576,8 +576,9 @@ class Validator:
 
     def _check_same_fields(self) -> None:
         """A link's ``memes`` fields: the cited record holds the citing record's value (a catalogue cites
-        only products of its category). Said at the entry when another list of the right value cites the
-        record too (the entry is the odd one), else at the cited record's field."""
+        only products of its category); with ``memes_avertissement`` a mismatch is served and warned about
+        (a trap may need it). Said at the entry when another list of the right value cites the record too
+        (the entry is the odd one), else at the cited record's field."""
         for link in self.track.links:
             if not link.same:
                 continue
@@ -589,6 +590,8 @@ class Validator:
                     if isinstance(path, str) and path in self.index.records:
                         cited_by.setdefault(path, []).append((record, container, key, fieldname))
             source = self.track.collection(link.source)
+            severity = Severity.WARNING if link.same_warns else Severity.ERROR
+            served = " (served as written; make sure the trap is intended)" if link.same_warns else ""
             for path, sites in cited_by.items():
                 cited = self.index.records[path]
                 for name in link.same:
@@ -603,8 +606,8 @@ class Validator:
                             self.problems.append(_error(record, key, fieldname, f"{path} has {name} {value}, "
                                                         f"but this {source.label} lists only {name} "
                                                         f"{record.data[name]}: remove the entry, or cite one "
-                                                        f"whose {name} is {record.data[name]}",
-                                                        container))
+                                                        f"whose {name} is {record.data[name]}{served}",
+                                                        container, severity))
                         continue
                     listers = " and ".join(f"the {source.label} of {name} {record.data[name]} at "
                                            f"{location_of(container, key, record.file)}"
@@ -612,7 +615,8 @@ class Validator:
                     wanted = " or ".join(sorted({record.data[name] for record, *_ in wrong}))
                     self.problems.append(_error(cited, name, name, f"{cut(value)} differs from the {name} of "
                                                 f"every {source.label} that lists {path} ({listers}): write "
-                                                f"{wanted}, or list it in the {source.label} of {name} {value}"))
+                                                f"{wanted}, or list it in the {source.label} of {name} {value}"
+                                                f"{served}", severity=severity))
 
     def _check_absents_cited(self) -> None:
         record = self.sources.absents

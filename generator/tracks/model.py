@@ -165,6 +165,7 @@ class Link:
     first_own_page: bool = False
     belongs: bool = False  # the cited record is the owner of the file the citing record lives in
     same: tuple[str, ...] = ()  # fields the cited record holds with the citing record's value (``memes``)
+    same_warns: bool = False  # a ``memes`` mismatch is served and warned about (a trap may need it)
 
     @property
     def many(self) -> bool:
