@@ -26,8 +26,8 @@ def copy_tracks(dest: Path, source: Path = ROOT, tracks: tuple[str, ...] = ("con
     for name in tracks:
         if not (dest / TRACKS_DIR / name).exists():
             shutil.copytree(source / TRACKS_DIR / name, dest / TRACKS_DIR / name)
-        section = track_named(dest, name).bareme.file
-        if bareme and not (dest / section).exists():
+        section = track_named(source, name).bareme.file if bareme else ""
+        if section and not (dest / section).exists():
             (dest / section).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source / section, dest / section)
 
