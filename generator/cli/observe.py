@@ -16,7 +16,7 @@ from generator.base.atomic_file import check_target, write_atomic
 from generator.base.output_places import not_an_input, outside_protected
 from generator.base.secret_values import SecretError, read_secret_env, read_secret_file
 from generator.cli.options import DEFECT, PROBLEM, Subparsers, UsageError, add_root_options, add_track_option
-from generator.compiler.track_file import load_tracks, track_named
+from generator.compiler.track_file import load_tracks, protected_trees, track_named
 from generator.contract.manifest import MANIFEST_FILE, Manifest
 from generator.observe.log_report.counts import DEFAULT_PROXY_AGENT, PathKinds, Report
 from generator.observe.log_report.document import REPORT_FORMAT, report_document
@@ -118,7 +118,8 @@ def cmd_log_report(args: argparse.Namespace) -> int:
     if not files:
         raise LogReportError("no access log found (in a folder, files named *access*.log*)")
     if args.json and args.json != "-":  # never inside a compiled or served tree, never over a file read
-        not_an_input(outside_protected(args.root, Path(args.json)), [manifest, *files])  # OutputRefused: exit 2
+        protected = protected_trees(args.root)
+        not_an_input(outside_protected(args.root, Path(args.json), protected=protected), [manifest, *files])
         check_target(args.json)
     report.read(files)
     if args.json:
