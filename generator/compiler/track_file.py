@@ -231,7 +231,12 @@ class _Checker:
                           "this track")
             summaries[name] = Summary(tuple(tuple(line) for line in summary.get("lignes", [])),
                                       summary.get("entrees", ""))
-        return Drawing(item["tache"], item["propres"], summaries)
+        for name in item.get("groupes", {}):
+            if name not in names:
+                self.fail(item["groupes"], name, f"dessin.groupes.{name}", f"{name!r} is not a collection of "
+                          "this track")
+        return Drawing(item["tache"], item["propres"], summaries, item.get("section", ""),
+                       dict(item.get("groupes", {})))
 
     def regex(self, container: dict[str, Any], key: str, fieldname: str) -> str:
         pattern = container[key]
