@@ -106,6 +106,8 @@ def test_the_log_report_counts_each_path_in_its_own_track_and_reports_our_probes
         assert [(p["path"], p["declared"]) for p in track["absent"]["paths"]] == [(p, True) for p in declared]
         assert track["declared_absent"] == [{"path": p, "asked": 1} for p in declared]
     assert tracks["generique"]["declared_absent"] == [{"path": "/generique/produits/PRD-34038", "asked": 1}]
+    agents = {json.loads(x)["user_agent"].split("/")[0] for x in log.read_text("utf-8").splitlines()}
+    assert "corpus-verify" in agents and "python-requests" not in agents  # verify says who it is
     probes = report["total"]["probes"]
     assert probes["count"] > 100 and probes["statuses"]["403"] >= 2, probes  # verify's no-secret checks, curl's
     assert report["total"]["forbidden_by_user_agent"] == []
