@@ -5,6 +5,8 @@ what a release holds (each track's ``build/`` and ``manifest/``, its freeze reco
 ``tracks/``) aside, and writes it as ``DIR/<release hash>.tar`` with ``DIR/<release hash>.sha256``
 (``sha256sum -c`` reads it) beside it.
 
+- **Indexed**: its first member, ``release.json``, gives every other file's length and SHA-256 (the
+  track definitions and freeze records included; the builds' entries are their manifests' own).
 - **Deterministic**: members sorted by path, folders 0755 and files 0644, owner 0, no user or group name,
   time 0, names in UTF-8 (never the locale's encoding), POSIX pax format. The same sources give the same
   bytes on any machine, in any folder, under any umask, timezone or locale (tests/test_release_artifact.py).
@@ -18,12 +20,17 @@ what a release holds (each track's ``build/`` and ``manifest/``, its freeze reco
   the same manifests for every track, or the install is refused (it never rewrites a release, never
   serves another build under a known name).
 
-``corpus release install ARTIFACT --releases DIR --prefix P...`` checks the SHA-256 first (a truncated,
-tampered or mixed-up copy stops there), then unpacks into a private folder beside the releases, refusing
-any member that is not a plain file or folder inside it, any file no track serves, and proves every track
-against its manifest inside, their release hash being the artifact's name. Only then is the folder
-renamed into place and :func:`generator.serving.release.release` switches and reloads, rolling back as
-``corpus release`` does. Nothing is switched, and nothing is left, when a check fails.
+``corpus release install ARTIFACT --releases DIR --prefix P...`` refuses an artifact over 1 GiB and checks
+the SHA-256 first (a truncated, tampered or mixed-up copy stops there), then reads every member's header
+before any of its bytes (:mod:`generator.serving.artifact_members`: links, devices, sparse members, a
+name twice, a size beyond the artifact are refused there), checks every member against the artifact's
+index and the index against the manifests, unpacks into a private folder beside the releases in bounded
+chunks, each file hashed as it is written, and proves every track against its manifest inside, their
+release hash being the artifact's name, and every freeze record against its track. Only then is the
+folder renamed into place and :func:`generator.serving.release.release` switches and reloads, rolling
+back as ``corpus release`` does. Nothing is switched, and nothing is left, when a check fails; a release
+folder already there is never rewritten (its manifests, track definitions and record must be the
+artifact's, a record only added once).
 """
 
 from __future__ import annotations
@@ -137,8 +144,8 @@ def pack(root: Path, out: Path, expect: str | None = None) -> Packed:
         check_same(staging / "tree", proven)
         data, files = tar_bytes(staging / "tree", name)
         sha256 = hashlib.sha256(data).hexdigest()
-        unpack(io.BytesIO(data), len(data), staging / "check", name, artifact)  # as every host will check it
-        check_same(staging / "check", proven)
+        unpacked = unpack(io.BytesIO(data), len(data), staging / "check", name, artifact)  # as each host will
+        check_same(staging / "check", proven, unpacked)
         write_atomic(artifact, data, mode=FILE_MODE)
         write_atomic(digest_file, f"{sha256}  {artifact.name}\n", mode=FILE_MODE)
     except OSError as exc:

@@ -127,10 +127,11 @@ def copy_release(root: Path, dest: Path, names: list[str]) -> None:
         os.chmod(folder, DIR_MODE)
 
 
-def check_same(folder: Path, proven: list[Proven]) -> None:
+def check_same(folder: Path, proven: list[Proven], found_there: list[Proven] | None = None) -> None:
     """``folder`` holds these very tracks, each build proven against the same manifest: what a release folder
-    of that name must be before it is used (another track's build under the same name is refused)."""
-    found = {p.places.piste: p.manifest.hash for p in prove_tracks(folder)}
+    of that name must be before it is used (another track's build under the same name is refused).
+    ``found_there``: ``folder``'s tracks as just proven, not to prove them twice."""
+    found = {p.places.piste: p.manifest.hash for p in found_there or prove_tracks(folder)}
     wanted = {p.places.piste: p.manifest.hash for p in proven}
     for piste in sorted(found.keys() | wanted.keys()):
         if found.get(piste) != wanted.get(piste):
