@@ -164,3 +164,10 @@ def run_install(artifact: Path, releases: Path, root: Path) -> Run:
     seconds = time.monotonic() - start
     report = json.loads(out)  # the child's own peak (ru_maxrss of itself, KiB on Linux), as it ends
     return Run(proc.returncode, err.decode(), report["written"], report["max_rss_kib"] / 1024, seconds)
+
+
+def extended_header(size: int = 100 * 1024 * 1024) -> bytes:
+    """A PAX extended header ('x') declaring ``size`` bytes of keywords, followed by 1 KiB only."""
+    info = tarfile.TarInfo("././@PaxHeader")
+    info.type, info.size = tarfile.XHDTYPE, size
+    return info.tobuf(tarfile.USTAR_FORMAT) + b"x" * 1024

@@ -26,7 +26,7 @@ from release_fixtures import (
     switch_under_load,
     two_tracks,
 )
-from tar_bombs import INDEX, bombs, members_of, repack, rewrite, run_install
+from tar_bombs import INDEX, bombs, extended_header, members_of, repack, rewrite, run_install
 from test_second_track import corpus, make_checkout
 
 from generator.cli.main import main
@@ -216,6 +216,8 @@ TAMPERS: dict[str, tuple[Callable[[Path], None], str]] = {
     "a file under a file": (lambda a: _add_member(a, _file("manifest/manifest.sha256/x", 2), b"x\n"),
                             "a file and a folder at once"),
     "not a tar": (lambda a: _rewrite(a, b"not a tar at all\n" * 100), "not a release artifact"),
+    "an extended header of 100 MiB": (lambda a: repack(a, lambda ms: ms, tail=extended_header()),
+                                      "a member's extended header declares 104857600 bytes, more than the 16 MiB"),
 }
 
 
@@ -420,8 +422,12 @@ def test_an_artifact_under_another_name_or_another_expected_hash_is_refused(
         artifact.name, renamed.name))
     releases = work / "releases"
     assert main(["release", "install", str(renamed), "--releases", str(releases)]) == 1
+    assert f"member {INDEX}: release: '{release_name(b)}', not the artifact's name {release_name(a)}" in \
+        capsys.readouterr().err  # its index names the release it was packed as
+    _tamper_member(renamed, INDEX, lambda d: d.replace(release_name(b).encode(), release_name(a).encode()))
+    assert main(["release", "install", str(renamed), "--releases", str(releases)]) == 1
     assert f"release {release_name(b)} (manifest hash {manifest_hash(b)} of the track conformite) differs from " \
-           f"{release_name(a)} expected by the artifact's name" in capsys.readouterr().err
+           f"{release_name(a)} expected by the artifact's name" in capsys.readouterr().err  # and its manifests
     for other in (manifest_hash(a), release_name(a)):  # the first track's manifest hash, or the release hash
         assert main(["release", "install", str(artifact), "--releases", str(releases), "--expect-manifest-hash",
                      other]) == 1

@@ -33,6 +33,7 @@ INDEX_FORMAT = "corpus-release-files/1"
 INDEX_LIMIT = 16 * 1024 * 1024
 FILE_MODE, DIR_MODE = 0o644, 0o755
 _CHUNK = 1024 * 1024
+READ_LIMIT = 16 * 1024 * 1024  # one read of the artifact: a header's extended data, or a chunk of a file
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 AGAIN = "copy it again from where it was packed (corpus release pack)"
 
@@ -161,6 +162,26 @@ class Members:
             raise self.refuse(name, f"cannot be read ({exc or type(exc).__name__})") from None
 
 
+class _BoundedReads:
+    """The artifact's file as tarfile reads it, no single read larger than :data:`READ_LIMIT`: tarfile reads a
+    PAX or GNU extended header whole, as large as its header says; data is read in :data:`_CHUNK` pieces."""
+
+    def __init__(self, handle: BinaryIO, artifact: Path) -> None:
+        self.handle, self.artifact = handle, artifact
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0 or size > READ_LIMIT:
+            raise RenderError(f"{self.artifact}: a member's extended header declares {size} bytes, more than the "
+                              f"{size_text(READ_LIMIT)} one may hold: not a release artifact; {AGAIN}")
+        return self.handle.read(size)
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        return self.handle.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.handle.tell()
+
+
 def open_members(handle: BinaryIO, size: int, artifact: Path) -> Members:
     """Read every header of the tar in ``handle`` (``size`` bytes), checking each as it comes, before any
     member's data: its name, its type, its size against what is left of the artifact, and that no name comes
@@ -171,7 +192,8 @@ def open_members(handle: BinaryIO, size: int, artifact: Path) -> Members:
     left = size
     try:
         # the TarFile lives as long as Members; closing it would not close ``handle``, which the caller owns
-        tar = tarfile.open(fileobj=handle, mode="r:", encoding="utf-8", errors="strict")  # noqa: SIM115
+        tar = tarfile.open(fileobj=_BoundedReads(handle, artifact),  # type: ignore[arg-type]  # noqa: SIM115
+                           mode="r:", encoding="utf-8", errors="strict")
         members = Members(tar, files, folders, artifact)
         for info in tar:
             path = member_path(info.name, artifact)
