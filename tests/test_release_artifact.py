@@ -29,6 +29,7 @@ from release_fixtures import (
 from tar_bombs import INDEX, bombs, extended_header, members_of, repack, rewrite, run_install
 from test_second_track import corpus, make_checkout
 
+from generator.base.errors import GeneratorError
 from generator.cli.main import main
 from generator.compiler.track_file import track_named
 from generator.contract.freeze import FreezeRecord
@@ -359,12 +360,34 @@ def test_a_corrupt_record_is_refused_at_pack_time_whatever_is_expected(
     shutil.copytree(b, root)
     make, says = RECORDS[case]
     path = _put_record(root, make(root))
-    for expect in ([], ["--expect-manifest-hash", manifest_hash(root)]):
-        assert main(["release", "pack", "--root", str(root), "--out", str(work / "out"), *expect]) == 1
-        err = capsys.readouterr().err
-        assert err.count("\n") == 1 and str(path) in err and "Traceback" not in err, err
-        assert says in err or not expect, err  # without it, the record is also what the first track is held to
-    assert not (work / "out").exists() or list((work / "out").iterdir()) == []
+    commands = (["release", "pack", "--out", str(work / "out")], ["release", "--releases", str(work / "releases")])
+    for command in commands:
+        for expect in ([], ["--expect-manifest-hash", manifest_hash(root)]):
+            assert main([*command, "--root", str(root), *expect]) == 1
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and str(path) in err and "Traceback" not in err, err
+            assert says in err or not expect, err  # without it, the record is also what the first track is held to
+    for folder in ("out", "releases"):
+        assert not (work / folder).exists() or list((work / folder).iterdir()) == []
+
+
+def test_a_record_is_added_to_a_release_only_when_it_proves_against_that_releases_trees(
+        builds: tuple[Path, Path], work: Path) -> None:
+    """A record that holds for its own checkout, carried to a release of another build: refused, nothing
+    written in the release (the release's own manifest is what a record must anchor)."""
+    from generator.serving.release import carry_records, install, prove_tracks
+
+    a, b = builds
+    root = work / "root"
+    shutil.copytree(b, root)
+    _put_record(root, _record(root))
+    releases = work / "releases"
+    target = install(a, releases)
+    says = f"the freeze record of the track conformite says manifest_hash {manifest_hash(b)}, not the track's " \
+        f"{manifest_hash(a)}"
+    with pytest.raises(GeneratorError, match=says):
+        carry_records(root, target, prove_tracks(a))
+    assert not (target / "freeze").exists()
 
 
 @pytest.mark.parametrize("case", ["another manifest", "not as corpus freeze writes it"])
