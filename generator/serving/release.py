@@ -233,10 +233,11 @@ def check_records(root: Path, proven: list[Proven]) -> None:
     for one in proven:
         path = root / one.places.record
         if path.exists() or path.is_symlink():
-            check_record(_record_bytes(path), str(path), one, root)
+            check_record(_published_bytes(path), str(path), one, root)
 
 
-def _record_bytes(path: Path) -> bytes:
+def _published_bytes(path: Path) -> bytes:
+    """A record's (or a track file's) bytes, bounded, never through a link; an OSError is one line naming it."""
     try:
         return read_bounded(path, PUBLISHED_LIMIT, follow_symlinks=False)
     except OSError as exc:
@@ -252,10 +253,10 @@ def carry_records(root: Path, release: Path, proven: list[Proven]) -> None:
         source = root / one.places.record
         if not (source.exists() or source.is_symlink()):
             continue
-        data = _record_bytes(source)
+        data = _published_bytes(source)
         target = release / one.places.record
         if target.exists() or target.is_symlink():
-            if _record_bytes(target) == data:
+            if _published_bytes(target) == data:
                 continue
             raise RenderError(f"{target}: the release already holds a freeze record of the track "
                               f"{one.places.piste}, and {source} is another: a release folder is never rewritten, "
@@ -290,8 +291,7 @@ def check_same_definitions(root: Path, release: Path) -> None:
 
     mine, theirs = files(root), files(release)
     for rel in sorted(mine.keys() | theirs.keys()):
-        same = rel in mine and rel in theirs and read_bounded(mine[rel], PUBLISHED_LIMIT, follow_symlinks=False) \
-            == read_bounded(theirs[rel], PUBLISHED_LIMIT, follow_symlinks=False)
+        same = rel in mine and rel in theirs and _published_bytes(mine[rel]) == _published_bytes(theirs[rel])
         if not same:
             held = "differs from the one given" if rel in mine and rel in theirs else \
                 "is not in the one given" if rel in theirs else "is missing, the one given has it"
