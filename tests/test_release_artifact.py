@@ -217,6 +217,8 @@ TAMPERS: dict[str, tuple[Callable[[Path], None], str]] = {
     "a file under a file": (lambda a: _add_member(a, _file("manifest/manifest.sha256/x", 2), b"x\n"),
                             "a file and a folder at once"),
     "not a tar": (lambda a: _rewrite(a, b"not a tar at all\n" * 100), "not a release artifact"),
+    "a 2 GiB artifact": (lambda a: os.truncate(a, 2 * 1024 ** 3),  # a hole on disk: refused by its size, unread
+                         "2147483648 bytes, more than the 1024 MiB an artifact may hold"),
     "an extended header of 100 MiB": (lambda a: repack(a, lambda ms: ms, tail=extended_header()),
                                       "a member's extended header declares 104857600 bytes, more than the 16 MiB"),
 }
