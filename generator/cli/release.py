@@ -11,6 +11,7 @@ from pathlib import Path
 
 from generator.base.output_places import outside_protected
 from generator.cli.options import Subparsers, UsageError, add_root_options
+from generator.compiler.track_file import protected_trees
 from generator.serving.artifact import install_artifact, pack
 from generator.serving.release import CURRENT, install, link, release, releases_folder, rollback_target
 
@@ -47,7 +48,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 def cmd_pack(args: argparse.Namespace) -> int:
     root = args.root.resolve()
     out = outside_protected(root, args.out, "--out", "which the generator compiles or serves: write the artifact "
-                                                     "elsewhere")
+                                                     "elsewhere", protected_trees(root))
     start = time.monotonic()
     packed = pack(root, out.resolve(), args.expect_manifest_hash)
     print(f"corpus release pack: {packed.path} ({packed.size} bytes, {packed.files} files, sha256 {packed.sha256} "
