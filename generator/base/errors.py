@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
@@ -36,7 +37,7 @@ class Problem:
     location: Location
     field: str
     message: str
-    severity: Severity = field(default=Severity.ERROR, compare=False)
+    severity: Severity = dataclasses.field(default=Severity.ERROR, compare=False)  # `field` is a field here
 
     def __str__(self) -> str:
         prefix = "" if self.severity is Severity.ERROR else "warning: "

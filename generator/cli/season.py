@@ -89,7 +89,7 @@ def built_reader(root: Path, track: Track) -> CorpusReader:
     return CorpusReader(build, track)
 
 
-def print_evaluation(ev: Evaluation, track: Track, out=sys.stdout) -> None:
+def print_evaluation(ev: Evaluation, track: Track, out: TextIO = sys.stdout) -> None:
     task = ev.task
     print(f"{task.id}  {track.drawing.task.format(id=task.id, **dict(task.fields))}  [{ev.strategy.name}]",
           file=out)
@@ -141,7 +141,8 @@ def _yaml_value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def print_founding_yaml(reader: CorpusReader, logic: TrackLogic, evaluation: Evaluation, out=sys.stdout) -> None:
+def print_founding_yaml(reader: CorpusReader, logic: TrackLogic, evaluation: Evaluation,
+                        out: TextIO = sys.stdout) -> None:
     """The founding facts the rule derives, as the `faits:` block of season_src/cle.yaml."""
     facts = founding_facts(reader, logic, evaluation)
     print(f"  {evaluation.task.id}:", file=out)
@@ -158,7 +159,7 @@ def print_founding_yaml(reader: CorpusReader, logic: TrackLogic, evaluation: Eva
                       f"valeur: {_yaml_value(e.valeur)}}}", file=out)
 
 
-def print_report(report: SeasonReport, logic: TrackLogic, out=sys.stdout) -> None:
+def print_report(report: SeasonReport, logic: TrackLogic, out: TextIO = sys.stdout) -> None:
     """The task table; ``graphe`` is the count of distinct probant facts: proper + on common lists."""
     print(f"{'tâche':<8} {'famille':<9} {'verdict (clé)':<15} {'évalué':<15} {'appels':>6} {'faits':>5} "
           f"{'bornes':>6} {'graphe':>7}  raccourcis en défaut", file=out)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from generator.base.atomic_file import write_atomic
-from generator.base.errors import CorpusError
+from generator.base.errors import CorpusError, RenderError
 from generator.base.output_places import outside_protected
 from generator.cli.options import (
     PROBLEM,
@@ -25,7 +25,6 @@ from generator.compiler.track_file import load_tracks
 from generator.serving.instance_commands import reload_prefix, verify_prefix
 from generator.serving.nginx_process import reload_and_wait
 from generator.serving.nginx_render import render_and_write
-from generator.serving.nginx_settings import RenderError
 from generator.serving.peer_tls import PLAIN, PeerTLS
 from generator.serving.serve import (
     DEFAULT_PREFIX,

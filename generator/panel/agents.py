@@ -249,8 +249,10 @@ def tampered(root: Path, contexts: list[Context], kind: str) -> list[dict[str, A
                      if (f.ressource, f.champ) not in {(a["claim"]["resource"], a["claim"]["field"])
                                                        for a in sub["assertions"]}]
             room = ctx.plafond + 1 - len(sub["assertions"])
-            more = submissions(root, [ctx], lambda c, extra=extra, room=room:
-                                (c.evaluation.verdict, extra[:room]))[0]
+            def past_plafond(c: Context, extra: Claims = extra, room: int = room) -> tuple[str, Claims]:
+                return c.evaluation.verdict, extra[:room]
+
+            more = submissions(root, [ctx], past_plafond)[0]
             for n, assertion in enumerate(more["assertions"]):
                 sub["assertions"].append({**assertion, "id": f"a-plus-{n}"})
             sub["disclosures"].update(more["disclosures"])

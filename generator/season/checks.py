@@ -370,8 +370,8 @@ def check_bareme(root: Path, track: Track) -> list[Problem]:
                                 f"restore {bareme.file}, or, if the section changed on purpose (a new season, "
                                 f"a new version), write its new SHA-256 here"))
     table: dict[str, tuple[tuple[int, int], int]] = {}
-    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-        row = _BOUNDS_ROW.match(line)
+    for number, text in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        row = _BOUNDS_ROW.match(text)
         if row and re.fullmatch(track.task_id, row.group(1)):
             table[row.group(1)] = ((int(row.group(2)), int(row.group(3))), number)
     bounds_line = _line_of(written, "bornes", "bareme")
@@ -382,6 +382,7 @@ def check_bareme(root: Path, track: Track) -> list[Problem]:
         if section == copy:
             continue
         if section is None:
+            assert copy is not None  # the two differ
             said = f"{task_id} has bounds {copy[0]}, {copy[1]} in {definition} but no row in the section's table"
         elif copy is None:
             said = f"{task_id} has a row ({section[0]}, {section[1]}) in the section's table but no bounds here"

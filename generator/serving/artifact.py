@@ -193,10 +193,10 @@ def install_artifact(artifact: Path, releases: Path, expect: str | None = None) 
         target = release_target(releases, name)
         with staged(releases, target) as staging:
             proven = unpack(handle, size, staging, name, artifact)
-            wanted = expect.strip().lower() if expect is not None else None
-            if wanted is not None and wanted not in (name, proven[0].manifest.hash):
+            expected = expect.strip().lower() if expect is not None else None
+            if expected is not None and expected not in (name, proven[0].manifest.hash):
                 raise RenderError(f"{artifact}: is the release {name} (manifest hash {proven[0].manifest.hash} "
-                                  f"of the track {proven[0].places.piste}), not {wanted} expected by "
+                                  f"of the track {proven[0].places.piste}), not {expected} expected by "
                                   "--expect-manifest-hash; refusing to install another corpus")
             if target.is_dir():
                 check_same(target, proven)

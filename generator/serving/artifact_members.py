@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 from generator.base import strict_json
 from generator.base.atomic_file import write_fd
 from generator.base.bounded_read import size_text
-from generator.serving.nginx_settings import RenderError
+from generator.base.errors import RenderError
 
 INDEX = "release.json"  # the artifact's index of its files; read first, never installed
 INDEX_FORMAT = "corpus-release-files/1"
@@ -181,6 +181,12 @@ class _BoundedReads:
     def tell(self) -> int:
         return self.handle.tell()
 
+    def write(self, data: bytes) -> int:  # tarfile's file protocol names it; an artifact is only read
+        raise OSError("an artifact is opened for reading only")
+
+    def close(self) -> None:  # ``handle`` belongs to the caller, who closes it
+        pass
+
 
 def open_members(handle: BinaryIO, size: int, artifact: Path) -> Members:
     """Read every header of the tar in ``handle`` (``size`` bytes), checking each as it comes, before any
@@ -192,7 +198,7 @@ def open_members(handle: BinaryIO, size: int, artifact: Path) -> Members:
     left = size
     try:
         # the TarFile lives as long as Members; closing it would not close ``handle``, which the caller owns
-        tar = tarfile.open(fileobj=_BoundedReads(handle, artifact),  # type: ignore[arg-type]  # noqa: SIM115
+        tar = tarfile.open(fileobj=_BoundedReads(handle, artifact),  # noqa: SIM115
                            mode="r:", encoding="utf-8", errors="strict")
         members = Members(tar, files, folders, artifact)
         for info in tar:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from generator.base.errors import RenderError
 from generator.compiler.track_file import load_tracks
 from generator.contract.build_proof import prove_release
 from generator.contract.manifest import release_hash
 from generator.serving.nginx_process import reload_and_wait
 from generator.serving.nginx_render import render_and_write
-from generator.serving.nginx_settings import RenderError, read_settings
+from generator.serving.nginx_settings import read_settings
 
 
 def verify_prefix(prefix: Path) -> str:

@@ -19,7 +19,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from generator.serving.nginx_settings import RenderError, Settings
+from generator.base.errors import RenderError
+from generator.serving.nginx_settings import Settings
 
 START_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0
@@ -211,7 +212,8 @@ class NginxProcess:
         out = subprocess.DEVNULL if self.quiet else None
         log = self.settings.error_log_path
         self._log_start = log.stat().st_size if log.is_file() else 0
-        env, fds = None, ()
+        env: dict[str, str] | None = None
+        fds: tuple[int, ...] = ()
         if self.held is not None:
             fds = (self.held.fileno(),)
             env = {**os.environ, "NGINX": f"{fds[0]};"}

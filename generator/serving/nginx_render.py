@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import jinja2
 
 from generator.base.atomic_file import write_atomic
+from generator.base.errors import RenderError
 from generator.base.output_places import OutputRefused, outside_protected
 from generator.base.secret_values import (
     SecretError,
@@ -35,12 +36,12 @@ from generator.base.secret_values import (
 )
 from generator.compiler.compile import absent_body
 from generator.compiler.output import body_bytes
+from generator.compiler.source_paths import REQUIRED_SYSTEME
 from generator.compiler.track_file import load_tracks, protected_trees
-from generator.compiler.validate import REQUIRED_SYSTEME
 from generator.contract.build_proof import prove_release
 from generator.contract.manifest import BUILD_DIR, Manifest
 from generator.serving.nginx_process import test_config
-from generator.serving.nginx_settings import DEFAULT_WORKER_USER, RenderError, Settings, saved_peer
+from generator.serving.nginx_settings import DEFAULT_WORKER_USER, Settings, saved_peer
 from generator.serving.nginx_syntax import NginxSyntaxError, needs_dollar, quote_path, quote_regex, quote_text
 from generator.serving.peer_tls import KEY as PEER_KEY
 from generator.serving.peer_tls import PeerTLS, check_peer

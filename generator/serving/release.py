@@ -28,7 +28,7 @@ from secrets import token_hex
 
 from generator.base.atomic_file import write_new
 from generator.base.bounded_read import PUBLISHED_LIMIT, kind_of, read_bounded
-from generator.base.errors import CorpusError, GeneratorError, os_error_text
+from generator.base.errors import CorpusError, GeneratorError, RenderError, os_error_text
 from generator.compiler.track_file import TRACKS_DIR, load_tracks
 from generator.contract.build_proof import prove_release
 from generator.contract.freeze import FreezeRecord
@@ -37,7 +37,7 @@ from generator.contract.manifest import Manifest, release_hash
 from generator.contract.places import Places
 from generator.serving.nginx_process import reload_and_wait, running_pid
 from generator.serving.nginx_render import Rendered, render_checked, write
-from generator.serving.nginx_settings import RenderError, Settings, SettingsFile, read_settings
+from generator.serving.nginx_settings import Settings, SettingsFile, read_settings
 
 CURRENT = "current"
 PREVIOUS = "previous"

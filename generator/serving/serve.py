@@ -25,13 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from generator.base.errors import RenderError
 from generator.base.secret_values import PRIVATE_RUN_DIR, SecretError, new_secret, read_secret_file, write_private
 from generator.compiler.pipeline import build, compile_build
 from generator.compiler.track_file import load_tracks
 from generator.contract.manifest import Manifest
 from generator.serving.nginx_process import NginxProcess, held_socket, listen_problem
 from generator.serving.nginx_render import server_name
-from generator.serving.nginx_settings import RenderError, Settings, read_settings
+from generator.serving.nginx_settings import Settings, read_settings
 from generator.serving.state_file import check_state_target
 from generator.serving.supervise import RESTART_LIMIT, RESTART_WINDOW, Supervisor
 from generator.serving.tls_files import check_tls_file

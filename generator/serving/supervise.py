@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.base.errors import RenderError
 from generator.serving.nginx_process import NginxProcess
-from generator.serving.nginx_settings import RenderError
 from generator.serving.topology import Topology
 
 RESTART_LIMIT = 5  # restarts of one process allowed within RESTART_WINDOW (as the units' StartLimitBurst)

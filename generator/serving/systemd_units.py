@@ -37,11 +37,11 @@ from typing import Any
 
 import jinja2
 
-from generator.base.errors import GeneratorError
+from generator.base.errors import GeneratorError, RenderError
 from generator.compiler.track_file import load_tracks
 from generator.contract.manifest import Manifest
 from generator.serving.nginx_render import check_tls_files, server_name
-from generator.serving.nginx_settings import RenderError, SettingsFile, SettingsFileError, read_settings
+from generator.serving.nginx_settings import SettingsFile, SettingsFileError, read_settings
 from generator.serving.peer_tls import check_peer
 from generator.serving.tls_roles import InstanceTLS, check_instance
 

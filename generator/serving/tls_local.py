@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from generator.serving.nginx_settings import RenderError
+from generator.base.errors import RenderError
 from generator.serving.peer_tls import PeerTLS
 from generator.serving.tls_roles import (
     REPLICA_NAME,

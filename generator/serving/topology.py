@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from generator.base.atomic_file import write_atomic
+from generator.base.errors import RenderError
 from generator.compiler.track_file import load_tracks
 from generator.contract.manifest import Manifest
 from generator.serving.nginx_process import NginxProcess, end_group, held_socket
 from generator.serving.nginx_render import check_tls_files, render_and_write, server_name
-from generator.serving.nginx_settings import RenderError, Settings
+from generator.serving.nginx_settings import Settings
 from generator.serving.peer_tls import PLAIN, PeerTLS, check_peer
 from generator.serving.tls_local import LocalPeer, LocalTLS
 from generator.serving.tls_roles import InstanceTLS, check_instance
