@@ -37,8 +37,8 @@ from season_fixtures import (
 )
 from trackfix import CONFORMITE, copy_tracks
 
-from generator.pistes.conformite import logic as LOGIC
-from generator.pistes.conformite.evaluator import ALL_SHORTCUTS, evaluate
+from generator.pistes.conformite.evaluator import evaluate
+from generator.pistes.conformite.logic import TRACK_LOGIC as LOGIC
 from generator.season.checks import TaskReport, check_referentiel, check_season, check_task
 from generator.season.graph import probant_facts, task_graph
 from generator.season.reader import CorpusReader
@@ -415,7 +415,7 @@ def test_calls_below_two_are_refused(world: World) -> None:
     ev = evaluate(st.task, reader)
     ev = dataclasses.replace(ev, calls=ev.calls[:1])
     report = TaskReport(st, season.key["conf-03"], ev, {s.name: evaluate(st.task, reader, s).verdict
-                                                        for s in ALL_SHORTCUTS})
+                                                        for s in LOGIC.shortcuts.every})
     assert "decided in 1 corpus calls; a task must be decidable in 2 to 12" in \
         [p.message for p in check_task(reader, LOGIC, report)]
 
@@ -469,7 +469,7 @@ def test_assertion_minimum_boundary_is_exact(world: World) -> None:
     proper, common = probant_facts(reader, st.task, task_graph(reader, st.task))
     offered = len(proper) + len(common)
     base = TaskReport(st, season.key["conf-03"], evaluate(st.task, reader),
-                      {s.name: evaluate(st.task, reader, s).verdict for s in ALL_SHORTCUTS})
+                      {s.name: evaluate(st.task, reader, s).verdict for s in LOGIC.shortcuts.every})
 
     def messages(minimum: int) -> list[str]:
         report = dataclasses.replace(base, statement=dataclasses.replace(st, minimum=minimum))

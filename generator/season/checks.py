@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from generator.base.bounded_read import read_bounded
 from generator.base.errors import Location, Problem, unreadable_text
@@ -80,7 +81,7 @@ def check_fact(reader: CorpusReader, graph: Graph, report: TaskReport, fact: Fac
     return problems
 
 
-def check_task(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> list[Problem]:
+def check_task(reader: CorpusReader, logic: TrackLogic[Any], report: TaskReport) -> list[Problem]:
     st, entry, ev = report.statement, report.entry, report.evaluation
     bareme = reader.track.bareme
     task_id = st.task.id
@@ -174,12 +175,6 @@ def check_task_names(reader: CorpusReader, st: Statement) -> list[Problem]:
     return problems
 
 
-def _trap_strategy(logic: TrackLogic, entry: KeyEntry) -> Strategy | None:
-    if entry.raccourci is not None:
-        return logic.NAMED_SHORTCUTS.get(entry.raccourci)
-    return logic.FAMILY_SHORTCUTS.get(entry.famille)
-
-
 def _shown(fact: Fact) -> str:
     return f"({fact.ressource}, {fact.champ}) = {_json(fact.valeur)}"
 
@@ -200,7 +195,7 @@ def stale_facts(entry: KeyEntry, derived: list[FoundingFact]) -> dict[int, Found
     return out
 
 
-def check_rule(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> list[Problem]:
+def check_rule(reader: CorpusReader, logic: TrackLogic[Any], report: TaskReport) -> list[Problem]:
     """The key's founding facts are exactly what the published rule derives (generator.season.founding)."""
     entry = report.entry
     assert entry is not None
@@ -235,12 +230,12 @@ def check_rule(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> l
     return problems
 
 
-def check_trap(logic: TrackLogic, report: TaskReport) -> list[Problem]:
+def check_trap(logic: TrackLogic[Any], report: TaskReport) -> list[Problem]:
     """The family's shortcut must answer wrong; on the control, every shortcut must answer right."""
     entry = report.entry
     assert entry is not None
     task_id = report.statement.task.id
-    named = logic.NAMED_SHORTCUTS
+    named = logic.shortcuts.named
     if entry.famille == "controle" and entry.raccourci is not None:
         return [_problem(entry.location, task_id, "the control task has no trap, so no 'raccourci'")]
     if entry.raccourci is not None and entry.raccourci not in named:
@@ -250,11 +245,11 @@ def check_trap(logic: TrackLogic, report: TaskReport) -> list[Problem]:
         return [_problem(entry.location, task_id, f"control task: the shortcut {name} answers {verdict} "
                          f"instead of {entry.verdict}; a control must be answered right by every shortcut")
                 for name, verdict in report.shortcuts.items() if verdict != entry.verdict]
-    allowed = logic.NAMED_BY_FAMILY.get(entry.famille)
+    allowed = logic.shortcuts.named_by_family.get(entry.famille)
     if allowed is not None and entry.raccourci not in allowed:
         return [_problem(entry.location, task_id, f"{entry.famille} task needs 'raccourci', one of "
                          f"{', '.join(sorted(allowed))} (found {entry.raccourci!r})")]
-    strategy = _trap_strategy(logic, entry)
+    strategy = logic.shortcuts.of_trap(entry.famille, entry.raccourci)
     assert strategy is not None
     if report.shortcuts[strategy.name] == entry.verdict:
         return [_problem(entry.location, task_id, f"the trap does not trap: the {entry.famille} shortcut "
@@ -402,7 +397,7 @@ def check_season(season: Season, reader: CorpusReader, key_location: Location) -
     evaluations = []
     for statement in season.statements:
         evaluation = logic.evaluate(statement.task, reader)
-        shortcuts = {s.name: logic.evaluate(statement.task, reader, s) for s in logic.ALL_SHORTCUTS}
+        shortcuts = {s.name: logic.evaluate(statement.task, reader, s) for s in logic.shortcuts.every}
         evaluations += [evaluation, *shortcuts.values()]
         task_report = TaskReport(statement, season.key.get(statement.task.id), evaluation,
                                  {name: ev.verdict for name, ev in shortcuts.items()})

@@ -1,12 +1,12 @@
-"""The protocol of the conformité track, assembled (``tracks/conformite/track.yaml``, ``code``).
+"""The code of the conformité track, as one object (``tracks/conformite/track.yaml``, ``code``).
 
-The protocol is :class:`generator.season.logic.TrackLogic`: the evaluator and its shortcut readings
-(:mod:`.evaluator`), the same-rank sources of the founding rule (:mod:`.same_rank`), and the agents
-written from the served référentiel alone (:mod:`.independent`).
+:class:`generator.season.logic.TrackLogic` filled in: the evaluator and its shortcut readings
+(:mod:`.evaluator`), the same-rank sources of the founding rule (:mod:`.same_rank`), the agents written
+from the served référentiel alone (:mod:`.independent`) and the reading outside the rule
+(:mod:`.outside_rule`).
 """
 
 from generator.pistes.conformite.evaluator import (
-    ALL_SHORTCUTS,
     FAMILY_SHORTCUTS,
     NAMED_SHORTCUTS,
     P5_SHORTCUTS,
@@ -16,8 +16,12 @@ from generator.pistes.conformite.evaluator import (
 from generator.pistes.conformite.independent import EXCEPTIONS, INDEPENDENT
 from generator.pistes.conformite.outside_rule import OUTSIDE_RULE
 from generator.pistes.conformite.same_rank import same_rank_forms
+from generator.season.logic import Agents, Shortcuts, TrackLogic
 
-NAMED_BY_FAMILY = {"P5": P5_SHORTCUTS}
-
-__all__ = ["ALL_SHORTCUTS", "EXCEPTIONS", "FAMILY_SHORTCUTS", "INDEPENDENT", "NAMED_BY_FAMILY", "NAMED_SHORTCUTS",
-           "OUTSIDE_RULE", "REFERENCE", "evaluate", "same_rank_forms"]
+TRACK_LOGIC = TrackLogic(
+    evaluate=evaluate,
+    reference=REFERENCE,
+    shortcuts=Shortcuts(by_family=FAMILY_SHORTCUTS, named=NAMED_SHORTCUTS, named_by_family={"P5": P5_SHORTCUTS}),
+    same_rank_forms=same_rank_forms,
+    agents=Agents(independent=INDEPENDENT, exceptions=EXCEPTIONS, outside_rule=OUTSIDE_RULE),
+)
