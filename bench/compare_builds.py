@@ -1,4 +1,4 @@
-"""Which served bodies changed between two builds, and whether only non-probant fields did (issue 16).
+"""Which served bodies changed between two builds, and whether only non-probant fields did (a realism pass).
 
 A realism pass may rewrite names, forms, addresses, issuers and motifs, and the prose of ``/referentiel``,
 but never a probant field (spec §5.7, ``probants`` in ``tracks/<piste>/track.yaml``), nor what the

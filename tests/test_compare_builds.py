@@ -1,4 +1,4 @@
-"""bench/compare_builds.py, the check of a realism pass (issue 16): it lets non-probant fields and the prose of
+"""bench/compare_builds.py, the check of a realism pass: it lets non-probant fields and the prose of
 /referentiel change, and names every probant field, consumed field or rule that changed."""
 
 from __future__ import annotations

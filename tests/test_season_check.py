@@ -1,6 +1,6 @@
 """``corpus check-season`` passes on the real season and fails, with the right message, on every rule.
 
-A season cannot be patched once frozen, so the check is the last line of defence: each rule of issue 4
+A season cannot be patched once frozen, so the check is the last line of defence: each rule of the season
 gets a failing fixture made of the real season plus the smallest edit that breaks it, and the test
 asserts where the problem points (``file:line:column: task:``) and a fragment that pins the rule. Unless
 stated, the list of problems is asserted whole, so an edit that breaks a second rule (a flipped verdict
@@ -421,7 +421,7 @@ def test_calls_below_two_are_refused(world: World) -> None:
 
 
 def test_task_naming_an_absent_entity_is_one_problem(world: World, tmp_path: Path) -> None:
-    """Issue 8: an entity missing from the build is said once, by name, instead of by its consequences."""
+    """An entity missing from the build is said once, by name, instead of by its consequences."""
     tasks = edit_in_block(world.tasks_text(), "  - id: conf-03", "entite: /entites/ENT-2751",
                           "entite: /entites/ENT-9999")
     lines = [line for line in problem_lines(world, tmp_path, tasks=tasks)

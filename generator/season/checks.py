@@ -1,7 +1,8 @@
 """``corpus check-season``: prove the season against the built corpus before anyone freezes it.
 
-Each rule of issue 4 is one function returning problems; :func:`check_season` runs them all and also
-returns the figures of the closing report (per-task table, shortcuts, best constant answer).
+Each rule of the season (docs/season.md) is one function returning problems; :func:`check_season` runs
+them all and also returns the figures of the closing report (per-task table, shortcuts, best constant
+answer).
 """
 
 from __future__ import annotations
