@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.base.errors import RenderError
+from generator.base.errors import ServingError
 from generator.serving.nginx_process import NginxProcess
 from generator.serving.topology import Topology
 
@@ -90,7 +90,7 @@ class Supervisor:
             del self.pending[prefix]
             try:
                 fresh = self.topology.restart(dead)
-            except RenderError as exc:  # counted as a death at the next check
+            except ServingError as exc:  # counted as a death at the next check
                 self.say(f"{describe(dead)} did not start again: {str(exc).splitlines()[0]}")
                 continue
             self.say(f"{describe(fresh)} started again (pid {fresh.pid}), answering")
