@@ -12,10 +12,11 @@ from pathlib import Path
 
 from corpusfix import apply, copy_fixture, replace
 from nginx_server import start_topology, topology_secret
-from trackfix import CONFORMITE
+from trackfix import CONFORMITE, ROOT, copy_tracks
 
 from generator.cli.main import main
 from generator.compiler.pipeline import build
+from generator.compiler.track_file import track_named
 from generator.contract.hashing import sha256_hex
 from generator.observe.proxy_client import Answer, Load, fetch, tls_context
 
@@ -32,13 +33,51 @@ def checkout(folder: Path, edits: list[Callable[[Path], None]] = ()) -> Path:  #
     return folder
 
 
+def two_tracks(folder: Path, edits: list[Callable[[Path], None]] = ()) -> Path:  # type: ignore[assignment]
+    """A scratch checkout of the repository's two tracks as committed, générique rebuilt with ``edits`` when
+    given (a générique-only change: conformité's trees are the committed ones), sources removed."""
+    folder.mkdir(parents=True)
+    for name in ("build", "manifest", "generique/build", "generique/manifest"):
+        shutil.copytree(ROOT / name, folder / name)
+    copy_tracks(folder, tracks=("conformite", "generique"))
+    if edits:
+        src = folder / "generique" / "corpus_src"
+        shutil.copytree(ROOT / "generique" / "corpus_src", src)
+        base_url = json.loads((ROOT / "generique" / "manifest" / "manifest.json").read_bytes())["base_url"]
+        build(apply(src, edits), folder, base_url, track_named(ROOT, "generique"))
+        shutil.rmtree(src)
+    os.chmod(folder, 0o755)
+    return folder
+
+
+def manifest_files(root: Path) -> dict[str, Path]:
+    """Each track's manifest file by the layout docs/tracks.md gives: conformité's at the root, any other
+    track's under the folder named after it."""
+    pistes = sorted(p.name for p in (root / "tracks").iterdir())
+    return {piste: (root if piste == "conformite" else root / piste) / "manifest" / "manifest.json"
+            for piste in pistes}
+
+
 def manifest_hash(root: Path) -> str:
+    """The first track's (conformité's) manifest hash."""
     return sha256_hex((root / "manifest" / "manifest.json").read_bytes())
 
 
+def release_name(root: Path) -> str:
+    """What docs/operating.md defines a release's name to be: the SHA-256 of the sorted lines
+    ``<piste> <manifest hash>\\n`` of every track."""
+    lines = sorted(f"{piste} {sha256_hex(file.read_bytes())}\n" for piste, file in manifest_files(root).items())
+    return sha256_hex("".join(lines).encode("utf-8"))
+
+
 def bodies(root: Path) -> dict[str, bytes]:
-    manifest = json.loads((root / "manifest" / "manifest.json").read_text("utf-8"))
-    return {e["path"]: (root / "build" / e["file"]).read_bytes() for e in manifest["resources"]}
+    """Every served body of every track, by canonical path."""
+    out = {}
+    for file in manifest_files(root).values():
+        manifest = json.loads(file.read_text("utf-8"))
+        out.update({e["path"]: (file.parent.parent / "build" / e["file"]).read_bytes()
+                    for e in manifest["resources"]})
+    return out
 
 
 def switch_under_load(work: Path, releases: Path, old: dict[str, bytes], new: dict[str, bytes],

@@ -186,8 +186,8 @@ def serve_both(root: Path) -> None:
 
 def test_freezing_one_track_leaves_every_byte_of_the_other(tmp_path: Path) -> None:
     root = tmp_path / "repo"
-    for name in ("corpus_src", "season_src", "build", "manifest", "season", "spec", "generique_src",
-                 "generique_saison", "build-generique", "manifest-generique", "season-generique"):
+    for name in ("corpus_src", "season_src", "build", "manifest", "season", "spec", "generique/corpus_src",
+                 "generique/season_src", "generique/build", "generique/manifest", "generique/season"):
         shutil.copytree(ROOT / name, root / name)
     copy_tracks(root, tracks=("conformite", "generique"))
 
@@ -200,10 +200,10 @@ def test_freezing_one_track_leaves_every_byte_of_the_other(tmp_path: Path) -> No
     salt.write_text("ab" * 32 + "\n", "utf-8")
     result = corpus(root, "freeze", "--track", "generique", "--salt-file", str(salt))
     assert result.returncode == 0, result.stderr
-    assert (root / "freeze-generique" / "record.json").is_file() and not (root / "freeze").exists()
+    assert (root / "generique" / "freeze" / "record.json").is_file() and not (root / "freeze").exists()
     assert tree("build", "manifest", "season") == before
-    record = json.loads((root / "freeze-generique" / "record.json").read_bytes())
-    manifest = root / "manifest-generique" / "manifest.json"
+    record = json.loads((root / "generique" / "freeze" / "record.json").read_bytes())
+    manifest = root / "generique" / "manifest" / "manifest.json"
     assert record["manifest_hash"] == hashlib.sha256(manifest.read_bytes()).hexdigest()
     listed = {t["piste"]: t for t in json.loads(corpus(root, "tracks", "--json").stdout)}
     assert listed["generique"]["bareme_sha256"] == hashlib.sha256((root / "spec" / "generique-bareme-v1.txt")
@@ -235,17 +235,17 @@ def test_evaluate_and_graph_work_on_the_track(tmp_path: Path) -> None:
 def test_an_impossible_date_in_the_track_s_sources_or_statements_is_one_line(tmp_path: Path) -> None:
     """A date field of this track is not named date_*: the validator knows a date by its shape."""
     root = tmp_path / "repo"
-    for name in ("generique_src", "generique_saison", "spec"):
+    for name in ("generique/corpus_src", "generique/season_src", "spec"):
         shutil.copytree(ROOT / name, root / name)
     copy_tracks(root, tracks=("generique",))
-    sheet = root / "generique_src" / "produits" / "PRD-32011.yaml"
+    sheet = root / "generique" / "corpus_src" / "produits" / "PRD-32011.yaml"
     sheet.write_text(sheet.read_text("utf-8").replace("fin_validite: 2026-11-15", "fin_validite: 2026-11-31"),
                      "utf-8")
     checked = corpus(root, "check")
     assert checked.returncode == 1
-    assert "generique_src/produits/PRD-32011.yaml:13:3: tarif.fin_validite: '2026-11-31' is not a real calendar " \
-           "date" in checked.stderr and "Traceback" not in checked.stderr
-    tasks = root / "generique_saison" / "taches.yaml"
+    assert "generique/corpus_src/produits/PRD-32011.yaml:13:3: tarif.fin_validite: '2026-11-31' is not a real " \
+           "calendar date" in checked.stderr and "Traceback" not in checked.stderr
+    tasks = root / "generique" / "season_src" / "taches.yaml"
     tasks.write_text(tasks.read_text("utf-8").replace("livraison_au_plus_tard: 2026-11-30",
                                                       "livraison_au_plus_tard: 2026-11-31", 1), "utf-8")
     season = corpus(root, "build-season")

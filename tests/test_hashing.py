@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 
 from generator.compiler.output import body_bytes
 from generator.contract.hashing import canonical_json, parsed_body, request_hash, response_hash, sha256_hex
+from generator.contract.manifest import release_hash
 
 # CONTRACT §2, "Worked vector".
 VECTOR_URL = "https://corpus.arkforge.tech/agrements/AGR-4417"
@@ -104,3 +106,20 @@ def test_formatting_does_not_change_the_response_hash() -> None:
     compact = json.dumps(json.loads(VECTOR_BODY), ensure_ascii=True, separators=(",", ":")).encode()
     reordered = json.dumps(dict(reversed(list(json.loads(VECTOR_BODY).items())))).encode()
     assert response_hash(compact) == response_hash(reordered) == VECTOR_RESPONSE_HASH
+
+
+# docs/operating.md, "The release hash": its worked example, computed there with printf | sha256sum.
+RELEASE_VECTOR = {"generique": "8a332b23604609f049b14f0fd568f2abbfbca5771a90685ec797c2b6c77fe11d",
+                  "conformite": "fbdc8cf65d8eda68cfcdc81ea7cfb9dfc97341944646f3e196a8e879dc3f89b8"}
+RELEASE_VECTOR_HASH = "dd00c56cda8fc81b21ebd470fa786be1521367bfa13bced28613bad7b6b480a1"
+
+
+def test_release_hash_vector_names_every_track() -> None:
+    lines = "".join(f"{piste} {RELEASE_VECTOR[piste]}\n" for piste in sorted(RELEASE_VECTOR))
+    assert hashlib.sha256(lines.encode()).hexdigest() == RELEASE_VECTOR_HASH == release_hash(RELEASE_VECTOR)
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "operating.md").read_text("utf-8")
+    assert RELEASE_VECTOR_HASH in doc and all(h in doc for h in RELEASE_VECTOR.values())
+    for piste in RELEASE_VECTOR:  # any track changed alone is another release
+        changed = {**RELEASE_VECTOR, piste: "0" * 64}
+        assert release_hash(changed) != RELEASE_VECTOR_HASH
+    assert release_hash({"conformite": RELEASE_VECTOR["conformite"]}) != RELEASE_VECTOR_HASH

@@ -5,12 +5,22 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from corpusfix import replace
 from nginx_server import private_folder, start_topology, topology_secret
-from release_fixtures import NEW_ADDRESS, bodies, checkout, manifest_hash, switch_under_load
+from release_fixtures import (
+    NEW_ADDRESS,
+    bodies,
+    checkout,
+    manifest_hash,
+    release_name,
+    switch_under_load,
+    two_tracks,
+)
 from trackfix import copy_tracks
 
 from generator.base.secret_values import new_secret, write_private
@@ -38,13 +48,42 @@ def test_release_switch_and_rollback_under_load(builds: tuple[Path, Path], work:
     a, b = builds
     releases = work / "releases"
     assert main(["release", "--root", str(a), "--releases", str(releases)]) == 0
-    assert os.readlink(releases / "current") == manifest_hash(a)
+    assert os.readlink(releases / "current") == release_name(a)
     switch_under_load(work, releases, bodies(a), bodies(b), ["release", "--root", str(b)])
-    assert os.readlink(releases / "current") == manifest_hash(a)
-    assert os.readlink(releases / "previous") == manifest_hash(b)
+    assert os.readlink(releases / "current") == release_name(a)
+    assert os.readlink(releases / "previous") == release_name(b)
     err = capsys.readouterr().err
-    assert f"{manifest_hash(b)} is current (previous {manifest_hash(a)})" in err
+    assert f"{release_name(b)} is current (previous {release_name(a)})" in err
     assert "each answers with the new" in err
+
+
+# a générique-only change: one product's price
+CHEAPER = [replace("produits/PRD-32011.yaml", 'prix_unitaire_ht: "39.80"', 'prix_unitaire_ht: "38.90"')]
+
+
+def test_a_generique_only_change_is_a_new_release_switched_and_rolled_back_under_load(
+        work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both tracks, générique changed alone: a new release name (the release hash names every track),
+    installed beside the old one, switched and rolled back under a proxy-like load (a new connection per
+    request) with no failed request, conformité's bodies the same bytes throughout."""
+    a, b = two_tracks(work / "a"), two_tracks(work / "b", CHEAPER)
+    assert manifest_hash(a) == manifest_hash(b) and release_name(a) != release_name(b)
+    old, new = bodies(a), bodies(b)
+    assert sorted(p for p in old if old[p] != new.get(p)) == ["/generique/produits/PRD-32011"]
+    releases = work / "releases"
+    assert main(["release", "--root", str(a), "--releases", str(releases)]) == 0
+    answers = switch_under_load(work, releases, old, new, ["release", "--root", str(b)])
+    failed = [(path, answer.status) for path, answer in answers if answer.status != 200]
+    conformite = [(path, answer) for path, answer in answers if not path.startswith("/generique/")]
+    assert failed == [] and len(conformite) >= 100
+    assert all(answer.body == old[path] == new[path] for path, answer in conformite)
+    with capsys.disabled():  # the figures, shown with pytest -s
+        print(f"\ngénérique-only release under load: {len(answers)} requests, {len(failed)} failed, "
+              f"{len(conformite)} to conformité", file=sys.stderr)
+    assert sorted(os.listdir(releases)) == sorted([release_name(a), release_name(b), "current", "previous"])
+    assert os.readlink(releases / "current") == release_name(a)
+    assert os.readlink(releases / "previous") == release_name(b)
+    assert f"{release_name(b)} is current (previous {release_name(a)})" in capsys.readouterr().err
 
 
 def _tampered(source: Path, dest: Path) -> Path:
@@ -93,6 +132,10 @@ def test_a_replica_refuses_an_extra_file_or_another_manifest(builds: tuple[Path,
     assert _render_replica(root, work, "--expect-manifest-hash", manifest_hash(b)) == 1
     assert f"differs from {manifest_hash(b)} expected by --expect-manifest-hash" in capsys.readouterr().err
     assert _render_replica(root, work, "--expect-manifest-hash", manifest_hash(a)) == 0
+    assert _render_replica(root, work, "--expect-manifest-hash", release_name(b)) == 1
+    assert f"release {release_name(a)} (manifest hash {manifest_hash(a)} of the track conformite) differs from " \
+           f"{release_name(b)} expected by --expect-manifest-hash" in capsys.readouterr().err
+    assert _render_replica(root, work, "--expect-manifest-hash", release_name(a)) == 0
     # a freeze record names the expected manifest when no hash is given
     (root / "freeze").mkdir()
     (root / "freeze" / "record.json").write_text(json.dumps({"manifest_hash": manifest_hash(b)}))
@@ -117,6 +160,8 @@ def test_prefix_commands_verify_build_and_reload(builds: tuple[Path, Path], work
     try:
         replica, frontal = topology.replicas[0].settings, topology.frontals[0].settings
         assert main(["verify-build", "--prefix", str(replica.prefix)]) == 0
+        assert capsys.readouterr().err == ("corpus verify-build: every track's build matches its manifest: "
+                                           f"release {release_name(root)} (conformite {manifest_hash(root)})\n")
         assert main(["verify-build", "--prefix", str(frontal.prefix)]) == 1
         write_private(topology.secret_file, f"{old}\n{new}\n")
         for settings in (replica, frontal):
@@ -170,14 +215,14 @@ def test_an_install_that_loses_the_race_uses_the_winners_identical_copy(builds: 
 
             sys.addaudithook(hook)
             target = install(a, releases)
-            name = manifest_hash(a)
+            name = release_name(a)
             ok = raced and target == releases / name and sorted(os.listdir(releases)) == [name]
             os._exit(0 if ok else 4)
         except BaseException:
             os._exit(3)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
-    assert bodies(releases / manifest_hash(a)) == bodies(a)
+    assert bodies(releases / release_name(a)) == bodies(a)
 
 
 def _replica_prefix(root: Path, work: Path, *source: str) -> Path:
@@ -198,7 +243,7 @@ def test_a_prefix_that_cannot_take_the_release_stops_it_before_the_switch(
     assert main(["release", "--root", str(b), "--releases", str(releases), "--prefix", "/nonexistent"]) == 1
     err = capsys.readouterr().err
     assert "--prefix /nonexistent: /nonexistent/conf/settings.json: not found: render the prefix first" in err
-    assert os.readlink(releases / "current") == manifest_hash(a) and not (releases / "previous").exists()
+    assert os.readlink(releases / "current") == release_name(a) and not (releases / "previous").exists()
     # a prefix rendered with --secret-env, the variable gone when the release re-renders it
     monkeypatch.setenv("CORPUS_TEST_RELEASE_SECRET", new_secret())
     prefix = _replica_prefix(releases / "current", work, "--secret-env", "CORPUS_TEST_RELEASE_SECRET")
@@ -207,7 +252,7 @@ def test_a_prefix_that_cannot_take_the_release_stops_it_before_the_switch(
     assert main(["release", "--root", str(b), "--releases", str(releases), "--prefix", str(prefix)]) == 1
     err = capsys.readouterr().err
     assert f"--prefix {prefix}: $CORPUS_TEST_RELEASE_SECRET is not set" in err
-    assert os.readlink(releases / "current") == manifest_hash(a) and not (releases / "previous").exists()
+    assert os.readlink(releases / "current") == release_name(a) and not (releases / "previous").exists()
     assert {p.name: p.read_bytes() for p in (prefix / "conf").iterdir()} == conf
 
 
@@ -231,8 +276,8 @@ def test_a_failure_after_the_switch_rolls_everything_back(builds: tuple[Path, Pa
                      "--prefix", str(frontal.prefix)]) == 1
         err = capsys.readouterr().err
         assert f"{frontal.nginx_conf}: exists and is not a regular file" in err
-        assert f"rolled back: current is {manifest_hash(a)} again" in err
-        assert os.readlink(releases / "current") == manifest_hash(a) and not (releases / "previous").exists()
+        assert f"rolled back: current is {release_name(a)} again" in err
+        assert os.readlink(releases / "current") == release_name(a) and not (releases / "previous").exists()
         for path in changed:
             assert fetch(topology.frontal_addresses, path, secret, context).body == old[path]
         assert json.loads(replica.settings_file.read_text())["manifest_hash"] == manifest_hash(a)

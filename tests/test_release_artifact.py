@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from nginx_server import private_folder
-from release_fixtures import NEW_ADDRESS, bodies, checkout, manifest_hash, switch_under_load
+from release_fixtures import NEW_ADDRESS, bodies, checkout, manifest_hash, release_name, switch_under_load
 from test_second_track import corpus, make_checkout
 
 from generator.cli.main import main
@@ -42,7 +42,7 @@ def work() -> Iterator[Path]:
 def _pack(root: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     assert main(["release", "pack", "--root", str(root), "--out", str(out)]) == 0
     assert "corpus release pack: " in capsys.readouterr().err
-    return out / f"{manifest_hash(root)}.tar"
+    return out / f"{release_name(root)}.tar"
 
 
 def _pack_elsewhere(root: Path, out: Path, env: dict[str, str], umask: int, cwd: Path) -> None:
@@ -65,7 +65,7 @@ def test_two_packs_are_byte_identical_from_two_checkouts_and_two_environments(wo
     _pack_elsewhere(two, work / "out-2", {"TZ": "Pacific/Kiritimati", "LC_ALL": "fr_FR.UTF-8",
                                           "LANG": "fr_FR.UTF-8", "PYTHONHASHSEED": "random"}, 0o077, two)
     names = [sorted(p.name for p in (work / out).iterdir()) for out in ("out-1", "out-2")]
-    digest = manifest_hash(one)
+    digest = release_name(one)
     assert names[0] == names[1] == [f"{digest}.sha256", f"{digest}.tar"]
     first, second = ((work / out / f"{digest}.tar").read_bytes() for out in ("out-1", "out-2"))
     assert first == second
@@ -186,24 +186,27 @@ def test_a_tampered_or_truncated_artifact_is_refused_and_nothing_switched(
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert err.startswith(f"corpus release: {artifact.with_suffix('')}.") and says in err, err  # .tar or .sha256
     assert sorted(os.listdir(releases)) == before  # no release folder, no staging left
-    assert os.readlink(releases / "current") == manifest_hash(a) and not (releases / "previous").exists()
+    assert os.readlink(releases / "current") == release_name(a) and not (releases / "previous").exists()
 
 
 def test_an_artifact_under_another_name_or_another_expected_hash_is_refused(
         builds: tuple[Path, Path], work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a, b = builds
     artifact = _pack(b, work / "artifacts", capsys)
-    renamed = artifact.with_name(f"{manifest_hash(a)}.tar")
+    renamed = artifact.with_name(f"{release_name(a)}.tar")
     shutil.copy(artifact, renamed)
     shutil.copy(artifact.with_suffix(".sha256"), renamed.with_suffix(".sha256"))
     renamed.with_suffix(".sha256").write_text(artifact.with_suffix(".sha256").read_text().replace(
         artifact.name, renamed.name))
     releases = work / "releases"
     assert main(["release", "install", str(renamed), "--releases", str(releases)]) == 1
-    assert f"manifest hash {manifest_hash(b)} differs from {manifest_hash(a)}" in capsys.readouterr().err
-    assert main(["release", "install", str(artifact), "--releases", str(releases), "--expect-manifest-hash",
-                 manifest_hash(a)]) == 1
-    assert f"is the release {manifest_hash(b)}, not {manifest_hash(a)}" in capsys.readouterr().err
+    assert f"release {release_name(b)} (manifest hash {manifest_hash(b)} of the track conformite) differs from " \
+           f"{release_name(a)} expected by the artifact's name" in capsys.readouterr().err
+    for other in (manifest_hash(a), release_name(a)):  # the first track's manifest hash, or the release hash
+        assert main(["release", "install", str(artifact), "--releases", str(releases), "--expect-manifest-hash",
+                     other]) == 1
+        assert f"is the release {release_name(b)} (manifest hash {manifest_hash(b)} of the track conformite), " \
+               f"not {other} expected" in capsys.readouterr().err
     assert not releases.exists() or os.listdir(releases) == []
 
 
@@ -213,47 +216,45 @@ def test_a_release_folder_of_that_name_holding_another_build_is_never_used(
     a, b = builds
     releases = work / "releases"
     artifact = _pack(b, work / "artifacts", capsys)
-    shutil.copytree(a, releases / manifest_hash(b))  # another build under the artifact's name
+    shutil.copytree(a, releases / release_name(b))  # another build under the artifact's name
     assert main(["release", "install", str(artifact), "--releases", str(releases)]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"manifest hash {manifest_hash(a)} differs from {manifest_hash(b)}" in err, err
-    assert not (releases / "current").exists() and sorted(os.listdir(releases)) == [manifest_hash(b)]
+    assert err.count("\n") == 1 and f"track conformite is at manifest {manifest_hash(a)} there, not " \
+        f"{manifest_hash(b)}" in err, err
+    assert not (releases / "current").exists() and sorted(os.listdir(releases)) == [release_name(b)]
 
 
-def test_every_track_travels_and_another_track_changed_alone_is_refused_under_the_same_name(
+def test_every_track_travels_and_another_track_changed_alone_is_a_new_release(
         work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Two tracks (conformité and the tests' essai): the artifact carries both, installed and proven. An
-    essai-only change keeps the name (the first track's manifest hash): installing it where the first one
-    is installed is refused, naming the track, and nothing is rewritten or switched."""
+    essai-only change is a new release (the release hash names every track): another artifact name, installed
+    beside the first one and switched to, the first one untouched."""
     root = make_checkout(work / "root")
     assert corpus(root, "build").returncode == 0
     artifact = _pack(root, work / "one", capsys)
     with tarfile.open(artifact) as tar:
         names = set(tar.getnames())
-    assert {"manifest-essai/manifest.json", "manifest/manifest.json", "tracks/essai/track.yaml"} <= names
-    assert any(n.startswith("build-essai/essai/produits/") for n in names)
+    assert {"essai/manifest/manifest.json", "manifest/manifest.json", "tracks/essai/track.yaml"} <= names
+    assert any(n.startswith("essai/build/essai/produits/") for n in names)
     releases = work / "releases"
     assert main(["release", "install", str(artifact), "--releases", str(releases)]) == 0
     installed = releases / artifact.stem
-    assert (installed / "manifest-essai" / "manifest.json").read_bytes() == \
-        (root / "manifest-essai" / "manifest.json").read_bytes()
-    essai_before = sha256_hex((root / "manifest-essai" / "manifest.json").read_bytes())
-    product = root / "essai_src" / "produits" / "PRD-0001.yaml"
+    first = (installed / "essai" / "manifest" / "manifest.json").read_bytes()
+    assert first == (root / "essai" / "manifest" / "manifest.json").read_bytes()
+    conformite = manifest_hash(root)
+    product = root / "essai" / "corpus_src" / "produits" / "PRD-0001.yaml"
     product.write_text(product.read_text("utf-8").replace("disponible: true", "disponible: false", 1), "utf-8")
     assert corpus(root, "build").returncode == 0
-    essai_after = sha256_hex((root / "manifest-essai" / "manifest.json").read_bytes())
-    assert essai_after != essai_before
+    assert sha256_hex((root / "essai" / "manifest" / "manifest.json").read_bytes()) != sha256_hex(first)
+    assert manifest_hash(root) == conformite
     again = _pack(root, work / "two", capsys)
-    assert again.name == artifact.name and again.read_bytes() != artifact.read_bytes()
-    capsys.readouterr()
-    assert main(["release", "install", str(again), "--releases", str(releases)]) == 1
-    err = capsys.readouterr().err
-    assert err == (f"corpus release: {installed}: track essai is at manifest {essai_before} there, not "
-                   f"{essai_after}: a release folder is never rewritten; move that folder away (unless current or "
-                   "previous name it) and install again\n")
-    assert (installed / "manifest-essai" / "manifest.json").read_bytes() != \
-        (root / "manifest-essai" / "manifest.json").read_bytes()
-    assert sorted(os.listdir(releases)) == sorted([artifact.stem, "current"])  # whatever the hash sorts as
+    assert again.name != artifact.name and again.name == f"{release_name(root)}.tar"
+    assert main(["release", "install", str(again), "--releases", str(releases)]) == 0
+    assert f"{again.stem} is current (previous {artifact.stem})" in capsys.readouterr().err
+    assert (installed / "essai" / "manifest" / "manifest.json").read_bytes() == first  # never rewritten
+    assert (releases / again.stem / "essai" / "manifest" / "manifest.json").read_bytes() == \
+        (root / "essai" / "manifest" / "manifest.json").read_bytes()
+    assert sorted(os.listdir(releases)) == sorted([artifact.stem, again.stem, "current", "previous"])
 
 
 # ------------------------------------------------------------------------- install under load
@@ -269,7 +270,7 @@ def test_install_and_switch_under_load_lose_no_request(builds: tuple[Path, Path]
     artifact = _pack(b, work / "artifacts", capsys)
     answers = switch_under_load(work, releases, bodies(a), bodies(b), ["release", "install", str(artifact)])
     assert len(answers) >= 250
-    assert os.readlink(releases / "current") == manifest_hash(a)
-    assert os.readlink(releases / "previous") == manifest_hash(b)
+    assert os.readlink(releases / "current") == release_name(a)
+    assert os.readlink(releases / "previous") == release_name(b)
     err = capsys.readouterr().err
-    assert f"corpus release install: {manifest_hash(b)} is current (previous {manifest_hash(a)})" in err
+    assert f"corpus release install: {release_name(b)} is current (previous {release_name(a)})" in err

@@ -38,7 +38,7 @@ def make_checkout(root: Path) -> Path:
     for name in ("corpus_src", "season_src", "spec"):
         shutil.copytree(ROOT / name, root / name)
     copy_tracks(root)
-    for name in ("tracks/essai", "essai_src", "essai_saison"):
+    for name in ("tracks/essai", "essai/corpus_src", "essai/season_src"):
         shutil.copytree(ESSAI / name, root / name)
     shutil.copy(ESSAI / "spec" / "essai-bareme-v1.txt", root / "spec")
     return root
@@ -62,7 +62,11 @@ def test_corpus_tracks_lists_both_tracks_with_their_files(checkout: Path) -> Non
     assert sorted(listed) == ["conformite", "essai"]
     essai = listed["essai"]
     assert (essai["build"], essai["manifest"], essai["cle"], essai["taches"]) == \
-        ("build-essai", "manifest-essai/manifest.json", "season-essai/cle.json", "season-essai/taches.json")
+        ("essai/build", "essai/manifest/manifest.json", "essai/season/cle.json", "essai/season/taches.json")
+    names = ("corpus_src", "season_src", "build", "manifest", "season", "freeze")  # one shape for every track
+    keys = ("sources", "sources_saison", "build", "manifest", "saison", "gel")
+    assert essai["arbres"] == {k: f"essai/{n}" for k, n in zip(keys, names, strict=True)}
+    assert listed["conformite"]["arbres"] == dict(zip(keys, names, strict=True))
     assert (essai["referentiel"], essai["catalogue"], essai["bareme"]) == \
         ("/essai/referentiel", "/essai/catalogue", "spec/essai-bareme-v1.txt")
     for item in listed.values():  # every path it names is a file of the checkout
@@ -75,7 +79,7 @@ def test_conformite_is_byte_identical_beside_a_second_track(checkout: Path) -> N
     committed = (ROOT / "manifest" / "manifest.json").read_bytes()
     assert (checkout / "manifest" / "manifest.json").read_bytes() == committed
     assert (checkout / "season" / "cle.json").read_bytes() == (ROOT / "season" / "cle.json").read_bytes()
-    essai = Manifest.load(checkout, "manifest-essai")
+    essai = Manifest.load(checkout, "essai/manifest")
     assert essai.corpus == "essai-s1" and essai.hash != Manifest.load(checkout).hash
     served = {e.path for e in essai.of_kind("resource")}
     assert {"/essai/referentiel", "/essai/catalogue", "/essai/produits/PRD-0001",
@@ -99,7 +103,7 @@ def test_one_nginx_serves_both_tracks_and_verify_crawls_each(checkout: Path) -> 
     with NginxServer(build_root=checkout) as server:
         produit = server.request("/essai/produits/PRD-0001")
         assert produit.status == 200
-        assert produit.body == (checkout / "build-essai" / "essai" / "produits" / "PRD-0001.json").read_bytes()
+        assert produit.body == (checkout / "essai" / "build" / "essai" / "produits" / "PRD-0001.json").read_bytes()
         entite = server.request("/entites/ENT-4102")
         assert entite.status == 200 and entite.body == (ROOT / "build" / "entites" / "ENT-4102.json").read_bytes()
         absent = server.request("/essai/produits/PRD-9999")
@@ -116,7 +120,7 @@ def test_one_nginx_serves_both_tracks_and_verify_crawls_each(checkout: Path) -> 
 def test_essai_submissions_are_scored_by_corpus_score(checkout: Path, tmp_path: Path) -> None:
     essai = next(t for t in load_tracks(checkout) if t.piste == "essai")
     manifest = Manifest.load(checkout, essai.trees.manifest)
-    key = json.loads((checkout / "season-essai" / "cle.json").read_text("utf-8"))
+    key = json.loads((checkout / "essai" / "season" / "cle.json").read_text("utf-8"))
     folder = tmp_path / "soumissions"
     folder.mkdir()
     for task_id, entry in key["taches"].items():  # an honest agent: exactly the key's founding facts

@@ -45,6 +45,11 @@ def checkout(tmp_path: Path, old: str = "", new: str = "") -> Path:
      "gel_servi: /entites/ENT-0001 has the shape of the collection entites"),
     ("piste: conformite", "piste: autre", "piste: the folder must be named autre after the track"),
     ("bareme:\n", "bareme_:\n", "bareme_: unknown field"),
+    ("  build: build\n", "  build: build-conformite\n",
+     "arbres.build: 'build-conformite': must be 'build' (a track's six trees keep the root's names, at the root"),
+    ("  sources: corpus_src\n", "  sources: conformite/corpus_src\n",
+     "arbres.sources_saison: 'season_src': must be 'conformite/season_src' (a track's six trees keep the root's "
+     "names, under conformite/"),
 ])
 def test_a_broken_definition_is_one_line_naming_its_place(tmp_path: Path, old: str, new: str,
                                                           expected: str) -> None:

@@ -98,11 +98,20 @@ def no_exchange(first: Path, second: Path) -> bool:
     return False  # as on a kernel or file system without renameat2(RENAME_EXCHANGE): two renames
 
 
-@pytest.mark.parametrize(("first_build", "exchange"), [(False, True), (False, False), (True, True)],
-                         ids=["exchanged-with-the-previous-build", "renamed-twice", "first-build"])
+def under(folder: str, trees: dict[str, dict[str, bytes]]) -> dict[str, dict[str, bytes]]:
+    """The same trees named as a track of its own folder names them (``generique/build``)."""
+    return {f"{folder}/{name}" if folder else name: files for name, files in trees.items()}
+
+
+@pytest.mark.parametrize(("first_build", "exchange", "folder"),
+                         [(False, True, ""), (False, False, ""), (True, True, ""), (False, False, "piste"),
+                          (True, True, "piste")],
+                         ids=["exchanged-with-the-previous-build", "renamed-twice", "first-build",
+                              "a-track-folder-renamed-twice", "a-track-folder-first-build"])
 def test_a_build_killed_at_any_step_leaves_one_whole_build(tmp_path: Path, first_build: bool,
-                                                           exchange: bool) -> None:
-    old, new, third = synthetic_pair("old"), synthetic_pair("new"), synthetic_pair("third")
+                                                           exchange: bool, folder: str) -> None:
+    old, new, third = (under(folder, synthetic_pair(tag)) for tag in ("old", "new", "third"))
+    names = tuple(new)
     steps = 0
 
     def build_new(root: Path) -> None:
@@ -115,19 +124,19 @@ def test_a_build_killed_at_any_step_leaves_one_whole_build(tmp_path: Path, first
         root.mkdir()
         if not first_build:
             transaction.commit_trees(root, old, say=quiet)
-        before = snapshot(root)
+        before = snapshot(root, names)
         if not killed_at(k, lambda root=root: build_new(root)):
-            assert snapshot(root) == flat(new) and leftovers(root) == []
+            assert snapshot(root, names) == flat(new) and leftovers(root) == []
             break
         steps += 1
         left = leftovers(root)
         notes: list[str] = []
         with transaction.reading(root, say=notes.append):  # what any reader sees right after the kill
-            seen = snapshot(root)
+            seen = snapshot(root, names)
         assert seen in (before, flat(new)), f"killed at step {k}: a mixture of two builds is visible"
         # the next build repairs or removes whatever was left, says so, and writes its own trees
         transaction.commit_trees(root, third, say=notes.append)
-        assert snapshot(root) == flat(third), f"killed at step {k}"
+        assert snapshot(root, names) == flat(third), f"killed at step {k}"
         assert leftovers(root) == [], f"killed at step {k}"
         # a stage or a journal left behind is repaired or removed with a word; nothing left, nothing said
         assert bool(notes) == bool(left), f"killed at step {k}: leftovers {left}, notes {notes}"

@@ -99,8 +99,7 @@ class Journal:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise TransactionError(f"{path}: unreadable journal ({exc}); check build/ and manifest/ by hand, "
                                    f"then remove {TXN_DIR}/") from None
-        names_ok = all(isinstance(n, str) and n not in ("", ".", "..") and "/" not in n
-                       for n in journal.trees + journal.existed)
+        names_ok = all(_tree_name_ok(n) for n in journal.trees + journal.existed)
         if data.get("format") != JOURNAL_FORMAT or journal.state not in (STAGING, SWAPPING, COMMITTED) \
                 or not names_ok or (journal.state != STAGING and len(journal.new) != len(journal.trees)):
             raise TransactionError(f"{path}: not a {JOURNAL_FORMAT} journal; check build/ and manifest/ by "
@@ -110,6 +109,11 @@ class Journal:
     def write(self, root: Path) -> None:
         """Replace the journal in one rename: a reader finds the previous state or this one, whole."""
         write_atomic(root / TXN_DIR / JOURNAL_FILE, self.to_bytes(), mode=FILE_MODE)
+
+
+def _tree_name_ok(name: object) -> bool:
+    """A tree is named relative to the root: ``build`` or, for a track's own folder, ``generique/build``."""
+    return isinstance(name, str) and all(part not in ("", ".", "..") for part in name.split("/"))
 
 
 # --------------------------------------------------------------------------------------- modes and writes
@@ -154,6 +158,18 @@ def write_tree(target: Path, files: dict[str, bytes]) -> None:
                         make_dir(os.path.join(base, sub))
                     made.add(sub)
         write_file(os.path.join(base, relative), data, fix_mode=fix_mode)
+
+
+def make_parents(path: Path, top: Path) -> None:
+    """Create the folders between ``top`` (which exists) and ``path`` (mode 0755): a tree named
+    ``generique/build`` is staged, set aside and put in place under a ``generique/`` of its own."""
+    missing = []
+    parent = path.parent
+    while parent != top and not parent.is_dir():
+        missing.append(parent)
+        parent = parent.parent
+    for folder in reversed(missing):
+        make_dir(folder)
 
 
 def _remove(path: Path) -> None:
@@ -302,10 +318,12 @@ def _roll_back(root: Path, journal: Journal) -> None:
                 raise TransactionError(f"{current}: cannot exchange it back with {staged}")
         elif aside.exists():
             undone.mkdir(exist_ok=True)
+            make_parents(undone / name, undone)
             os.rename(current, undone / name)
             os.rename(aside, current)
         else:  # a first build: nothing stood here before
             undone.mkdir(exist_ok=True)
+            make_parents(undone / name, undone)
             os.rename(current, undone / name)
 
 
@@ -431,6 +449,7 @@ class Transaction:
             journal.write(root)
             make_dir(txn / "stage")
             for name, files in trees.items():
+                make_parents(txn / "stage" / name, txn / "stage")
                 write_tree(txn / "stage" / name, files)
         except OSError as exc:
             self._discard(txn)
@@ -462,8 +481,10 @@ class Transaction:
             for name in journal.trees:
                 staged, current = txn / "stage" / name, root / name
                 if name not in journal.existed:
+                    make_parents(current, root)
                     os.rename(staged, current)
                 elif not exchange(staged, current):
+                    make_parents(txn / "old" / name, txn / "old")
                     os.rename(current, txn / "old" / name)
                     os.rename(staged, current)
             replace(swapping, state=COMMITTED).write(root)

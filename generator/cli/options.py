@@ -96,8 +96,9 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--worker-user", default=None,
                         help=f"account of the workers when started as root (default {DEFAULT_WORKER_USER})")
     parser.add_argument("--expect-manifest-hash", default=None, metavar="SHA256",
-                        help="refuse to serve a build whose manifest hash differs (default: the freeze record "
-                             "freeze/record.json when it exists)")
+                        help="refuse to serve a build of another release: the release hash over every track "
+                             "(docs/operating.md), or the first track's manifest hash (default: each track's "
+                             "freeze record when it exists)")
 
 
 def render_settings(args: argparse.Namespace, prefix: Path, **changes: Any) -> Settings:

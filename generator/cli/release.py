@@ -71,9 +71,11 @@ def _prefix_option(p: argparse.ArgumentParser) -> None:
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser(
-        "release", help="install the verified build as releases/<manifest hash>/, switch, reload; pack, install",
-        description="Prove ROOT's build (build/ equals the manifest; the manifest hash is --expect-manifest-hash "
-                    "or the freeze record's), copy it into RELEASES/<manifest hash>/, point RELEASES/current at "
+        "release", help="install the verified build as releases/<release hash>/, switch, reload; pack, install",
+        description="Prove ROOT's build, every track (each build equals its manifest; --expect-manifest-hash is "
+                    "the release hash or the first track's manifest hash, else each track's freeze record holds), "
+                    "copy it into RELEASES/<release hash>/ (the release hash: SHA-256 of the sorted lines "
+                    "'<piste> <manifest hash>', docs/operating.md), point RELEASES/current at "
                     "it in one atomic rename (RELEASES/previous keeps the one before), then render every --prefix "
                     "again from RELEASES/current (replicas first, then the frontal) and reload it, returning "
                     "once each answers with the new configuration. Every prefix is rendered and checked with "
@@ -84,32 +86,35 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--releases", type=Path, default=None, help="folder of the releases (holds current, previous)")
     _prefix_option(p)
     p.add_argument("--expect-manifest-hash", default=None, metavar="SHA256",
-                   help="refuse a build whose manifest hash differs (default: the freeze record when it exists)")
+                   help="refuse another release: its release hash, or the first track's manifest hash (default: "
+                        "each track's freeze record when it exists)")
     p.add_argument("--rollback", action="store_true", help="switch back to RELEASES/previous and reload")
     p.set_defaults(func=cmd_release)
     actions = p.add_subparsers(dest="release_action", metavar="{pack,install}")
 
     packing = actions.add_parser(
-        "pack", help="write the verified build as OUT/<manifest hash>.tar and its .sha256",
+        "pack", help="write the verified build as OUT/<release hash>.tar and its .sha256",
         description="Prove every track of ROOT as 'corpus release' does, then write what a release holds (each "
-                    "track's build/ and manifest/, its freeze record, tracks/) as OUT/<manifest hash>.tar, one "
+                    "track's build/ and manifest/, its freeze record, tracks/) as OUT/<release hash>.tar, one "
                     "deterministic uncompressed tar (same sources, same bytes on any machine, path, umask, "
-                    "timezone or locale), and OUT/<manifest hash>.sha256 beside it (sha256sum -c reads it). "
-                    "The name is the first track's manifest hash, the release folder it installs to.")
+                    "timezone or locale), and OUT/<release hash>.sha256 beside it (sha256sum -c reads it). "
+                    "The name is the release hash over every track's manifest hash, the release folder it "
+                    "installs to.")
     add_root_options(packing)
     packing.add_argument("--out", type=Path, required=True, help="folder to write the artifact into (created)")
     packing.add_argument("--expect-manifest-hash", default=None, metavar="SHA256",
-                         help="refuse a build whose manifest hash differs (default: the freeze record's)")
+                         help="refuse another release: its release hash, or the first track's manifest hash "
+                              "(default: each track's freeze record)")
     packing.set_defaults(func=cmd_pack)
 
     installing = actions.add_parser(
-        "install", help="check an artifact, install it as releases/<manifest hash>/, switch, reload",
+        "install", help="check an artifact, install it as releases/<release hash>/, switch, reload",
         description="Check ARTIFACT's SHA-256 against the .sha256 beside it, unpack it into a private folder "
-                    "(plain files and folders only), prove every track against its manifest inside (the first "
-                    "one's hash is the artifact's name), then install it as RELEASES/<manifest hash>/ and switch "
+                    "(plain files and folders only), prove every track against its manifest inside (their "
+                    "release hash is the artifact's name), then install it as RELEASES/<release hash>/ and switch "
                     "and reload the prefixes as 'corpus release' does, rolling back on a failure. A refused "
                     "artifact is one line, exit 1, nothing installed or switched.")
-    installing.add_argument("artifact", type=Path, metavar="ARTIFACT", help="DIR/<manifest hash>.tar")
+    installing.add_argument("artifact", type=Path, metavar="ARTIFACT", help="DIR/<release hash>.tar")
     installing.add_argument("--releases", type=Path, required=True,
                             help="folder of the releases (holds current, previous)")
     _prefix_option(installing)

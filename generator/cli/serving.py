@@ -133,8 +133,8 @@ def cmd_maintenance(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_build(args: argparse.Namespace) -> int:
-    digest = verify_prefix(args.prefix.resolve())
-    print(f"corpus verify-build: build matches manifest {digest}", file=sys.stderr)
+    served = verify_prefix(args.prefix.resolve())
+    print(f"corpus verify-build: every track's build matches its manifest: {served}", file=sys.stderr)
     return 0
 
 
@@ -248,10 +248,12 @@ def register_serve(sub: Subparsers) -> None:
 def register_instance(sub: Subparsers) -> None:
     """``verify-build`` and ``reload``."""
     p = sub.add_parser(
-        "verify-build", help="a rendered replica's start check: its build is exactly its manifest",
-        description="Read PREFIX/conf/settings.json and prove the replica's root: every manifest entry's bytes, "
-                    "no other file in build/, and the manifest hash the prefix was rendered for (or its "
-                    "--expect-manifest-hash). Exit 1, naming the first difference, otherwise.")
+        "verify-build", help="a rendered replica's start check: each track's build is exactly its manifest",
+        description="Read PREFIX/conf/settings.json and prove the replica's root, every track of it: every "
+                    "manifest entry's bytes, no other file in the build, and the release hash (or first track's "
+                    "manifest hash) the prefix was rendered for (or its --expect-manifest-hash). Exit 1, naming "
+                    "the first difference, otherwise; else one line naming the release hash and each track's "
+                    "manifest hash.")
     p.add_argument("--prefix", type=Path, required=True, help="rendered nginx prefix")
     p.set_defaults(func=cmd_verify_build)
 

@@ -9,6 +9,7 @@ Loading does no validation beyond the YAML itself: problems are collected so tha
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,8 +146,18 @@ def read_bounded(path: Path) -> bytes:
         raise
 
 
+@functools.lru_cache(maxsize=64)
+def _named_from(root: Path) -> Path:
+    """The folder messages name a source file from: the checkout, so that a file is named as the author
+    finds it (``corpus_src/...``, or ``generique/corpus_src/...`` for a track's own folder)."""
+    parent = root.parent
+    if (parent.parent / "tracks" / parent.name).is_dir():  # ROOT/<piste>/corpus_src (docs/tracks.md)
+        return parent.parent
+    return parent
+
+
 def _read(root: Path, path: Path, problems: list[Problem]) -> tuple[str, Any] | None:
-    name = path.relative_to(root.parent).as_posix()
+    name = path.relative_to(_named_from(root)).as_posix()
     try:
         return name, load_text(read_bounded(path), name)
     except YamlProblem as exc:
@@ -162,7 +173,7 @@ def read_record(root: Path, relative: str, kind: str, problems: list[Problem],
     path = root / relative
     if not os.path.lexists(path):
         if required:
-            name = (Path(root.name) / relative).as_posix()
+            name = (root / relative).relative_to(_named_from(root)).as_posix()
             problems.append(Problem(Location(name), "", "required file is missing"))
         return None
     loaded = _read(root, path, problems)
@@ -218,7 +229,7 @@ def _prefixes(folder: str) -> list[str]:
 
 
 def _shown(root: Path, path: Path) -> str:
-    return path.relative_to(root.parent).as_posix()
+    return path.relative_to(_named_from(root)).as_posix()
 
 
 def _unexpected(entry: os.DirEntry, folder: str, files: tuple[str, ...], any_yaml: bool) -> str:

@@ -35,6 +35,10 @@ from generator.tracks.model import (
 
 TRACKS_DIR = "tracks"
 TRACK_FILE = "track.yaml"
+# One shape for a track's trees (``arbres``): these six names at the root (the first track, conformité),
+# or the same six inside one folder named after the track (``generique/build``...).
+TREE_NAMES = {"sources": "corpus_src", "sources_saison": "season_src", "build": "build", "manifest": "manifest",
+              "saison": "season", "gel": "freeze"}
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
@@ -106,9 +110,21 @@ def load_track(file: Path) -> Track:
     if folder.name != track.piste:
         problems.append(checker.at(record.data, "piste", "piste", f"the folder must be named {track.piste} "
                                    f"after the track (it is {folder.name})"))
+    _check_tree_shape(checker, record.data["arbres"], track.piste)
     if problems:
         raise CorpusError(problems)
     return track
+
+
+def _check_tree_shape(checker: _Checker, trees: dict[str, str], piste: str) -> None:
+    """Every tree at the root's name, all six at the root or all six under ``<piste>/``."""
+    shapes = {"": "at the root", f"{piste}/": f"under {piste}/"}
+    first = trees["sources"].removesuffix(TREE_NAMES["sources"])
+    prefix = first if first in shapes else f"{piste}/"
+    for key, name in TREE_NAMES.items():
+        if trees[key] != prefix + name:
+            checker.fail(trees, key, f"arbres.{key}", f"{trees[key]!r}: must be {prefix + name!r} (a track's "
+                         f"six trees keep the root's names, {shapes[prefix]}: docs/tracks.md)")
 
 
 def _check_together(tracks: list[Track], problems: list[Problem]) -> None:

@@ -12,7 +12,7 @@ renderer and ``serve`` are meant to (``Manifest.load(root)``, ``manifest.systeme
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,14 @@ def bytes_difference(data: bytes, length: int, sha256: str) -> str | None:
     if len(data) == length and digest == sha256:
         return None
     return f"{len(data)} bytes sha256 {digest[:16]}..., expected {length} bytes sha256 {sha256[:16]}..."
+
+
+def release_hash(manifest_hashes: Mapping[str, str]) -> str:
+    """The name of a release: one hash over every track's manifest hash, so that a change to any track
+    is a new release (docs/operating.md, "Release"). SHA-256 of the lines ``<piste> <manifest hash>\n``,
+    sorted, in UTF-8."""
+    lines = sorted(f"{piste} {digest}\n" for piste, digest in manifest_hashes.items())
+    return sha256_hex("".join(lines).encode("utf-8"))
 
 
 @dataclass(frozen=True, slots=True)

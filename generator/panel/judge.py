@@ -85,9 +85,10 @@ def run_panel(root: Path, season: Season, report: SeasonReport, reader: CorpusRe
     track = reader.track
     with tempfile.TemporaryDirectory(prefix="panel-") as tmp:
         scoring_root = Path(tmp)
-        for name in (track.trees.build, track.trees.manifest):
+        for name in (track.trees.build, track.trees.manifest):  # generique/build: under a folder of its own
+            (scoring_root / name).parent.mkdir(parents=True, exist_ok=True)
             (scoring_root / name).symlink_to((root / name).resolve())
-        (scoring_root / track.trees.season).mkdir()
+        (scoring_root / track.trees.season).mkdir(parents=True)
         (scoring_root / track.trees.season / TASKS_ARTIFACT).write_bytes(tasks_artifact(season, track))
         (scoring_root / track.trees.season / KEY_ARTIFACT).write_bytes(key_artifact(season))
         return _run(scoring_root, season, report, reader)

@@ -2,7 +2,7 @@
 
 ``corpus release pack --out DIR`` proves every track of the checkout (as ``corpus release`` does), copies
 what a release holds (each track's ``build/`` and ``manifest/``, its freeze record once frozen, and
-``tracks/``) aside, and writes it as ``DIR/<manifest hash>.tar`` with ``DIR/<manifest hash>.sha256``
+``tracks/``) aside, and writes it as ``DIR/<release hash>.tar`` with ``DIR/<release hash>.sha256``
 (``sha256sum -c`` reads it) beside it.
 
 - **Deterministic**: members sorted by path, folders 0755 and files 0644, owner 0, no user or group name,
@@ -11,16 +11,17 @@ what a release holds (each track's ``build/`` and ``manifest/``, its freeze reco
 - **Not compressed**: a compressor's output may change with its version (zlib and zlib-ng differ), which
   would break byte identity across hosts; and an uncompressed tar can never expand beyond its own size
   when installed (no decompression bomb). A build is a few MiB.
-- **Named by the first track's manifest hash** (conformité here), as the release folder it installs to,
-  the hash a replica's settings expect and the hash the freeze anchors: one name for one corpus, from the
-  ceremony to the file on each host. Every other track's build and manifest travel inside; a release
-  folder already installed under that name must hold the same manifests for every track, or the install
-  is refused (it never rewrites a release, never serves another build under a known name).
+- **Named by the release hash**, one hash over every track's manifest hash
+  (:func:`generator.contract.manifest.release_hash`), as the release folder it installs to and the hash a
+  replica's settings expect: one name for one set of tracks, from the ceremony to the file on each host,
+  and a change to any track is a new name. A release folder already installed under that name must hold
+  the same manifests for every track, or the install is refused (it never rewrites a release, never
+  serves another build under a known name).
 
 ``corpus release install ARTIFACT --releases DIR --prefix P...`` checks the SHA-256 first (a truncated,
 tampered or mixed-up copy stops there), then unpacks into a private folder beside the releases, refusing
 any member that is not a plain file or folder inside it, any file no track serves, and proves every track
-against its manifest inside, the first one's hash being the artifact's name. Only then is the folder
+against its manifest inside, their release hash being the artifact's name. Only then is the folder
 renamed into place and :func:`generator.serving.release.release` switches and reloads, rolling back as
 ``corpus release`` does. Nothing is switched, and nothing is left, when a check fails.
 """
@@ -53,6 +54,7 @@ from generator.serving.release import (
     copy_release,
     folder_for,
     prove_tracks,
+    release_name,
     release_target,
     settle,
     staged,
@@ -114,7 +116,7 @@ def pack(root: Path, out: Path, expect: str | None = None) -> Packed:
     by construction); the digest file is written after it, each in one rename.
     """
     proven = prove_tracks(root, expect)
-    name = proven[0].manifest.hash
+    name = release_name(proven)
     folder = folder_for(out, "--out names the folder the artifact is written to")
     artifact, digest_file = folder / f"{name}{SUFFIX}", folder / f"{name}{DIGEST_SUFFIX}"
     for target in (artifact, digest_file):
@@ -154,11 +156,8 @@ def install_artifact(artifact: Path, releases: Path, expect: str | None = None) 
     ``releases/<its name>/``; return that folder. Nothing is installed, and nothing left, on a refusal."""
     name = artifact.name.removesuffix(SUFFIX)
     if not artifact.name.endswith(SUFFIX) or not _HASH_NAME.fullmatch(name):
-        raise RenderError(f"{artifact}: not named <manifest hash>{SUFFIX} as corpus release pack names an "
+        raise RenderError(f"{artifact}: not named <release hash>{SUFFIX} as corpus release pack names an "
                           "artifact; give the packed file under its own name")
-    if expect is not None and expect.strip().lower() != name:
-        raise RenderError(f"{artifact}: is the release {name}, not {expect.strip().lower()} expected by "
-                          "--expect-manifest-hash; refusing to install another corpus")
     try:
         fd = open_regular(artifact)
     except OSError as exc:
@@ -175,6 +174,11 @@ def install_artifact(artifact: Path, releases: Path, expect: str | None = None) 
         with staged(releases, target) as staging:
             check_members(handle, staging, artifact)
             proven = _proven(staging, name, artifact)
+            wanted = expect.strip().lower() if expect is not None else None
+            if wanted is not None and wanted not in (name, proven[0].manifest.hash):
+                raise RenderError(f"{artifact}: is the release {name} (manifest hash {proven[0].manifest.hash} "
+                                  f"of the track {proven[0].places.piste}), not {wanted} expected by "
+                                  "--expect-manifest-hash; refusing to install another corpus")
             if target.is_dir():
                 check_same(target, proven)
                 carry_records(staging, target, [p.places for p in proven])
@@ -240,7 +244,7 @@ def _member_kind(member: tarfile.TarInfo) -> str:
 
 
 def _proven(staging: Path, name: str, artifact: Path) -> list[Proven]:
-    """Every track of the unpacked artifact proven, the first one's manifest being ``name``. Before any of
+    """Every track of the unpacked artifact proven, their release hash being ``name``. Before any of
     it is read, a file that no track serves is refused (only the tracks' builds, manifests, freeze records
     and ``tracks/`` may be there): nothing else of an artifact is ever looked at or installed."""
     try:
@@ -254,7 +258,10 @@ def _proven(staging: Path, name: str, artifact: Path) -> list[Proven]:
                 continue
             raise RenderError(f"{rel}: no track serves it (a release holds each track's build, manifest and "
                               f"freeze record, and {TRACKS_DIR}/): not an artifact of corpus release pack")
-        return prove_tracks(staging, name)
+        proven = prove_tracks(staging, name, "the artifact's name")
+        if release_name(proven) != name:  # an artifact is named by the release hash alone
+            raise RenderError(f"its tracks make the release {release_name(proven)}, not {name}")
+        return proven
     except GeneratorError as exc:  # a manifest, a record or a build that is not what it says
         inside = str(exc).replace(f"{staging}/", "").replace(f"{staging}: ", "")  # names as packed
         raise RenderError(f"{artifact}: {inside}; {_AGAIN}") from None

@@ -3,8 +3,9 @@
 Both read ``PREFIX/conf/settings.json``, which every render and every release rewrites, so that the
 systemd units (``corpus render-systemd``) never change when a release or a rotation does:
 
-- ``verify-build`` is a replica's start check: its root still holds exactly the manifest it was rendered
-  for (:func:`generator.contract.build_proof.prove_build` with the recorded manifest hash); exit 1 otherwise.
+- ``verify-build`` is a replica's start check: its root still holds exactly the manifests it was rendered
+  for (:func:`generator.contract.build_proof.prove_release` with the recorded release or manifest hash);
+  exit 1 otherwise.
 - ``reload`` renders the instance again from its settings (the secret file's current lines, the current
   release), checks it with ``nginx -t`` and reloads, returning only once the new configuration answers.
 """
@@ -13,20 +14,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.compiler.track_file import track_named
-from generator.contract.build_proof import prove_build
+from generator.compiler.track_file import load_tracks
+from generator.contract.build_proof import prove_release
+from generator.contract.manifest import release_hash
 from generator.serving.nginx_process import reload_and_wait
 from generator.serving.nginx_render import render_and_write
 from generator.serving.nginx_settings import RenderError, read_settings
 
 
 def verify_prefix(prefix: Path) -> str:
-    """Prove the build a rendered replica serves; return its manifest hash."""
+    """Prove every track's build a rendered replica serves; return what it serves: the release hash, then
+    each track's manifest hash (``release <hash> (conformite <hash>, generique <hash>)``)."""
     saved = read_settings(prefix)
     if saved.settings.role != "replica":
         raise RenderError(f"{prefix}: a {saved.settings.role} serves no build; verify-build is for replicas")
     root = saved.settings.root
-    return prove_build(root, saved.expected_manifest_hash, track_named(root, None).places).hash
+    every = [track.places for track in load_tracks(root)]
+    hashes = {places.piste: m.hash for places, m in zip(every, prove_release(root, saved.expected_manifest_hash,
+                                                                             every), strict=True)}
+    return f"release {release_hash(hashes)} ({', '.join(f'{p} {h}' for p, h in hashes.items())})"
 
 
 def reload_prefix(prefix: Path) -> int:

@@ -37,7 +37,7 @@ from generator.compiler.compile import absent_body
 from generator.compiler.output import body_bytes
 from generator.compiler.track_file import load_tracks
 from generator.compiler.validate import REQUIRED_SYSTEME
-from generator.contract.build_proof import prove_build
+from generator.contract.build_proof import prove_release
 from generator.contract.manifest import BUILD_DIR, Manifest
 from generator.serving.nginx_process import test_config
 from generator.serving.nginx_settings import DEFAULT_WORKER_USER, RenderError, Settings, saved_peer
@@ -109,12 +109,12 @@ def served_tracks(root: Path, role: str, expect: str | None) -> list[Served]:
 
     The first track owns the ``/_systeme`` bodies; the others must serve the very same bytes there, since
     an error answer cannot know which track a broken request was meant for."""
-    served = []
-    for i, track in enumerate(load_tracks(root)):
-        places = track.places
-        manifest = prove_build(root, expect if i == 0 else None, places) if role == "replica" \
-            else Manifest.load(root, places.manifest)
-        served.append(Served(track, manifest, root / places.build))
+    tracks = load_tracks(root)
+    every = [track.places for track in tracks]
+    manifests = prove_release(root, expect, every) if role == "replica" \
+        else [Manifest.load(root, places.manifest) for places in every]
+    served = [Served(track, manifest, root / track.places.build)
+              for track, manifest in zip(tracks, manifests, strict=True)]
     first = {e.path: e.sha256 for e in served[0].manifest.of_kind("systeme")}
     for other in served[1:]:
         for entry in other.manifest.of_kind("systeme"):
@@ -316,9 +316,9 @@ def render(settings: Settings, repo_root: Path | None = None, *, staging: Path |
 
     ``repo_root``: the checkout a secret file must stay out of (None: no such check). ``staging``: also
     render the main config and the site as they read when placed in that folder (their includes point
-    into it), so that ``nginx -t`` can judge them before conf/ is touched. A replica first
-    proves its build (:func:`generator.contract.build_proof.prove_build`); a frontal serves no file, it only checks
-    the ``/_systeme`` bodies it returns itself.
+    into it), so that ``nginx -t`` can judge them before conf/ is touched. A replica first proves its
+    builds (:func:`generator.contract.build_proof.prove_release`); a frontal serves no file, it only
+    checks the ``/_systeme`` bodies it returns itself.
     """
     s = settings.resolved()
     if s.role not in SITE_TEMPLATES:

@@ -1,7 +1,9 @@
-"""Releases: a verified build installed as ``releases/<manifest hash>/``, switched in atomically.
+"""Releases: a verified build installed as ``releases/<release hash>/``, switched in atomically.
 
-A release folder holds ``build/`` and ``manifest/`` exactly as proven (:func:`prove_build`), named by the
-manifest hash so that two releases can never be confused and an installed one is never rewritten.
+A release folder holds every track's build and manifest exactly as proven (:func:`prove_release`), named by
+the release hash, one hash over every track's manifest hash (:func:`release_hash`, docs/operating.md), so
+that two releases can never be confused, a change to any track is a new release, and an installed one is
+never rewritten.
 ``releases/current`` is a symbolic link, replaced with one ``rename`` (atomic on POSIX): a reader sees
 the old target or the new one, never a mix. ``releases/previous`` keeps the one before, for
 ``--rollback``. Every ``--prefix`` (a rendered replica or frontal) is rendered for the new release and
@@ -28,8 +30,8 @@ from generator.base.atomic_file import write_atomic, write_new
 from generator.base.bounded_read import PUBLISHED_LIMIT, kind_of, read_bounded
 from generator.base.errors import CorpusError, GeneratorError, os_error_text
 from generator.compiler.track_file import TRACKS_DIR, load_tracks
-from generator.contract.build_proof import prove_build
-from generator.contract.manifest import Manifest
+from generator.contract.build_proof import prove_release
+from generator.contract.manifest import Manifest, release_hash
 from generator.contract.places import Places
 from generator.serving.nginx_process import reload_and_wait, running_pid
 from generator.serving.nginx_render import Rendered, render_checked, write
@@ -67,11 +69,17 @@ class Proven:
     manifest: Manifest
 
 
-def prove_tracks(root: Path, expect: str | None = None) -> list[Proven]:
-    """Every track of ``root`` (its ``tracks/``), each build proven against its manifest; the first track's
-    manifest hash is ``expect`` (or its freeze record's) and names the release."""
-    return [Proven(places, prove_build(root, expect if i == 0 else None, places))
-            for i, places in enumerate(track_places(root))]
+def prove_tracks(root: Path, expect: str | None = None, by: str = "--expect-manifest-hash") -> list[Proven]:
+    """Every track of ``root`` (its ``tracks/``), each build proven against its manifest; ``expect`` is the
+    release hash (or the first track's manifest hash), else each track's freeze record when it has one."""
+    every = track_places(root)
+    return [Proven(places, manifest) for places, manifest in zip(every, prove_release(root, expect, every, by),
+                                                                 strict=True)]
+
+
+def release_name(proven: list[Proven]) -> str:
+    """The release hash over every proven track's manifest hash: the name of its folder and artifact."""
+    return release_hash({p.places.piste: p.manifest.hash for p in proven})
 
 
 def track_places(root: Path) -> list[Places]:
@@ -120,7 +128,7 @@ def copy_release(root: Path, dest: Path, names: list[str]) -> None:
 def check_same(folder: Path, proven: list[Proven]) -> None:
     """``folder`` holds these very tracks, each build proven against the same manifest: what a release folder
     of that name must be before it is used (another track's build under the same name is refused)."""
-    found = {p.places.piste: p.manifest.hash for p in prove_tracks(folder, proven[0].manifest.hash)}
+    found = {p.places.piste: p.manifest.hash for p in prove_tracks(folder)}
     wanted = {p.places.piste: p.manifest.hash for p in proven}
     for piste in sorted(found.keys() | wanted.keys()):
         if found.get(piste) != wanted.get(piste):
@@ -171,11 +179,11 @@ def settle(staging: Path, target: Path, proven: list[Proven]) -> None:
 
 
 def install(root: Path, releases: Path, expect: str | None = None) -> Path:
-    """Copy ``root``'s proven build (every track's) into ``releases/<first track's manifest hash>/``; a folder
-    already there is used if it holds the same tracks, still intact."""
+    """Copy ``root``'s proven build (every track's) into ``releases/<release hash>/``; a folder already there
+    is used if it holds the same tracks, still intact."""
     proven = prove_tracks(root, expect)
     every = [p.places for p in proven]
-    target = release_target(releases, proven[0].manifest.hash)
+    target = release_target(releases, release_name(proven))
     if target.is_dir():
         check_same(target, proven)
         carry_records(root, target, every)
@@ -246,7 +254,7 @@ def rollback_target(releases: Path) -> tuple[Path, Path]:
     if not back.is_dir():
         raise RenderError(f"{releases / PREVIOUS}: points at {back.name}, which is not a release folder here "
                           "(removed?): nothing to roll back to; install the release wanted instead")
-    prove_tracks(back, back.name)
+    prove_tracks(back, back.name, "the release folder's name")
     return back, old
 
 

@@ -30,4 +30,8 @@ def track_listing(track: Track) -> dict[str, Any]:
         "bareme_section": track.bareme.section,
         "bareme_sha256": track.bareme.sha256,
         "collections": [c.name for c in track.collections],
+        # the six folders, as track.yaml's arbres names them: the root's names, at the root or under <piste>/
+        "arbres": {"sources": track.trees.sources, "sources_saison": track.trees.season_sources,
+                   "build": track.trees.build, "manifest": track.trees.manifest, "saison": track.trees.season,
+                   "gel": track.trees.freeze},
     }
