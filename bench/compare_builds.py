@@ -214,8 +214,22 @@ def main() -> int:
     parser.add_argument("--after", type=Path, default=ROOT, help="checkout holding the new ones (default: this)")
     parser.add_argument("--track", default=None, help="the track (default: the checkout's only one)")
     args = parser.parse_args()
-    track = track_named(args.after, args.track)
-    before_track = track_named(args.before, track.piste) if (args.before / "tracks").is_dir() else track
+    try:
+        track = track_named(args.after, args.track)
+    except CorpusError as exc:
+        print(f"{args.after}: {exc}", file=sys.stderr)
+        return 1
+    try:  # the before checkout's own tracks/ say where its trees were; the after's when it has none
+        before_track = track_named(args.before, track.piste) if (args.before / "tracks").is_dir() else track
+    except CorpusError:
+        before_track = track
+    missing = [root / at.trees.manifest / "manifest.json" for root, at in ((args.before, before_track),
+                                                                          (args.after, track))
+               if not (root / at.trees.manifest / "manifest.json").is_file()]
+    if missing:
+        print(f"{missing[0]}: no manifest there (run corpus build, or name the checkout that holds it)",
+              file=sys.stderr)
+        return 1
     changed, problems = compare(args.before, args.after, track, before_track)
     for line in changed:
         print(f"changed {line}")
