@@ -56,3 +56,19 @@ def test_a_control_whose_catalogue_price_exceeds_the_budget_is_named() -> None:
     assert [p.message for p in problems] == [
         "control task: the careless reading prix-catalogue-dans-le-budget answers aucune_option_valide instead of "
         "PRD-31024; a control has no trap, so a reader who stops early must answer it right too"]
+
+
+def test_the_conformite_control_survives_its_careless_readings_and_its_trap_tasks_do_not() -> None:
+    """The entity's sheet alone, or its first documents at face value, answer conf-05 right; on a P4 task
+    whose first attestation has ended (conf-08) the second reading is wrong, so the check can fail."""
+    track = track_named(ROOT, "conformite")
+    reader = CorpusReader(ROOT / track.trees.build, track)
+    season = load_season(ROOT / track.trees.season_sources, track)
+    logic = load_logic(track)
+    control = next(s for s in season.statements if season.key[s.task.id].famille == "controle")
+    assert check_control(reader, logic, control, season.key[control.task.id]) == []
+    conf_08 = next(s for s in season.statements if s.task.id == "conf-08")
+    as_control = replace(season.key["conf-08"], famille="controle")
+    assert [p.message.split(";")[0] for p in check_control(reader, logic, conf_08, as_control)] == [
+        "control task: the careless reading premiers-documents-a-premiere-vue answers non_conforme instead of "
+        "conforme"]
