@@ -86,7 +86,8 @@ def bench_install(threads: int, work: Path) -> None:
     hosts = replica_hosts(2)
     port = free_port(hosts)
     topology = Topology(root=releases / "current", base=work / "nginx", secret_file=secret_file,
-                        tls=make_local_tls(work / "tls", FRONTAL), replica_addresses=[(h, port) for h in hosts],
+                        tls=make_local_tls(work / "tls", [*FRONTAL, "corpus.test"]),  # the fixture's host
+                        replica_addresses=[(h, port) for h in hosts],
                         frontal_addresses=[(FRONTAL[0], free_port(FRONTAL))])
     topology.start()
     try:

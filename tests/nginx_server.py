@@ -28,6 +28,7 @@ from generator.contract.hashing import sha256_hex
 from generator.serving.nginx_process import NginxProcess, reload_and_wait, worker_pids
 from generator.serving.nginx_render import render_and_write
 from generator.serving.nginx_settings import RenderError, Settings
+from generator.serving.serve import served_name
 from generator.serving.tls_local import LocalTLS, make_local_tls, make_peer_tls
 from generator.serving.topology import Topology, replica_hosts
 from generator.serving.topology import free_port as topology_free_port
@@ -350,7 +351,7 @@ def start_topology(folder: Path, root: Path, *, replicas: int = 2, frontals: int
     replica_hosts_ = replica_hosts(replicas)
     replica_port, frontal_port = topology_free_port(replica_hosts_), topology_free_port(hosts)
     topology = Topology(root=root, base=folder / "nginx", secret_file=secret_file,
-                        tls=make_local_tls(folder / "tls", hosts),
+                        tls=make_local_tls(folder / "tls", [*hosts, served_name(root, folder, "")]),
                         peer=None if plain else make_peer_tls(folder / "tls" / "peer", replica_hosts_),
                         replica_addresses=[(h, replica_port) for h in replica_hosts_],
                         frontal_addresses=[(h, frontal_port) for h in hosts])

@@ -83,7 +83,9 @@ def test_freeze_check_opens_the_anchor(frozen: tuple[ScoreWorld, Path], tmp_path
                  "--proofs", str(_write(tmp_path, "proofs.json", proofs))])
     err = capsys.readouterr().err
     if case == "good":
-        assert code == 0 and "anchor prf_anchor0001 opens to freeze/record.json" in err, err
+        opened = "anchor prf_anchor0001 is the proof of GET https://corpus.arkforge.tech/gel answered by the " \
+            "bytes of freeze/record.json"
+        assert code == 0 and opened in err, err
         return
     assert code == 1 and "FAILED" in err
     reason = {"record changed by one byte": "anchors another body", "anchor of another record":
@@ -141,7 +143,9 @@ def test_the_record_is_served_once_it_exists_and_never_before() -> None:
 
 @pytest.mark.parametrize(("text", "expected"), [
     ('{"proof_id": "a", "proof_id": "b"}', 'the key "proof_id" appears more than once'),
-    ("[1]", "request_hash.nonce: missing"),
+    ("[1]", "expected a JSON object"),
+    ('{"proof_id": "p", "request_hash": {"value": "x"}}', "request_hash.nonce: missing"),
+    ('{"proof_id": "p", "hashes": {"request": "sha256:AB"}}', "hashes.request: expected sha256:<64 lowercase hex"),
     ("{", "not JSON"),
 ])
 def test_a_bad_anchor_file_is_one_line(frozen: tuple[ScoreWorld, Path], tmp_path: Path, text: str,

@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
     ("bench_build.py", ["--entities", "40", "--small", "0", "--repeat", "1"], "check + build"),
     pytest.param("bench_release.py", ["--rounds", "1", "--threads", "2"], "install under load",
                  marks=pytest.mark.nginx),  # a real topology on loopback, a few seconds
+    pytest.param("bench_tls_checks.py", ["--rounds", "2", "--starts", "1"], "launch to state file",
+                 marks=pytest.mark.nginx),  # one corpus serve --replicas 1, a few seconds
 ])
 def test_benchmark_runs(script: str, args: list[str], figure: str) -> None:
     result = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], cwd=ROOT,

@@ -51,7 +51,7 @@ TLS_CASES: list[tuple[str, str, Callable[[Path, LocalPeer], Path], str]] = [
     ("corrupt", "certificate",
      lambda d, p: _write(d / "bad.pem", b"-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n"
                                          b"-----END CERTIFICATE-----\n"),
-     "corrupt: openssl cannot read a PEM certificate"),
+     "corrupt: cannot read a PEM certificate"),
     ("a key given as the certificate", "certificate", lambda d, p: _copy(p.client_key, d / "k.pem"),
      "not a PEM certificate (holds private key)"),
     ("a certificate given as the key", "key", lambda d, p: _copy(p.client_cert, d / "c.pem", 0o600),
@@ -200,3 +200,36 @@ def test_serve_with_a_bad_state_file_is_one_line_and_starts_nothing(
     assert code == 1 and err == f"corpus serve: --state-file {snapshot.parent}: a folder, not a file; give the " \
                                 "path of a file to write\n"
     assert not (prefix / "replica-1").exists()
+
+
+# ------------------------------------------------------------------- serve's options, judged first
+
+SERVE_REFUSALS: list[tuple[str, list[str], int, str]] = [
+    ("a state file inside the served build", ["--replicas", "1", "--state-file", "{root}/build/state.json"], 2,
+     "--state-file {root}/build/state.json: resolves to {root}/build/state.json, inside build/ of the checkout"),
+    ("a topology option without --replicas", ["--state-file", "{folder}/state.json"], 2,
+     "--state-file goes with --replicas N"),
+    ("--replica-port without --replicas", ["--replica-port", "18081"], 2, "--replica-port goes with --replicas N"),
+    ("more replicas than addresses", ["--replicas", "2", "--replica", "127.0.0.2:18081"], 1,
+     "--replicas 2 but 1 --replica address(es)"),
+    ("a replica given twice", ["--replica", "127.0.0.2:18081", "--replica", "127.0.0.2:18081"], 1,
+     "--replica '127.0.0.2:18081': given twice"),
+    ("a replica on the frontal's address", ["--replica", "127.0.0.1:18443", "--port", "18443"], 1,
+     "--replica 127.0.0.1:18443 is the frontal's own address"),
+    ("not an address", ["--replica", "127.0.0.2:99999"], 1,
+     "--replica '127.0.0.2:99999': expected HOST or HOST:PORT"),
+]
+
+
+@pytest.mark.parametrize(("case", "extra", "code", "says"), SERVE_REFUSALS, ids=[c[0] for c in SERVE_REFUSALS])
+def test_serve_refuses_an_option_it_cannot_honour_before_anything_else(
+        snapshot: Path, case: str, extra: list[str], code: int, says: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Never silently ignored: one line, and nothing printed, built or started before it."""
+    prefix = snapshot.parent / "prefix"
+    values = {"root": str(snapshot), "folder": str(snapshot.parent)}
+    argv = [a.format(**values) for a in extra]
+    assert main(["serve", "--root", str(snapshot), "--prefix", str(prefix), *argv]) == code
+    err = capsys.readouterr().err
+    assert err.startswith(f"corpus serve: {says.format(**values)}") and err.count("\n") == 1, err
+    assert not prefix.exists()

@@ -383,11 +383,14 @@ def test_the_frontal_keeps_its_tls_connections_to_the_replicas(shared: Topology,
 
 def test_the_frontal_refuses_a_replica_of_another_ca_or_name(snapshot: tuple[Path, dict[str, Any]]) -> None:
     """proxy_ssl_verify: a replica whose certificate the private CA did not sign, or that names another host,
-    is never used: with no acceptable replica, the frontal answers the manifest's 503."""
+    is never used: with no acceptable replica, the frontal answers the manifest's 503. The render refuses
+    such files (tls_roles); here they replace good ones after the render, as a renewal gone wrong would."""
+    import shutil
     from dataclasses import replace
 
     from generator.serving.nginx_process import NginxProcess
     from generator.serving.nginx_render import render_and_write
+    from generator.serving.nginx_settings import RenderError
     from generator.serving.peer_tls import PeerTLS
     from generator.serving.tls_local import _issue, make_peer_tls
 
@@ -405,11 +408,21 @@ def test_the_frontal_refuses_a_replica_of_another_ca_or_name(snapshot: tuple[Pat
             renamed.mkdir()
             _issue((topo.peer.ca, topo.peer.ca.with_name("ca.key")), renamed / "replica", "not-the-replica",
                    "subjectAltName=DNS:not-the-replica,IP:127.0.0.2\nextendedKeyUsage=serverAuth\n", "ec", 1)
-            for name, cert, key in (("another CA", stranger.replica_cert, stranger.replica_key),
-                                    ("another name", renamed / "replica.crt", renamed / "replica.key")):
+            swapped = folder / "swapped"
+            swapped.mkdir()
+            cert, key = swapped / "replica.crt", swapped / "replica.key"
+            for name, bad_cert, bad_key in (("another CA", stranger.replica_cert, stranger.replica_key),
+                                            ("another name", renamed / "replica.crt", renamed / "replica.key")):
                 topo.replicas[0].stop()
-                settings = replace(topo.replicas[0].settings, tls_cert=cert, tls_key=key)
-                render_and_write(settings, None, PeerTLS(stranger.ca if name == "another CA" else topo.peer.ca))
+                settings = replace(topo.replicas[0].settings, tls_cert=bad_cert, tls_key=bad_key)
+                with pytest.raises(RenderError):  # refused at the render, naming the file
+                    render_and_write(settings, None, PeerTLS(topo.peer.ca))
+                shutil.copy(topo.peer.replica_cert, cert)
+                shutil.copy(topo.peer.replica_key, key)
+                settings = replace(settings, tls_cert=cert, tls_key=key)
+                render_and_write(settings, None, PeerTLS(topo.peer.ca))
+                shutil.copy(bad_cert, cert)  # replaced after the render: nginx reads them at start
+                shutil.copy(bad_key, key)
                 topo.replicas[0] = NginxProcess(settings)
                 topo.replicas[0].start()
                 answer = fetch(topo.frontal_addresses, path, secret, context)

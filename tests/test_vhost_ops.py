@@ -227,19 +227,55 @@ def test_serve_without_a_secret_prints_a_dev_secret_and_stops_on_ctrl_c(snapshot
     assert processes_of(prefix) == [] and alive(pids) == []
 
 
-def test_serve_fails_cleanly_when_the_port_is_taken(snapshot: Path) -> None:
+@pytest.mark.parametrize("replicas", [False, True], ids=["one replica", "--replicas 1"])
+def test_a_busy_port_is_one_line_before_anything_else(snapshot: Path, replicas: bool) -> None:
+    """Checked before the build line, the secret or the curl lines: one line naming the address, port and what
+    to do, exit 1, no nginx line (nor a stale one of the prefix's error log), no process left."""
     import socket
 
+    prefix = snapshot.parent / "prefix"
+    (prefix / "logs").mkdir(parents=True, exist_ok=True)
+    (prefix / "logs" / "error.log").write_text("2026/01/01 00:00:00 [emerg] 1#1: a stale line of another run\n")
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        prefix = snapshot.parent / "prefix"
+        extra = ["--replicas", "1", "--replica-port", str(free_port())] if replicas else []
         result = subprocess.run([CORPUS, "serve", "--root", str(snapshot), "--prefix", str(prefix), "--port",
-                                 str(port), "--no-build"], capture_output=True, text=True, timeout=30, check=False)
+                                 str(port), *extra], capture_output=True, text=True, timeout=30, check=False)
+    fix = "make serve-topology FRONTAL_PORT=P" if replicas else "make serve PORT=P"
     assert result.returncode == 1
-    assert "did not answer" in result.stderr and "Address already in use" in result.stderr
+    assert result.stdout == ""
+    assert result.stderr == f"corpus serve: 127.0.0.1:{port} is already in use (another server listens there): " \
+                            f"stop it, or choose another port: --port P ({fix})\n"
     assert processes_of(prefix) == []
+
+
+def test_a_start_that_fails_quotes_only_its_own_error_log_lines(snapshot: Path) -> None:
+    """The race the check cannot close (the port taken between the check and nginx's bind): nginx's failure is
+    one line naming the address, never the lines an earlier run left in the error log."""
+    import socket
+
+    from generator.serving.nginx_process import NginxProcess
+    from generator.serving.nginx_render import render_and_write
+    from generator.serving.nginx_settings import RenderError, Settings
+
+    secret = snapshot.parent / "secret"
+    write_private(secret, new_secret() + "\n")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        settings = Settings(root=snapshot, prefix=snapshot.parent / "race", port=port, secret_file=secret,
+                            worker_processes="1")
+        render_and_write(settings, None)
+        log = settings.resolved().error_log_path
+        log.write_text("2026/01/01 00:00:00 [emerg] 1#1: a stale line of another run\n")
+        with pytest.raises(RenderError) as caught:
+            NginxProcess(settings.resolved()).start(timeout=5)
+    assert str(caught.value) == f"127.0.0.1:{port}: already in use (another server listens there): stop it, " \
+                                "or choose another address or port"
+    assert "stale" in log.read_text()  # it was there, and was not quoted
 
 
 # ------------------------------------------------------------------------------- build if needed
@@ -278,7 +314,7 @@ def test_serve_replicas_from_a_private_folder_writes_the_state_and_stops_everyth
                 process.stderr else ""
             time.sleep(0.1)
         doc = json.loads(state.read_text())
-        assert set(doc) == {"frontal", "ca", "replicas", "frontals"}
+        assert set(doc) == {"frontal", "server_name", "url", "resolve", "ca", "replicas", "frontals"}
         assert doc["frontal"] == f"https://127.0.0.1:{port}"
         assert [r["address"] for r in doc["replicas"]] == [f"127.0.0.{i}:{replica_port}" for i in (2, 3)]
         assert all(isinstance(r["pid"], int) and alive([r["pid"]]) for r in doc["replicas"])
@@ -291,5 +327,6 @@ def test_serve_replicas_from_a_private_folder_writes_the_state_and_stops_everyth
     finally:
         code, out, err = _stop(process, signal.SIGINT)
     assert code == 0, err
-    assert f"TLS frontal https://127.0.0.1:{port} over 2 replica(s)" in out and "--cacert" in out
+    assert f"TLS frontal https://{doc['server_name']}:{port} on https://127.0.0.1:{port} over 2 replica(s)" in out
+    assert f"--cacert {doc['ca']} --resolve {doc['server_name']}:{port}:127.0.0.1 " in out
     assert processes_of(prefix) == [] and alive(pids) == [] and not state.exists()

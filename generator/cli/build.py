@@ -8,21 +8,28 @@ import json
 import sys
 from pathlib import Path
 
+import requests
+
+from generator.base.bounded_read import MIB
 from generator.base.errors import CorpusError, FrozenMismatch, Severity
+from generator.base.secret_values import read_secret_file
 from generator.base.transaction import reading
 from generator.cli.options import (
     PROBLEM,
     Subparsers,
+    UsageError,
     add_root_options,
     add_track_option,
     base_url_option,
     print_problems,
 )
-from generator.cli.score import load_proofs
+from generator.cli.score import add_pinned_options, judged_proofs, key_fingerprint, load_proofs, trust_layer_key
 from generator.compiler.pipeline import build, check
 from generator.compiler.track_file import load_tracks, track_named
-from generator.contract.freeze import check_anchor, check_freeze, freeze, record_call_of
+from generator.contract.freeze import check_anchor, check_freeze, freeze, freeze_anchor, is_frozen, record_call_of
+from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest
+from generator.contract.places import Places
 from generator.tracks.listing import track_listing
 from generator.tracks.model import Track
 
@@ -114,6 +121,9 @@ def cmd_freeze(args: argparse.Namespace) -> int:
           "challenge's key, and publish its proof_id (docs/operating.md, the freeze ceremony):", file=sys.stderr)
     for line in record_call_of(args.root, track.places).lines():
         print(f"  {line}", file=sys.stderr)
+    print(f"corpus freeze: then 'corpus freeze-anchor --track {track.piste} PROOF.json --trust-layer-key "
+          "ed25519:<key> --challenge-key-fingerprint <hex>' checks the proof (GET /v1/proof/{id}/full) and "
+          f"publishes it as {track.places.anchor}", file=sys.stderr)
     return 0
 
 
@@ -132,20 +142,80 @@ def cmd_tracks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _served_problems(args: argparse.Namespace, places: Places) -> list[str]:
+    """``--url``: the record as the server serves it at the track's ``gel_servi``, byte for byte the file's."""
+    if args.secret_file is None:
+        raise UsageError("--url needs --secret-file: the corpus answers only calls that carry the secret")
+    secret = read_secret_file(args.secret_file)[0]
+    url = args.url.rstrip("/") + places.served_record
+    try:
+        with requests.get(url, headers={"X-Challenge-Secret": secret}, timeout=args.timeout, stream=True,
+                          verify=str(args.ca) if args.ca else True, allow_redirects=False) as answer:
+            body = answer.raw.read(MIB + 1, decode_content=True)  # a record is a few hundred bytes
+    except (requests.RequestException, OSError) as exc:
+        return [f"GET {url}: no answer ({type(exc).__name__}): the served record cannot be compared"]
+    if answer.status_code != 200:
+        return [f"GET {url}: status {answer.status_code}, not 200: the record is not served"]
+    with reading(args.root):
+        data = (args.root / places.record).read_bytes()
+    if body != data:
+        shown = "more than 1 MiB" if len(body) > MIB else f"{len(body)} bytes (sha256 {sha256_hex(body)})"
+        return [f"GET {url}: {shown}, not the bytes of {places.record} ({len(data)} bytes, sha256 "
+                f"{sha256_hex(data)}): the server serves another record"]
+    print(f"corpus freeze-check: GET {url} serves {places.record} byte for byte", file=sys.stderr)
+    return []
+
+
 def cmd_freeze_check(args: argparse.Namespace) -> int:
     places = _track(args).places
+    given = [flag for flag, value in (("--salt-file", args.salt_file), ("--anchor", args.anchor)) if value]
+    if given and not is_frozen(args.root, places):
+        print(f"corpus freeze-check: {' and '.join(given)} given, but {places.record} is not there: the track "
+              f"{places.piste} was never frozen, or its record was deleted (restore it from git)", file=sys.stderr)
+        print("corpus freeze-check: FAILED", file=sys.stderr)
+        return PROBLEM
+    proofs = load_proofs(args.proofs) if args.proofs is not None else None
+    proofs = judged_proofs(proofs, args, places)
     problems = check_freeze(args.root, args.salt_file, places)
-    if args.anchor is not None and (args.root / places.record).is_file():
-        proofs = load_proofs(args.proofs) if args.proofs is not None else None
-        anchor, anchored = check_anchor(args.root, places, args.anchor, proofs)
+    anchor, anchored = None, []
+    if is_frozen(args.root, places):
+        anchor, anchored = check_anchor(args.root, places, args.anchor, proofs, args.trust_layer_key,
+                                        args.challenge_key_fingerprint)
         problems += anchored
-        if not anchored:
-            print(f"corpus freeze-check: anchor {anchor.proof_id} opens to {places.record} as served at "
-                  f"{places.served_record}", file=sys.stderr)
+    if args.url is not None and is_frozen(args.root, places):  # unfrozen: no record to compare with
+        problems += _served_problems(args, places)
+    if anchor is None and not problems:
+        print(f"corpus freeze-check: not anchored yet: no {places.anchor} and no --anchor ('corpus freeze-anchor' "
+              "publishes the proof of the call)", file=sys.stderr)
+    elif anchor is not None and not anchored:
+        how = ("an opened pair: its chain and signature are not verified offline" if anchor.proof.is_pair else
+               f"made at {anchor.proof.timestamp} (Trust Layer's time, bound by the chain), chain and signature "
+               "verified against the pinned key")
+        print(f"corpus freeze-check: anchor {anchor.proof_id} is the proof of GET "
+              f"{record_call_of(args.root, places).target} answered by the bytes of {places.record} ({how})",
+              file=sys.stderr)
     for problem in problems:
         print(f"corpus freeze-check: {problem}", file=sys.stderr)
     print(f"corpus freeze-check: {'FAILED' if problems else 'passed'}", file=sys.stderr)
     return PROBLEM if problems else 0
+
+
+def cmd_freeze_anchor(args: argparse.Namespace) -> int:
+    places = _track(args).places
+    anchor, written = freeze_anchor(args.root, places, args.proof, args.trust_layer_key,
+                                    args.challenge_key_fingerprint)
+    fields = anchor.proof.fields
+    upstream = fields.upstream_timestamp if fields else None
+    upstream = f"; the corpus answered at {upstream}" if upstream else ""
+    print(f"corpus freeze-anchor: {anchor.proof_id} verified: chain hash, signature by {args.trust_layer_key}, "
+          f"made with the challenge's key ({args.challenge_key_fingerprint[:16]}…), for GET "
+          f"{record_call_of(args.root, places).target} and the bytes of {places.record}", file=sys.stderr)
+    print(f"corpus freeze-anchor: made at {anchor.proof.timestamp} (Trust Layer's time){upstream}: the season "
+          "opens after it", file=sys.stderr)
+    state = "wrote" if written else "already holds this very anchor:"
+    print(f"corpus freeze-anchor: {state} {places.anchor}; commit it and publish it with the proof_id",
+          file=sys.stderr)
+    return 0
 
 
 def register(sub: Subparsers) -> None:
@@ -203,17 +273,50 @@ def register(sub: Subparsers) -> None:
     add_track_option(p)
     p.set_defaults(func=cmd_freeze)
 
-    p = sub.add_parser("freeze-check", help="check freeze/record.json against manifest/ and the key",
-                       description="What the scorer checks before scoring (spec §8.5): the manifest hash and, "
-                                   "with --salt-file, the key commitment. Exit 1 on any difference.")
+    p = sub.add_parser("freeze-check", help="check the freeze record, field by field, and its anchor",
+                       description="What the scorer checks before scoring (spec §8.5): every field of the "
+                                   "record against manifest/, the statements and the track (unknown fields "
+                                   "refused), its bytes, with --salt-file the key commitment, and the anchor: "
+                                   "the published <freeze folder>/anchor.json or --anchor, verified offline "
+                                   "(chain hash, signature by the pinned Trust Layer key, the challenge key's "
+                                   "fingerprint, the call of the record). With --url, the record served at the "
+                                   "track's gel_servi is compared byte for byte. Once the freeze folder holds a "
+                                   "record or an anchor, a record missing, not a regular file or not strict "
+                                   "JSON fails. Exit 1 on any difference.")
     p.add_argument("--salt-file", type=Path, help="the salt, to check the key commitment too")
-    p.add_argument("--anchor", type=Path, help="the opened pair of the anchoring proof ({proof_id, request_hash, "
-                                               "response_hash}): checked against the record served")
-    p.add_argument("--proofs", type=Path, help="the third-party proof verification (as corpus score --proofs): "
-                                               "the anchoring proof must be valid and bound")
+    p.add_argument("--anchor", type=Path, help="the anchoring proof as GET /v1/proof/{id}/full returns it, or its "
+                                               "opened pair {proof_id, request_hash, response_hash} (default: the "
+                                               "published <freeze folder>/anchor.json)")
+    add_pinned_options(p)
+    p.add_argument("--proofs", type=Path, help="the third-party proof verification (as corpus score --proofs): an "
+                                               "opened pair must be held valid and bound there")
+    p.add_argument("--url", help="base URL of a running server: fetch the record at the track's gel_servi (with "
+                                 "--secret-file) and compare it byte for byte")
+    p.add_argument("--secret-file", type=Path, help="file of accepted secrets (the first is sent), with --url")
+    p.add_argument("--ca", type=Path, help="CA to verify the server's certificate against, with --url")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds, with --url (default 10)")
     add_root_options(p)
     add_track_option(p)
     p.set_defaults(func=cmd_freeze_check)
+
+    p = sub.add_parser("freeze-anchor", help="verify the proof that anchored the record, publish it (anchor.json)",
+                       description="The freeze ceremony's anchoring step (spec §8.3): PROOF is the proof of the "
+                                   "call GET <base URL><gel_servi> made through Trust Layer with the challenge's "
+                                   "key, as GET /v1/proof/{id}/full returns it. Its chain hash is recomputed, its "
+                                   "Ed25519 signature checked against --trust-layer-key (never only the key it "
+                                   "carries), its parties.buyer_fingerprint compared with "
+                                   "--challenge-key-fingerprint, its request hash with the call and its response "
+                                   "hash with the record as it stands. Then <freeze folder>/anchor.json is "
+                                   "written (the proof as fetched, the key, the fingerprint, the proof's time), "
+                                   "or one line says what differs and nothing is written.")
+    p.add_argument("proof", type=Path, help="the proof JSON (GET /v1/proof/{id}/full, as served)")
+    p.add_argument("--trust-layer-key", type=trust_layer_key, required=True, metavar="ed25519:KEY",
+                   help="the pinned Trust Layer public key (GET /v1/pubkey of the production proxy)")
+    p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, required=True, metavar="HEX",
+                   help="SHA-256 of the challenge's API key, as published")
+    add_root_options(p)
+    add_track_option(p)
+    p.set_defaults(func=cmd_freeze_anchor)
 
     p = sub.add_parser("tracks", help="list the tracks of the checkout and where their files are",
                        description="Every track of ROOT/tracks/ (one folder each, with its track.yaml): its "

@@ -5,21 +5,29 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from generator.base import strict_json
 from generator.base.atomic_file import FileWriteError, check_target, write_atomic
-from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, read_bounded
-from generator.base.errors import GeneratorError
+from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, kind_of, read_bounded
+from generator.base.errors import GeneratorError, unreadable_text
 from generator.base.output_places import key_output_file, not_an_input
 from generator.cli.options import PROBLEM, Subparsers
 from generator.compiler.track_file import load_tracks, track_named
+from generator.contract.anchor import Anchor
+from generator.contract.places import Places
+from generator.contract.trust_proof import ProofError, TrustProof, check_fingerprint, public_key, read_proof
+from generator.contract.tsa_token import Authority
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused
+from generator.score.proofs import Season, verdicts
 from generator.score.render import ScoreReport, render_table
-from generator.score.track import DuplicateTask, score_submissions, submitted_track
+from generator.score.track import DuplicateTask, check_proofs, score_submissions, submitted_track
 
 
 class _BadFile(GeneratorError):
@@ -64,12 +72,111 @@ def _load_submission(path: Path) -> Any:
     return FormatDefects(defects, task_id if clean else None)
 
 
+@dataclass(frozen=True)
+class ProofFolder:
+    """``--proofs`` given as a folder of proofs as Trust Layer serves them, one ``<proof_id>.json`` each."""
+
+    path: Path
+    proofs: dict[str, TrustProof]
+
+
+def _proof_folder(path: Path) -> ProofFolder:
+    entries = sorted(path.iterdir())
+    strays = [p for p in entries if not (p.suffix == ".json" and p.is_file())]
+    if strays:
+        raise _BadFile(f"{', '.join(_printable(str(p)) for p in strays)}: not a regular *.json file: a proofs "
+                       "folder holds <proof_id>.json proofs only")
+    if not entries:
+        raise _BadFile(f"{path}: no <proof_id>.json proof in this folder")
+    proofs: dict[str, TrustProof] = {}
+    for file in entries:
+        value, defects = _parse(file)
+        if defects:
+            raise _BadFile(f"{file}: {'; '.join(defects)}")
+        try:
+            proof = read_proof(value)
+        except ProofError as exc:
+            raise _BadFile(f"{file}: {exc}") from None
+        if proof.is_pair:
+            raise _BadFile(f"{file}: an opened pair, not a proof: the folder holds proofs as GET /v1/proof/{{id}} "
+                           "serves them (the pairs are the submission's disclosures)")
+        if file.stem != proof.proof_id:
+            raise _BadFile(f"{file}: holds the proof {proof.proof_id}: name it {proof.proof_id}.json")
+        proofs[proof.proof_id] = proof
+    return ProofFolder(path, proofs)
+
+
+def _utc(text: str, what: str) -> datetime:
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        raise _BadFile(f"{what}: {text!r} is not a UTC time written YYYY-MM-DDTHH:MM:SSZ") from None
+
+
+def judged_proofs(loaded: Any, args: argparse.Namespace, places: Places) -> Any:
+    """A :class:`ProofFolder` judged against the pinned key (``--trust-layer-key``, else the published
+    anchor's), the token times within the season (from the published anchor's time to ``--season-close``);
+    a verification file as it is."""
+    if not isinstance(loaded, ProofFolder):
+        return loaded
+    key, published = args.trust_layer_key, None
+    if os.path.lexists(args.root / places.anchor):
+        published = Anchor.read(args.root / places.anchor)
+        key = key or published.trust_layer_key
+    if key is None:
+        raise _BadFile(f"{loaded.path}: a folder of proofs is verified against the pinned Trust Layer key: give "
+                       "--trust-layer-key ed25519:<key> (or publish the anchor with corpus freeze-anchor)")
+    tsa_ca, tsa_cert, close = (getattr(args, name, None) for name in ("tsa_ca", "tsa_cert", "season_close"))
+    for given in (tsa_ca, tsa_cert):
+        if given is not None and not given.is_file():
+            raise _BadFile(f"{given}: no such file (--tsa-ca, --tsa-cert: PEM files of the timestamp authority)")
+    opening = published.proof.timestamp if published is not None else None
+    season = Season(Authority(tsa_ca, tsa_cert) if tsa_ca else None,
+                    _utc(opening, f"{places.anchor}: heure") if opening else None,
+                    _utc(close, "--season-close") if close else None)
+    return verdicts(loaded.proofs, key, season)
+
+
 def load_proofs(path: Path) -> Any:
-    """The proof verification file; a defect in it (a key twice...) is a file error: it cannot be trusted."""
+    """The proof verification file, or a :class:`ProofFolder`; a defect in the file (a key twice...) or
+    another shape than the object of ``check_proofs`` (``null``, ``[]``, a string) is a file error: it cannot
+    be trusted, nor read as absent."""
+    if path.is_dir():
+        return _proof_folder(path)
     value, defects = _parse(path)
     if defects:
         raise _BadFile(f"{path}: {'; '.join(defects)}")
-    return value
+    try:
+        return check_proofs(value)
+    except ScoreInputError as exc:
+        raise _BadFile(f"{path}: {str(exc).removeprefix('proofs: ')}") from None
+
+
+def trust_layer_key(text: str) -> str:
+    """``--trust-layer-key``: an Ed25519 public key written ``ed25519:<base64url>``, checked before any work."""
+    try:
+        public_key(text)
+    except ProofError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--trust-layer-key: ")) from None
+    return text
+
+
+def key_fingerprint(text: str) -> str:
+    """``--challenge-key-fingerprint``: the SHA-256 of the challenge's API key, 64 lowercase hex digits."""
+    try:
+        return check_fingerprint(text, "--challenge-key-fingerprint")
+    except ProofError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--challenge-key-fingerprint: ")) from None
+
+
+def add_pinned_options(p: argparse.ArgumentParser) -> None:
+    """The two values a proof of Trust Layer's is checked against (default: those of the published anchor)."""
+    p.add_argument("--trust-layer-key", type=trust_layer_key, metavar="ed25519:KEY",
+                   help="the pinned Trust Layer public key (GET /v1/pubkey, ed25519:<base64url>) that must have "
+                        "signed the anchoring proof (default: the one the published anchor states)")
+    p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, metavar="HEX",
+                   help="SHA-256 of the challenge's API key, the proof's parties.buyer_fingerprint (default: the "
+                        "one the published anchor states)")
 
 
 def _printable(text: str) -> str:
@@ -96,6 +203,12 @@ def submission_files(paths: list[Path]) -> list[Path]:
             files += entries
         elif path.is_file():
             files.append(path)
+        elif os.path.lexists(path):  # a FIFO, a device, a socket, a dangling link: there, but no submission
+            try:
+                reason = f"not a regular file ({kind_of(path.stat().st_mode)})"
+            except OSError as exc:
+                reason = unreadable_text(path, exc).removeprefix(f"{path}: ")
+            raise _BadFile(f"{_printable(str(path))}: {reason}: give a submission file or a folder of them")
         else:
             raise _BadFile(f"{path}: no such file or folder")
     return files
@@ -124,8 +237,11 @@ def cmd_score(args: argparse.Namespace) -> int:
     try:
         piste = args.track or submitted_track(submissions, [t.piste for t in load_tracks(args.root)])
         track = track_named(args.root, piste)
+        proofs = judged_proofs(proofs, args, track.places)
         report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
-                                   salt_file=args.salt_file, anchor_file=args.anchor)
+                                   salt_file=args.salt_file, anchor_file=args.anchor,
+                                   trust_layer_key=args.trust_layer_key,
+                                   fingerprint=args.challenge_key_fingerprint)
     except DuplicateTask as exc:
         print(f"corpus score: {exc.task_id} is submitted by {', '.join(str(files[i]) for i in exc.positions)}: "
               "the season keeps the last one recorded; give one file per task", file=sys.stderr)
@@ -158,19 +274,30 @@ def register(sub: Subparsers) -> None:
                     "close (graph, probant fields, common-list entries), checks conditions 3 and 4 and the "
                     "instrument defect, then prints réussite, overclaim and the best constant answer. Conditions "
                     "1 and 2 need Trust Layer: give their result with --proofs, or they are taken as met and "
-                    "every line says they were not verified. Once freeze/record.json exists, requires "
-                    "--salt-file and --anchor, and refuses to score unless the whole freeze check passes and the "
-                    "anchor opens to the record served.")
+                    "every line says they were not verified. Once the track's freeze folder holds a record or an "
+                    "anchor, requires --salt-file and the anchor (the published one, or --anchor), and refuses to "
+                    "score unless the whole freeze check passes and the anchoring proof verifies (chain, "
+                    "signature by the pinned Trust Layer key, the challenge's fingerprint) for the record served.")
     p.add_argument("submissions", nargs="+", type=Path, help="submission files, or folders of *.json files")
     p.add_argument("--proofs", type=Path, help='third-party proof verification: {"<proof_id>": {"valide": '
-                                               'bool, "identite_liee": bool}}')
+                                               'bool, "identite_liee": bool}}, or a folder of <proof_id>.json '
+                                               "proofs as Trust Layer serves them, verified here against the "
+                                               "pinned key")
     p.add_argument("--json", type=Path, help="also write the corpus-score/1 report to this file")
     p.add_argument("--salt-file", type=Path, help="the salt published at the close, to check the key "
                                                   "commitment of the freeze record (required once "
                                                   "freeze/record.json exists, spec §8.5)")
-    p.add_argument("--anchor", type=Path, help="the opened pair of the proof that anchored the freeze record "
-                                               "({proof_id, request_hash, response_hash}, from GET "
-                                               "/v1/proof/{id}/full; required once frozen, spec §8.5)")
+    p.add_argument("--anchor", type=Path, help="the proof that anchored the freeze record, as GET "
+                                               "/v1/proof/{id}/full returns it, or its opened pair {proof_id, "
+                                               "request_hash, response_hash} (default: the track's published "
+                                               "<freeze folder>/anchor.json; spec §8.5)")
+    add_pinned_options(p)
+    p.add_argument("--tsa-ca", type=Path, help="with a --proofs folder: the CA bundle of the timestamp authority; "
+                                               "each proof's RFC 3161 token is then verified with openssl")
+    p.add_argument("--tsa-cert", type=Path, help="the authority's signing certificate, which Trust Layer's tokens "
+                                                 "do not carry")
+    p.add_argument("--season-close", metavar="YYYY-MM-DDTHH:MM:SSZ",
+                   help="the close: a token time after it fails condition 1 (the opening is the anchor's time)")
     p.add_argument("--root", type=Path, default=Path.cwd(),
                    help="project folder holding build/, manifest/, season/ and freeze/ (default: .)")
     p.add_argument("--track", metavar="PISTE", default=None,

@@ -4,21 +4,23 @@ the nginx instances that serve build/ (:mod:`generator.serving`)."""
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 from pathlib import Path
 
 from generator.base.atomic_file import write_atomic
 from generator.base.errors import CorpusError
+from generator.base.output_places import outside_protected
 from generator.cli.options import (
     PROBLEM,
     Subparsers,
+    UsageError,
     add_render_options,
     add_root_options,
     base_url_option,
     print_problems,
     render_settings,
 )
-from generator.compiler.output import MANIFEST_FILE
 from generator.compiler.track_file import load_tracks
 from generator.serving.instance_commands import reload_prefix, verify_prefix
 from generator.serving.nginx_process import reload_and_wait
@@ -30,12 +32,15 @@ from generator.serving.serve import (
     PLAIN_PORT,
     TopologyRun,
     banner,
+    check_ports,
     dev_secret,
     ensure_build,
+    hold_port,
     invoking_user,
     run_foreground,
     run_topology,
     sample_path,
+    served_name,
     set_maintenance,
     topology_peer,
     topology_tls,
@@ -45,10 +50,15 @@ from generator.serving.systemd_units import (
     ROLES,
     UnitError,
     account_exists,
+    check_prefix_tls,
     render_unit,
     unit_settings,
 )
-from generator.serving.topology import REPLICA_PORT
+from generator.serving.topology import FRONTAL_PORT, REPLICA_PORT, replica_addresses
+
+# serve's options that only the topology (--replicas) uses: refused without it, never silently ignored
+TOPOLOGY_ONLY = (("--replica", "replica"), ("--replica-port", "replica_port"), ("--tls-ca", "tls_ca"),
+                 ("--state-file", "state_file"), ("--plain-replicas", "plain_replicas"))
 
 
 def link_options(args: argparse.Namespace) -> PeerTLS:
@@ -72,7 +82,9 @@ def link_options(args: argparse.Namespace) -> PeerTLS:
 def cmd_render_nginx(args: argparse.Namespace) -> int:
     upstreams = tuple(u for item in args.replica for u in item.split(",") if u)
     settings = render_settings(args, args.prefix, role=args.role, upstreams=upstreams)
-    render_and_write(settings, args.root, link_options(args))
+    rendered = render_and_write(settings, args.root, link_options(args))
+    for warning in rendered.warnings:
+        print(f"corpus render-nginx: {warning}", file=sys.stderr)
     if args.reload:
         pid = reload_and_wait(settings.resolved())
         print(f"corpus render-nginx: reloaded nginx (master pid {pid}); only the new configuration "
@@ -91,37 +103,79 @@ def _secret(args: argparse.Namespace, prefix: Path) -> tuple[str, str | None]:
     return (f"from {args.secret_file}" if args.secret_file else f"from ${args.secret_env}"), None
 
 
+def _topology_ports(args: argparse.Namespace, replicas: list[tuple[str, int]]) -> None:
+    """The frontal's and every replica's address free, before anything is printed (one line otherwise)."""
+    port = args.port or FRONTAL_PORT
+    if (args.listen, port) in replicas:
+        raise RenderError(f"--replica {args.listen}:{port} is the frontal's own address (--listen, --port): give "
+                          "the replicas other addresses or ports")
+    check_ports([(args.listen, port, "choose another port: --port P (make serve-topology FRONTAL_PORT=P)"),
+                 *((host, p, "choose another: --replica-port P, or --replica HOST:PORT") for host, p in replicas)])
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     root: Path = args.root.resolve()
     prefix: Path = (args.prefix or root / DEFAULT_PREFIX).resolve()
     if args.worker_user is None:
         args.worker_user = invoking_user()  # a local server: workers read the checkout as you do
+    given = [u for item in args.replica for u in item.split(",") if u]
+    held, replicas = None, None
+    if args.replicas or given:  # checked before anything is printed: options, the state file, the ports
+        if args.secret_env is not None:
+            raise RenderError("--replicas takes --secret-file (each nginx re-reads it on a rotation)")
+        replicas = replica_addresses(given, args.replicas, args.replica_port or REPLICA_PORT)
+        if args.state_file is not None:
+            outside_protected(root, args.state_file, "--state-file", "which corpus serve would write into: give a "
+                              "file under run/ or outside the checkout")
+        _topology_ports(args, replicas)
+    else:
+        wrong = [option for option, name in TOPOLOGY_ONLY if getattr(args, name) not in (None, False, [])]
+        if wrong:
+            raise UsageError(f"{wrong[0]} goes with --replicas N (a TLS frontal over replicas); without it, serve "
+                             "runs one replica")
+        held = hold_port(args.listen, args.port or PLAIN_PORT, "choose another port: --port P (make serve PORT=P)")
+    try:
+        return _serve(args, root, prefix, held, replicas)
+    finally:
+        if held is not None:
+            held.close()
+
+
+def _serve(args: argparse.Namespace, root: Path, prefix: Path, held: socket.socket | None,
+           replicas: list[tuple[str, int]] | None) -> int:
+    """Build if needed, render, run: the topology over ``replicas``, else one replica on ``held``."""
     try:
         if not args.no_build:
             print(f"corpus serve: {ensure_build(root, args.base_url.rstrip('/'))}", file=sys.stderr)
-        elif not (root / "manifest" / MANIFEST_FILE).exists():
-            raise RenderError("--no-build given but there is no build; run 'corpus build'")
+        else:
+            missing = [t.places.manifest_file for t in load_tracks(root)
+                       if not (root / t.places.manifest_file).exists()]
+            if missing:
+                raise RenderError(f"--no-build given but there is no build ({missing[0]} missing); run "
+                                  "'corpus build'")
         note, secret_value = _secret(args, prefix)
-        if args.replicas:
-            if args.secret_env is not None:
-                raise RenderError("--replicas takes --secret-file (each nginx re-reads it on a rotation)")
-            tls = topology_tls(prefix, args.listen, args.tls_cert, args.tls_key, args.tls_ca)
-            peer = topology_peer(prefix, args.replicas, args.plain_replicas)
+        if replicas is not None:
+            name = served_name(root, prefix, args.server_name)
+            tls = topology_tls(prefix, [args.listen, name], args.tls_cert, args.tls_key, args.tls_ca)
+            peer = topology_peer(prefix, replicas, args.plain_replicas)
             return run_topology(TopologyRun(
-                root=root, prefix=prefix, listen=args.listen, port=args.port, replicas=args.replicas,
-                replica_port=args.replica_port, secret_file=args.secret_file, tls=tls, workers=args.workers,
+                root=root, prefix=prefix, listen=args.listen, port=args.port or FRONTAL_PORT, replicas=replicas,
+                server_name=name, secret_file=args.secret_file, tls=tls, workers=args.workers,
                 worker_user=args.worker_user, expect_manifest_hash=args.expect_manifest_hash,
-                state_file=args.state_file, peer=peer), note, secret_value)
+                state_file=args.state_file, peer=peer, access_log=args.access_log, error_log=args.error_log,
+                maintenance_flag=args.maintenance_flag), note, secret_value)
         settings = render_settings(args, prefix, port=args.port or PLAIN_PORT)
-        render_and_write(settings, root)
+        rendered = render_and_write(settings, root)
     except CorpusError as exc:
         print_problems(exc.problems)
-        print("corpus serve: corpus_src/ does not compile; fix it, or serve the current build with --no-build",
+        print("corpus serve: the sources do not compile; fix them, or serve the current build with --no-build",
               file=sys.stderr)
         return PROBLEM
+    for warning in rendered.warnings:
+        print(f"corpus serve: {warning}", file=sys.stderr)
     catalogues = tuple((t.piste, t.catalogue) for t in load_tracks(root))
     print(banner(settings, note, secret_value, sample_path(root), catalogues), flush=True)
-    return run_foreground(settings)
+    return run_foreground(settings, held)
 
 
 def cmd_maintenance(args: argparse.Namespace) -> int:
@@ -146,6 +200,8 @@ def cmd_reload(args: argparse.Namespace) -> int:
 
 
 def cmd_render_systemd(args: argparse.Namespace) -> int:
+    for warning in check_prefix_tls(args.prefix):
+        print(f"corpus render-systemd: {warning}", file=sys.stderr)
     try:
         settings = unit_settings(args.prefix, args.role, args.root, user=args.user, group=args.group,
                                  nginx=args.nginx, corpus=args.corpus, read_write=tuple(args.read_write),
@@ -222,9 +278,14 @@ def register_serve(sub: Subparsers) -> None:
     add_render_options(p)
     p.add_argument("--replicas", type=int, default=0, metavar="N",
                    help="run the production shape: a TLS frontal on --listen:--port (default 8443) over N "
-                        "replicas on 127.0.0.2, 127.0.0.3, ... (certificate made at start unless --tls-cert)")
-    p.add_argument("--replica-port", type=int, default=REPLICA_PORT,
-                   help=f"port of every replica (default {REPLICA_PORT})")
+                        "replicas on 127.0.0.2, 127.0.0.3, ... (certificate made at start unless --tls-cert, "
+                        "naming the server name and --listen); --server-name, --access-log and --error-log are "
+                        "the frontal's, --maintenance-flag every replica's")
+    p.add_argument("--replica", action="append", default=[], metavar="HOST[:PORT]",
+                   help="with --replicas: a replica's address (repeat, or comma-separated; as many as --replicas, "
+                        "which may then be left out), its port --replica-port unless given")
+    p.add_argument("--replica-port", type=int, default=None,
+                   help=f"with --replicas: port of every replica without its own (default {REPLICA_PORT})")
     p.add_argument("--tls-ca", type=Path, default=None,
                    help="with --tls-cert: the CA certificate clients should trust (for --state-file)")
     p.add_argument("--state-file", type=Path, default=None,

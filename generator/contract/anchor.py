@@ -4,24 +4,40 @@ Trust Layer certifies the request it forwarded and the body it received. So a tr
 served at a fixed canonical path (``track.yaml``, ``gel_servi``), and one call of that path through the proxy,
 made with the challenge's key, anchors it: its ``request_hash`` names the path, its ``response_hash`` is the
 hash of the record's bytes. :func:`record_call` says which call to make and which two hashes it will have;
-:func:`anchor_problems` checks the opened pair of that call (``GET /v1/proof/{id}/full``) against the record.
+:func:`anchor_problems` checks the proof of that call (as Trust Layer serves it, verified offline, or the
+opened pair of spec §4) against the record. The published anchor (``<freeze folder>/anchor.json``, written by
+``corpus freeze-anchor``) keeps the proof as fetched with the pinned Trust Layer key and the challenge key's
+fingerprint it was checked against.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from generator.base import strict_json
 from generator.base.bounded_read import SUBMISSION_LIMIT
 from generator.base.errors import GeneratorError, read_file
 from generator.contract.hashing import request_hash, response_hash
 from generator.contract.places import Places
+from generator.contract.trust_proof import (
+    ProofError,
+    TrustProof,
+    check_fingerprint,
+    public_key,
+    read_proof,
+    verification_problems,
+)
+
+ANCHOR_FORMAT = "corpus-anchor/1"
+_ANCHOR_KEYS = ("format", "proof_id", "heure", "trust_layer_key", "challenge_key_fingerprint", "proof")
 
 
 class AnchorError(GeneratorError):
-    """The anchor file cannot be used (missing, not JSON, not the opened pair of a proof)."""
+    """The anchor file cannot be used (missing, not JSON, not a proof nor its opened pair)."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +48,11 @@ class RecordCall:
     request_hash: str
     response_hash: str
     method: str = "GET"
+
+    @property
+    def seller(self) -> str:
+        """What the proxy writes as ``parties.seller``: the target's host."""
+        return urlsplit(self.target).hostname or ""
 
     def lines(self) -> list[str]:
         return [f"target: {self.target}", f"method: {self.method}", "payload: {}",
@@ -46,46 +67,91 @@ def record_call(base_url: str, places: Places, record: bytes) -> RecordCall:
 
 @dataclass(frozen=True)
 class Anchor:
-    """The opened pair of the anchoring proof: ``{"proof_id", "request_hash": {"nonce", "value"},
-    "response_hash": {"nonce", "value"}}``, as ``GET /v1/proof/{id}/full`` gives it to the key's owner."""
+    """A proof of the anchoring call: read from a proof file, a pair file or the published anchor.
 
-    proof_id: str
-    request_value: str
-    response_value: str
+    ``trust_layer_key`` and ``fingerprint`` are those the published anchor was checked against (None for a
+    bare proof or pair); ``document`` is the proof as fetched."""
+
+    proof: TrustProof
+    document: Any
+    trust_layer_key: str | None = None
+    fingerprint: str | None = None
+
+    @property
+    def proof_id(self) -> str:
+        return self.proof.proof_id
+
+    @classmethod
+    def parse(cls, value: Any) -> Anchor:
+        """``value`` parsed from JSON; :class:`ProofError` names the field at fault."""
+        if not (isinstance(value, dict) and value.get("format") == ANCHOR_FORMAT):
+            return cls(read_proof(value), value)
+        unknown = sorted(set(value) - set(_ANCHOR_KEYS))
+        if unknown:
+            raise ProofError(f"{unknown[0]}: unknown field of a {ANCHOR_FORMAT} anchor "
+                             f"({', '.join(_ANCHOR_KEYS)})")
+        for key in _ANCHOR_KEYS:
+            if key not in value:
+                raise ProofError(f"{key}: missing")
+        proof = read_proof(value["proof"])
+        key, fingerprint = value["trust_layer_key"], value["challenge_key_fingerprint"]
+        if not isinstance(key, str):
+            raise ProofError("trust_layer_key: expected ed25519:<base64url>")
+        public_key(key, "trust_layer_key")
+        if not isinstance(fingerprint, str):
+            raise ProofError("challenge_key_fingerprint: expected 64 lowercase hex digits")
+        check_fingerprint(fingerprint, "challenge_key_fingerprint")
+        if value["proof_id"] != proof.proof_id:
+            raise ProofError(f"proof_id: {value['proof_id']!r} is not the proof's {proof.proof_id!r}")
+        if proof.is_pair:
+            raise ProofError("proof: an opened pair: a published anchor holds the proof as Trust Layer serves it")
+        if value["heure"] != proof.timestamp:
+            raise ProofError(f"heure: {value['heure']!r} is not the proof's timestamp {proof.timestamp!r}")
+        return cls(proof, value["proof"], key, fingerprint)
 
     @classmethod
     def read(cls, path: Path) -> Anchor:
-        data = read_file(path, AnchorError, "not found: give the opened pair of the anchoring proof",
-                         limit=SUBMISSION_LIMIT)
+        data = read_file(path, AnchorError, "not found: give the proof of the anchoring call (GET "
+                         "/v1/proof/{id}/full) or its opened pair", limit=SUBMISSION_LIMIT)
         try:  # strictly, as every file a participant or an operator hands us: a key twice is refused
             value = strict_json.document(data)
         except strict_json.NotJson as exc:
             raise AnchorError(exc.text(path)) from None
+        try:
+            return cls.parse(value)
+        except ProofError as exc:
+            raise AnchorError(f"{path}: {exc}") from None
 
-        def text(*keys: str) -> str:
-            found: Any = value
-            for key in keys:
-                if not isinstance(found, dict) or key not in found:
-                    raise AnchorError(f"{path}: {'.'.join(keys)}: missing; expected {{\"proof_id\": ..., "
-                                      "\"request_hash\": {\"nonce\", \"value\"}, \"response_hash\": {\"nonce\", "
-                                      "\"value\"}}")
-                found = found[key]
-            if not isinstance(found, str) or not found:
-                raise AnchorError(f"{path}: {'.'.join(keys)}: expected a non-empty string")
-            return found
-
-        for side in ("request_hash", "response_hash"):
-            text(side, "nonce")
-        return cls(text("proof_id"), text("request_hash", "value"), text("response_hash", "value"))
+    def published(self, trust_layer_key: str, fingerprint: str) -> bytes:
+        """``<freeze folder>/anchor.json``: the proof as fetched, the pinned key, the fingerprint, its time."""
+        document = {"format": ANCHOR_FORMAT, "proof_id": self.proof_id, "heure": self.proof.timestamp,
+                    "trust_layer_key": trust_layer_key, "challenge_key_fingerprint": fingerprint,
+                    "proof": self.document}
+        return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def anchor_problems(anchor: Anchor, call: RecordCall) -> list[str]:
-    """Why ``anchor`` does not open to the call of the record (empty: it does)."""
+def anchor_problems(anchor: Anchor, call: RecordCall, trust_layer_key: str | None = None,
+                    fingerprint: str | None = None) -> list[str]:
+    """Why ``anchor`` is not the proof of ``call`` (empty: it is). A proof as Trust Layer serves it is
+    verified offline against ``trust_layer_key`` (required for it) and ``fingerprint``; an opened pair carries
+    neither chain nor signature, so only its two hashes are compared."""
+    proof, where = anchor.proof, f"anchor {anchor.proof_id}"
     problems = []
-    if anchor.request_value != call.request_hash:
-        problems.append(f"anchor {anchor.proof_id}: its request_hash is not the call GET {call.target} "
-                        f"({call.request_hash}): the proof anchors another request")
-    if anchor.response_value != call.response_hash:
-        problems.append(f"anchor {anchor.proof_id}: its response_hash is not the record's ({call.response_hash}): "
-                        "the proof anchors another body")
+    if not proof.is_pair:
+        if trust_layer_key is None:
+            problems.append(f"{where}: no pinned Trust Layer key to check its signature against: give "
+                            "--trust-layer-key ed25519:<base64url> (the key a proof carries proves nothing)")
+        else:
+            problems += verification_problems(proof, trust_layer_key, fingerprint)
+        if proof.fields is not None and proof.fields.seller != call.seller:
+            problems.append(f"{where}: parties.seller: {proof.fields.seller!r} is not the host of {call.target} "
+                            f"({call.seller!r})")
+    request_field, response_field = (("request_hash.value", "response_hash.value") if proof.is_pair
+                                     else ("hashes.request", "hashes.response"))
+    if proof.request_hash != call.request_hash:
+        problems.append(f"{where}: {request_field}: sha256:{proof.request_hash} is not the call GET {call.target} "
+                        f"(expected sha256:{call.request_hash}): the proof anchors another request")
+    if proof.response_hash != call.response_hash:
+        problems.append(f"{where}: {response_field}: sha256:{proof.response_hash} is not the record's response "
+                        f"hash (expected sha256:{call.response_hash}): the proof anchors another body")
     return problems

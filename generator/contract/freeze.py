@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from generator.base import strict_json
-from generator.base.bounded_read import PUBLISHED_LIMIT, SALT_LIMIT
-from generator.base.errors import FreezeRecordError, FrozenMismatch, ManifestError, read_file
+from generator.base.bounded_read import PUBLISHED_LIMIT, SALT_LIMIT, read_bounded
+from generator.base.errors import FreezeRecordError, FrozenMismatch, ManifestError, read_file, unreadable_text
 from generator.base.transaction import builder_lock, make_dir, reading, write_file
 from generator.contract.anchor import Anchor, RecordCall, anchor_problems, record_call
 from generator.contract.hashing import sha256_hex
@@ -35,6 +36,12 @@ def _hex(value: Any, size: int) -> bool:
     return isinstance(value, str) and len(value) == 2 * size and all(c in "0123456789abcdef" for c in value)
 
 
+SEL_TEXT = "32 octets aléatoires, hors du dépôt, publiés à la clôture"
+# Every field of a record, by its dotted name; any other is refused (the record is read whole or not at all).
+RECORD_FIELDS = ("format", "corpus", "manifest_hash", "bareme.section", "bareme.sha256", "taches.fichier",
+                 "taches.sha256", "cle.fichier", "cle.engagement", "cle.sel")
+
+
 @dataclass(frozen=True)
 class FreezeRecord:
     """``freeze/record.json``, every field checked: a corrupt record is named, never half-read."""
@@ -45,6 +52,7 @@ class FreezeRecord:
     tasks_sha256: str
     key_commitment: str
     places: Places | None = None  # where the record names its files; None for a record read back
+    texts: tuple[tuple[str, str], ...] = ()  # read back: bareme.section, taches.fichier, cle.fichier, cle.sel
 
     def to_bytes(self) -> bytes:
         assert self.places is not None
@@ -52,8 +60,13 @@ class FreezeRecord:
                   "bareme": {"section": self.places.bareme_section, "sha256": self.bareme_sha256},
                   "taches": {"fichier": self.places.tasks_file.as_posix(), "sha256": self.tasks_sha256},
                   "cle": {"fichier": self.places.key_file.as_posix(), "engagement": self.key_commitment,
-                          "sel": "32 octets aléatoires, hors du dépôt, publiés à la clôture"}}
+                          "sel": SEL_TEXT}}
         return (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+    def expected_texts(self, places: Places) -> dict[str, str]:
+        """The fixed texts ``corpus freeze`` writes for the track of ``places``."""
+        return {"bareme.section": places.bareme_section, "taches.fichier": places.tasks_file.as_posix(),
+                "cle.fichier": places.key_file.as_posix(), "cle.sel": SEL_TEXT}
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "freeze/record.json") -> FreezeRecord:
@@ -70,6 +83,8 @@ class FreezeRecord:
             raise fail("expected a JSON object")
         if record.get("format") != FORMAT:
             raise fail(f"format: expected {FORMAT!r}")
+        for name in _unknown_fields(record):
+            raise fail(f"{name}: unknown field (a record holds {', '.join(RECORD_FIELDS)})")
 
         def field(*keys: str) -> Any:
             value: Any = record
@@ -87,15 +102,56 @@ class FreezeRecord:
             value = hashes[keys] = field(*keys)
             if not _hex(value, 32):
                 raise fail(f"{'.'.join(keys)}: expected 64 lowercase hex digits")
-        return cls(corpus, *hashes.values())
+        texts = []
+        for name in ("bareme.section", "taches.fichier", "cle.fichier", "cle.sel"):
+            value = field(*name.split("."))
+            if not isinstance(value, str):
+                raise fail(f"{name}: expected a string")
+            texts.append((name, value))
+        return cls(corpus, *hashes.values(), texts=tuple(texts))
+
+
+def _unknown_fields(record: dict[str, Any]) -> list[str]:
+    """The dotted names of the fields a record holds and ``corpus freeze`` never writes."""
+    known = {name.split(".")[0] for name in RECORD_FIELDS}
+    unknown = [key for key in record if key not in known]
+    for group in ("bareme", "taches", "cle"):
+        inner = record.get(group)
+        if isinstance(inner, dict):
+            unknown += [f"{group}.{key}" for key in inner if f"{group}.{key}" not in RECORD_FIELDS]
+    return unknown
+
+
+def is_frozen(root: Path, places: Places) -> bool:
+    """The track's freeze folder holds a record or an anchor (of any kind: a FIFO or a link counts)."""
+    return os.path.lexists(root / places.record) or os.path.lexists(root / places.anchor)
+
+
+def _record_bytes(root: Path, places: Places) -> bytes:
+    """The record's bytes: a regular file, never a link, a FIFO or a folder (the record is what /gel serves)."""
+    path = root / places.record
+    fix = "restore the record from git (it is committed and anchored)"
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        anchored = f", while {places.anchor} anchors it" if os.path.lexists(root / places.anchor) else ""
+        raise FreezeRecordError(f"{path}: missing{anchored}: the season is frozen; {fix}") from None
+    except OSError as exc:
+        raise FreezeRecordError(unreadable_text(path, exc, fix)) from None
+    if stat.S_ISLNK(mode):
+        raise FreezeRecordError(f"{path}: a symbolic link (to {os.readlink(path)}), not a regular file; {fix}")
+    try:
+        return read_bounded(path, PUBLISHED_LIMIT, follow_symlinks=False)
+    except OSError as exc:
+        raise FreezeRecordError(unreadable_text(path, exc, fix)) from None
 
 
 def read_record(root: Path, places: Places) -> FreezeRecord | None:
-    """The freeze record, or ``None`` when the season is not frozen."""
-    path = root / places.record
-    if not path.exists():
+    """The freeze record, or ``None`` when the season is not frozen; once frozen (a record or an anchor in the
+    freeze folder), a record missing, not a regular file or not strict JSON is a :class:`FreezeRecordError`."""
+    if not is_frozen(root, places):
         return None
-    return FreezeRecord.from_bytes(_read(path), str(path))
+    return FreezeRecord.from_bytes(_record_bytes(root, places), str(root / places.record))
 
 
 def commitment(salt: bytes, key: bytes) -> str:
@@ -122,6 +178,9 @@ def load_or_make_salt(path: Path, root: Path) -> bytes:
         raise FreezeRecordError(f"{path} is inside the repository: the salt must never enter it")
     if path.exists():
         return read_salt(path)
+    if os.path.lexists(path):  # a dangling link: creating the salt through it would write who knows where
+        raise FreezeRecordError(unreadable_text(path, FileNotFoundError(path), "give the salt file written by "
+                                                "'corpus freeze', or a path where no file is"))
     salt = secrets.token_bytes(SALT_BYTES)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -143,7 +202,10 @@ def freeze(root: Path, bareme: Path, salt_file: Path, places: Places) -> bytes:
     and the key as they stand, and every later build sees the record.
     """
     with builder_lock(root):
-        if (root / places.record).exists():
+        if os.path.lexists(root / places.anchor) and not os.path.lexists(root / places.record):
+            raise FrozenMismatch(f"{places.anchor} exists: this track's season is anchored; a new season starts "
+                                 "by removing its record and its anchor in one commit")
+        if os.path.lexists(root / places.record):
             raise FrozenMismatch(f"{places.record} already exists: a season is frozen once (delete the record "
                                  "only to start a new season)")
         bareme_hash = sha256_hex(_read(bareme))
@@ -200,45 +262,132 @@ def guard_season(root: Path, new_tasks: bytes, new_key: bytes, places: Places) -
                              "commitment is anchored")
 
 
+def _field_problems(record: FreezeRecord, values: dict[str, str], places: Places) -> list[str]:
+    """Each field of ``record`` against what the repository gives it (``values``) and the track's texts."""
+    expected = {**values, **record.expected_texts(places)}
+    found = {"corpus": record.corpus, "manifest_hash": record.manifest_hash, "bareme.sha256": record.bareme_sha256,
+             "taches.sha256": record.tasks_sha256, **dict(record.texts)}
+    said = {"manifest_hash": lambda: f"manifest hash {expected['manifest_hash']} differs from the frozen "
+                                     f"{found['manifest_hash']}",
+            "taches.sha256": lambda: f"{places.tasks_file} hashes to {expected['taches.sha256']}, not to the "
+                                     f"frozen {found['taches.sha256']}",
+            "bareme.sha256": lambda: f"the record's barème hash {found['bareme.sha256']} is not the published "
+                                     f"one {expected['bareme.sha256']}"}
+    whats = {"corpus": "the manifest's corpus", "bareme.section": "the track's barème section",
+             "taches.fichier": "the track's statements file", "cle.fichier": "the track's key file",
+             "cle.sel": "what corpus freeze writes"}
+    return [f"{places.record}: {name}: " + (said[name]() if name in said else
+                                            f"{found[name]!r} is not {whats[name]} ({expected[name]!r})")
+            for name in ("corpus", "manifest_hash", "bareme.section", "bareme.sha256", "taches.fichier",
+                         "taches.sha256", "cle.fichier", "cle.sel")
+            if found[name] != expected[name]]
+
+
 def check_freeze(root: Path, salt_file: Path | None, places: Places) -> list[str]:
-    """What the scorer checks before scoring (spec §8.5): the record against the repository."""
+    """What the scorer checks before scoring (spec §8.5): every field of the record against the repository,
+    its bytes against those ``corpus freeze`` writes, and with the salt the key commitment."""
     record = read_record(root, places)
     if record is None:
         return [f"{places.record} not found: the season is not frozen"]
-    problems = []
     with reading(root):
-        manifest_hash = sha256_hex(_read(root / places.manifest / MANIFEST_FILE))
+        manifest = Manifest.read(root / places.manifest / MANIFEST_FILE)
         tasks_hash = sha256_hex(_read(root / places.tasks_file))
         key = _read(root / places.key_file)
-    if manifest_hash != record.manifest_hash:
-        problems.append(f"manifest hash {manifest_hash} differs from the frozen {record.manifest_hash}")
-    if tasks_hash != record.tasks_sha256:
-        problems.append(f"{places.tasks_file} hashes to {tasks_hash}, not to the frozen {record.tasks_sha256}")
-    if record.bareme_sha256 != places.bareme_sha256:
-        problems.append("the record's barème hash is not the published one")
+        data = _record_bytes(root, places)
+    problems = _field_problems(record, {"corpus": manifest.corpus, "manifest_hash": manifest.hash,
+                                        "bareme.sha256": places.bareme_sha256, "taches.sha256": tasks_hash},
+                               places)
     if salt_file is not None and commitment(read_salt(salt_file), key) != record.key_commitment:
-        problems.append(f"sha256(salt ‖ {places.key_file}) differs from the frozen commitment")
+        problems.append(f"{places.record}: cle.engagement: sha256(salt ‖ {places.key_file}) differs from the "
+                        "frozen commitment")
+    rewritten = FreezeRecord(record.corpus, record.manifest_hash, record.bareme_sha256, record.tasks_sha256,
+                             record.key_commitment, places).to_bytes()
+    if not problems and data != rewritten:
+        problems.append(f"{places.record}: its bytes are not those corpus freeze writes for its fields (spacing, "
+                        "order or escapes changed): what /gel serves changed; restore it from git")
     return problems
 
 
 def record_call_of(root: Path, places: Places) -> RecordCall:
     """The proxied call that anchors the track's freeze record, as it stands, and the hashes it will have."""
     with reading(root):
-        base_url = Manifest.load(root, places.manifest).base_url
-        record = _read(root / places.record)
+        base_url = Manifest.read(root / places.manifest / MANIFEST_FILE).base_url
+        record = _record_bytes(root, places)
     return record_call(base_url, places, record)
 
 
-def check_anchor(root: Path, places: Places, anchor_file: Path,
-                 proofs: dict[str, Any] | None = None) -> tuple[Anchor, list[str]]:
-    """The anchor and why it does not open to the record served (spec §8.3, §8.5); with ``proofs`` (the
-    third-party verification of ``corpus score --proofs``), the anchoring proof must be valid and bound."""
-    anchor = Anchor.read(anchor_file)
-    problems = anchor_problems(anchor, record_call_of(root, places))
-    if proofs is not None:
+def _pinned(option: str | None, published: str | None, what: str, flag: str) -> tuple[str | None, list[str]]:
+    """The value given on the command line, else the published anchor's; both and different: a problem."""
+    if option is not None and published is not None and option != published:
+        return option, [f"{flag} {option} is not the {what} the published anchor was checked against "
+                        f"({published})"]
+    return (option if option is not None else published), []
+
+
+def check_anchor(root: Path, places: Places, anchor_file: Path | None, proofs: dict[str, Any] | None = None,
+                 trust_layer_key: str | None = None,
+                 fingerprint: str | None = None) -> tuple[Anchor | None, list[str]]:
+    """The anchor and why it is not the proof of the record served (spec §8.3, §8.5); ``(None, [])`` when no
+    anchor is given nor published. ``anchor_file`` overrides the published ``<freeze folder>/anchor.json``; the
+    Trust Layer key and the challenge key's fingerprint default to those the published anchor states. With
+    ``proofs`` (the third-party verification of ``corpus score --proofs``), an opened pair must be held valid
+    and bound there, since it carries no signature to check here."""
+    published_path = root / places.anchor
+    published = Anchor.read(published_path) if os.path.lexists(published_path) else None
+    if anchor_file is None and published is None:
+        return None, []
+    anchor = Anchor.read(anchor_file) if anchor_file is not None else published
+    assert anchor is not None
+    key, problems = _pinned(trust_layer_key, published and published.trust_layer_key, "Trust Layer key",
+                            "--trust-layer-key")
+    fingerprint, more = _pinned(fingerprint, published and published.fingerprint, "challenge key fingerprint",
+                                "--challenge-key-fingerprint")
+    problems += more + anchor_problems(anchor, record_call_of(root, places), key, fingerprint)
+    if proofs is not None and anchor.proof.is_pair:
         verdict = proofs.get(anchor.proof_id)
         held = isinstance(verdict, dict) and verdict.get("valide") is True and verdict.get("identite_liee") is True
         if not held:
             problems.append(f"anchor {anchor.proof_id}: the proofs file does not hold it as valid and bound to "
                             "the challenge's identity (conditions 1 and 2)")
     return anchor, problems
+
+
+def freeze_anchor(root: Path, places: Places, proof_file: Path, trust_layer_key: str,
+                  fingerprint: str) -> tuple[Anchor, bool]:
+    """Check the proof of the anchoring call against the track's record and write the published anchor
+    ``<freeze folder>/anchor.json``; ``(anchor, written)``, ``written`` False when that very anchor is there.
+
+    Refuses (:class:`FrozenMismatch`, one line, nothing written) unless the record passes the freeze check
+    and the proof, verified offline against ``trust_layer_key``, was made with the key of ``fingerprint``
+    for the call of the record as it stands."""
+    with builder_lock(root):
+        if read_record(root, places) is None:
+            raise FrozenMismatch(f"{places.record} not found: run 'corpus freeze' first, serve the record, then "
+                                 "anchor it")
+        problems = check_freeze(root, None, places)
+        anchor = Anchor.read(proof_file)
+        problems += anchor_problems(anchor, record_call_of(root, places), trust_layer_key, fingerprint)
+        if anchor.proof.is_pair:
+            problems.insert(0, f"{proof_file}: an opened pair carries no chain hash and no signature: give the "
+                               "proof as GET /v1/proof/{id}/full returns it")
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise FrozenMismatch(f"{problems[0]}{more}; nothing written")
+        data = anchor.published(trust_layer_key, fingerprint)
+        path = root / places.anchor
+        if os.path.lexists(path):
+            try:
+                same = read_bounded(path, PUBLISHED_LIMIT, follow_symlinks=False) == data
+            except OSError:
+                same = False
+            if same:
+                return anchor, False
+            raise FrozenMismatch(f"{places.anchor} already exists and anchors the record otherwise: a record is "
+                                 "anchored once; nothing written")
+        try:
+            write_file(path, data)
+        except OSError as exc:
+            raise FreezeRecordError(f"{exc.filename or path}: cannot write: {exc.strerror}; nothing "
+                                    "anchored") from None
+    return anchor, True
+

@@ -30,6 +30,11 @@ class Places:
         return Path(self.freeze) / "record.json"
 
     @property
+    def anchor(self) -> Path:
+        """The published anchor of the record (``corpus freeze-anchor``): the proof, the pinned key."""
+        return Path(self.freeze) / "anchor.json"
+
+    @property
     def key_file(self) -> Path:
         return Path(self.season) / "cle.json"
 

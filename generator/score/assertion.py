@@ -53,11 +53,18 @@ def _proof_failure(proof_id: str, disclosure: dict[str, Any], resource: str, inp
         verdict = proofs.get(proof_id)
         if verdict is None:
             return PREUVE_INVALIDE, f"{proof_id} is not in the proof verification file: no valid proof known"
+        incident = _incident(proof_id, disclosure, verdict)
         if verdict.get("valide") is not True:
-            return PREUVE_INVALIDE, f"{proof_id} fails third-party verification (condition 1)"
+            why = f": {verdict['motif_1']}" if verdict.get("motif_1") else ""
+            return PREUVE_INVALIDE, f"{proof_id} fails third-party verification (condition 1){why}{incident}"
+        if incident:
+            return PREUVE_INVALIDE, (f"{proof_id}: the opened pair is not what the proof anchors (condition 1)"
+                                     f"{incident}")
         if verdict.get("identite_liee") is not True:
+            why = f": {verdict['motif_2']}" if verdict.get("motif_2") else ""
+            time = f"; {verdict['heure']}" if verdict.get("heure") else ""
             return IDENTITE_NON_LIEE, f"{proof_id} does not open an identity bound to the registered DID " \
-                                      "(condition 2)"
+                                      f"(condition 2){why}{time}"
     if disclosure["request_hash"]["value"] != inputs.manifest.request_hash(resource):
         return RESSOURCE, (f"{proof_id} opens a request hash that is not the one of GET "
                            f"{inputs.manifest.base_url}{resource} (condition 3): the proof is of another call")
@@ -69,6 +76,19 @@ def _proof_failure(proof_id: str, disclosure: dict[str, Any], resource: str, inp
     if response != inputs.manifest.response_hash(resource):
         return VALEUR, f"{proof_id} opens a response hash that is not the manifest's for {resource} (condition 4)"
     return None
+
+
+def _incident(proof_id: str, disclosure: dict[str, Any], verdict: dict[str, Any]) -> str:
+    """A flat hash of the proof that differs from the submission's opened value: a Trust Layer incident
+    (spec §4.1), said as such; empty when the verdict holds no flat hashes or they agree."""
+    flat = verdict.get("hashes_plats")
+    if not isinstance(flat, dict):
+        return ""
+    sides = ("request_hash", "response_hash")
+    opened = {side: disclosure[side]["value"].removeprefix("sha256:") for side in sides}
+    differing = [side for side, value in opened.items() if isinstance(flat.get(side), str) and flat[side] != value]
+    return "".join(f"; Trust Layer incident: the proof's flat {side} sha256:{flat[side]} differs from the opened "
+                   f"value {disclosure[side]['value']}" for side in differing)
 
 
 def _served(inputs: ScoringInputs, resource: str, field: str) -> Any:

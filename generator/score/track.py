@@ -9,7 +9,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from generator.contract.freeze import check_anchor, check_freeze
+from generator.base.errors import FreezeRecordError, ManifestError
+from generator.contract.anchor import AnchorError
+from generator.contract.freeze import check_anchor, check_freeze, is_frozen, read_salt
 from generator.contract.places import Places
 from generator.score.assertion import CAUSES, Proofs
 from generator.score.entry import FormatDefects
@@ -22,32 +24,48 @@ FORMAT = "corpus-score/1"
 
 
 def freeze_status(root: Path, salt_file: Path | None, places: Places, anchor_file: Path | None = None,
-                  proofs: dict[str, Any] | None = None) -> dict[str, Any]:
+                  proofs: dict[str, Any] | None = None, trust_layer_key: str | None = None,
+                  fingerprint: str | None = None) -> dict[str, Any]:
     """``{"statut": "non_gele"}`` before the freeze; after it, the whole check passes or scoring is refused.
 
-    Once frozen, the salt is required: spec §8.5 has the scorer recompute ``sha256(sel ‖ clé)`` before any
-    score, and without it a key changed after the freeze would be scored without a sound."""
+    Frozen means the track's freeze folder holds a record or an anchor: a record then missing, a FIFO, a
+    folder or a link refuses the score, and so does ``--salt-file`` or ``--anchor`` given for a track with no
+    record (a deleted record never turns a frozen season back into an open one). Once frozen, the salt is
+    required: spec §8.5 has the scorer recompute ``sha256(sel ‖ clé)`` before any score, and without it a key
+    changed after the freeze would be scored without a sound."""
     record = places.record
-    if not (root / record).is_file():
+    refused = "the freeze check fails, no score is rendered (spec §8.5): "
+    if not is_frozen(root, places):
+        given = [flag for flag, value in (("--salt-file", salt_file), ("--anchor", anchor_file)) if value]
+        if given:
+            raise ScoreRefused(f"{' and '.join(given)} given, but {record} is not there: the track {places.piste} "
+                               "was never frozen, or its record was deleted (restore it from git); no score is "
+                               "rendered")
         return {"statut": "non_gele", "detail": f"{record} not found: the season is not frozen yet"}
     if salt_file is None:
         raise ScoreRefused(f"the season is frozen ({record}): give --salt-file, the salt published at the close; "
                            f"the scorer recomputes the key commitment sha256(salt ‖ {places.key_file}) before any "
                            "score (spec §8.5), and without the salt a key changed after the freeze would go "
                            "unnoticed")
-    problems = check_freeze(root, salt_file, places)
+    read_salt(salt_file)  # an unusable salt file is named as such, not as a failed freeze
+    try:
+        problems = check_freeze(root, salt_file, places)
+        if problems:
+            raise ScoreRefused(refused + "; ".join(problems))
+        anchor, problems = check_anchor(root, places, anchor_file, proofs, trust_layer_key, fingerprint)
+    except (FreezeRecordError, AnchorError, ManifestError) as exc:
+        raise ScoreRefused(f"{refused}{exc}") from None
     if problems:
-        raise ScoreRefused("the freeze check fails, no score is rendered (spec §8.5): " + "; ".join(problems))
-    if anchor_file is None:
-        raise ScoreRefused(f"the season is frozen ({record}): give --anchor, the opened pair of the proof that "
-                           f"anchored the record (GET {places.served_record} through the proxy); the scorer "
+        raise ScoreRefused(refused + "; ".join(problems))
+    if anchor is None:
+        raise ScoreRefused(f"the season is frozen ({record}) and {places.anchor} is not published: give --anchor, "
+                           f"the proof of the call GET {places.served_record} through the proxy; the scorer "
                            "checks that it opens to this very record before any score (spec §8.5)")
-    anchor, problems = check_anchor(root, places, anchor_file, proofs)
-    if problems:
-        raise ScoreRefused("the freeze check fails, no score is rendered (spec §8.5): " + "; ".join(problems))
+    how = ("an opened pair: chain and signature not verified offline" if anchor.proof.is_pair else
+           f"made at {anchor.proof.timestamp}, chain and signature verified against the pinned Trust Layer key")
     return {"statut": "verifie", "ancre": anchor.proof_id,
-            "detail": f"{record}: anchored by {anchor.proof_id}; manifest hash, task statements hash and key "
-                      "commitment match"}
+            "detail": f"{record}: anchored by {anchor.proof_id} ({how}); manifest hash, task statements hash and "
+                      "key commitment match"}
 
 
 def best_constant_answer(key: Mapping[str, KeyEntry]) -> dict[str, Any]:
@@ -150,7 +168,8 @@ def score_with(inputs: ScoringInputs, submissions: list[Any], proofs: Proofs | N
 
 
 def score_submissions(submissions: list[dict], *, root: Path, track: Track, proofs: dict | None = None,
-                      salt_file: Path | None = None, anchor_file: Path | None = None) -> dict:
+                      salt_file: Path | None = None, anchor_file: Path | None = None,
+                      trust_layer_key: str | None = None, fingerprint: str | None = None) -> dict:
     """Score a participant's submissions (parsed §4 JSON objects, at most one per task) against ``root``.
 
     ``root`` is the repository root holding the track's trees (conformité: ``build/``, ``manifest/``,
@@ -161,6 +180,6 @@ def score_submissions(submissions: list[dict], *, root: Path, track: Track, proo
     Raises :class:`ScoreRefused` when the freeze check fails, :class:`ScoreInputError` on unusable inputs.
     """
     checked = None if proofs is None else check_proofs(proofs)
-    gel = freeze_status(root, salt_file, track.places, anchor_file, checked)
+    gel = freeze_status(root, salt_file, track.places, anchor_file, checked, trust_layer_key, fingerprint)
     inputs = load_inputs(root, track)
     return score_with(inputs, submissions, checked, gel)

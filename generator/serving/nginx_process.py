@@ -139,6 +139,22 @@ def reload_and_wait(settings: Settings, timeout: float = RELOAD_TIMEOUT) -> int:
                       f"see {settings.error_log_path}")
 
 
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
+def listen_problem(host: str, port: int) -> str | None:
+    """Why nginx could not listen on ``host:port`` (``Address already in use``, an address not of this host,
+    a privileged port), or None: a bind as nginx makes it (SO_REUSEADDR), released at once."""
+    with socket.socket(_family(host), socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host.strip("[]"), port))
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
+
+
 def held_socket(host: str, port: int) -> socket.socket:
     """A listening socket for an nginx to inherit (:class:`NginxProcess` ``held``), kept by its supervisor.
 
@@ -146,8 +162,7 @@ def held_socket(host: str, port: int) -> socket.socket:
     connections wait in the kernel's accept queue and the restarted nginx (given the same socket)
     answers them. Non-blocking, as nginx's workers expect of a listening socket they share.
     """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    held = socket.socket(family, socket.SOCK_STREAM)
+    held = socket.socket(_family(host), socket.SOCK_STREAM)
     try:
         held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         held.bind((host.strip("[]"), port))
@@ -184,6 +199,7 @@ class NginxProcess:
         self.quiet = quiet
         self.held = held
         self.process: subprocess.Popen[bytes] | None = None
+        self._log_start = 0  # the error log's size when this start began: older lines are another run's
 
     @property
     def pid(self) -> int:
@@ -193,6 +209,8 @@ class NginxProcess:
     def start(self, timeout: float = START_TIMEOUT) -> None:
         """Start nginx and return once it answers; raise with the error log's end when it does not."""
         out = subprocess.DEVNULL if self.quiet else None
+        log = self.settings.error_log_path
+        self._log_start = log.stat().st_size if log.is_file() else 0
         env, fds = None, ()
         if self.held is not None:
             fds = (self.held.fileno(),)
@@ -202,8 +220,12 @@ class NginxProcess:
         if not self.wait_ready(timeout):
             code = self.process.poll()
             self.stop()
+            tail, where = self.error_tail(), f"{self.settings.listen}:{self.settings.port}"
+            if "(98: Address already in use)" in tail:
+                raise RenderError(f"{where}: already in use (another server listens there): stop it, or choose "
+                                  "another address or port")
             raise RenderError(f"nginx from {self.settings.prefix} did not answer on {self.settings.probe_host}:"
-                              f"{self.settings.port} (exit status {code}): {self.error_tail()}")
+                              f"{self.settings.port} (exit status {code}): {tail}")
 
     def wait_ready(self, timeout: float) -> bool:
         """Poll until the port accepts connections and workers run, or nginx exits."""
@@ -261,8 +283,14 @@ class NginxProcess:
         self.stop()
 
     def error_tail(self, size: int = 2000) -> str:
+        """The end of what the error log got since this start began (never a previous run's lines)."""
         path = self.settings.error_log_path
-        return path.read_text("utf-8", errors="replace")[-size:].strip() if path.exists() else "(no error log)"
+        if not path.is_file():
+            return "(no error log)"
+        with path.open("rb") as log:
+            log.seek(self._log_start if path.stat().st_size >= self._log_start else 0)
+            new = log.read()[-size:].decode("utf-8", errors="replace").strip()
+        return new or "(nothing in the error log)"
 
     def __enter__(self) -> NginxProcess:
         self.start()

@@ -46,6 +46,7 @@ from generator.serving.peer_tls import KEY as PEER_KEY
 from generator.serving.peer_tls import PeerTLS, check_peer
 from generator.serving.tls_files import check_tls_file
 from generator.serving.tls_local import REPLICA_NAME
+from generator.serving.tls_roles import InstanceTLS, check_instance
 from generator.tracks.model import CANONICAL_PATH, Track
 
 # Package data: generator/templates/nginx is a link to the checkout's nginx/ that the wheel stores as files,
@@ -90,6 +91,7 @@ class Rendered:
     # the same two files including each other from a staging folder instead of conf/, for nginx -t
     staged_nginx_conf: str = ""
     staged_corpus_conf: str = ""
+    warnings: tuple[str, ...] = ()  # TLS certificates ending soon (tls_roles), said by the command
 
 
 # ---------------------------------------------------------------------------------------------- inputs
@@ -207,7 +209,8 @@ def _check_world_access(path: Path, what: str) -> None:
                               "'corpus serve' runs the workers as you")
 
 
-def _server_name(settings: Settings, manifest: Manifest) -> str:
+def server_name(settings: Settings, manifest: Manifest) -> str:
+    """The name clients ask for: ``--server-name``, else the host of the manifest's base URL."""
     name = settings.server_name or urlsplit(manifest.base_url).hostname or "_"
     if not all(c.isalnum() or c in "-._*" for c in name):
         raise RenderError(f"server name {name!r}: letters, digits, '-', '.', '_' and '*' only")
@@ -281,7 +284,7 @@ def _context(s: Settings, served: list[Served], worker_user: str | None, peer: P
         "tls_key": quote_path(s.tls_key) if s.tls_key else "",
         "tls_session_cache": TLS_SESSION_CACHE if s.tls_resumption else "off",
         "listen": host_port(s.listen, s.port),
-        "server_name": _server_name(s, manifest),
+        "server_name": server_name(s, manifest),
         "maintenance_flag": quote_path(s.maintenance_path),
         "error_pages": pages,
         "remapped": sorted(remapped.items()),
@@ -333,6 +336,7 @@ def render(settings: Settings, repo_root: Path | None = None, *, staging: Path |
     check_peer(peer, s.role, s.tls)
     served = served_tracks(s.root, s.role, s.expect_manifest_hash)
     manifest = served[0].manifest
+    warnings = check_instance(InstanceTLS(s.role, s.tls_cert, s.tls_key, peer, server_name(s, manifest)))
     secrets = _secret_values(s, repo_root)
     account = _worker_account(s)
     worker_user = None
@@ -359,7 +363,8 @@ def render(settings: Settings, repo_root: Path | None = None, *, staging: Path |
         moved = {**context, "corpus_conf": quote_path(staging / s.corpus_conf.name),
                  "secrets_conf": quote_path(staging / s.secrets_conf.name)}
         staged = {"staged_nginx_conf": main.render(moved), "staged_corpus_conf": site.render(moved)}
-    return Rendered(main.render(context), site.render(context), secrets_text, saved, **staged)
+    return Rendered(main.render(context), site.render(context), secrets_text, saved, **staged,
+                    warnings=tuple(warnings))
 
 
 def _worker_processes(value: str) -> str:
@@ -394,9 +399,11 @@ def write(settings: Settings, rendered: Rendered) -> None:
         write_atomic(path, text)
 
 
-def render_and_write(settings: Settings, repo_root: Path | None, peer: PeerTLS | None = None) -> None:
+def render_and_write(settings: Settings, repo_root: Path | None, peer: PeerTLS | None = None) -> Rendered:
     """Render, ``nginx -t`` the staged files, only then replace conf/'s files (see :func:`render_checked`)."""
-    write(settings, render_checked(settings, repo_root, peer))
+    rendered = render_checked(settings, repo_root, peer)
+    write(settings, rendered)
+    return rendered
 
 
 def render_checked(settings: Settings, repo_root: Path | None, peer: PeerTLS | None = None) -> Rendered:

@@ -1,13 +1,16 @@
 """Run the corpus locally behind real nginx (``corpus serve``) and flip maintenance (``corpus maintenance``).
 
-``serve`` is what ``make serve`` runs: bring build/ up to date with corpus_src/, render into a private
-prefix (default ``run/serve/``, ignored by git), then run in the foreground until Ctrl-C or SIGTERM:
-one plain-HTTP replica, or with ``--replicas N`` the production shape (a TLS frontal over N replicas
-on 127.0.0.2, 127.0.0.3, ..., mutual TLS between them; :mod:`generator.serving.topology`), kept up by
-:mod:`generator.serving.supervise`. nginx runs in its own session so that the signal reaches it once,
-from here, and no worker outlives the command. Locally the workers run as the
-invoking user, so that a checkout in a private (0700) home is served as is; deployments
-(``render-nginx``, the systemd units) keep an unprivileged account.
+``serve`` is what ``make serve`` runs: first make sure its ports are free (one line naming the address
+otherwise, before anything else is said), bring every track's build up to date with its sources, render
+into a private prefix (default ``run/serve/``, ignored by git), then run in the foreground until Ctrl-C
+or SIGTERM: one plain-HTTP replica, or with ``--replicas N`` the production shape (a TLS frontal over N
+replicas on 127.0.0.2, 127.0.0.3, ... or the addresses given, mutual TLS between them;
+:mod:`generator.serving.topology`), kept up by :mod:`generator.serving.supervise`. The frontal's
+certificate names the server name (default: the manifest's host), so that a client verifying it
+reaches ``https://<server name>`` with the printed CA (curl's ``--resolve``). nginx runs in its own
+session so that the signal reaches it once, from here, and no worker outlives the command. Locally the
+workers run as the invoking user, so that a checkout in a private (0700) home is served as is;
+deployments (``render-nginx``, the systemd units) keep an unprivileged account.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import os
 import pwd
 import signal
+import socket
 import sys
 import time
 from dataclasses import dataclass
@@ -25,13 +29,15 @@ from generator.base.secret_values import PRIVATE_RUN_DIR, SecretError, new_secre
 from generator.compiler.pipeline import build, compile_build
 from generator.compiler.track_file import load_tracks
 from generator.contract.manifest import Manifest
-from generator.serving.nginx_process import NginxProcess
+from generator.serving.nginx_process import NginxProcess, held_socket, listen_problem
+from generator.serving.nginx_render import server_name
 from generator.serving.nginx_settings import RenderError, Settings, read_settings
 from generator.serving.state_file import check_state_target
 from generator.serving.supervise import RESTART_LIMIT, RESTART_WINDOW, Supervisor
 from generator.serving.tls_files import check_tls_file
 from generator.serving.tls_local import LocalPeer, LocalTLS, make_local_tls, make_peer_tls
-from generator.serving.topology import FRONTAL_PORT, Topology, replica_hosts
+from generator.serving.tls_roles import certificates, chains_to, check_ca
+from generator.serving.topology import Topology
 
 DEFAULT_PREFIX = Path(PRIVATE_RUN_DIR) / "serve"
 DEV_SECRET_FILE = "dev-secret"
@@ -70,6 +76,37 @@ def _tree_matches(folder: Path, files: dict[str, bytes]) -> bool:
     if on_disk != set(files):
         return False
     return all((folder / name).read_bytes() == data for name, data in files.items())
+
+
+# -------------------------------------------------------------------------------------------- ports
+
+
+def _listen_refusal(host: str, port: int, why: str, fix: str) -> RenderError:
+    shown = f"[{host}]" if ":" in host else host
+    if "in use" in why:
+        return RenderError(f"{shown}:{port} is already in use (another server listens there): stop it, or {fix}")
+    return RenderError(f"cannot listen on {shown}:{port}: {why}; {fix}")
+
+
+def check_ports(addresses: list[tuple[str, int, str]]) -> None:
+    """Each ``(host, port, what to do)`` can be listened on, before anything is printed or started; one line
+    naming the first that cannot (in use, not an address of this host, a privileged port) otherwise."""
+    for host, port, fix in addresses:
+        why = listen_problem(host, port)
+        if why is not None:
+            raise _listen_refusal(host, port, why, fix)
+
+
+def hold_port(host: str, port: int, fix: str) -> socket.socket:
+    """The listening socket of ``corpus serve``, bound here and handed to nginx, so that nginx never meets a
+    busy port (its five ``bind() failed`` lines, and stale ones from the error log, are never seen)."""
+    why = listen_problem(host, port)
+    if why is not None:
+        raise _listen_refusal(host, port, why, fix)
+    try:
+        return held_socket(host, port)
+    except RenderError:  # taken in between
+        raise _listen_refusal(host, port, "in use", fix) from None
 
 
 # ------------------------------------------------------------------------------------------ secrets
@@ -126,9 +163,11 @@ def _wait_until_stopped(stop: _Stop, processes: list[NginxProcess]) -> NginxProc
     return None
 
 
-def run_foreground(settings: Settings) -> int:
-    """Run one nginx from the prefix until it exits or this process gets SIGINT, SIGTERM or SIGHUP."""
-    process = NginxProcess(settings, quiet=False)
+def run_foreground(settings: Settings, held: socket.socket | None = None) -> int:
+    """Run one nginx from the prefix until it exits or this process gets SIGINT, SIGTERM or SIGHUP.
+
+    ``held``: its listening socket (:func:`hold_port`), kept here and closed on exit."""
+    process = NginxProcess(settings, quiet=False, held=held)
     with _Stop() as stop:
         try:
             process.start()
@@ -137,6 +176,8 @@ def run_foreground(settings: Settings) -> int:
             died = _wait_until_stopped(stop, [process])
         finally:
             process.stop()
+            if held is not None:
+                held.close()
     if died is None:
         print(f"corpus serve: stopped ({signal.Signals(stop.signals[0]).name})", file=sys.stderr)
         return 0
@@ -180,9 +221,17 @@ def sample_path(root: Path) -> str:
     return paths[0] if paths else track.catalogue
 
 
-def topology_tls(prefix: Path, host: str, cert: Path | None, key: Path | None, ca: Path | None) -> LocalTLS:
-    """The frontal's certificate: the one given (with ``ca`` for the state file), else the prefix's local CA
-    (made at the first start, kept while it names the same address and stays valid)."""
+def served_name(root: Path, prefix: Path, given: str) -> str:
+    """The server name clients ask for: ``--server-name``, else the host of the first track's manifest."""
+    manifest = Manifest.load(root, load_tracks(root)[0].places.manifest)
+    return server_name(Settings(root=root, prefix=prefix, server_name=given), manifest)
+
+
+def topology_tls(prefix: Path, hosts: list[str], cert: Path | None, key: Path | None, ca: Path | None
+                 ) -> LocalTLS:
+    """The frontal's certificate: the one given (with ``ca``, which must have signed it, for the state file
+    and the curl line), else the prefix's local CA and a certificate naming ``hosts`` (the address and the
+    server name; made at the first start, kept while it names the same and stays valid)."""
     if cert is not None:
         if key is None:
             raise RenderError("--tls-cert needs --tls-key")
@@ -190,16 +239,21 @@ def topology_tls(prefix: Path, host: str, cert: Path | None, key: Path | None, c
                                    ("--tls-ca", ca, "ca")):
             if path is not None:
                 check_tls_file(path, option, kind)
+        if ca is not None:  # the printed curl line trusts it: it must be a CA that signed the certificate
+            cas = certificates(ca, f"--tls-ca {ca}")
+            check_ca(cas, f"--tls-ca {ca}")
+            chains_to(certificates(cert, f"--tls-cert {cert}"), cas, f"--tls-cert {cert}", f"--tls-ca {ca}")
         return LocalTLS(ca=(ca or cert).resolve(), cert=cert.resolve(), key=key.resolve())
     if key is not None or ca is not None:
         raise RenderError("--tls-key and --tls-ca go with --tls-cert")
-    return make_local_tls(prefix / "tls", [host], reuse=True)
+    return make_local_tls(prefix / "tls", hosts, reuse=True)
 
 
-def topology_peer(prefix: Path, replicas: int, plain: bool) -> LocalPeer | None:
-    """The link's private CA and certificates (made at the first start, kept while valid), or None for
-    ``--plain-replicas`` (development only)."""
-    return None if plain else make_peer_tls(prefix / "tls" / "peer", replica_hosts(replicas), reuse=True)
+def topology_peer(prefix: Path, replicas: list[tuple[str, int]], plain: bool) -> LocalPeer | None:
+    """The link's private CA and certificates (made at the first start, kept while valid and naming the same
+    replicas), or None for ``--plain-replicas`` (development only)."""
+    hosts = list(dict.fromkeys(host for host, _port in replicas))
+    return None if plain else make_peer_tls(prefix / "tls" / "peer", hosts, reuse=True)
 
 
 @dataclass(frozen=True)
@@ -209,9 +263,9 @@ class TopologyRun:
     root: Path
     prefix: Path
     listen: str
-    port: int | None  # None: FRONTAL_PORT
-    replicas: int
-    replica_port: int
+    port: int
+    replicas: list[tuple[str, int]]  # each replica's address and port
+    server_name: str  # what the frontal's certificate names and clients ask for
     secret_file: Path
     tls: LocalTLS
     workers: str
@@ -219,6 +273,9 @@ class TopologyRun:
     expect_manifest_hash: str | None
     state_file: Path | None
     peer: LocalPeer | None = None  # None: plain HTTP between frontal and replicas (--plain-replicas)
+    access_log: Path | None = None  # the frontal's (default PREFIX/frontal-1/logs/access.log)
+    error_log: Path | None = None  # the frontal's
+    maintenance_flag: Path | None = None  # every replica's (default: one per replica prefix)
 
 
 def _say(line: str) -> None:
@@ -234,10 +291,11 @@ def run_topology(run: TopologyRun, note: str, secret_value: str | None) -> int:
         if replaced:
             _say(replaced)
     topology = Topology(root=root, base=prefix, secret_file=run.secret_file.resolve(), tls=tls,
-                        replica_addresses=[(h, run.replica_port) for h in replica_hosts(run.replicas)],
-                        frontal_addresses=[(run.listen, run.port or FRONTAL_PORT)], workers=run.workers,
-                        worker_user=run.worker_user, expect_manifest_hash=run.expect_manifest_hash,
-                        repo_root=root, peer=run.peer, hold_frontal_sockets=True)
+                        replica_addresses=run.replicas, frontal_addresses=[(run.listen, run.port)],
+                        workers=run.workers, worker_user=run.worker_user,
+                        expect_manifest_hash=run.expect_manifest_hash, repo_root=root, peer=run.peer,
+                        hold_frontal_sockets=True, server_name=run.server_name, access_log=run.access_log,
+                        error_log=run.error_log, maintenance_flag=run.maintenance_flag)
 
     def write_state() -> None:
         if run.state_file is not None:
@@ -246,18 +304,22 @@ def run_topology(run: TopologyRun, note: str, secret_value: str | None) -> int:
     reason = None
     with _Stop() as stop:
         try:
-            topology.start()
+            for warning in topology.start():
+                _say(warning)
             write_state()
-            url, sample = topology.frontal_url(), sample_path(root)
+            name, sample = run.server_name, sample_path(root)
             header = f"X-Challenge-Secret: {secret_value or '$(head -1 FILE)'}"
+            frontal = topology.frontals[0].settings
             print("\n".join([
-                f"corpus serve: TLS frontal {url} over {run.replicas} replica(s) "
+                f"corpus serve: TLS frontal {topology.named_url(name)} on {topology.frontal_url()} over "
+                f"{len(run.replicas)} replica(s) "
                 + ", ".join(f"{p.settings.listen}:{p.settings.port} (pid {p.pid})" for p in topology.replicas),
                 f"  secret: {note}",
-                f"  curl -s --cacert {tls.ca} -H '{header}' {url}{sample}",
-                f"  logs: {prefix}/*/logs/access.log (JSON, \"role\": frontal or replica)",
-                f"  maintenance of one replica (the frontal skips it): corpus maintenance on|off --prefix "
-                f"{topology.replicas[0].settings.prefix}",
+                f"  curl -s --cacert {tls.ca} --resolve {topology.resolve(name)} -H '{header}' "
+                f"{topology.named_url(name)}{sample}",
+                f"  logs: frontal {frontal.access_log_path}, replicas {prefix}/replica-*/logs/access.log (JSON, "
+                "\"role\": frontal or replica)",
+                _maintenance_line(run, topology),
                 f"  state: {run.state_file or '(give --state-file FILE for JSON)'}",
                 f"  link frontal -> replicas: {_link(run.peer)}",
                 f"  an nginx that dies is started again (given up after {RESTART_LIMIT} restarts of one within "
@@ -272,6 +334,14 @@ def run_topology(run: TopologyRun, note: str, secret_value: str | None) -> int:
         return 0
     _say(reason)
     return 1
+
+
+def _maintenance_line(run: TopologyRun, topology: Topology) -> str:
+    if run.maintenance_flag is not None:
+        return (f"  maintenance of the whole corpus (every replica's flag): touch {run.maintenance_flag}; "
+                f"rm it to end")
+    return ("  maintenance of one replica (the frontal skips it): corpus maintenance on|off --prefix "
+            f"{topology.replicas[0].settings.prefix}")
 
 
 def _link(peer: LocalPeer | None) -> str:

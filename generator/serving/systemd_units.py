@@ -13,7 +13,8 @@ hand-edited unit shows only at the next reboot. What each role's unit runs:
 The TLS files (the certificate and key, the private CA and the frontal's client certificate of the
 link) are named in the unit (``AssertFileNotEmpty=``: a start without one of them fails naming it) and
 counted among the paths the sandbox must let nginx read; by default they are the ones of the prefix's
-settings.json.
+settings.json. Those of a prefix rendered here are checked first, as its render checked them
+(:func:`check_prefix_tls`): a unit is never written for files that cannot work.
 
 The build root and the manifest hash a replica must serve are not written in the unit: the commands read
 them from ``PREFIX/conf/settings.json``, which ``corpus release`` rewrites, so a release or a rollback
@@ -37,7 +38,12 @@ from typing import Any
 import jinja2
 
 from generator.base.errors import GeneratorError
+from generator.compiler.track_file import load_tracks
+from generator.contract.manifest import Manifest
+from generator.serving.nginx_render import check_tls_files, server_name
 from generator.serving.nginx_settings import RenderError, SettingsFile, SettingsFileError, read_settings
+from generator.serving.peer_tls import check_peer
+from generator.serving.tls_roles import InstanceTLS, check_instance
 
 # Package data, like nginx_render.TEMPLATES: generator/templates/systemd links to deploy/systemd/.
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "systemd"
@@ -199,6 +205,23 @@ def unit_settings(prefix: str, role: str | None = None, root: str | None = None,
     return UnitSettings(role=role, prefix=prefix, root=root, user=user, group=group,
                         nginx=nginx or _default_nginx(), corpus=corpus or _default_corpus(),
                         read_write=tuple(extra), tls_files=tls_files)
+
+
+def check_prefix_tls(prefix: str) -> list[str]:
+    """The TLS files of a prefix rendered on this host, checked for what they must do (as its render did);
+    the warnings returned. A template prefix (``%i``) or one rendered elsewhere: nothing to check here."""
+    saved = None if "%i" in prefix else _saved_settings(Path(prefix))
+    if saved is None:
+        return []
+    settings, peer = saved.settings, saved.peer
+    check_tls_files(settings)
+    check_peer(peer, settings.role, settings.tls)
+    try:
+        name: str | None = server_name(settings, Manifest.load(settings.root,
+                                                               load_tracks(settings.root)[0].places.manifest))
+    except (GeneratorError, OSError):  # the build is not readable here: the name given, if any
+        name = settings.server_name or None
+    return check_instance(InstanceTLS(settings.role, settings.tls_cert, settings.tls_key, peer, name))
 
 
 def account_exists(user: str) -> bool:

@@ -3,8 +3,10 @@
 Checked before anything is rendered, so that a wrong file never reaches ``nginx -t`` (whose message
 takes four lines and names a staging folder) and never leaves a half-written prefix: missing, a
 symbolic link to nothing, a folder, a FIFO or a device, unreadable, empty, not the PEM block expected
-(a key given as the certificate...), corrupt (openssl cannot parse it), an encrypted key (nginx would
-stop to ask for a passphrase), or a private key that other accounts may read.
+(a key given as the certificate...), corrupt (``cryptography``, which parses with OpenSSL as nginx does,
+cannot read it), an encrypted key (nginx would stop to ask for a passphrase), or a private key that
+other accounts may read. What a readable file must then do for its role is
+:mod:`generator.serving.tls_roles`'s job.
 """
 
 from __future__ import annotations
@@ -12,8 +14,12 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 
 from generator.base.bounded_read import ReadRefused, read_bounded
 from generator.base.errors import RenderError
@@ -22,10 +28,16 @@ TLS_FILE_LIMIT = 1024 * 1024  # a chain of a few certificates is a few KiB
 _BEGIN = re.compile(rb"-----BEGIN ([A-Z0-9 ]+)-----")
 _CERTIFICATE = {b"CERTIFICATE", b"TRUSTED CERTIFICATE"}
 _KEY = {b"PRIVATE KEY", b"EC PRIVATE KEY", b"RSA PRIVATE KEY"}
-# What each kind of file must hold, and the openssl command that proves it parses.
-KINDS = {"certificate": ("a PEM certificate", _CERTIFICATE, ["x509", "-noout", "-in"]),
-         "ca": ("a PEM CA certificate", _CERTIFICATE, ["x509", "-noout", "-in"]),
-         "key": ("a PEM private key", _KEY, ["pkey", "-noout", "-in"])}
+
+def _key(data: bytes) -> Any:
+    return serialization.load_pem_private_key(data, password=None)
+
+
+# What each kind of file must hold, and the parser that proves it can be read.
+KINDS: dict[str, tuple[str, set[bytes], Callable[[bytes], Any]]] = {
+    "certificate": ("a PEM certificate", _CERTIFICATE, x509.load_pem_x509_certificates),
+    "ca": ("a PEM CA certificate", _CERTIFICATE, x509.load_pem_x509_certificates),
+    "key": ("a PEM private key", _KEY, _key)}
 
 
 def _kind_of_node(mode: int) -> str:
@@ -80,8 +92,7 @@ def check_tls_file(path: Path, option: str, kind: str) -> None:
     if not found & blocks:
         held = ", ".join(sorted(b.decode("ascii").lower() for b in found)) or "no PEM block"
         raise RenderError(f"{where}: not {wanted} (holds {held}); {fix}")
-    # -passin: never a prompt, whatever the file holds
-    result = subprocess.run(["openssl", *parse, str(path), "-passin", "pass:"], capture_output=True,
-                            stdin=subprocess.DEVNULL, check=False)
-    if result.returncode != 0:
-        raise RenderError(f"{where}: corrupt: openssl cannot read {wanted}; {fix}")
+    try:  # password=None: never a prompt, whatever the file holds
+        parse(data)
+    except (ValueError, TypeError):
+        raise RenderError(f"{where}: corrupt: cannot read {wanted}; {fix}") from None

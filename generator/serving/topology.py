@@ -1,10 +1,16 @@
 """A frontal over N replicas on loopback, run as real nginx processes (``corpus serve --replicas N``).
 
-The replicas listen on 127.0.0.2, 127.0.0.3, ... (Linux routes the whole 127.0.0.0/8 to loopback), the
-frontal(s) on 127.0.0.1 or any given address. Used by ``corpus serve``, the topology tests and
-``bench/bench_frontal.py``: one way to bring the deployment's shape up on one machine, so that what the
-tests kill and restart is what an operator runs. The link between them is mutual TLS under a private CA
-(:mod:`generator.serving.peer_tls`) unless ``peer`` is None (plain HTTP, development only).
+The replicas listen on 127.0.0.2, 127.0.0.3, ... (Linux routes the whole 127.0.0.0/8 to loopback) or on
+the addresses given, the frontal(s) on 127.0.0.1 or any given address. The serving options reach the
+instance they are about: the server name every instance (and the frontal's certificate, made or given),
+the access and error logs the frontal (what clients asked), the maintenance flag every replica (the
+whole corpus). Every instance's TLS files are checked for what they must do
+(:mod:`generator.serving.tls_roles`) before the first one is rendered.
+
+Used by ``corpus serve``, the topology tests and ``bench/bench_frontal.py``: one way to bring the
+deployment's shape up on one machine, so that what the tests kill and restart is what an operator runs.
+The link between them is mutual TLS under a private CA (:mod:`generator.serving.peer_tls`) unless
+``peer`` is None (plain HTTP, development only).
 """
 
 from __future__ import annotations
@@ -17,21 +23,51 @@ from pathlib import Path
 from typing import Any
 
 from generator.base.atomic_file import write_atomic
+from generator.compiler.track_file import load_tracks
+from generator.contract.manifest import Manifest
 from generator.serving.nginx_process import NginxProcess, end_group, held_socket
-from generator.serving.nginx_render import render_and_write
+from generator.serving.nginx_render import check_tls_files, render_and_write, server_name
 from generator.serving.nginx_settings import RenderError, Settings
-from generator.serving.peer_tls import PLAIN, PeerTLS
+from generator.serving.peer_tls import PLAIN, PeerTLS, check_peer
 from generator.serving.tls_local import LocalPeer, LocalTLS
+from generator.serving.tls_roles import InstanceTLS, check_instance
 
 REPLICA_PORT = 8081
 FRONTAL_PORT = 8443
 
 
+MAX_REPLICAS = 200
+
+
 def replica_hosts(count: int) -> list[str]:
     """127.0.0.2, 127.0.0.3, ...: one loopback address per replica."""
-    if not 0 < count <= 200:
-        raise RenderError(f"--replicas {count}: from 1 to 200")
+    if not 0 < count <= MAX_REPLICAS:
+        raise RenderError(f"--replicas {count}: from 1 to {MAX_REPLICAS}")
     return [f"127.0.0.{index + 2}" for index in range(count)]
+
+
+def replica_addresses(given: list[str], count: int, port: int) -> list[tuple[str, int]]:
+    """The replicas' ``(host, port)``: each ``HOST[:PORT]`` given (``--replica``; IPv6 in brackets), its port
+    ``port`` when it has none; else ``count`` loopback addresses on ``port``. One line when they disagree."""
+    if not given:
+        return [(host, port) for host in replica_hosts(count)]
+    if count and count != len(given):
+        raise RenderError(f"--replicas {count} but {len(given)} --replica address(es): give one or the other, "
+                          "or as many addresses as replicas")
+    found: list[tuple[str, int]] = []
+    for item in given:
+        host, sep, tail = item.rpartition(":")
+        if not sep or (host.count(":") and not host.endswith("]")) or not tail.isdigit():
+            host, tail = item, str(port)  # no port: HOST, or a bracketed or bare IPv6 address
+        host = host.strip("[]")
+        if not host or not all(c.isalnum() or c in ".:-" for c in host) or not 0 < int(tail) < 65536:
+            raise RenderError(f"--replica {item!r}: expected HOST or HOST:PORT (a port from 1 to 65535)")
+        if (host, int(tail)) in found:
+            raise RenderError(f"--replica {item!r}: given twice; each replica listens on its own address and port")
+        found.append((host, int(tail)))
+    if len(found) > MAX_REPLICAS:
+        raise RenderError(f"{len(found)} --replica addresses: at most {MAX_REPLICAS}")
+    return found
 
 
 def free_port(hosts: list[str]) -> int:
@@ -71,6 +107,10 @@ class Topology:
     expect_manifest_hash: str | None = None
     repo_root: Path | None = None
     peer: LocalPeer | None = None  # the link's private CA and certificates; None: plain HTTP (development)
+    server_name: str = ""  # every instance's server_name (default: the manifest's host)
+    access_log: Path | None = None  # the frontal's (what clients asked); replicas log in their prefixes
+    error_log: Path | None = None  # the frontal's
+    maintenance_flag: Path | None = None  # every replica's: one file for the whole corpus (default: one each)
     # The frontals' listening sockets kept here, so that a frontal that dies refuses no connection while it
     # is started again (corpus serve); off for the tests that want a dead frontal's address to refuse.
     hold_frontal_sockets: bool = False
@@ -86,7 +126,8 @@ class Topology:
         return Settings(root=self.root, prefix=self.base / f"replica-{index + 1}", listen=host, port=port,
                         secret_file=self.secret_file, worker_processes=self.replica_workers or self.workers,
                         worker_user=self.worker_user, expect_manifest_hash=self.expect_manifest_hash,
-                        tls_cert=cert, tls_key=key, role="replica").resolved()
+                        tls_cert=cert, tls_key=key, role="replica", server_name=self.server_name,
+                        maintenance_flag=self.maintenance_flag).resolved()
 
     def peer_tls(self, role: str) -> PeerTLS:
         """The link as ``role`` sees it: a replica checks its clients against the CA; a frontal also shows
@@ -102,13 +143,34 @@ class Topology:
         return Settings(root=self.root, prefix=self.base / f"frontal-{index + 1}", listen=host, port=port,
                         secret_file=self.secret_file, tls_cert=self.tls.cert, tls_key=self.tls.key,
                         worker_processes=self.workers, worker_user=self.worker_user, role="frontal",
-                        tls_resumption=self.tls_resumption,
+                        tls_resumption=self.tls_resumption, server_name=self.server_name,
+                        access_log=self.access_log, error_log=self.error_log,
                         upstreams=tuple(f"{h}:{p}" for h, p in self.replica_addresses)).resolved()
 
     # ------------------------------------------------------------------------------- lifecycle
 
-    def start(self) -> None:
-        """Render and start every replica, then the frontal(s); each answers before the next starts."""
+    def instances(self) -> list[tuple[Settings, PeerTLS]]:
+        """Every instance's settings and link, replicas first."""
+        replica, frontal = self.peer_tls("replica"), self.peer_tls("frontal")
+        return [*((self.replica_settings(i), replica) for i in range(len(self.replica_addresses))),
+                *((self.frontal_settings(i), frontal) for i in range(len(self.frontal_addresses)))]
+
+    def check_tls(self) -> list[str]:
+        """Every instance's TLS files checked (their form, then what they must do) before anything is rendered
+        or started; the warnings (a certificate ending soon), each once."""
+        manifest = Manifest.load(self.root, load_tracks(self.root)[0].places.manifest)
+        warnings: list[str] = []
+        for settings, peer in self.instances():
+            check_tls_files(settings)
+            check_peer(peer.resolved(), settings.role, settings.tls)
+            warnings += check_instance(InstanceTLS(settings.role, settings.tls_cert, settings.tls_key,
+                                                   peer.resolved(), server_name(settings, manifest)))
+        return list(dict.fromkeys(warnings))
+
+    def start(self) -> list[str]:
+        """Check every instance's TLS files, then render and start every replica, then the frontal(s); each
+        answers before the next starts. Returns the TLS warnings."""
+        warnings = self.check_tls()
         try:
             for index in range(len(self.replica_addresses)):
                 settings = self.replica_settings(index)
@@ -129,6 +191,7 @@ class Topology:
         except BaseException:
             self.stop()
             raise
+        return warnings
 
     def restart(self, dead: NginxProcess) -> NginxProcess:
         """Start a dead replica or frontal again from its rendered prefix, nothing else touched; return it.
@@ -170,13 +233,25 @@ class Topology:
         host, port = self.frontal_addresses[index]
         return f"https://{host if ':' not in host else f'[{host}]'}:{port}"
 
+    def named_url(self, name: str, index: int = 0) -> str:
+        """``https://NAME:PORT``: the frontal as a client verifying its certificate's name calls it."""
+        return f"https://{name}:{self.frontal_addresses[index][1]}"
+
+    def resolve(self, name: str, index: int = 0) -> str:
+        """curl's ``--resolve NAME:PORT:ADDRESS``, so that ``https://NAME:PORT`` reaches the frontal."""
+        host, port = self.frontal_addresses[index]
+        return f"{name}:{port}:{host if ':' not in host else f'[{host}]'}"
+
     def state(self) -> dict[str, Any]:
-        """The ``--state-file`` document: where to call, which CA to trust, the nginx masters."""
+        """The ``--state-file`` document: where to call (the address, and the server name that the frontal's
+        certificate names), which CA to trust, the nginx masters."""
         def masters(processes: list[NginxProcess]) -> list[dict[str, Any]]:
             return [{"address": f"{p.settings.listen}:{p.settings.port}", "pid": p.pid} for p in processes]
 
-        return {"frontal": self.frontal_url(0), "ca": str(self.tls.ca), "replicas": masters(self.replicas),
-                "frontals": masters(self.frontals)}
+        name = self.server_name
+        named = {"server_name": name, "url": self.named_url(name), "resolve": self.resolve(name)} if name else {}
+        return {"frontal": self.frontal_url(0), **named, "ca": str(self.tls.ca),
+                "replicas": masters(self.replicas), "frontals": masters(self.frontals)}
 
     def write_state(self, path: Path) -> None:
         write_atomic(path, json.dumps(self.state(), indent=2) + "\n")

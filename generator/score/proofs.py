@@ -1,0 +1,88 @@
+"""Submissions' proofs as Trust Layer serves them, judged offline for conditions 1 and 2 (spec §4.1).
+
+``--proofs`` may be a folder of proof JSONs, one per ``proof_id``. Each becomes the verdict the scorer reads
+(``{"valide", "identite_liee"}``, as a third-party verification file gives it) with the reasons in words:
+condition 1 from the chain hash and the Ed25519 signature against the pinned Trust Layer key; condition 2
+as §4.1 words it, so below ``spec_version`` 3.1 the identity a proof carries is covered by no anchor and is
+not receivable. The proof's time is the RFC 3161 token's (never Trust Layer's ``timestamp``), verified with
+openssl against the authority given and kept within the season (from the anchor's time to the close, when
+given); a proof without a token, or no authority or no openssl at hand, says its time was not verified
+offline. The flat hashes are kept: one that differs from the opened pair of
+the submission is a Trust Layer incident (``generator/score/assertion.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from generator.contract.trust_proof import TrustProof, verification_problems
+from generator.contract.tsa_token import Authority, TokenError, openssl_present, token_time
+
+IDENTITY_FROM = (3, 1)  # spec §4.1 condition 2: the identity triplet is anchored from 3.1 on
+_VERSION = re.compile(r"([0-9]+)\.([0-9]+)")
+
+
+def _version(text: str | None) -> tuple[int, int] | None:
+    found = _VERSION.fullmatch(text or "")
+    return (int(found[1]), int(found[2])) if found else None
+
+
+@dataclass(frozen=True)
+class Season:
+    """The window a proof's token time must fall in (bounds included), and the authority that signs it."""
+
+    authority: Authority | None = None
+    opening: datetime | None = None  # the anchor's time: the season opens after it
+    closing: datetime | None = None
+
+
+def _time(proof: TrustProof, season: Season) -> tuple[str, str]:
+    """``(problem, note)`` on the proof's time: a problem fails condition 1; the note says what was checked."""
+    unverified = ": the proof's time within the season is not verified offline"
+    if proof.tsr_base64 is None:
+        return "", "it carries no RFC 3161 token" + unverified
+    if season.authority is None:
+        return "", "its RFC 3161 token is not verified (no --tsa-ca given)" + unverified
+    if not openssl_present():
+        return "", "its RFC 3161 token is not verified (no openssl command here)" + unverified
+    try:
+        when = token_time(proof.tsr_base64, proof.chain or "", season.authority)
+    except TokenError as exc:
+        return f"timestamp_authority.tsr_base64: {exc}", ""
+    shown = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if season.opening is not None and when < season.opening:
+        return f"timestamp_authority: RFC 3161 time {shown} is before the season opened " \
+               f"({season.opening:%Y-%m-%dT%H:%M:%SZ}, the anchor's time)", ""
+    if season.closing is not None and when > season.closing:
+        return (f"timestamp_authority: RFC 3161 time {shown} is after the close "
+                f"({season.closing:%Y-%m-%dT%H:%M:%SZ})"), ""
+    close = "" if season.closing is not None else " (the close not checked: no --season-close)"
+    return "", f"its RFC 3161 time {shown} verifies (openssl) within the season{close}"
+
+
+def verdict_of(proof: TrustProof, pinned_key: str, season: Season | None = None) -> dict[str, Any]:
+    """The verdict on one proof: conditions 1 and 2, each with why in one sentence."""
+    problems = verification_problems(proof, pinned_key)  # no fingerprint: a participant calls with their key
+    problem, time = ("", "") if problems else _time(proof, season or Season())
+    problems += [problem] if problem else []
+    version = _version(proof.spec_version)
+    shown = proof.spec_version or "absent"
+    if version is None or version < IDENTITY_FROM:
+        identity = (f"spec_version {shown} is below 3.1: the identity it carries is covered by no anchor, not "
+                    "receivable for condition 2 (spec §4.1)")
+    else:
+        identity = (f"spec_version {shown}: its disclosed identity block is not opened offline by this scorer "
+                    "(condition 2 not established)")
+    return {"valide": not problems, "identite_liee": False,
+            "motif_1": problems[0].removeprefix(f"proof {proof.proof_id}: ") if problems else "",
+            "motif_2": identity, "heure": time,
+            "hashes_plats": {"request_hash": proof.request_hash, "response_hash": proof.response_hash}}
+
+
+def verdicts(proofs: dict[str, TrustProof], pinned_key: str,
+             season: Season | None = None) -> dict[str, dict[str, Any]]:
+    """Each proof of a ``--proofs`` folder judged (:func:`verdict_of`), by ``proof_id``."""
+    return {proof_id: verdict_of(proof, pinned_key, season) for proof_id, proof in sorted(proofs.items())}
