@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a release artifact costs and what an install under load loses: the figures of docs/operating.md.
 
-Not a test: run it by hand (``.venv/bin/python bench/bench_release.py``). Two parts, all on this machine:
+Not a test: run it by hand (``.venv/bin/python bench/bench_release.py``). Three parts, all on this machine:
 
 - **pack**: ``corpus release pack`` of the checkout (every track), ``--rounds`` times in a fresh folder:
   median and spread of the wall time, the artifact's size and file count, and whether every round gave
@@ -11,7 +11,12 @@ Not a test: run it by hand (``.venv/bin/python bench/bench_release.py``). Two pa
   clients, one TLS connection per request, as the Trust Layer proxy makes them), then ``corpus release
   install`` of the second build's artifact and ``corpus release --rollback``, each with every prefix:
   requests answered during the run, failures (not 200, or a body of neither release), and how long each
-  command took.
+  command took;
+- **bombs**: the second artifact with one build member replaced by a header declaring 2 GiB (a plain file,
+  GNU sparse, PAX sparse 0.1 and 1.0; tests/tar_bombs.py builds them), each installed by ``corpus release
+  install`` in a child process: its exit code, wall time, peak resident memory (``ru_maxrss`` of the
+  child), and what it wrote inside the releases folder; beside them the same child refusing a missing
+  artifact, the memory that Python and the package take before any artifact is read.
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from tar_bombs import bombs, run_install  # noqa: E402
 
 from generator.base.secret_values import new_secret, write_private  # noqa: E402
 from generator.cli.main import main  # noqa: E402
@@ -72,6 +80,22 @@ def _checkout(folder: Path, address: str) -> Path:
 def _bodies(root: Path) -> dict[str, bytes]:
     manifest = Manifest.load(root)
     return {e.path: (root / "build" / e.file).read_bytes() for e in manifest.entries}
+
+
+def bench_bombs(work: Path) -> None:
+    a = _checkout(work / "bomb-source", "5 rue de l'Essai")
+    releases = work / "bomb-releases"
+    baseline = run_install(work / f"{'0' * 64}.tar", releases, ROOT)
+    print(f"bombs: a child refusing a missing artifact: {baseline.seconds:.2f} s, peak RSS "
+          f"{baseline.max_rss_mib:.0f} MiB (Python and the package)")
+    for index, (case, make) in enumerate(bombs().items()):
+        packed = pack(a, work / f"bomb-{index}")
+        name = next(e.file for e in Manifest.load(a).entries if e.file.startswith("entites/"))
+        make(packed.path, f"build/{name}")
+        run = run_install(packed.path, releases, ROOT)
+        print(f"bombs: {case} ({packed.path.stat().st_size} bytes): exit {run.code} in {run.seconds:.2f} s, "
+              f"peak RSS {run.max_rss_mib:.0f} MiB, {len(run.written)} writes in the releases folder; "
+              f"{run.err.strip()[-110:]}")
 
 
 def bench_install(threads: int, work: Path) -> None:
@@ -126,6 +150,7 @@ def main_() -> int:
         work.chmod(0o755)
         bench_pack(args.rounds, work)
         bench_install(args.threads, work)
+        bench_bombs(work)
     return 0
 
 

@@ -207,3 +207,12 @@ def test_one_exit_code_convention(argv: list[str], code: int, capsys: pytest.Cap
     except SystemExit as exc:
         got = exc.code
     assert got == code, capsys.readouterr().err
+
+
+def test_the_makefile_has_no_track_list_of_its_own() -> None:
+    """The commands work on every track of tracks/ themselves: the Makefile names none (issue 23)."""
+    makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text("utf-8")
+    tracks = [p.name for p in (Path(__file__).resolve().parent.parent / "tracks").iterdir()]
+    assert len(tracks) >= 2
+    assert not [name for name in tracks if name in makefile], "a track named in the Makefile"
+    assert "$(BIN)/corpus check-season $(if $(TRACK),--track $(TRACK))" in makefile

@@ -218,17 +218,21 @@ def test_the_independent_agents_import_nothing_of_the_evaluator() -> None:
 
 
 def test_evaluate_and_graph_work_on_the_track(tmp_path: Path) -> None:
-    """The author's tools take --track: the evaluator's reading of a task, and its drawing."""
-    evaluated = corpus(ROOT, "evaluate", "--track", "generique", "gen-06")
+    """The author's tools know the track from the task id (no --track): the evaluator's reading of a task,
+    and its drawing, into the track's own folder."""
+    evaluated = corpus(ROOT, "evaluate", "gen-06")
     assert evaluated.returncode == 0, evaluated.stderr
     assert "verdict : aucune_option_valide" in evaluated.stdout
     assert "/generique/annexes/ANX-6131 /du" in evaluated.stdout  # the annex that blocks, as a founding fact
+    assert "corpus evaluate (generique): 1 task(s)" in evaluated.stderr
     out = tmp_path / "graphs"
-    drawn = subprocess.run([sys.executable, "-m", "generator.cli", "graph", "--track", "generique", "gen-06",
+    drawn = subprocess.run([sys.executable, "-m", "generator.cli", "graph", "gen-06",
                             "--root", str(ROOT), "--out", str(out)], capture_output=True, text=True, timeout=300,
                            check=False)
     assert drawn.returncode == 0, drawn.stderr
-    dot = (out / "gen-06.dot").read_text("utf-8")
+    assert "corpus graph (generique): 1 task(s) drawn" in drawn.stderr
+    assert not (out / "conformite").exists()
+    dot = (out / "generique" / "gen-06.dot").read_text("utf-8")
     assert "/generique/annexes/ANX-6131" in dot and "Fiches produit (ressources d'option)" in dot
 
 

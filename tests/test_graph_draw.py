@@ -126,7 +126,7 @@ def fixture_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def drawn(fixture_root: Path) -> Path:
     """The fixture season drawn by the command, default output folder."""
     assert main(["graph", "--root", str(fixture_root)]) == 0
-    return fixture_root / "run" / "graphs"
+    return fixture_root / "run" / "graphs" / "conformite"  # each track into a folder named after it
 
 
 def svg_parts(svg: Path) -> tuple[dict[str, ET.Element], dict[str, ET.Element]]:
@@ -231,7 +231,7 @@ def test_index_links_every_task(drawn: Path) -> None:
     parser = _Links()
     parser.feed((drawn / "index.html").read_text("utf-8"))
     pictures = {link for link in parser.links if not link.startswith("#")}
-    assert pictures == {"conf-01.svg", "conf-02.svg"}
+    assert pictures == {"conf-01.svg", "conf-02.svg", "../index.html"}  # and the index of every track
     assert all((drawn / p).is_file() for p in pictures)
     page = (drawn / "index.html").read_text("utf-8")
     for cells in ("<td>P1</td><td>indeterminable</td><td>indeterminable</td><td>2–4</td>",
@@ -254,8 +254,8 @@ def test_pictures_never_land_in_served_folders(tmp_path: Path) -> None:
     inputs = [root / name for name in ("build", "manifest", "corpus_src", "season_src", "tracks")]
     written = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
                      if p.is_file() and not any(p.is_relative_to(folder) for folder in inputs))
-    assert written == [f"run/graphs/{n}" for n in ("conf-01.dot", "conf-01.svg", "conf-02.dot", "conf-02.svg",
-                                                   "index.html")]
+    names = ("conf-01.dot", "conf-01.svg", "conf-02.dot", "conf-02.svg", "index.html")
+    assert written == [*(f"run/graphs/conformite/{n}" for n in names), "run/graphs/index.html"]
     for bad in ("build", "build/graphs", "manifest/x", "nginx", "season", "build/../build/y"):
         assert main(["graph", "--root", str(root), "--out", str(root / bad)]) == 2
         assert _tree(root / "build") == before["build"] and _tree(root / "manifest") == before["manifest"]
@@ -289,9 +289,9 @@ def test_out_is_only_run_or_outside_the_repository(tmp_path: Path, monkeypatch: 
     assert result.returncode == 2 and "empty" in result.stderr
     for good in ("run/g", "run/deep/er", str(outside)):
         assert main(["graph", "conf-01", "--root", str(root), "--out", good]) == 0, good
-    assert (root / "run" / "g" / "conf-01.svg").is_file()
-    assert (root / "run" / "deep" / "er" / "index.html").is_file()
-    assert (outside / "conf-01.svg").is_file()
+    assert (root / "run" / "g" / "conformite" / "conf-01.svg").is_file()
+    assert (root / "run" / "deep" / "er" / "conformite" / "index.html").is_file()
+    assert (outside / "conformite" / "conf-01.svg").is_file()
     assert not (root / "conf-01.svg").exists() and not (root / "index.html").exists()
 
 
@@ -328,13 +328,14 @@ def test_same_inputs_same_dot_bytes(fixture_root: Path, tmp_path: Path) -> None:
     other = make_fixture(tmp_path / "elsewhere")  # another path, another build of the same sources
     assert main(["graph", "--root", str(fixture_root), "--out", str(tmp_path / "a")]) == 0
     assert main(["graph", "conf-01", "--root", str(other), "--out", str(tmp_path / "b")]) == 0
-    assert (tmp_path / "a" / "conf-01.dot").read_bytes() == (tmp_path / "b" / "conf-01.dot").read_bytes()
+    assert (tmp_path / "a" / "conformite" / "conf-01.dot").read_bytes() == \
+        (tmp_path / "b" / "conformite" / "conf-01.dot").read_bytes()
 
 
 def test_png_format(fixture_root: Path, tmp_path: Path) -> None:
     assert main(["graph", "conf-02", "--root", str(fixture_root), "--out", str(tmp_path), "--format", "png"]) == 0
-    assert (tmp_path / "conf-02.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert 'src="conf-02.png"' in (tmp_path / "index.html").read_text("utf-8")
+    assert (tmp_path / "conformite" / "conf-02.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert 'src="conf-02.png"' in (tmp_path / "conformite" / "index.html").read_text("utf-8")
 
 
 def test_a_criterion_named_by_the_key_wins(fixture_root: Path) -> None:
@@ -373,7 +374,7 @@ def test_an_absent_entity_is_drawn_alone_with_the_common_lists(tmp_path: Path) -
 """
     root = make_fixture(tmp_path / "w", tasks, key)
     assert main(["graph", "conf-03", "--root", str(root)]) == 0
-    nodes, edges = svg_parts(root / "run" / "graphs" / "conf-03.svg")
+    nodes, edges = svg_parts(root / "run" / "graphs" / "conformite" / "conf-03.svg")
     assert set(nodes) == {"/entites/ENT-0999", *COMMON}
     assert set(edges) == {"/listes/agrees/courtage-en-assurance/1#/page_suivante"}
     classes = nodes["/entites/ENT-0999"].get("class", "").split()
@@ -387,7 +388,19 @@ def test_draws_the_real_season(tmp_path: Path) -> None:
         pytest.skip("no committed build")
     assert main(["graph", "--root", str(ROOT), "--out", str(tmp_path)]) == 0
     ids = [s.task.id for s in load_season(ROOT / "season_src", CONFORMITE).statements]
-    page = (tmp_path / "index.html").read_text("utf-8")
+    page = (tmp_path / "conformite" / "index.html").read_text("utf-8")
     for task_id in ids:
-        nodes, _ = svg_parts(tmp_path / f"{task_id}.svg")
+        nodes, _ = svg_parts(tmp_path / "conformite" / f"{task_id}.svg")
         assert nodes and f'href="{task_id}.svg"' in page
+    assert "(spec §5.2)</h1>" in page and "Ressources propres à l&#x27;entité" in page
+    # the other track beside it, in its own folder, with its own title, legend and cluster labels
+    other = (tmp_path / "generique" / "index.html").read_text("utf-8")
+    assert "(spec §6.2)</h1>" in other and "Fiches produit (ressources d&#x27;option)" in other
+    assert "entité" not in other
+    dot = (tmp_path / "generique" / "gen-06.dot").read_text("utf-8")
+    assert 'label="Fiches fournisseur"' in dot and "supplier" not in dot
+    top = (tmp_path / "index.html").read_text("utf-8")
+    assert 'href="conformite/index.html"' in top and 'href="generique/index.html"' in top
+    for svg in [*(tmp_path / "conformite").glob("*.svg"), *(tmp_path / "generique").glob("*.svg")]:
+        width = ET.parse(svg).getroot().get("width", "")  # fits a 1400 px window (1050 pt)
+        assert width.endswith("pt") and float(width[:-2]) <= 1050, (svg.name, width)

@@ -432,3 +432,29 @@ def test_gzip_bomb_is_reported_and_skipped(tmp_path: Path, monkeypatch: pytest.M
     assert [m["reason"] for m in report["malformed"]["listed"]] == [
         f"gzip expands more than {files.MAX_GZIP_RATIO} times its size: a decompression bomb, not a log; "
         "rest of the file skipped"]
+
+
+def test_each_manifest_given_is_counted_in_its_own_track(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """--manifest twice: each file in the track whose référentiel it lists; a path of one track is never an
+    absent of the other; a file of no track is one line naming it."""
+    generique = ROOT / "generique" / "manifest" / "manifest.json"
+    log = write_log(tmp_path / "access.log", [
+        line(uri="/generique/produits/PRD-33077"), line(uri="/generique/produits/PRD-34038"),
+        line(uri="/generique/produits/PRD-99999"), line(uri="/entites/ENT-1066"), line(uri="/nope", status=404),
+    ])
+    out = tmp_path / "r.json"
+    assert main(["log-report", str(log), "--manifest", str(generique), "--manifest", str(MANIFEST),
+                 "--json", str(out)]) == 0
+    tracks = {t["piste"]: t for t in json.loads(out.read_bytes())["tracks"]}
+    assert (tracks["generique"]["manifest"], tracks["conformite"]["manifest"]) == (str(generique), str(MANIFEST))
+    assert [(p["path"], p["declared"]) for p in tracks["generique"]["absent"]["paths"]] == [
+        ("/generique/produits/PRD-34038", True), ("/generique/produits/PRD-99999", False)]
+    assert tracks["generique"]["requests"] == 3 and tracks["conformite"]["requests"] == 1
+    assert tracks["conformite"]["absent"]["count"] == 0 and tracks[None]["statuses"] == {"404": 1}
+    (tmp_path / "other.json").write_text(json.dumps({"format": "corpus-manifest/1", "corpus": "x", "base_url":
+                                                     "https://x.test", "resources": []}))
+    capsys.readouterr()
+    assert main(["log-report", str(log), "--manifest", str(tmp_path / "other.json")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "other.json: lists the référentiel of no track" in err, err

@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def panel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("panel")
     assert main(["check-season", "--root", str(ROOT), "--write-panel", str(out)]) == 0
-    return out
+    # every track's season, each track's panel in a folder named after it
+    assert sorted(p.name for p in out.iterdir()) == ["conformite", "generique"]
+    return out / "conformite"
 
 
 def replay(panel: Path, agent: str, tmp_path: Path) -> dict:

@@ -17,10 +17,22 @@ from pathlib import Path
 
 import pytest
 from nginx_server import private_folder
-from release_fixtures import NEW_ADDRESS, bodies, checkout, manifest_hash, release_name, switch_under_load
+from release_fixtures import (
+    NEW_ADDRESS,
+    bodies,
+    checkout,
+    manifest_hash,
+    release_name,
+    switch_under_load,
+    two_tracks,
+)
+from tar_bombs import INDEX, bombs, extended_header, members_of, repack, rewrite, run_install
 from test_second_track import corpus, make_checkout
 
+from generator.base.errors import GeneratorError
 from generator.cli.main import main
+from generator.compiler.track_file import track_named
+from generator.contract.freeze import FreezeRecord
 from generator.contract.hashing import sha256_hex
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,8 +90,15 @@ def test_two_packs_are_byte_identical_from_two_checkouts_and_two_environments(wo
     entries = json.loads((one / "manifest" / "manifest.json").read_text())["resources"]
     built = {f"build/{e['file']}" for e in entries}
     assert built <= files and {"manifest/manifest.json", "manifest/manifest.sha256"} <= files
-    assert files - built - {"manifest/manifest.json", "manifest/manifest.sha256"} == \
-        {p.relative_to(one).as_posix() for p in (one / "tracks").rglob("*") if p.is_file()}
+    definitions = {p.relative_to(one).as_posix() for p in (one / "tracks").rglob("*") if p.is_file()}
+    assert files - built - {"manifest/manifest.json", "manifest/manifest.sha256"} == {INDEX, *definitions}
+    # the index covers every other file by its length and SHA-256, track definitions included
+    with tarfile.open(fileobj=io.BytesIO(first)) as tar:
+        contents = {m.name: tar.extractfile(m).read() for m in members if m.isfile()}  # type: ignore[union-attr]
+    index = json.loads(contents.pop(INDEX))
+    assert index["format"] == "corpus-release-files/1" and index["release"] == digest
+    assert {row["path"]: (row["length"], row["sha256"]) for row in index["files"]} == \
+        {name: (len(data), hashlib.sha256(data).hexdigest()) for name, data in contents.items()}
     assert {(m.mtime, m.uid, m.gid, m.uname, m.gname) for m in members} == {(0, 0, 0, "", "")}
     assert {m.mode for m in members if m.isfile()} == {0o644} and {m.mode for m in members if m.isdir()} == {0o755}
 
@@ -98,34 +117,28 @@ def test_pack_refuses_a_build_that_is_not_its_manifest(builds: tuple[Path, Path]
 
 # ------------------------------------------------------------------------------ install refuses
 
-def _tamper_member(artifact: Path, name: str, change: Callable[[bytes], bytes]) -> None:
-    """Rewrite one member of the artifact (the tar stays well-formed) and record the new SHA-256: only the
-    manifest inside can tell."""
-    with tarfile.open(artifact) as tar:
-        members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]  # type: ignore[union-attr]
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+def _tamper_member(artifact: Path, name: str, change: Callable[[bytes], bytes], reindex: bool = False) -> None:
+    """Rewrite one member of the artifact (the tar stays well-formed) and record the new SHA-256; with
+    ``reindex``, declare it anew in the artifact's index too (a thorough forger): only what anchors the
+    index, the manifests, can tell."""
+    def edit(members: list[tuple[tarfile.TarInfo, bytes | None]]) -> list[tuple[tarfile.TarInfo, bytes | None]]:
+        out = []
         for member, data in members:
             if member.name == name and data is not None:
                 data = change(data)
                 member.size = len(data)
-            tar.addfile(member, io.BytesIO(data) if data is not None else None)
-    _rewrite(artifact, buffer.getvalue())
+            out.append((member, data))
+        return out
+
+    repack(artifact, edit, reindex)
 
 
-def _add_member(artifact: Path, member: tarfile.TarInfo, data: bytes | None = None) -> None:
-    with tarfile.open(artifact) as tar:
-        members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]  # type: ignore[union-attr]
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for old, content in [*members, (member, data)]:
-            tar.addfile(old, io.BytesIO(content) if content is not None else None)
-    _rewrite(artifact, buffer.getvalue())
+def _add_member(artifact: Path, member: tarfile.TarInfo, data: bytes | None = None, reindex: bool = False) -> None:
+    repack(artifact, lambda members: [*members, (member, data)], reindex)
 
 
 def _rewrite(artifact: Path, data: bytes) -> None:
-    artifact.write_bytes(data)
-    artifact.with_suffix(".sha256").write_text(f"{hashlib.sha256(data).hexdigest()}  {artifact.name}\n")
+    rewrite(artifact, data)
 
 
 def _link(name: str, to: str) -> tarfile.TarInfo:
@@ -157,18 +170,72 @@ TAMPERS: dict[str, tuple[Callable[[Path], None], str]] = {
     "a body altered, sha256 recomputed": (
         lambda a: _tamper_member(a, _first_entity(a), lambda d: d.replace(b"rue", b"RUE", 1)),
         "bytes differ from the manifest entry"),
+    "a body altered, index and sha256 recomputed": (
+        lambda a: _tamper_member(a, _first_entity(a), lambda d: d.replace(b"rue", b"RUE", 1), reindex=True),
+        f"bytes differ from the manifest entry ({INDEX} declares"),
     "manifest altered, sha256 recomputed": (
         lambda a: _tamper_member(a, "manifest/manifest.json", lambda d: d.replace(b'"base_url": "https://',
                                                                                   b'"base_url": "http://', 1)),
+        f"member manifest/manifest.json: declares {{size}} bytes, {INDEX} {{size+1}}"),
+    "manifest altered, index and sha256 recomputed": (
+        lambda a: _tamper_member(a, "manifest/manifest.json", lambda d: d.replace(b'"base_url": "https://',
+                                                                                  b'"base_url": "http://', 1),
+                                 reindex=True),
         "manifest/manifest.sha256 says"),
+    "a track definition changed, sha256 recomputed": (
+        lambda a: _tamper_member(a, "tracks/conformite/track.yaml", lambda d: d.replace(b"piste", b"pistE", 1)),
+        f"member tracks/conformite/track.yaml: bytes differ from {INDEX}"),
+    "a track definition grown, sha256 recomputed": (
+        lambda a: _tamper_member(a, "tracks/conformite/track.yaml", lambda d: d + b"# another\n"),
+        "member tracks/conformite/track.yaml: declares"),
+    "a schema changed, sha256 recomputed": (
+        lambda a: _tamper_member(a, "tracks/conformite/schemas/entites.schema.json",
+                                 lambda d: d.replace(b"object", b"Object", 1)),
+        f"member tracks/conformite/schemas/entites.schema.json: bytes differ from {INDEX}"),
+    "the index missing": (lambda a: repack(a, lambda ms: [(m, d) for m, d in ms if m.name != INDEX]),
+                          f"holds no {INDEX}"),
+    "the index not JSON": (lambda a: _tamper_member(a, INDEX, lambda d: d[:-5]), f"member {INDEX}: not JSON"),
+    "the index of another release": (
+        lambda a: _tamper_member(a, INDEX, lambda d: d.replace(b'"release": "', b'"release": "0', 1)),
+        f"member {INDEX}: release:"),
     "a symbolic link added": (lambda a: _add_member(a, _link("build/evil.json", "/etc/passwd")),
                               "member build/evil.json: a link to /etc/passwd, not a file or folder"),
+    "a hard link added": (lambda a: _add_member(a, _hard("build/evil.json", "manifest/manifest.json")),
+                          "member build/evil.json: a link to manifest/manifest.json, not a file or folder"),
+    "a device added": (lambda a: _add_member(a, _special("build/zero.json", tarfile.CHRTYPE)),
+                       "member build/zero.json: a device, not a file or folder"),
+    "a FIFO added": (lambda a: _add_member(a, _special("build/pipe.json", tarfile.FIFOTYPE)),
+                     "member build/pipe.json: a FIFO, not a file or folder"),
     "a path outside": (lambda a: _add_member(a, _file("../outside.json"), b""), "not a plain relative path"),
     "a file no track serves": (lambda a: _add_member(a, _file("extra/notes.txt", 2), b"hi"),
-                               "extra/notes.txt: no track serves it"),
+                               f"member extra/notes.txt: not declared by {INDEX}: no track serves it"),
+    "a file no track serves, declared": (lambda a: _add_member(a, _file("extra/notes.txt", 2), b"hi", True),
+                                         "member extra/notes.txt: no track serves it"),
+    "a folder no file needs": (lambda a: _add_member(a, _special("extra", tarfile.DIRTYPE)),
+                               f"member extra/: a folder that holds none of the files {INDEX} declares"),
     "a member twice": (lambda a: _add_member(a, _file("manifest/manifest.sha256", 2), b"x\n"), "appears twice"),
+    "a file under a file": (lambda a: _add_member(a, _file("manifest/manifest.sha256/x", 2), b"x\n"),
+                            "a file and a folder at once"),
     "not a tar": (lambda a: _rewrite(a, b"not a tar at all\n" * 100), "not a release artifact"),
+    "a 2 GiB artifact": (lambda a: os.truncate(a, 2 * 1024 ** 3),  # a hole on disk: refused by its size, unread
+                         "2147483648 bytes, more than the 1024 MiB an artifact may hold"),
+    "an extended header of 100 MiB": (lambda a: repack(a, lambda ms: ms, tail=extended_header()),
+                                      "a member's extended header declares 104857600 bytes, more than the 16 MiB"),
 }
+
+
+def _hard(name: str, to: str) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = tarfile.LNKTYPE, to
+    return info
+
+
+def _special(name: str, kind: bytes) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    if kind == tarfile.DIRTYPE:
+        info.mode = 0o755
+    return info
 
 
 @pytest.mark.parametrize("case", list(TAMPERS))
@@ -180,6 +247,8 @@ def test_a_tampered_or_truncated_artifact_is_refused_and_nothing_switched(
     artifact = _pack(b, work / "artifacts", capsys)
     before = sorted(os.listdir(releases))
     spoil, says = TAMPERS[case]
+    size = next(len(d) for m, d in members_of(artifact) if m.name == "manifest/manifest.json" and d is not None)
+    says = says.replace("{size}", str(size - 1)).replace("{size+1}", str(size))
     spoil(artifact)
     assert main(["release", "install", str(artifact), "--releases", str(releases)]) == 1
     err = capsys.readouterr().err
@@ -187,6 +256,184 @@ def test_a_tampered_or_truncated_artifact_is_refused_and_nothing_switched(
     assert err.startswith(f"corpus release: {artifact.with_suffix('')}.") and says in err, err  # .tar or .sha256
     assert sorted(os.listdir(releases)) == before  # no release folder, no staging left
     assert os.readlink(releases / "current") == release_name(a) and not (releases / "previous").exists()
+
+
+BOMB_SAYS = {
+    "a 2 GiB member in a few bytes": "declares 2147483648 bytes, more than the",
+    **{case: "a sparse file (its header declares data it does not hold), not a file or folder"
+       for case in ("a GNU sparse member of 2 GiB", "a PAX 0.1 sparse member of 2 GiB",
+                    "a PAX 1.0 sparse member of 2 GiB")},
+}
+
+
+@pytest.mark.parametrize("case", list(BOMB_SAYS))
+def test_a_2_gib_member_is_refused_from_its_header_and_nothing_is_written(
+        builds: tuple[Path, Path], work: Path, case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A small artifact whose member declares 2 GiB (a plain file whose header lies, a GNU sparse file, a
+    PAX sparse file 0.1 or 1.0), its SHA-256 file in step: ``release install`` in a child process refuses it
+    by that member's header, in one line, creating nothing inside the releases folder (an audit hook in the
+    child sees every open for writing, mkdir and rename there) and switching nothing. The child's time and
+    peak memory are printed (bench/bench_release.py measures them too)."""
+    a, b = builds
+    releases = work / "releases"
+    assert main(["release", "--root", str(a), "--releases", str(releases)]) == 0
+    artifact = _pack(b, work / "artifacts", capsys)
+    name = _first_entity(artifact)
+    bombs()[case](artifact, name)
+    assert artifact.stat().st_size < 1024 * 1024
+    before = sorted(os.listdir(releases))
+    run = run_install(artifact, releases, ROOT)
+    assert run.code == 1 and run.err.count("\n") == 1 and "Traceback" not in run.err, run.err
+    assert run.err.startswith(f"corpus release: {artifact}: member {name}: "), run.err
+    assert BOMB_SAYS[case] in run.err, run.err
+    assert run.written == []
+    assert sorted(os.listdir(releases)) == before
+    assert os.readlink(releases / "current") == release_name(a) and not (releases / "previous").exists()
+    with capsys.disabled():  # the figures, shown with pytest -s
+        print(f"\n{case}: refused in {run.seconds:.2f} s, child peak RSS {run.max_rss_mib:.0f} MiB",
+              file=sys.stderr)
+
+
+def _record(root: Path, piste: str = "conformite", commitment: str = "c" * 64,
+            manifest: str | None = None) -> bytes:
+    """A freeze record of ``root``'s track as ``corpus freeze`` writes it (the commitment given: the salt is
+    not at hand), anchoring ``manifest`` (default: the track's own manifest hash)."""
+    places = track_named(root, piste).places
+    data = (root / places.manifest_file).read_bytes()
+    corpus_id = json.loads(data)["corpus"]
+    return FreezeRecord(corpus_id, manifest or sha256_hex(data), places.bareme_sha256, "d" * 64, commitment,
+                        places).to_bytes()
+
+
+def _put_record(root: Path, data: bytes, piste: str = "conformite") -> Path:
+    path = root / track_named(root, piste).places.record
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def test_a_release_that_holds_a_record_never_gets_another(builds: tuple[Path, Path], work: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Installed before the freeze, a release gets its record added once (it proves against the release's
+    trees); an artifact or a checkout carrying another record of the same release is then refused in one
+    line, the record served unchanged and nothing switched."""
+    _a, b = builds
+    root = work / "root"
+    shutil.copytree(b, root)
+    releases = work / "releases"
+    artifact = _pack(root, work / "before-freeze", capsys)
+    assert main(["release", "install", str(artifact), "--releases", str(releases)]) == 0
+    installed = releases / release_name(root) / "freeze" / "record.json"
+    assert not installed.exists()
+    good = _record(root)
+    _put_record(root, good)
+    frozen = _pack(root, work / "frozen", capsys)
+    assert main(["release", "install", str(frozen), "--releases", str(releases)]) == 0
+    assert installed.read_bytes() == good  # added once to the release of that very build
+    capsys.readouterr()
+    _put_record(root, _record(root, commitment="e" * 64))  # another record, well-formed, of the same build
+    other = _pack(root, work / "other", capsys)
+    for command in (["release", "install", str(other)], ["release", "--root", str(root)]):
+        assert main([*command, "--releases", str(releases)]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{installed}: the release already holds a freeze record of the track " \
+            "conformite" in err and "never rewritten" in err, err
+        assert installed.read_bytes() == good
+        assert os.readlink(releases / "current") == release_name(root)
+
+
+RECORDS: dict[str, tuple[Callable[[Path], bytes], str]] = {
+    "another manifest hash": (lambda r: _record(r, manifest="0" * 64),
+                              f"manifest_hash {'0' * 64}, not the track's"),
+    "a key twice": (lambda r: _record(r).replace(b'"corpus":', b'"corpus": "x", "corpus":', 1), "corpus"),
+    "not JSON": (lambda r: _record(r)[:-3], "freeze/record.json"),
+    "not as corpus freeze writes it": (lambda r: _record(r).replace(b"\n  ", b"\n    "),
+                                       "not byte for byte what corpus freeze writes"),
+}
+
+
+@pytest.mark.parametrize("case", list(RECORDS))
+def test_a_corrupt_record_is_refused_at_pack_time_whatever_is_expected(
+        builds: tuple[Path, Path], work: Path, case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``release pack`` (with or without ``--expect-manifest-hash``, which proves the first track by its
+    hash alone) refuses a record that is not this build's, in one line naming it, and writes nothing."""
+    _a, b = builds
+    root = work / "root"
+    shutil.copytree(b, root)
+    make, says = RECORDS[case]
+    path = _put_record(root, make(root))
+    commands = (["release", "pack", "--out", str(work / "out")], ["release", "--releases", str(work / "releases")])
+    for command in commands:
+        for expect in ([], ["--expect-manifest-hash", manifest_hash(root)]):
+            assert main([*command, "--root", str(root), *expect]) == 1
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and str(path) in err and "Traceback" not in err, err
+            assert says in err or not expect, err  # without it, the record is also what the first track is held to
+    for folder in ("out", "releases"):
+        assert not (work / folder).exists() or list((work / folder).iterdir()) == []
+
+
+def test_a_record_is_added_to_a_release_only_when_it_proves_against_that_releases_trees(
+        builds: tuple[Path, Path], work: Path) -> None:
+    """A record that holds for its own checkout, carried to a release of another build: refused, nothing
+    written in the release (the release's own manifest is what a record must anchor)."""
+    from generator.serving.release import carry_records, install, prove_tracks
+
+    a, b = builds
+    root = work / "root"
+    shutil.copytree(b, root)
+    _put_record(root, _record(root))
+    releases = work / "releases"
+    target = install(a, releases)
+    says = f"the freeze record of the track conformite says manifest_hash {manifest_hash(b)}, not the track's " \
+        f"{manifest_hash(a)}"
+    with pytest.raises(GeneratorError, match=says):
+        carry_records(root, target, prove_tracks(a))
+    assert not (target / "freeze").exists()
+
+
+@pytest.mark.parametrize("case", ["another manifest", "not as corpus freeze writes it"])
+def test_a_carried_record_is_checked_like_the_builds_for_every_track(
+        work: Path, case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """An artifact of both tracks carrying a générique record (the second track) that is not this build's,
+    index and SHA-256 in step: refused in one line naming the record, nothing installed."""
+    root = two_tracks(work / "root")
+    artifact = _pack(root, work / "out", capsys)
+    if case == "another manifest":
+        record, says = _record(root, "generique", manifest="1" * 64), "1" * 64
+    else:
+        record, says = _record(root, "generique").replace(b"\n  ", b"\n "), "not byte for byte"
+    place = track_named(root, "generique").places.record.as_posix()
+    repack(artifact, lambda ms: [*ms, (_file(place, len(record)), record)], reindex=True)
+    releases = work / "releases"
+    assert main(["release", "install", str(artifact), "--releases", str(releases)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and place in err and says in err, err
+    assert not releases.exists() or os.listdir(releases) == []
+
+
+def test_other_track_definitions_under_a_known_release_name_are_refused(
+        builds: tuple[Path, Path], work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same builds with another track.yaml (index and SHA-256 in step): the release folder of that name
+    is never used with other definitions, by an artifact or by a checkout."""
+    _a, b = builds
+    releases = work / "releases"
+    artifact = _pack(b, work / "artifacts", capsys)
+    assert main(["release", "install", str(artifact), "--releases", str(releases)]) == 0
+    capsys.readouterr()
+    _tamper_member(artifact, "tracks/conformite/track.yaml", lambda d: d + b"# changed\n", reindex=True)
+    root = work / "root"
+    shutil.copytree(b, root)
+    with (root / "tracks" / "conformite" / "track.yaml").open("ab") as handle:
+        handle.write(b"# changed\n")
+    installed = releases / release_name(b) / "tracks" / "conformite" / "track.yaml"
+    kept = installed.read_bytes()
+    for command in (["release", "install", str(artifact)], ["release", "--root", str(root)]):
+        assert main([*command, "--releases", str(releases)]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{installed}: this track definition of the installed release differs " \
+            "from the one given" in err, err
+        assert installed.read_bytes() == kept
 
 
 def test_an_artifact_under_another_name_or_another_expected_hash_is_refused(
@@ -200,8 +447,12 @@ def test_an_artifact_under_another_name_or_another_expected_hash_is_refused(
         artifact.name, renamed.name))
     releases = work / "releases"
     assert main(["release", "install", str(renamed), "--releases", str(releases)]) == 1
+    assert f"member {INDEX}: release: '{release_name(b)}', not the artifact's name {release_name(a)}" in \
+        capsys.readouterr().err  # its index names the release it was packed as
+    _tamper_member(renamed, INDEX, lambda d: d.replace(release_name(b).encode(), release_name(a).encode()))
+    assert main(["release", "install", str(renamed), "--releases", str(releases)]) == 1
     assert f"release {release_name(b)} (manifest hash {manifest_hash(b)} of the track conformite) differs from " \
-           f"{release_name(a)} expected by the artifact's name" in capsys.readouterr().err
+           f"{release_name(a)} expected by the artifact's name" in capsys.readouterr().err  # and its manifests
     for other in (manifest_hash(a), release_name(a)):  # the first track's manifest hash, or the release hash
         assert main(["release", "install", str(artifact), "--releases", str(releases), "--expect-manifest-hash",
                      other]) == 1

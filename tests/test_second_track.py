@@ -90,7 +90,7 @@ def test_conformite_is_byte_identical_beside_a_second_track(checkout: Path) -> N
 def test_the_essai_season_is_proven_by_the_same_check(checkout: Path) -> None:
     result = corpus(checkout, "check-season", "--track", "essai")
     assert result.returncode == 0, result.stderr
-    assert "corpus check-season: passed, 0 problem(s)" in result.stderr
+    assert "corpus check-season (essai): passed, 0 problem(s)" in result.stderr
     assert "E1-fiche-produit-seule" in result.stdout  # the track's own shortcut, caught on its trap
     evaluated = corpus(checkout, "evaluate", "--track", "essai")
     assert evaluated.returncode == 0, evaluated.stderr

@@ -2,7 +2,7 @@
 
 Files that reveal the sealed key go under the git-ignored ``run/``, or outside the repository
 (:func:`key_output_dir`, :func:`key_output_file`). Any other report must stay out of the repository's
-compiled and served trees (:data:`PROTECTED`, :func:`outside_protected`), and no report may replace one
+compiled and served trees (every track's, :func:`outside_protected`), and no report may replace one
 of the files its own command reads (:func:`not_an_input`).
 
 The task pictures (``corpus graph``) and the panel's submissions (``corpus check-season --write-panel``) show
@@ -20,8 +20,13 @@ from pathlib import Path
 from generator.base.errors import GeneratorError
 
 RUN = "run"  # git-ignored, never served or compiled
-# The trees the generator compiles, serves, freezes or renders: no report is written inside them.
-PROTECTED = ("build", "manifest", "season", "corpus_src", "season_src", "freeze", "nginx")
+# The folders every checkout protects besides its tracks' own: the templates nginx is rendered from, and the
+# track definitions (which say what is served).
+ALWAYS_PROTECTED = ("nginx", "tracks")
+# The trees the generator compiles, serves, freezes or renders: no report is written inside them. The real
+# list is every track's six folders plus these (generator.compiler.track_file.protected_trees); this one, the
+# first track's six names at the root, stands when the tracks cannot be read.
+PROTECTED = ("build", "manifest", "season", "corpus_src", "season_src", "freeze", *ALWAYS_PROTECTED)
 
 
 class OutputRefused(GeneratorError):
@@ -60,10 +65,12 @@ def _refuse_in_repository(root: Path, target: Path, shown: str, what: str, optio
 
 
 def outside_protected(root: Path, out: Path, option: str = "--json",
-                      why: str = "which the generator compiles or serves: write the report elsewhere") -> Path:
-    """``out``, refused when it resolves inside one of the repository's :data:`PROTECTED` trees."""
+                      why: str = "which the generator compiles or serves: write the report elsewhere",
+                      protected: Iterable[str] = PROTECTED) -> Path:
+    """``out``, refused when it resolves inside one of the repository's ``protected`` trees (every track's
+    folders, ``nginx/`` and ``tracks/``: :func:`generator.compiler.track_file.protected_trees`)."""
     target, top = out.resolve(), root.resolve()
-    for name in PROTECTED:
+    for name in protected:
         if target.is_relative_to(top / name):
             raise OutputRefused(f"{option} {out}: resolves to {target}, inside {name}/ of the checkout ({top}), "
                                 f"{why}")

@@ -43,9 +43,10 @@ class OneLineParser(argparse.ArgumentParser):
 def parser() -> argparse.ArgumentParser:
     top = OneLineParser(
         prog="corpus",
-        description="Compile, check and serve the frozen PROVE IT conformité corpus. Authors edit "
-                    "corpus_src/, run 'corpus check', then 'corpus build', and commit build/ and manifest/ "
-                    "with their sources.",
+        description="Compile, check and serve the frozen PROVE IT corpus, every track of tracks/ (conformité's "
+                    "trees at the root, générique's under generique/; 'corpus tracks'). Authors edit a track's "
+                    "corpus_src/, run 'corpus check', then 'corpus build', and commit its build/ and manifest/ "
+                    "with their sources. Without --track a command works on every track, one line each.",
         epilog=EXIT_CODES)
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for register in REGISTRATIONS:

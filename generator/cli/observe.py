@@ -16,9 +16,15 @@ from generator.base.atomic_file import check_target, write_atomic
 from generator.base.output_places import not_an_input, outside_protected
 from generator.base.secret_values import SecretError, read_secret_env, read_secret_file
 from generator.cli.options import DEFECT, PROBLEM, Subparsers, UsageError, add_root_options, add_track_option
-from generator.compiler.track_file import load_tracks, track_named
-from generator.contract.manifest import MANIFEST_FILE, Manifest
-from generator.observe.log_report.counts import DEFAULT_PROXY_AGENT, PathKinds, Report
+from generator.compiler.track_file import TRACKS_DIR, load_tracks, protected_trees, track_named
+from generator.contract.manifest import Manifest
+from generator.observe.log_report.counts import (
+    DEFAULT_PROBE_AGENT,
+    DEFAULT_PROXY_AGENT,
+    PathKinds,
+    Report,
+    TrackPaths,
+)
 from generator.observe.log_report.document import REPORT_FORMAT, report_document
 from generator.observe.log_report.files import LogReportError, log_files
 from generator.observe.log_report.line import parse_time
@@ -110,15 +116,19 @@ def cmd_log_report(args: argparse.Namespace) -> int:
         raise UsageError("--since must come before --until")
     if args.top < 1:
         raise UsageError("--top must be 1 or more")
-    manifest = args.manifest or args.root / "manifest" / MANIFEST_FILE
-    collections = tuple(c for track in load_tracks(args.root) for c in track.collections)
-    report = Report(PathKinds.from_manifest(manifest, collections), proxy_agent, since=args.since,
-                    until=args.until)
+    try:
+        probe_agent = re.compile(args.probe_agent)
+    except re.error as exc:
+        raise UsageError(f"--probe-agent {args.probe_agent!r}: {exc}") from None
+    kinds = PathKinds(_track_paths(args.root, args.manifest))
+    manifests = [Path(t.manifest) for t in kinds.tracks]
+    report = Report(kinds, proxy_agent, probe_agent, since=args.since, until=args.until)
     files = log_files(args.logs)  # LogReportError: a missing or unreadable input (exit 1)
     if not files:
         raise LogReportError("no access log found (in a folder, files named *access*.log*)")
     if args.json and args.json != "-":  # never inside a compiled or served tree, never over a file read
-        not_an_input(outside_protected(args.root, Path(args.json)), [manifest, *files])  # OutputRefused: exit 2
+        protected = protected_trees(args.root)
+        not_an_input(outside_protected(args.root, Path(args.json), protected=protected), [*manifests, *files])
         check_target(args.json)
     report.read(files)
     if args.json:
@@ -131,6 +141,24 @@ def cmd_log_report(args: argparse.Namespace) -> int:
         sys.stdout.write(render_text(report, args.top))
         defects = sum(f["defect"] for f in report.findings())
     return DEFECT if args.fail_on_defect and defects else 0
+
+
+def _track_paths(root: Path, given: list[Path]) -> tuple[TrackPaths, ...]:
+    """Every track's own manifest (``ROOT``: a checkout or a release folder); or the ``--manifest`` files,
+    each counted in the track whose référentiel it lists."""
+    tracks = load_tracks(root)
+    if not given:
+        return tuple(TrackPaths.from_manifest(t.piste, root / t.places.manifest_file, t.collections)
+                     for t in tracks)
+    found = []
+    for path in given:
+        paths = TrackPaths.from_manifest("", path, ())
+        track = next((t for t in tracks if t.referentiel in paths.known), None)
+        if track is None:
+            raise LogReportError(f"{path}: lists the référentiel of no track of {root / TRACKS_DIR} "
+                                 f"({', '.join(t.referentiel for t in tracks)}): not a manifest of these tracks")
+        found.append(TrackPaths(track.piste, str(path), paths.declared_absent, paths.known, track.collections))
+    return tuple(found)
 
 
 def register_verify(sub: Subparsers) -> None:
@@ -162,14 +190,17 @@ def register_log_report(sub: Subparsers) -> None:
         description="Read the JSON access logs of the frontals and replicas (files, or folders searched for "
                     "*access*.log*; plain or gzip) as a stream and report per hour (UTC): requests, statuses, "
                     "403s by user agent (the proxy without its secret is an instrument defect, spec §4.1), "
-                    "503s, failovers and failed replica tries, absent paths asked for, unknown paths (404). "
+                    "503s, failovers and failed replica tries, absent paths asked for, unknown paths (404); "
+                    "then one section per track (each path counted in its own track, from its own manifest; "
+                    "its declared absents marked *) and our probes (corpus verify, curl) on a line apart. "
                     "Malformed lines are counted and listed as file:line. Exit 0; 1 when an input cannot be "
                     "read or the --json file cannot be written; 2 on a usage error (a bad option value, a "
                     "--json place refused); 3 with --fail-on-defect when an instrument defect is found.")
     p.add_argument("logs", nargs="+", type=Path, help="access log files or folders")
     add_root_options(p)
-    p.add_argument("--manifest", type=Path, default=None,
-                   help="manifest that says which paths are absents (default ROOT/manifest/manifest.json)")
+    p.add_argument("--manifest", type=Path, action="append", default=[],
+                   help="a track's manifest, counted in the track whose référentiel it lists (repeat; default: "
+                        "every track's own under ROOT, a checkout or a release folder)")
     p.add_argument("--since", type=_iso, default=None, help="first moment reported (ISO 8601; UTC if no offset)")
     p.add_argument("--until", type=_iso, default=None, help="end of the period, excluded (ISO 8601)")
     p.add_argument("--json", metavar="FILE", default=None,
@@ -178,6 +209,9 @@ def register_log_report(sub: Subparsers) -> None:
     p.add_argument("--proxy-agent", default=DEFAULT_PROXY_AGENT,
                    help=f"regex of the proxy's User-Agent (default {DEFAULT_PROXY_AGENT!r}); a user agent that "
                         "also sent an accepted secret counts as the proxy too")
+    p.add_argument("--probe-agent", default=DEFAULT_PROBE_AGENT,
+                   help=f"regex of our own probes' User-Agent (default {DEFAULT_PROBE_AGENT!r}: corpus verify and "
+                        "the curl lines of the serve banner): counted on a 'probes' line, never as the proxy")
     p.add_argument("--fail-on-defect", action="store_true",
                    help="exit 3 when a finding is an instrument defect (for monitoring)")
     p.set_defaults(func=cmd_log_report)

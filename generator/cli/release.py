@@ -11,6 +11,7 @@ from pathlib import Path
 
 from generator.base.output_places import outside_protected
 from generator.cli.options import Subparsers, UsageError, add_root_options
+from generator.compiler.track_file import protected_trees
 from generator.serving.artifact import install_artifact, pack
 from generator.serving.release import CURRENT, install, link, release, releases_folder, rollback_target
 
@@ -47,7 +48,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 def cmd_pack(args: argparse.Namespace) -> int:
     root = args.root.resolve()
     out = outside_protected(root, args.out, "--out", "which the generator compiles or serves: write the artifact "
-                                                     "elsewhere")
+                                                     "elsewhere", protected_trees(root))
     start = time.monotonic()
     packed = pack(root, out.resolve(), args.expect_manifest_hash)
     print(f"corpus release pack: {packed.path} ({packed.size} bytes, {packed.files} files, sha256 {packed.sha256} "
@@ -97,7 +98,8 @@ def register(sub: Subparsers) -> None:
         description="Prove every track of ROOT as 'corpus release' does, then write what a release holds (each "
                     "track's build/ and manifest/, its freeze record, tracks/) as OUT/<release hash>.tar, one "
                     "deterministic uncompressed tar (same sources, same bytes on any machine, path, umask, "
-                    "timezone or locale), and OUT/<release hash>.sha256 beside it (sha256sum -c reads it). "
+                    "timezone or locale) whose first member, release.json, gives every file's length and SHA-256, "
+                    "and OUT/<release hash>.sha256 beside it (sha256sum -c reads it). "
                     "The name is the release hash over every track's manifest hash, the release folder it "
                     "installs to.")
     add_root_options(packing)
@@ -109,9 +111,12 @@ def register(sub: Subparsers) -> None:
 
     installing = actions.add_parser(
         "install", help="check an artifact, install it as releases/<release hash>/, switch, reload",
-        description="Check ARTIFACT's SHA-256 against the .sha256 beside it, unpack it into a private folder "
-                    "(plain files and folders only), prove every track against its manifest inside (their "
-                    "release hash is the artifact's name), then install it as RELEASES/<release hash>/ and switch "
+        description="Check ARTIFACT's SHA-256 against the .sha256 beside it, every member's header before any "
+                    "of its bytes (plain files and folders only, no sparse member, each no larger than the "
+                    "artifact), every member against the artifact's index and the index against the manifests, "
+                    "unpack it into a private folder in bounded chunks (each file's SHA-256 checked), prove every "
+                    "track against its manifest inside (their release hash is the artifact's name) and every "
+                    "freeze record against its track, then install it as RELEASES/<release hash>/ and switch "
                     "and reload the prefixes as 'corpus release' does, rolling back on a failure. A refused "
                     "artifact is one line, exit 1, nothing installed or switched.")
     installing.add_argument("artifact", type=Path, metavar="ARTIFACT", help="DIR/<release hash>.tar")

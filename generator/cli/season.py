@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -15,6 +16,7 @@ from generator.cli.options import (
     USAGE,
     Reported,
     Subparsers,
+    UsageError,
     add_root_options,
     add_track_option,
     print_problems,
@@ -31,6 +33,36 @@ from generator.season.logic import TrackLogic, load_logic
 from generator.season.model import KEY_FILE, Season, load_season
 from generator.season.reader import CorpusReader
 from generator.tracks.model import Track, file_for
+
+
+def named(track: Track, tracks: list[Track]) -> str:
+    """`` (piste)`` after a command's name when the checkout has several tracks: every line says which."""
+    return f" ({track.piste})" if len(tracks) > 1 else ""
+
+
+def tracks_for_tasks(root: Path, piste: str | None, task_ids: list[str]) -> tuple[list[Track],
+                                                                                 list[tuple[Track, list[str]]]]:
+    """Every track of the checkout, and the tracks a command works on with the task ids each one owns.
+
+    ``--track`` selects one; else a task id names its own track (``gen-06`` is générique's: it has the
+    shape of its ``enonce.id``); no id: every track, each with all its tasks. An id no selected track's
+    pattern takes is a usage error listing the tasks of those tracks."""
+    every = load_tracks(root)
+    chosen = [track_named(root, piste)] if piste else every
+    if not task_ids:
+        return every, [(track, []) for track in chosen]
+    owned: dict[str, list[str]] = {}
+    unknown = []
+    for task_id in task_ids:
+        owner = next((t for t in chosen if re.fullmatch(t.task_id, task_id)), None)
+        if owner is None:
+            unknown.append(task_id)
+        else:
+            owned.setdefault(owner.piste, []).append(task_id)
+    if unknown:
+        known = [s.task.id for track in chosen for s in season_or_exit(root, track).statements]
+        raise UsageError(f"unknown task(s) {', '.join(unknown)}; tasks: {', '.join(known)}")
+    return every, [(track, owned[track.piste]) for track in chosen if track.piste in owned]
 
 
 def strategies(logic: TrackLogic) -> dict[str, Strategy]:
@@ -74,27 +106,32 @@ def print_evaluation(ev: Evaluation, track: Track, out=sys.stdout) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    track = track_named(args.root, args.track)
-    logic = load_logic(track)
-    known = strategies(logic)
-    name = args.strategy or logic.REFERENCE.name
-    if name not in known:
-        print(f"corpus evaluate: --strategy {name!r}: one of {', '.join(sorted(known))}", file=sys.stderr)
-        return USAGE
-    season = season_or_exit(args.root, track)
-    reader = built_reader(args.root, track)
-    wanted = [s for s in season.statements if not args.task or s.task.id == args.task]
-    if not wanted:
-        print(f"unknown task {args.task!r}; tasks: {', '.join(s.task.id for s in season.statements)}",
+    every, work = tracks_for_tasks(args.root, args.track, [args.task] if args.task else [])
+    if args.strategy is not None:  # a shortcut is one track's: the tracks that know it
+        work = [(t, ids) for t, ids in work if args.strategy in strategies(load_logic(t))]
+        if not work:
+            known = sorted({n for t in every for n in strategies(load_logic(t))})
+            print(f"corpus evaluate: --strategy {args.strategy!r}: one of {', '.join(known)}", file=sys.stderr)
+            return USAGE
+    for track, ids in work:
+        logic = load_logic(track)
+        strategy = strategies(logic)[args.strategy or logic.REFERENCE.name]
+        season = season_or_exit(args.root, track)
+        reader = built_reader(args.root, track)
+        wanted = [s for s in season.statements if not ids or s.task.id in ids]
+        if not wanted:
+            print(f"unknown task {args.task!r}; tasks: {', '.join(s.task.id for s in season.statements)}",
+                  file=sys.stderr)
+            return USAGE
+        for statement in wanted:
+            evaluation = logic.evaluate(statement.task, reader, strategy)
+            if args.faits:
+                print_founding_yaml(reader, logic, evaluation)
+                continue
+            print_evaluation(evaluation, track)
+            print()
+        print(f"corpus evaluate{named(track, every)}: {len(wanted)} task(s), reading {strategy.name}",
               file=sys.stderr)
-        return USAGE
-    for statement in wanted:
-        evaluation = logic.evaluate(statement.task, reader, known[name])
-        if args.faits:
-            print_founding_yaml(reader, logic, evaluation)
-            continue
-        print_evaluation(evaluation, track)
-        print()
     return 0
 
 
@@ -140,42 +177,54 @@ def print_report(report: SeasonReport, logic: TrackLogic, out=sys.stdout) -> Non
 
 
 def cmd_check_season(args: argparse.Namespace) -> int:
-    track = track_named(args.root, args.track)
-    season = season_or_exit(args.root, track)
-    reader = built_reader(args.root, track)
-    where = Location(f"{track.trees.season_sources}/{KEY_FILE}")
+    """Every track in turn (``--track``: one), each ending with its own line naming it."""
+    every, work = tracks_for_tasks(args.root, args.track, [])
     panel_dir = None if args.write_panel is None else key_output_dir(
         args.root, args.write_panel, Path(), "the panel's submissions", "--write-panel")
+    worst = 0
+    for track, _ids in work:
+        target = None if panel_dir is None else panel_dir / track.piste if len(work) > 1 else panel_dir
+        who = f"corpus check-season{named(track, every)}"
+        worst = max(worst, _check_one_season(args.root, track, target, who))
+    return worst
+
+
+def _check_one_season(root: Path, track: Track, panel_dir: Path | None, who: str) -> int:
+    season = season_or_exit(root, track)
+    reader = built_reader(root, track)
+    where = Location(f"{track.trees.season_sources}/{KEY_FILE}")
     if panel_dir is not None:
         check_panel_target(panel_dir)  # before the long run, not after it
     report = check_season(season, reader, where)
     print_report(report, load_logic(track))
     if not report.problems:  # the panel scores against a key the rule has proven
-        rows = run_panel(args.root, season, report, reader)
+        rows = run_panel(root, season, report, reader)
         print_panel(rows, sys.stdout)
         report.problems += panel_problems(rows, where)
         if panel_dir is not None:
             count = write_submissions(rows, panel_dir)
-            print(f"corpus check-season: {count} submissions of {len(rows)} agents written under {panel_dir}; "
+            print(f"{who}: {count} submissions of {len(rows)} agents written under {panel_dir}; "
                   f"replay one with: corpus score {panel_dir}/<agent>", file=sys.stderr)
     for problem in report.problems:
         print(problem, file=sys.stderr)
     status = "FAILED" if report.problems else "passed"
-    print(f"corpus check-season: {status}, {len(report.problems)} problem(s)", file=sys.stderr)
+    print(f"{who}: {status}, {len(report.problems)} problem(s)", file=sys.stderr)
     return PROBLEM if report.problems else 0
 
 
 def cmd_build_season(args: argparse.Namespace) -> int:
-    tracks = [track_named(args.root, args.track)] if args.track else load_tracks(args.root)
-    for track in tracks:
+    every, work = tracks_for_tasks(args.root, args.track, [])
+    for track, _ids in work:
         season = season_or_exit(args.root, track)
+        who = f"corpus build-season{named(track, every)}"
         try:
             files = write_artifacts(season, args.root, track)
         except FrozenMismatch as exc:
-            print(f"corpus build-season: {exc}", file=sys.stderr)
+            print(f"{who}: {exc}", file=sys.stderr)
             return PROBLEM
         for name, data in files.items():
             print(f"{track.trees.season}/{name}: {len(data)} bytes, sha256 {sha256_hex(data)}", file=sys.stderr)
+        print(f"{who}: {len(season.statements)} task(s) compiled into {track.trees.season}/", file=sys.stderr)
     return 0
 
 
@@ -201,7 +250,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--faits", action="store_true",
                    help="print the founding facts the published rule derives, as season_src/cle.yaml writes them")
     add_root_options(p)
-    add_track_option(p)
+    add_track_option(p, "only this track (default: every track; a task id names its own)")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("check-season", help="prove the season (verdicts, facts, calls, traps) against build/",
@@ -219,7 +268,7 @@ def register(sub: Subparsers) -> None:
                    help="also write each panel agent's submissions as DIR/<agent>/<task>.json (spec §4), for "
                         "'corpus score DIR/<agent>' to replay; they reveal the key: DIR must be under run/ or "
                         "outside the repository")
-    add_track_option(p)
+    add_track_option(p, "only this track (default: every track; a task id names its own)")
     p.set_defaults(func=cmd_check_season)
 
     p = sub.add_parser("build-season", help="compile season_src/ into season/taches.json and season/cle.json",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.base.errors import CorpusError, Location, Problem
+from generator.base.output_places import ALWAYS_PROTECTED, PROTECTED
 from generator.compiler.sources import Record, read_record
 from generator.compiler.validate import check_schema
 from generator.compiler.yamlstrict import location_of
@@ -71,6 +72,17 @@ def load_tracks(root: Path) -> list[Track]:
     if problems:
         raise CorpusError(problems)
     return tracks
+
+
+def protected_trees(root: Path) -> tuple[str, ...]:
+    """Every track's six folders, then ``nginx/`` and ``tracks/``: where no report, prefix, picture or secret
+    may be written. When the tracks cannot be read, the first track's names at the root (the command's own
+    reading of the tracks names the problem)."""
+    try:
+        tracks = load_tracks(root)
+    except CorpusError:
+        return PROTECTED
+    return tuple(dict.fromkeys([*(tree for t in tracks for tree in vars(t.trees).values()), *ALWAYS_PROTECTED]))
 
 
 def track_named(root: Path, piste: str | None) -> Track:
@@ -219,7 +231,12 @@ class _Checker:
                           "this track")
             summaries[name] = Summary(tuple(tuple(line) for line in summary.get("lignes", [])),
                                       summary.get("entrees", ""))
-        return Drawing(item["tache"], item["propres"], summaries)
+        for name in item.get("groupes", {}):
+            if name not in names:
+                self.fail(item["groupes"], name, f"dessin.groupes.{name}", f"{name!r} is not a collection of "
+                          "this track")
+        return Drawing(item["tache"], item["propres"], summaries, item.get("section", ""),
+                       dict(item.get("groupes", {})))
 
     def regex(self, container: dict[str, Any], key: str, fieldname: str) -> str:
         pattern = container[key]

@@ -4,11 +4,13 @@ Every served body of the manifest is fetched the way the proxy fetches it (``GET
 the secret header, no redirect), parsed with ``resp.json()`` and hashed with ``canonical_json``; the
 bytes (length and SHA-256) and both hashes must equal the manifest. Then what a caller without the
 secret, a non-canonical URL, another method and undeclared identifiers receive. Any difference names
-the resource and makes the command exit 1.
+the resource and makes the command exit 1. Every request says ``User-Agent: corpus-verify/<version>``, so
+that ``corpus log-report`` counts these probes apart (its 403s without a secret are ours, not the proxy's).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import random
 import re
 from collections.abc import Callable
@@ -54,6 +56,17 @@ class Difference:
 
     def __str__(self) -> str:
         return f"{self.label}: {self.problem}"
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("proveit-corpus")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was not installed
+        return "0"
+
+
+VERIFY_AGENT_NAME = "corpus-verify"
+VERIFY_AGENT = f"{VERIFY_AGENT_NAME}/{_version()}"  # the User-Agent of every request corpus verify sends
 
 
 def proxy_response_hash(resp: requests.Response) -> str:
@@ -168,6 +181,7 @@ def verify(base_url: str, manifest: Manifest, secrets: list[str], *, collections
     differences: list[Difference] = []
     base = base_url.rstrip("/")
     with requests.Session() as session:
+        session.headers["User-Agent"] = VERIFY_AGENT  # log-report counts our probes apart, never as the proxy
         for done, exp in enumerate(plan, start=1):
             try:
                 problems = check_one(session, base, manifest.base_url, exp, timeout, verify_tls)

@@ -34,6 +34,8 @@ from generator.season.drawing import (
 from generator.season.evaluation import FAUX, NON_ETABLI, VRAI
 
 FONT = "Helvetica"
+# A drawing wider than a 1400 px window (1050 pt at 96 px per inch) is scaled down by dot to fit it.
+MAX_SIZE = "14.5,1000"
 STATE_COLOURS = {VRAI: "#2e7d32", FAUX: "#c62828", NON_ETABLI: "#e65100", NOT_EVALUATED: "#757575"}
 ABSENT_COLOUR = "#9e9e9e"
 CALL_COLOUR = "#1565c0"
@@ -157,7 +159,7 @@ def to_dot(d: TaskDrawing) -> str:
     task = d.statement.task
     out = [f"digraph {quoted(task.id)} {{",
            f"  graph [rankdir=LR, fontname={quoted(FONT)}, fontsize=11, labelloc=t, labeljust=l, "
-           f"nodesep=0.25, ranksep=0.6, tooltip={quoted(task.id)}, label=<{_title(d)}>];",
+           f"nodesep=0.25, ranksep=0.6, size={quoted(MAX_SIZE)}, tooltip={quoted(task.id)}, label=<{_title(d)}>];",
            f"  node [shape=plain, fontname={quoted(FONT)}, fontsize=10];",
            f'  edge [fontname={quoted(FONT)}, fontsize=9, color="#424242", arrowsize=0.7];']
     for index, (group, label) in enumerate(d.clusters):

@@ -254,4 +254,4 @@ def draw_task(statement: Statement, entry: KeyEntry | None, reader: CorpusReader
         track.drawing.task.format(id=task.id, **dict(task.fields)),
         ((GROUP_PROPER, track.drawing.proper),
          *((c.collection, c.title.format(**dict(task.fields))) for c in track.graph.common),
-         *((name, track.collection(name).label) for name in track.graph.shared)))
+         *((name, track.drawing.groups.get(name) or track.collection(name).label) for name in track.graph.shared)))

@@ -10,6 +10,7 @@ from html import escape
 
 from generator.season.dot_text import ABSENT_COLOUR, CALL_COLOUR, STATE_COLOURS
 from generator.season.drawing import STATE_LABELS, TaskDrawing
+from generator.tracks.model import Track
 
 _STYLE = """
 body { font-family: Helvetica, Arial, sans-serif; margin: 1.5em; color: #212121; }
@@ -18,19 +19,23 @@ th, td { border: 1px solid #bdbdbd; padding: 0.3em 0.6em; text-align: left; vert
 .ecart { color: #c62828; font-weight: bold; }
 .alerte { background: #fff3e0; border: 1px solid #e65100; padding: 0.5em; }
 section { margin: 2em 0; border-top: 1px solid #bdbdbd; }
-img, object { max-width: 100%; border: 1px solid #eeeeee; }
+img, object { max-width: 100%; height: auto; border: 1px solid #eeeeee; }
 .pastille { display: inline-block; padding: 0 0.4em; color: white; border-radius: 0.2em; }
 """
 
 
-def _legend() -> str:
+def _legend(track: Track) -> str:
+    """The reading of a picture, in the track's own words: its proper resources, its common and shared
+    clusters (``track.yaml``'s ``dessin`` and collections), then what the marks mean."""
     states = " ".join(f'<span class="pastille" style="background:{STATE_COLOURS[s]}">{escape(label)}</span>'
                       for s, label in STATE_LABELS.items())
-    return ("<p>Lecture : les ressources propres à l'entité sont dans le cadre arrondi, les pages des listes "
-            "communes dans les cadres grisés ; une ressource absente (<code>existe: false</code>) est en "
-            f'pointillés gris (<span style="color:{ABSENT_COLOUR}">absente</span>) ; '
-            f'<span class="pastille" style="background:{CALL_COLOUR}">n</span> est le rang de son appel '
-            "dans la lecture de référence ; les liens portent le pointeur JSON qui les porte ; les faits "
+    grey = [track.collection(c.collection).label for c in track.graph.common]
+    grey += [track.drawing.groups.get(name) or track.collection(name).label for name in track.graph.shared]
+    return (f"<p>Lecture : cadre arrondi : {escape(track.drawing.proper)} ; cadres grisés : "
+            f"{escape(', '.join(dict.fromkeys(grey)) or 'aucun')} ; une ressource absente "
+            f'(<code>existe: false</code>) est en pointillés gris (<span style="color:{ABSENT_COLOUR}">absente'
+            f'</span>) ; <span class="pastille" style="background:{CALL_COLOUR}">n</span> est le rang de son '
+            "appel dans la lecture de référence ; les liens portent le pointeur JSON qui les porte ; les faits "
             f"fondateurs de la clé sont surlignés avec leur critère et son état : {states} "
             "(<code>*</code> : le critère décide le verdict).</p>")
 
@@ -57,15 +62,31 @@ def _section(d: TaskDrawing, picture: str) -> str:
             f'<p><a href="{escape(picture)}">{escape(picture)}</a></p>{image}</section>')
 
 
-def index_html(saison: str, drawings: list[tuple[TaskDrawing, str]]) -> str:
-    """The page for ``(drawing, picture file name)`` pairs, in the order given."""
+def index_html(track: Track, saison: str, drawings: list[tuple[TaskDrawing, str]]) -> str:
+    """The track's page for ``(drawing, picture file name)`` pairs, in the order given."""
     head = ("<tr><th>tâche</th><th>famille</th><th>verdict (clé)</th><th>évalué</th><th>assertions</th>"
             "<th>appels</th><th>énoncé</th><th>image</th></tr>")
+    section = f" ({escape(track.drawing.section)})" if track.drawing.section else ""
+    title = f"{escape(track.title)} — saison {escape(saison)} : graphes des tâches"
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="fr">', "<head>", '<meta charset="utf-8">',
-        f"<title>Saison {escape(saison)} : graphes des tâches</title>", f"<style>{_STYLE}</style>", "</head>",
-        "<body>", f"<h1>Saison {escape(saison)} : graphes des tâches (spec §5.2)</h1>",
-        '<p class="alerte">Ces images révèlent la clé scellée (familles, verdicts, faits fondateurs) : '
-        "elles restent sous <code>run/</code>, hors de tout ce qui est servi, jusqu'à la clôture.</p>",
-        _legend(), f"<table>{head}", *(_row(d, p) for d, p in drawings), "</table>",
+        f"<title>{title}</title>", f"<style>{_STYLE}</style>", "</head>",
+        "<body>", '<p><a href="../index.html">toutes les pistes</a></p>', f"<h1>{title}{section}</h1>",
+        _WARNING, _legend(track), f"<table>{head}", *(_row(d, p) for d, p in drawings), "</table>",
         *(_section(d, p) for d, p in drawings), "</body>", "</html>", ""])
+
+
+def top_index_html(tracks: list[tuple[Track, str]]) -> str:
+    """``run/graphs/index.html``: one link per track drawn, to its own index (``<piste>/index.html``)."""
+    items = [f'<li><a href="{escape(link)}">{escape(track.title)}</a> (<code>{escape(track.piste)}</code>)</li>'
+             for track, link in tracks]
+    return "\n".join([
+        "<!DOCTYPE html>", '<html lang="fr">', "<head>", '<meta charset="utf-8">',
+        "<title>Graphes des tâches, par piste</title>", f"<style>{_STYLE}</style>", "</head>", "<body>",
+        "<h1>Graphes des tâches, par piste</h1>", _WARNING,
+        "<p>Deux pistes, jamais agrégées (spec §6) : chacune a ses tâches, sa clé et sa page.</p>",
+        "<ul>", *items, "</ul>", "</body>", "</html>", ""])
+
+
+_WARNING = ('<p class="alerte">Ces images révèlent la clé scellée (familles, verdicts, faits fondateurs) : '
+            "elles restent sous <code>run/</code>, hors de tout ce qui est servi, jusqu'à la clôture.</p>")

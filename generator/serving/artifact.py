@@ -5,6 +5,8 @@ what a release holds (each track's ``build/`` and ``manifest/``, its freeze reco
 ``tracks/``) aside, and writes it as ``DIR/<release hash>.tar`` with ``DIR/<release hash>.sha256``
 (``sha256sum -c`` reads it) beside it.
 
+- **Indexed**: its first member, ``release.json``, gives every other file's length and SHA-256 (the
+  track definitions and freeze records included; the builds' entries are their manifests' own).
 - **Deterministic**: members sorted by path, folders 0755 and files 0644, owner 0, no user or group name,
   time 0, names in UTF-8 (never the locale's encoding), POSIX pax format. The same sources give the same
   bytes on any machine, in any folder, under any umask, timezone or locale (tests/test_release_artifact.py).
@@ -18,12 +20,17 @@ what a release holds (each track's ``build/`` and ``manifest/``, its freeze reco
   the same manifests for every track, or the install is refused (it never rewrites a release, never
   serves another build under a known name).
 
-``corpus release install ARTIFACT --releases DIR --prefix P...`` checks the SHA-256 first (a truncated,
-tampered or mixed-up copy stops there), then unpacks into a private folder beside the releases, refusing
-any member that is not a plain file or folder inside it, any file no track serves, and proves every track
-against its manifest inside, their release hash being the artifact's name. Only then is the folder
-renamed into place and :func:`generator.serving.release.release` switches and reloads, rolling back as
-``corpus release`` does. Nothing is switched, and nothing is left, when a check fails.
+``corpus release install ARTIFACT --releases DIR --prefix P...`` refuses an artifact over 1 GiB and checks
+the SHA-256 first (a truncated, tampered or mixed-up copy stops there), then reads every member's header
+before any of its bytes (:mod:`generator.serving.artifact_members`: links, devices, sparse members, a
+name twice, a size beyond the artifact are refused there), checks every member against the artifact's
+index and the index against the manifests, unpacks into a private folder beside the releases in bounded
+chunks, each file hashed as it is written, and proves every track against its manifest inside, their
+release hash being the artifact's name, and every freeze record against its track. Only then is the
+folder renamed into place and :func:`generator.serving.release.release` switches and reloads, rolling
+back as ``corpus release`` does. Nothing is switched, and nothing is left, when a check fails; a release
+folder already there is never rewritten (its manifests, track definitions and record must be the
+artifact's, a record only added once).
 """
 
 from __future__ import annotations
@@ -34,23 +41,27 @@ import os
 import re
 import shutil
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from secrets import token_hex
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
-from generator.base.atomic_file import check_target, write_atomic, write_new
-from generator.base.bounded_read import open_regular
+from generator.base.atomic_file import check_target, write_atomic
+from generator.base.bounded_read import PUBLISHED_LIMIT, open_regular, size_text
 from generator.base.errors import GeneratorError, RenderError, read_file, unreadable_text
 from generator.compiler.track_file import TRACKS_DIR
-from generator.contract.manifest import MANIFEST_FILE, MANIFEST_HASH_FILE
+from generator.contract.manifest import MANIFEST_FILE, MANIFEST_HASH_FILE, Manifest
+from generator.serving.artifact_members import INDEX, Declared, index_bytes, open_members
 from generator.serving.release import (
     DIR_MODE,
     FILE_MODE,
     Proven,
     carried,
     carry_records,
+    check_records,
     check_same,
+    check_same_definitions,
     copy_release,
     folder_for,
     prove_tracks,
@@ -65,7 +76,9 @@ SUFFIX = ".tar"
 DIGEST_SUFFIX = ".sha256"
 DIGEST_LIMIT = 1024  # "<64 hex>  <name>\n"
 _HASH_NAME = re.compile(r"[0-9a-f]{64}")
+ARTIFACT_LIMIT = 1024 * 1024 * 1024  # the overall bound, checked before any byte is read (a release: a few MiB)
 _CHUNK = 1024 * 1024
+T = TypeVar("T")
 _AGAIN = "copy it again from where it was packed (corpus release pack)"
 
 
@@ -85,27 +98,29 @@ def digest_path(artifact: Path) -> Path:
     return artifact.with_name(artifact.name.removesuffix(SUFFIX) + DIGEST_SUFFIX)
 
 
-def tar_bytes(tree: Path) -> tuple[bytes, int]:
-    """The deterministic tar of ``tree`` (folders and regular files only) and its count of files."""
+def tar_bytes(tree: Path, name: str) -> tuple[bytes, int]:
+    """The deterministic tar of ``tree`` (folders and regular files only) and its count of files, its index
+    (:data:`INDEX`: every file's length and SHA-256, the release ``name``) first."""
     paths: list[PurePosixPath] = []
     for folder, dirs, files in os.walk(tree):
         here = PurePosixPath(Path(folder).relative_to(tree).as_posix())
         paths += [here / name for name in (*dirs, *files)]
-    buffer, count = io.BytesIO(), 0
+    ordered = sorted(paths, key=lambda p: p.parts)
+    contents = {rel: (tree / rel).read_bytes() for rel in ordered if not (tree / rel).is_dir()}  # proven copies
+    index = index_bytes(name, {rel.as_posix(): Declared(len(data), hashlib.sha256(data).hexdigest())
+                               for rel, data in contents.items()})
+    buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT, encoding="utf-8") as tar:
-        for rel in sorted(paths, key=lambda p: p.parts):
-            source = tree / rel
+        for rel, data in [(PurePosixPath(INDEX), index), *((rel, contents.get(rel)) for rel in ordered)]:
             info = tarfile.TarInfo(rel.as_posix())
             info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
-            if source.is_dir():
+            if data is None:
                 info.type, info.mode = tarfile.DIRTYPE, DIR_MODE
                 tar.addfile(info)
             else:
-                data = source.read_bytes()  # a copy this run made and proved: plain files only
                 info.size, info.mode = len(data), FILE_MODE
                 tar.addfile(info, io.BytesIO(data))
-                count += 1
-    return buffer.getvalue(), count
+    return buffer.getvalue(), len(contents)
 
 
 def pack(root: Path, out: Path, expect: str | None = None) -> Packed:
@@ -116,6 +131,7 @@ def pack(root: Path, out: Path, expect: str | None = None) -> Packed:
     by construction); the digest file is written after it, each in one rename.
     """
     proven = prove_tracks(root, expect)
+    check_records(root, proven)  # every track's, --expect-manifest-hash or not
     name = release_name(proven)
     folder = folder_for(out, "--out names the folder the artifact is written to")
     artifact, digest_file = folder / f"{name}{SUFFIX}", folder / f"{name}{DIGEST_SUFFIX}"
@@ -126,10 +142,10 @@ def pack(root: Path, out: Path, expect: str | None = None) -> Packed:
         staging.mkdir()
         copy_release(root, staging / "tree", carried(proven, root))
         check_same(staging / "tree", proven)
-        data, files = tar_bytes(staging / "tree")
+        data, files = tar_bytes(staging / "tree", name)
         sha256 = hashlib.sha256(data).hexdigest()
-        check_members(io.BytesIO(data), staging / "check", artifact)
-        check_same(staging / "check", proven)
+        unpacked = unpack(io.BytesIO(data), len(data), staging / "check", name, artifact)  # as each host will
+        check_same(staging / "check", proven, unpacked)
         write_atomic(artifact, data, mode=FILE_MODE)
         write_atomic(digest_file, f"{sha256}  {artifact.name}\n", mode=FILE_MODE)
     except OSError as exc:
@@ -163,6 +179,10 @@ def install_artifact(artifact: Path, releases: Path, expect: str | None = None) 
     except OSError as exc:
         raise RenderError(unreadable_text(artifact, exc, _AGAIN)) from None
     with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > ARTIFACT_LIMIT:  # the one bound before any byte is read: a release is a few MiB
+            raise RenderError(f"{artifact}: {size} bytes, more than the {size_text(ARTIFACT_LIMIT)} an artifact "
+                              f"may hold: not a release artifact; {_AGAIN}")
         wanted = recorded_digest(artifact)
         got = _sha256(handle)
         if got != wanted:
@@ -172,8 +192,7 @@ def install_artifact(artifact: Path, releases: Path, expect: str | None = None) 
         handle.seek(0)
         target = release_target(releases, name)
         with staged(releases, target) as staging:
-            check_members(handle, staging, artifact)
-            proven = _proven(staging, name, artifact)
+            proven = unpack(handle, size, staging, name, artifact)
             wanted = expect.strip().lower() if expect is not None else None
             if wanted is not None and wanted not in (name, proven[0].manifest.hash):
                 raise RenderError(f"{artifact}: is the release {name} (manifest hash {proven[0].manifest.hash} "
@@ -181,7 +200,8 @@ def install_artifact(artifact: Path, releases: Path, expect: str | None = None) 
                                   "--expect-manifest-hash; refusing to install another corpus")
             if target.is_dir():
                 check_same(target, proven)
-                carry_records(staging, target, [p.places for p in proven])
+                check_same_definitions(staging, target)
+                carry_records(staging, target, proven)
             else:
                 settle(staging, target, proven)
     return target
@@ -194,74 +214,78 @@ def _sha256(handle: BinaryIO) -> str:
     return digest.hexdigest()
 
 
-def check_members(handle: BinaryIO, dest: Path, artifact: Path) -> int:
-    """Unpack the tar read from ``handle`` into the new folder ``dest``: plain folders and files only, each
-    name relative and normalised, none twice. Return the count of files. Any other member is refused by
-    name: a link could point outside the release, a device or a FIFO has no place in one."""
+def unpack(handle: BinaryIO, size: int, dest: Path, name: str, artifact: Path) -> list[Proven]:
+    """Unpack the artifact named ``name`` (its tar in ``handle``, ``size`` bytes) into the new folder ``dest``
+    and prove it; return its tracks. Every header is checked before any byte is read
+    (:func:`~generator.serving.artifact_members.open_members`), every file against the index before any
+    other byte is read, the index's entries for the builds against the manifests before any build byte is
+    read, and every byte against its SHA-256 as it is written. Nothing of an artifact is installed that no
+    hash checked: the builds by their manifests, the manifests by the artifact's name (the release hash),
+    the freeze records by :func:`check_record`, the track definitions by the index."""
+    members = open_members(handle, size, artifact)
+    declared = members.read_index(name)
     dest.mkdir()
     os.chmod(dest, DIR_MODE)
-    count = 0
-    try:
-        with tarfile.open(fileobj=handle, mode="r:", encoding="utf-8", errors="strict") as tar:
-            for member in tar:
-                rel = _member_path(member.name, artifact)
-                path = dest / rel
-                if member.isdir():
-                    path.mkdir(parents=True, exist_ok=False)
-                    os.chmod(path, DIR_MODE)
-                elif member.isreg():
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    source = tar.extractfile(member)
-                    write_new(path, source.read() if source else b"", FILE_MODE)
-                    count += 1
-                else:
-                    raise RenderError(f"{artifact}: member {member.name}: {_member_kind(member)}, not a file or "
-                                      f"folder: not a release artifact; {_AGAIN}")
-    except (tarfile.TarError, EOFError, UnicodeError) as exc:
-        raise RenderError(f"{artifact}: not a release artifact ({exc or type(exc).__name__}); {_AGAIN}") from None
-    except FileExistsError as exc:
-        raise RenderError(f"{artifact}: member {Path(exc.filename).relative_to(dest)} appears twice: not a "
-                          f"release artifact; {_AGAIN}") from None
-    for folder in (p for p in dest.rglob("*") if p.is_dir()):  # parents made for a file first
+    done: set[str] = set()
+
+    def extract(path: str, what: str) -> None:
+        members.extract(path, dest, declared[path], what)
+        done.add(path)
+
+    for path in sorted(p for p in declared if p.startswith(f"{TRACKS_DIR}/")):
+        extract(path, INDEX)
+    every = _named(artifact, dest, lambda: track_places(dest))
+    builds: dict[str, tuple[str, int, str]] = {}  # path -> (the manifest that lists it, length, sha256)
+    for places in every:
+        for file in (MANIFEST_FILE, MANIFEST_HASH_FILE):
+            path = f"{places.manifest}/{file}"
+            if path not in declared:
+                raise RenderError(f"{artifact}: holds no {path}: the track {places.piste} has no manifest there; "
+                                  f"{_AGAIN}")
+            extract(path, INDEX)
+        manifest = _named(artifact, dest, lambda p=places: Manifest.load(dest, p.manifest))  # type: ignore[misc]
+        builds.update({f"{places.build}/{e.file}": (places.manifest_file.as_posix(), e.length, e.sha256)
+                       for e in manifest.entries})
+    for path, (listed_by, length, sha256) in sorted(builds.items()):
+        if path not in declared:
+            raise RenderError(f"{artifact}: {listed_by} lists {path}, which the artifact does not hold; {_AGAIN}")
+        if declared[path] != Declared(length, sha256):
+            got = declared[path]
+            raise members.refuse(path, f"bytes differ from the manifest entry ({INDEX} declares {got.length} "
+                                       f"bytes sha256 {got.sha256[:16]}..., {listed_by} {length} bytes sha256 "
+                                       f"{sha256[:16]}...)")
+    records = {places.record.as_posix() for places in every}
+    for path in sorted(set(declared) - done - set(builds)):
+        if path not in records:
+            raise members.refuse(path, f"no track serves it (a release holds each track's build, manifest and "
+                                       f"freeze record, and {TRACKS_DIR}/)")
+        if declared[path].length > PUBLISHED_LIMIT:
+            raise members.refuse(path, f"declares {declared[path].length} bytes, more than a record may hold")
+        extract(path, INDEX)
+    for path in sorted(builds):
+        extract(path, "the manifest entry")
+    for folder in (p for p in dest.rglob("*") if p.is_dir()):
         os.chmod(folder, DIR_MODE)
-    return count
+    proven = _proven(dest, name, artifact)
+    _named(artifact, dest, lambda: check_records(dest, proven))
+    return proven
 
 
-def _member_path(name: str, artifact: Path) -> PurePosixPath:
-    rel = PurePosixPath(name)
-    if not name or rel.is_absolute() or any(part in ("..", ".", "") for part in name.rstrip("/").split("/")) \
-            or "\\" in name or "\0" in name:
-        raise RenderError(f"{artifact}: member {name!r}: not a plain relative path inside the release; {_AGAIN}")
-    return rel
-
-
-def _member_kind(member: tarfile.TarInfo) -> str:
-    if member.issym() or member.islnk():
-        return f"a link to {member.linkname}"
-    if member.isfifo():
-        return "a FIFO"
-    return "a device" if member.isdev() else "an unknown kind of member"
+def _named(artifact: Path, staging: Path, step: Callable[[], T]) -> T:
+    """``step()``, a refusal of it naming the artifact and the files as packed (not the private folder)."""
+    try:
+        return step()
+    except GeneratorError as exc:  # a manifest, a record or a track file that is not what it says
+        inside = str(exc).replace(f"{staging}/", "").replace(f"{staging}: ", "")
+        raise RenderError(f"{artifact}: {inside}; {_AGAIN}") from None
 
 
 def _proven(staging: Path, name: str, artifact: Path) -> list[Proven]:
-    """Every track of the unpacked artifact proven, their release hash being ``name``. Before any of
-    it is read, a file that no track serves is refused (only the tracks' builds, manifests, freeze records
-    and ``tracks/`` may be there): nothing else of an artifact is ever looked at or installed."""
-    try:
-        every = track_places(staging)
-        allowed_files = {f"{p.manifest}/{n}" for p in every for n in (MANIFEST_FILE, MANIFEST_HASH_FILE)}
-        allowed_files |= {p.record.as_posix() for p in every}
-        allowed_trees = [TRACKS_DIR, *(p.build for p in every)]
-        for path in sorted(staging.rglob("*")):
-            rel = path.relative_to(staging).as_posix()
-            if path.is_dir() or rel in allowed_files or any(rel.startswith(t + "/") for t in allowed_trees):
-                continue
-            raise RenderError(f"{rel}: no track serves it (a release holds each track's build, manifest and "
-                              f"freeze record, and {TRACKS_DIR}/): not an artifact of corpus release pack")
+    """Every track of the unpacked artifact proven, their release hash being ``name``."""
+    def prove() -> list[Proven]:
         proven = prove_tracks(staging, name, "the artifact's name")
         if release_name(proven) != name:  # an artifact is named by the release hash alone
             raise RenderError(f"its tracks make the release {release_name(proven)}, not {name}")
         return proven
-    except GeneratorError as exc:  # a manifest, a record or a build that is not what it says
-        inside = str(exc).replace(f"{staging}/", "").replace(f"{staging}: ", "")  # names as packed
-        raise RenderError(f"{artifact}: {inside}; {_AGAIN}") from None
+
+    return _named(artifact, staging, prove)

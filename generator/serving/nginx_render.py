@@ -35,7 +35,7 @@ from generator.base.secret_values import (
 )
 from generator.compiler.compile import absent_body
 from generator.compiler.output import body_bytes
-from generator.compiler.track_file import load_tracks
+from generator.compiler.track_file import load_tracks, protected_trees
 from generator.compiler.validate import REQUIRED_SYSTEME
 from generator.contract.build_proof import prove_release
 from generator.contract.manifest import BUILD_DIR, Manifest
@@ -168,10 +168,11 @@ def _secret_values(settings: Settings, repo_root: Path | None) -> list[str]:
 # Folders of the checkout that are served, compiled, hashed or rendered from: a prefix there would put the
 # 0600 secrets include (and logs) where nginx serves them or where git and the manifest see them.
 def check_prefix(settings: Settings) -> None:
-    """Refuse a prefix inside a compiled, served or tracked tree of the checkout (:data:`PROTECTED`)."""
+    """Refuse a prefix inside a compiled, served or tracked tree of the checkout, every track's
+    (:func:`~generator.compiler.track_file.protected_trees`)."""
     try:
         outside_protected(settings.root, settings.prefix, "--prefix", "where the secrets include would land: "
-                          "use a folder under run/ or outside the repository")
+                          "use a folder under run/ or outside the repository", protected_trees(settings.root))
     except OutputRefused as exc:
         raise RenderError(str(exc)) from None
 

@@ -26,11 +26,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from secrets import token_hex
 
-from generator.base.atomic_file import write_atomic, write_new
+from generator.base.atomic_file import write_new
 from generator.base.bounded_read import PUBLISHED_LIMIT, kind_of, read_bounded
 from generator.base.errors import CorpusError, GeneratorError, os_error_text
 from generator.compiler.track_file import TRACKS_DIR, load_tracks
 from generator.contract.build_proof import prove_release
+from generator.contract.freeze import FreezeRecord
+from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest, release_hash
 from generator.contract.places import Places
 from generator.serving.nginx_process import reload_and_wait, running_pid
@@ -125,10 +127,11 @@ def copy_release(root: Path, dest: Path, names: list[str]) -> None:
         os.chmod(folder, DIR_MODE)
 
 
-def check_same(folder: Path, proven: list[Proven]) -> None:
+def check_same(folder: Path, proven: list[Proven], found_there: list[Proven] | None = None) -> None:
     """``folder`` holds these very tracks, each build proven against the same manifest: what a release folder
-    of that name must be before it is used (another track's build under the same name is refused)."""
-    found = {p.places.piste: p.manifest.hash for p in prove_tracks(folder)}
+    of that name must be before it is used (another track's build under the same name is refused).
+    ``found_there``: ``folder``'s tracks as just proven, not to prove them twice."""
+    found = {p.places.piste: p.manifest.hash for p in found_there or prove_tracks(folder)}
     wanted = {p.places.piste: p.manifest.hash for p in proven}
     for piste in sorted(found.keys() | wanted.keys()):
         if found.get(piste) != wanted.get(piste):
@@ -182,11 +185,12 @@ def install(root: Path, releases: Path, expect: str | None = None) -> Path:
     """Copy ``root``'s proven build (every track's) into ``releases/<release hash>/``; a folder already there
     is used if it holds the same tracks, still intact."""
     proven = prove_tracks(root, expect)
-    every = [p.places for p in proven]
+    check_records(root, proven)
     target = release_target(releases, release_name(proven))
     if target.is_dir():
         check_same(target, proven)
-        carry_records(root, target, every)
+        check_same_definitions(root, target)
+        carry_records(root, target, proven)
         return target
     with staged(releases, target) as staging:
         copy_release(root, staging, carried(proven, root))
@@ -195,19 +199,106 @@ def install(root: Path, releases: Path, expect: str | None = None) -> Path:
     return target
 
 
-def carry_records(root: Path, release: Path, every: list[Places]) -> None:
-    """Each track's freeze record, when it exists, goes with the release: the vhost serves it for its
-    anchoring (spec §8.3). A release installed before the freeze gets it added, never changed otherwise."""
-    for places in every:
-        source = root / places.record
-        if not source.is_file():
+def check_record(data: bytes, source: str, proven: Proven, root: Path | None = None) -> None:
+    """A freeze record that may travel with ``proven``'s track: what ``corpus freeze`` writes for this very
+    build, byte for byte (strict JSON, :class:`FreezeRecord`), anchoring its manifest hash, its corpus and
+    the published barème section, and (``root`` holding the season) the SHA-256 of its task statements. Its
+    key commitment is checked as it can be without the salt: the record is the one written for it, and a
+    release that holds one never takes another (:func:`carry_records`)."""
+    places, manifest = proven.places, proven.manifest
+    record = FreezeRecord.from_bytes(data, source)  # a corrupt record is one line naming it
+    wrong = [f"manifest_hash {record.manifest_hash}, not the track's {manifest.hash}"
+             if record.manifest_hash != manifest.hash else "",
+             f"corpus {record.corpus!r}, not the manifest's {manifest.corpus!r}"
+             if record.corpus != manifest.corpus else "",
+             f"bareme.sha256 {record.bareme_sha256}, not the published {places.bareme_sha256}"
+             if record.bareme_sha256 != places.bareme_sha256 else ""]
+    tasks = root / places.tasks_file if root is not None else None
+    if tasks is not None and tasks.is_file():
+        held = sha256_hex(read_bounded(tasks, PUBLISHED_LIMIT))
+        wrong.append(f"taches.sha256 {record.tasks_sha256}, not {places.tasks_file}'s {held}"
+                     if held != record.tasks_sha256 else "")
+    if not any(wrong) and replace(record, places=places).to_bytes() != data:
+        wrong.append("not byte for byte what corpus freeze writes for this track")
+    problems = [w for w in wrong if w]
+    if problems:
+        raise RenderError(f"{source}: the freeze record of the track {places.piste} says {'; '.join(problems)}: "
+                          "it is not this release's record; restore the track's record from git (it is committed "
+                          "and anchored), never rewrite it by hand")
+
+
+def check_records(root: Path, proven: list[Proven]) -> None:
+    """Every track's freeze record in ``root`` checked (:func:`check_record`): a release is packed, copied or
+    installed only with records that hold for its tracks, whatever ``--expect-manifest-hash`` says."""
+    for one in proven:
+        path = root / one.places.record
+        if path.exists() or path.is_symlink():
+            check_record(_published_bytes(path), str(path), one, root)
+
+
+def _published_bytes(path: Path) -> bytes:
+    """A record's (or a track file's) bytes, bounded, never through a link; an OSError is one line naming it."""
+    try:
+        return read_bounded(path, PUBLISHED_LIMIT, follow_symlinks=False)
+    except OSError as exc:
+        raise RenderError(os_error_text(exc)) from None
+
+
+def carry_records(root: Path, release: Path, proven: list[Proven]) -> None:
+    """Each track's freeze record, when ``root`` has one, goes with the release: the vhost serves it for its
+    anchoring (spec §8.3). A release installed before the freeze gets it added once, and only a record that
+    holds against that release's own trees (:func:`check_record` on its manifest); a release that already
+    holds a record never gets another (refused by name), and a record is never replaced."""
+    for one in proven:
+        source = root / one.places.record
+        if not (source.exists() or source.is_symlink()):
             continue
-        data = source.read_bytes()
-        target = release / places.record
-        if target.is_file() and target.read_bytes() == data:
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(target, data, mode=0o644)
+        data = _published_bytes(source)
+        target = release / one.places.record
+        if target.exists() or target.is_symlink():
+            if _published_bytes(target) == data:
+                continue
+            raise RenderError(f"{target}: the release already holds a freeze record of the track "
+                              f"{one.places.piste}, and {source} is another: a release folder is never rewritten, "
+                              "its record included; restore the track's record from git (it is anchored)")
+        held = Proven(one.places, Manifest.load(release, one.places.manifest))
+        check_record(data, str(source), held)
+        _add_new(target, data)
+
+
+def _add_new(target: Path, data: bytes) -> None:
+    """Create ``target`` with ``data`` all at once, never over a file: written aside, then hard-linked to its
+    name (``link`` fails on any existing name, a file that appeared meanwhile included)."""
+    if not target.parent.is_dir():
+        target.parent.mkdir(parents=True)
+        os.chmod(target.parent, DIR_MODE)
+    temporary = target.with_name(f".{target.name}.{token_hex(6)}.tmp")
+    write_new(temporary, data, FILE_MODE)
+    try:
+        os.link(temporary, target)
+    except FileExistsError:
+        raise RenderError(f"{target}: appeared while the record was being added: a release's record is never "
+                          "replaced; install again") from None
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def check_same_definitions(root: Path, release: Path) -> None:
+    """``root``'s track definitions (``tracks/``) are the installed release's, byte for byte: they say what the
+    release serves and where, so a release folder used again is never one with other definitions."""
+    def files(base: Path) -> dict[str, Path]:
+        return {p.relative_to(base).as_posix(): p for p in (base / TRACKS_DIR).rglob("*") if not p.is_dir()}
+
+    mine, theirs = files(root), files(release)
+    for rel in sorted(mine.keys() | theirs.keys()):
+        same = rel in mine and rel in theirs and _published_bytes(mine[rel]) == _published_bytes(theirs[rel])
+        if not same:
+            held = "differs from the one given" if rel in mine and rel in theirs else \
+                "is not in the one given" if rel in theirs else "is missing, the one given has it"
+            raise RenderError(f"{release / rel}: this track definition of the installed release {held}: a release "
+                              "folder is never rewritten, its track definitions included; give the release its "
+                              "own definitions, or move that folder away (unless current or previous name it) and "
+                              "install again")
 
 
 def link(releases: Path, name: str) -> Path | None:

@@ -209,6 +209,8 @@ class Drawing:
     task: str = "{id}"
     proper: str = "Ressources propres"
     summaries: dict[str, Summary] = field(default_factory=dict)
+    section: str = ""  # the spec section that defines a task's graph ("spec §5.2"), in the index's title
+    groups: dict[str, str] = field(default_factory=dict)  # shared collection -> its cluster's label
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,17 @@ from generator.base.errors import ManifestError
 from generator.contract.manifest import Manifest
 from generator.observe.log_report.files import LogReportError, blank_reason, read_lines
 from generator.observe.log_report.line import Entry, attempts, good, hour_of, parse_line, parse_time
+from generator.observe.verify import VERIFY_AGENT_NAME
 from generator.tracks.model import Collection
 
 FRONTAL = "frontal"
 REPLICA = "replica"
 DEFECT_STATUSES = (400, 403, 503)  # the /_systeme bodies spec §4.1 classes as instrument defects
 DEFAULT_PROXY_AGENT = r"^python-httpx/"  # the Trust Layer proxy's client (CONTRACT §2, measured)
+# Our own probes: corpus verify (its User-Agent) and the curl lines the `corpus serve` banner prints (curl's
+# default User-Agent, curl/<version>): counted apart, never the proxy, never an incident.
+DEFAULT_PROBE_AGENT = rf"^({VERIFY_AGENT_NAME}|curl)/"
+NO_TRACK = ""  # the track of a URI no track serves (a /_systeme path, a typo answered 404)
 MAX_KEYS = 1000  # distinct user agents or paths kept per hour and role; the rest are counted as one
 MAX_KEY_CHARS = 300  # a hostile URI or user agent is kept truncated
 MAX_MALFORMED_LISTED = 50
@@ -63,10 +68,16 @@ class Bucket:
     failed_attempts: CappedCounter = field(default_factory=CappedCounter)  # "address status" of failed tries
     absent: CappedCounter = field(default_factory=CappedCounter)  # 200 existe:false, by path
     unknown: CappedCounter = field(default_factory=CappedCounter)  # 404, by URI
+    probes: Counter[int] = field(default_factory=Counter)  # our probes' answers, by status
+    by_track: Counter[tuple[str, int]] = field(default_factory=Counter)  # (piste, status) of the others
+    absent_by_track: Counter[str] = field(default_factory=Counter)  # piste -> absents asked (exact)
 
     def merge(self, other: Bucket) -> None:
         self.requests += other.requests
         self.statuses.update(other.statuses)
+        self.probes.update(other.probes)
+        self.by_track.update(other.by_track)
+        self.absent_by_track.update(other.absent_by_track)
         self.failovers += other.failovers
         self.failovers_recovered += other.failovers_recovered
         for name in ("forbidden_agents", "bad_request_agents", "failed_attempts", "absent", "unknown"):
@@ -89,25 +100,48 @@ class Malformed:
 
 
 @dataclass(frozen=True)
-class PathKinds:
-    """Which request URIs are absent identifiers: declared absents, and canonical shapes the manifest lacks."""
+class TrackPaths:
+    """One track's paths, from its own manifest: what it serves, which of them are declared absents."""
 
+    piste: str
+    manifest: str  # the file read, as given
     declared_absent: frozenset[str]
     known: frozenset[str]
-    collections: tuple[Collection, ...] = ()  # the canonical shapes of every track served
+    collections: tuple[Collection, ...] = ()  # its canonical shapes: an undeclared identifier is its absent
 
     @classmethod
-    def from_manifest(cls, manifest_path: Path, collections: tuple[Collection, ...]) -> PathKinds:
+    def from_manifest(cls, piste: str, manifest_path: Path, collections: tuple[Collection, ...]) -> TrackPaths:
         try:
             manifest = Manifest.read(manifest_path)
         except ManifestError as exc:
-            raise LogReportError(f"{exc} (give --manifest, or run from the checkout)") from None
-        return cls(frozenset(e.path for e in manifest.of_kind("absent")),
+            raise LogReportError(f"{exc} (give --root the checkout or the release, or --manifest)") from None
+        return cls(piste, str(manifest_path), frozenset(e.path for e in manifest.of_kind("absent")),
                    frozenset(e.path for e in manifest.entries), collections)
 
-    def is_absent(self, uri: str) -> bool:
-        return uri in self.declared_absent or (uri not in self.known
-                                               and any(c.matches(uri) for c in self.collections))
+
+@dataclass(frozen=True)
+class PathKinds:
+    """Which track a request URI belongs to, and whether it asks for an absent identifier of that track:
+    each track's declared absents, and its canonical shapes its own manifest lacks (paths of two tracks
+    never meet)."""
+
+    tracks: tuple[TrackPaths, ...]
+
+    def track_of(self, uri: str) -> TrackPaths | None:
+        for track in self.tracks:
+            if uri in track.known:
+                return track
+        for track in self.tracks:
+            if any(c.matches(uri) for c in track.collections):
+                return track
+        return None
+
+    def is_absent(self, uri: str, track: TrackPaths | None) -> bool:
+        return track is not None and (uri in track.declared_absent or uri not in track.known)
+
+    @property
+    def declared_absent(self) -> frozenset[str]:
+        return frozenset().union(*(t.declared_absent for t in self.tracks))
 
 
 @dataclass
@@ -116,6 +150,7 @@ class Report:
 
     kinds: PathKinds
     proxy_agent: re.Pattern[str]
+    probe_agent: re.Pattern[str] = re.compile(DEFAULT_PROBE_AGENT)
     since: datetime | None = None
     until: datetime | None = None
     buckets: dict[tuple[str, str], Bucket] = field(default_factory=dict)
@@ -182,17 +217,10 @@ class Report:
         bucket.requests += 1
         status = entry.status
         bucket.statuses[status] += 1
-        if entry.secret_ok and len(self.agents_with_secret) < MAX_KEYS:
-            self.agents_with_secret.add(entry.user_agent[:MAX_KEY_CHARS])
-        if status == 200:
-            if self.kinds.is_absent(entry.uri):
-                bucket.absent.add(entry.uri)
-        elif status == 403:
-            bucket.forbidden_agents.add(entry.user_agent)
-        elif status == 404:
-            bucket.unknown.add(entry.uri)
-        elif status == 400:
-            bucket.bad_request_agents.add(entry.user_agent)
+        if self.probe_agent.search(entry.user_agent):  # ours: on the probes line, never an agent or a path
+            bucket.probes[status] += 1
+        else:
+            self._add_client(bucket, entry)
         addr = entry.upstream_addr
         if addr and (not good(entry.upstream_status) or "," in addr or " : " in addr):  # else one good try
             tries = attempts(addr, entry.upstream_status)
@@ -202,6 +230,25 @@ class Report:
             for address, try_status in tries:
                 if not good(try_status):
                     bucket.failed_attempts.add(f"{address} {try_status}")
+
+    def _add_client(self, bucket: Bucket, entry: Entry) -> None:
+        """A line of anyone but our probes: its track, its agent when refused, the path it asked for."""
+        status = entry.status
+        if entry.secret_ok and len(self.agents_with_secret) < MAX_KEYS:
+            self.agents_with_secret.add(entry.user_agent[:MAX_KEY_CHARS])
+        track = self.kinds.track_of(entry.uri)
+        piste = track.piste if track else NO_TRACK
+        bucket.by_track[(piste, status)] += 1
+        if status == 200:
+            if self.kinds.is_absent(entry.uri, track):
+                bucket.absent.add(entry.uri)
+                bucket.absent_by_track[piste] += 1
+        elif status == 403:
+            bucket.forbidden_agents.add(entry.user_agent)
+        elif status == 404:
+            bucket.unknown.add(entry.uri)
+        elif status == 400:
+            bucket.bad_request_agents.add(entry.user_agent)
 
     # ---------------------------------------------------------------------------------- views
 

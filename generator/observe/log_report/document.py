@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from generator.observe.log_report.counts import OTHERS, Bucket, Report
+from generator.observe.log_report.counts import NO_TRACK, OTHERS, Bucket, Report
 
 REPORT_FORMAT = "corpus-log-report/1"
 
@@ -34,9 +34,37 @@ def report_document(report: Report, top: int) -> dict[str, Any]:
                       "listed": [{"file": m.file, "line": m.line, "reason": m.reason}
                                  for m in report.malformed]},
         "total": _bucket_json(report.merged(None, client_roles), top, report),
+        "tracks": tracks_json(report, top),
+        "probe_agent": report.probe_agent.pattern,
         "hours": hours,
         "findings": report.findings(),
     }
+
+
+def tracks_json(report: Report, top: int) -> list[dict[str, Any]]:
+    """One entry per track (its own manifest): its requests and statuses, the absents asked for, and its
+    declared absents each with how often it was asked; then the requests no track serves (``piste`` null)."""
+    total = report.merged(None, report.client_roles)
+    out = []
+    for track in report.kinds.tracks:
+        asked = sorted(((p, c) for p, c in total.absent.items() if p != OTHERS
+                        and report.kinds.track_of(p) is track), key=lambda pc: (-pc[1], pc[0]))
+        out.append({
+            "piste": track.piste, "manifest": track.manifest, **_track_counts(total, track.piste),
+            "absent": {"count": total.absent_by_track[track.piste],
+                       "paths": [{"path": p, "count": c, "declared": p in track.declared_absent}
+                                 for p, c in asked[:top]]},
+            "declared_absent": [{"path": p, "asked": total.absent.get(p, 0)}
+                                for p in sorted(track.declared_absent)],
+        })
+    if any(piste == NO_TRACK for piste, _ in total.by_track):
+        out.append({"piste": None, "manifest": None, **_track_counts(total, NO_TRACK)})
+    return out
+
+
+def _track_counts(bucket: Bucket, piste: str) -> dict[str, Any]:
+    statuses = Counter({status: n for (p, status), n in bucket.by_track.items() if p == piste})
+    return {"requests": sum(statuses.values()), "statuses": _statuses(statuses)}
 
 
 def _statuses(statuses: Counter[int]) -> dict[str, int]:
@@ -58,6 +86,7 @@ def _bucket_json(bucket: Bucket, top: int, report: Report) -> dict[str, Any]:
         "absent": {"count": sum(bucket.absent.values()),
                    "paths": [{"path": p, "count": c, "declared": p in report.kinds.declared_absent}
                              for p, c in bucket.absent.top(top)]},
-        "unknown": {"count": bucket.statuses[404],
+        "probes": {"count": sum(bucket.probes.values()), "statuses": _statuses(bucket.probes)},
+        "unknown": {"count": bucket.statuses[404] - bucket.probes[404],
                     "uris": [{"uri": u, "count": c} for u, c in bucket.unknown.top(top)]},
     }

@@ -31,6 +31,12 @@ def render_text(report: Report, top: int) -> str:
                      entry["absent"]["count"], replicas))
     out.append("")
     out.extend(_table(rows))
+    probes = data["total"]["probes"]
+    out.append("")
+    out.append(f"probes: {probes['count']} call(s) of corpus verify and curl (User-Agent matching "
+               f"{data['probe_agent']!r}): {_counts(probes['statuses'])}; ours, never the proxy: counted "
+               "in the table above, in no list below")
+    out.extend(_tracks(data["tracks"]))
 
     out.extend(_section("statuses", [(h["hour"], ", ".join(f"{k} x{v}" for k, v in h["statuses"].items()))
                                      for h in data["hours"] if h["statuses"]]))
@@ -58,6 +64,25 @@ def render_text(report: Report, top: int) -> str:
         out.append(f"malformed lines ({data['malformed']['count']}, first {len(data['malformed']['listed'])}):")
         out.extend(f"  {m['file']}:{m['line']}: {m['reason']}" for m in data["malformed"]["listed"])
     return "\n".join(out) + "\n"
+
+
+def _counts(statuses: dict[str, int]) -> str:
+    return ", ".join(f"{k} x{v}" for k, v in statuses.items()) or "none"
+
+
+def _tracks(tracks: list[dict[str, Any]]) -> list[str]:
+    """One section per track, each path counted in its own track (``*``: declared absent of that track)."""
+    out = []
+    for t in tracks:
+        if t["piste"] is None:
+            out += ["", f"no track ({t['requests']} request(s) no track serves): {_counts(t['statuses'])}"]
+            continue
+        out += ["", f"track {t['piste']} ({t['manifest']}): {t['requests']} request(s): {_counts(t['statuses'])}; "
+                    f"{t['absent']['count']} absent asked for"]
+        out += [f"  {p['count']:>7}  {p['path']}{' *' if p['declared'] else ''}" for p in t["absent"]["paths"]]
+        out.append("  declared absents: " + (", ".join(f"{d['path']} * (asked {d['asked']})"
+                                                       for d in t["declared_absent"]) or "none"))
+    return out
 
 
 def _table(rows: list[tuple[Any, ...]]) -> list[str]:

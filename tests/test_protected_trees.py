@@ -1,0 +1,64 @@
+"""Every track's folders are protected alike (issue 23): no nginx prefix, picture, panel, artifact or report
+lands in générique's trees any more than in conformité's, nor in nginx/ or tracks/."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from trackfix import ROOT, copy_tracks
+
+from generator.base.secret_values import new_secret, write_private
+from generator.cli.main import main
+from generator.compiler.track_file import protected_trees
+
+# générique's six folders as docs/tracks.md lays them out, conformité's build, and the two fixed ones
+GENERIQUE = [f"generique/{name}" for name in ("corpus_src", "season_src", "build", "manifest", "season", "freeze")]
+PLACES = [*GENERIQUE, "build", "nginx", "tracks"]
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Both tracks as committed: sources, builds, seasons."""
+    root = tmp_path_factory.mktemp("two-tracks") / "checkout"
+    for name in ("corpus_src", "season_src", "build", "manifest", "season", "spec", "nginx", "generique"):
+        shutil.copytree(ROOT / name, root / name)
+    copy_tracks(root, tracks=("conformite", "generique"))
+    return root
+
+
+def test_the_protected_trees_are_every_track_s_six_folders_plus_nginx_and_tracks(checkout: Path) -> None:
+    assert set(protected_trees(checkout)) == {*GENERIQUE, "corpus_src", "season_src", "build", "manifest",
+                                             "season", "freeze", "nginx", "tracks"}
+
+
+def _snapshot(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_render_nginx_and_release_pack_refuse_every_track_s_folders(
+        checkout: Path, place: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    secret = tmp_path / "secret"
+    write_private(secret, new_secret() + "\n")
+    before = _snapshot(checkout)
+    assert main(["render-nginx", "--plain-replica", "--root", str(checkout), "--prefix",
+                 str(checkout / place / "px"), "--port", "18097", "--secret-file", str(secret)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"inside {place}/ of the checkout" in err, err
+    assert main(["release", "pack", "--root", str(checkout), "--out", str(checkout / place / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"inside {place}/ of the checkout" in err, err
+    assert _snapshot(checkout) == before
+
+
+@pytest.mark.parametrize("place", [*GENERIQUE, "tracks"])
+def test_graph_and_the_panel_refuse_every_track_s_folders(checkout: Path, place: str,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    before = _snapshot(checkout)
+    for argv in (["graph", "gen-01", "--out"], ["check-season", "--track", "generique", "--write-panel"]):
+        assert main([*argv, str(checkout / place / "x"), "--root", str(checkout)]) == 2
+        err = capsys.readouterr().err
+        assert f"inside {place.split('/')[0]}/ of the repository" in err and "run/" in err, err
+    assert _snapshot(checkout) == before
