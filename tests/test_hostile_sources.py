@@ -101,18 +101,20 @@ def _nested(depth: int) -> str:
 CASES = [
     # --- silent wrong bytes: patterns are whole-string, nothing follows a date, id, key or path ------------
     case("date-trailing-newline", [replace(E2, DATE, '    date_debut: "2021-02-30\\n"\n')],
-         "corpus_src/entites/ENT-0002.yaml:16:5: agrements[0].date_debut: '2021-02-30\\n' does not match "
-         "'^[0-9]{4}-[0-9]{2}-[0-9]{2}$' (a line feed is not allowed here)"),
+         "corpus_src/entites/ENT-0002.yaml:16:5: agrements[0].date_debut: '2021-02-30\\n' is not a date: write it "
+         'year-month-day, four digits, two and two, joined by hyphens, as "2026-07-01" (a line feed is not '
+         "allowed here)"),
     case("date-block-literal", [replace(E2, DATE, "    date_debut: |\n      2021-01-04\n")],
-         "corpus_src/entites/ENT-0002.yaml:16:5: agrements[0].date_debut: '2021-01-04\\n' does not match "
-         "'^[0-9]{4}-[0-9]{2}-[0-9]{2}$' (a line feed is not allowed here)"),
+         "corpus_src/entites/ENT-0002.yaml:16:5: agrements[0].date_debut: '2021-01-04\\n' is not a date: write it "
+         'year-month-day, four digits, two and two, joined by hyphens, as "2026-07-01" (a line feed is not '
+         "allowed here)"),
     case("systeme-key-newline", [replace(SY, '"400": {', '"499\\n": {erreur: x, message: y}\n"400": {')],
          "corpus_src/systeme.yaml:1:1: 499\\n: character U+000A LINE FEED ('\\n') is not allowed in a key"),
     case("id-escaped-newline", [replace(E2, "  - id: AGR-0002\n", '  - id: "AGR-0002\\n"\n')],
          "corpus_src/entites/ENT-0002.yaml:7:15: entite.agrements[0]: /agrements/AGR-0002 does not exist and is "
          "not declared absent (add it to corpus_src/absents.yaml if the reference is deliberate)",
-         "corpus_src/entites/ENT-0002.yaml:12:5: agrements[0].id: 'AGR-0002\\n' does not match the pattern of "
-         "/agrements/ (AGR-[0-9]{4,6})", LOST_ENT2[0]),
+         "corpus_src/entites/ENT-0002.yaml:12:5: agrements[0].id: 'AGR-0002\\n' is not an id of /agrements/: "
+         "write one like AGR-0001 (a line feed is not allowed here)", LOST_ENT2[0]),
     # --- unbounded memory or a hang -----------------------------------------------------------------------
     case("billion-laughs", [write("entites/ENT-0009.yaml", 'a: &a ["lol","lol","lol","lol","lol"]\n'
                                   + "".join(f"{c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n"
@@ -195,8 +197,8 @@ CASES = [
          "corpus_src/entites/ENT-0002.yaml:6:3: entite.statut: '" + "z" * 60 + "'… (1048576 characters) is not "
          "one of ['active', 'en-liquidation', 'en-redressement', 'radiee']"),
     case("page-number-newline", [replace(E1, "    - page: 2\n", '    - page: "2\\n"\n')],
-         "corpus_src/entites/ENT-0001.yaml:50:7: beneficiaires.pages[1].page: '2\\n' does not match "
-         "'^[1-9][0-9]{0,2}$' (a line feed is not allowed here)"),
+         "corpus_src/entites/ENT-0001.yaml:50:7: beneficiaires.pages[1].page: '2\\n' is not a page number: "
+         'write a whole number from 1 to 999 in digits, as "2" (a line feed is not allowed here)'),
     case("upper-case-extension", [write("entites/ENT-0009.YAML", "entite: {}\n")],
          "corpus_src/entites/ENT-0009.YAML: not read: sources end in '.yaml' (lowercase): rename it "
          "ENT-0009.yaml"),

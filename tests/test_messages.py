@@ -144,7 +144,7 @@ def test_task_naming_a_path_that_is_not_an_entity(world: World, tmp_path: Path, 
     tasks = edit_in_block(world.tasks_text(), "  - id: conf-03", "entite: /entites/ENT-2751", f"entite: {path}")
     assert one_line_each(load_problem_lines(world, tmp_path, tasks=tasks)) == [
         f"{_task_field(tasks, f'entite: {path}')}: taches[2].entite: {path!r} is not an entity path "
-        "(/entites/ENT-[0-9]{4,6}): write the path of the entity the task is about"]
+        "(one is written like /entites/ENT-0123): write the path of the entity the task is about"]
 
 
 def test_build_season_refuses_a_task_naming_a_non_entity(world: World, tmp_path: Path) -> None:
@@ -251,3 +251,47 @@ def test_deep_entity_file_is_one_line_of_corpus_check(tmp_path: Path, kind: str)
     apply(src, [write("entites/ENT-0009.yaml", _deep(kind, 100_000))])
     lines = [line for line in one_line_each(problem_lines(src)) if "ENT-0009" in line]
     assert len(lines) == 1 and len(lines[0]) <= SHORT and "nesting deeper than" in lines[0], lines
+
+
+# -- issue 24: a value of the wrong form is said in words, never by its pattern --------------------------------
+
+def _patterns(node: object, where: str = "") -> list[tuple[str, dict]]:
+    if isinstance(node, list):
+        return [found for i, item in enumerate(node) for found in _patterns(item, f"{where}[{i}]")]
+    if not isinstance(node, dict):
+        return []
+    here = [(where, node)] if isinstance(node.get("pattern"), str) else []
+    return here + [found for key, item in node.items() for found in _patterns(item, f"{where}/{key}")]
+
+
+def _checked_schemas() -> list[Path]:
+    """Every schema ``check``, ``build`` and ``check-season`` validate with (the scorer's submission schemas
+    are the scorer's, outside this rule)."""
+    from trackfix import ROOT
+
+    files = sorted((ROOT / "generator" / "schemas").glob("*.schema.json"))
+    own = (ROOT / "tracks").glob("*/schemas/*.schema.json")
+    files += sorted(p for p in own if p.name != "submission.schema.json")
+    return files
+
+
+@pytest.mark.parametrize("file", _checked_schemas(), ids=lambda p: f"{p.parent.parent.name}/{p.name}")
+def test_every_pattern_carries_its_words_and_a_matching_example(file: Path) -> None:
+    import json
+    import re
+
+    for where, node in _patterns(json.loads(file.read_text("utf-8"))):
+        assert isinstance(node.get("title"), str) and node["title"].startswith(("a ", "an ")), (file, where)
+        assert isinstance(node.get("description"), str) and node["description"].startswith("write"), (file, where)
+        examples = node.get("examples")
+        assert isinstance(examples, list) and examples, (file, where)
+        assert all(re.search(node["pattern"], e) for e in examples), (file, where, examples)
+
+
+def test_the_seeded_errors_quote_no_pattern() -> None:
+    """Every line ``corpus check`` prints on the seeded fixture (tests/fixtures/errors/expected.txt)."""
+    from corpusfix import FIXTURES
+
+    lines = (FIXTURES / "errors" / "expected.txt").read_text("utf-8").splitlines()
+    marks = ("[0-9]", "[a-z]", "{4,6}", "{0,2}", "^", "$'", "(-[")
+    assert [line for line in lines if any(mark in line for mark in marks)] == []

@@ -686,7 +686,8 @@ def _rewritten(tmp_path: Path, name: str, change: Any) -> ScoreWorld:
     ("cle.json", lambda k: k["taches"]["conf-01"].update(verdict="oui"),
      "season/cle.json: /taches/conf-01/verdict: 'oui' is not one of"),
     ("cle.json", lambda k: k["taches"]["conf-01"]["faits"][1].update(champ="date_fin_validite"),
-     "season/cle.json: /taches/conf-01/faits/1/champ: 'date_fin_validite' does not match '^(/[^/]+)+$'"),
+     "season/cle.json: /taches/conf-01/faits/1/champ: 'date_fin_validite' is not a JSON Pointer: write the "
+     'field\'s path in the served document, from a slash, one segment per level, as "/date_fin_validite"'),
     ("cle.json", lambda k: k.update(saison=2), "season/cle.json: /saison: 2, while season/taches.json"),
     ("cle.json", lambda k: k["taches"].pop("conf-02"), "season/cle.json: /taches: no key entry for conf-02"),
     ("taches.json", lambda t: t["taches"][1]["assertions"].update(minimum="2"),
@@ -694,7 +695,7 @@ def _rewritten(tmp_path: Path, name: str, change: Any) -> ScoreWorld:
     ("taches.json", lambda t: t["taches"][0].pop("entite"),
      "season/taches.json: /taches/0: missing required field: 'entite'"),
     ("taches.json", lambda t: t["taches"][0].update(date_examen="15/10/2026"),
-     "season/taches.json: /taches/0/date_examen: '15/10/2026' does not match"),
+     "season/taches.json: /taches/0/date_examen: '15/10/2026' is not a date: write it year-month-day"),
     ("taches.json", lambda t: t["taches"][0]["assertions"].update(minimum=5),
      "season/taches.json: /taches/0/assertions: minimum 5 above the plafond 4"),
     ("taches.json", lambda t: t["taches"][1].update(id="conf-01"),

@@ -45,6 +45,11 @@ def checkout(tmp_path: Path, old: str = "", new: str = "") -> Path:
      "gel_servi: /entites/ENT-0001 has the shape of the collection entites"),
     ("piste: conformite", "piste: autre", "piste: the folder must be named autre after the track"),
     ("bareme:\n", "bareme_:\n", "bareme_: unknown field"),
+    ("    schema: entites\n", "    schema: entites\n    egal_au_chemin: {denomination: ident}\n",
+     "collections[0].egal_au_chemin.denomination: {ident} is not a placeholder of /entites/{id}"),
+    ("debut: date_debut, fin: date_fin_validite}", "debut: Date-Debut, fin: date_fin_validite}",
+     "ordres_de_dates[0].debut: 'Date-Debut' is not a field path: write field names joined by points, as "
+     '"tarif.debut_validite"'),
     ("  build: build\n", "  build: build-conformite\n",
      "arbres.build: 'build-conformite': must be 'build' (a track's six trees keep the root's names, at the root"),
     ("  sources: corpus_src\n", "  sources: conformite/corpus_src\n",

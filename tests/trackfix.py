@@ -15,14 +15,21 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFORMITE = track_named(ROOT, "conformite")
 
 
-def copy_tracks(dest: Path, source: Path = ROOT, tracks: tuple[str, ...] = ("conformite",)) -> None:
+def copy_tracks(dest: Path, source: Path = ROOT, tracks: tuple[str, ...] = ("conformite",), *,
+                bareme: bool = False) -> None:
     """Copy the named tracks of ``source/tracks`` to ``dest/tracks`` (a no-op when already there).
 
     A scratch root holds the sources of the tracks a test works on, conformité's by default; a track
-    copied without its sources would make ``corpus build`` (every track) fail on what the test left out."""
+    copied without its sources would make ``corpus build`` (every track) fail on what the test left out.
+    With ``bareme``, each track's barème section comes along: ``check-season`` holds ``track.yaml`` against
+    it, in the checkout that holds ``tracks/``."""
     for name in tracks:
         if not (dest / TRACKS_DIR / name).exists():
             shutil.copytree(source / TRACKS_DIR / name, dest / TRACKS_DIR / name)
+        section = track_named(source, name).bareme.file if bareme else ""
+        if section and not (dest / section).exists():
+            (dest / section).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source / section, dest / section)
 
 
 # The conformité track's shapes, by the names the tests read (``import trackfix as col``).

@@ -84,6 +84,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         summary = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
         print(f"corpus build{_named(track, tracks)}: {len(result.built)} files ({summary}); manifest hash "
               f"{result.manifest_hash}", file=sys.stderr)
+        print(f"corpus build{_named(track, tracks)}: {result.changes.text()}", file=sys.stderr)
     return 0
 
 

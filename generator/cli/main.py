@@ -43,10 +43,13 @@ class OneLineParser(argparse.ArgumentParser):
 def parser() -> argparse.ArgumentParser:
     top = OneLineParser(
         prog="corpus",
-        description="Compile, check and serve the frozen PROVE IT corpus, every track of tracks/ (conformité's "
-                    "trees at the root, générique's under generique/; 'corpus tracks'). Authors edit a track's "
-                    "corpus_src/, run 'corpus check', then 'corpus build', and commit its build/ and manifest/ "
-                    "with their sources. Without --track a command works on every track, one line each.",
+        description="Compile, check and serve the frozen PROVE IT corpora, every track of tracks/ (conformité's "
+                    "trees at the root, générique's under generique/; 'corpus tracks' lists them). Authors edit "
+                    "each track's sources (conformité: corpus_src/ and season_src/; générique: "
+                    "generique/corpus_src/ and generique/season_src/), run 'corpus check', then 'corpus build' "
+                    "and 'corpus build-season', prove the season with 'corpus check-season', and commit the built "
+                    "trees with their sources (docs/authoring.md). Without --track a command works on every "
+                    "track, one line each.",
         epilog=EXIT_CODES)
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for register in REGISTRATIONS:

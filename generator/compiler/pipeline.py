@@ -5,18 +5,52 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from generator.base.errors import CorpusError, Problem, Severity
+from generator.base.errors import CorpusError, ManifestError, Problem, Severity
 from generator.base.transaction import Say, Transaction, stderr_notice
 from generator.compiler.compile import compile_documents
 from generator.compiler.output import Built, body_bytes, build_manifest, check_bodies
 from generator.compiler.sources import load_sources
 from generator.compiler.validate import validate
 from generator.contract.freeze import guard_manifest, read_record
-from generator.contract.manifest import BUILD_DIR, MANIFEST_DIR, Manifest
+from generator.contract.manifest import BUILD_DIR, MANIFEST_DIR, MANIFEST_FILE, Manifest
 from generator.tracks.model import Track, file_for
+
+SHOWN_PATHS = 10  # how many changed paths a build names before "and N more"
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Which served bodies a build changed against the manifest it replaced (by path and SHA-256)."""
+
+    changed: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    first: bool = False  # there was no previous build (or its manifest could not be read)
+
+    @classmethod
+    def between(cls, before: Manifest | None, after: Manifest) -> Changes:
+        if before is None:
+            return cls(first=True)
+        old = {e.path: e.sha256 for e in before.entries}
+        new = {e.path: e.sha256 for e in after.entries}
+        return cls(tuple(sorted(p for p in new.keys() & old.keys() if new[p] != old[p])),
+                   tuple(sorted(new.keys() - old.keys())), tuple(sorted(old.keys() - new.keys())))
+
+    def text(self, limit: int = SHOWN_PATHS) -> str:
+        """One line an author reads after a build: how many bodies changed, and which (up to ``limit``)."""
+        if self.first:
+            return "no previous build to compare with"
+        paths = [*self.changed, *self.added, *self.removed]
+        if not paths:
+            return "no served body changed since the previous build"
+        kinds = ", ".join(f"{len(group)} {word}" for group, word in ((self.changed, "changed"),
+                          (self.added, "added"), (self.removed, "removed")) if group)
+        shown = ", ".join(paths[:limit]) + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
+        count = "1 served body differs" if len(paths) == 1 else f"{len(paths)} served bodies differ"
+        return f"{count} from the previous build ({kinds}): {shown}"
 
 
 @dataclass(frozen=True)
@@ -26,6 +60,7 @@ class BuildResult:
     warnings: list[Problem]
     build_dir: str = BUILD_DIR  # the track's trees, relative to the checkout
     manifest_dir: str = MANIFEST_DIR
+    changes: Changes = Changes(first=True)  # against the build it replaced (set by :func:`build`)
 
     @property
     def manifest_hash(self) -> str:
@@ -70,7 +105,7 @@ def compile_build(src: Path, base_url: str, track: Track) -> BuildResult:
     problems, index = validate(sources, track)
     errors = [p for p in problems if p.severity is Severity.ERROR]
     if errors:
-        raise CorpusError(errors)
+        raise _cause_first(errors)
     documents = compile_documents(sources, index, base_url, track)
     body_errors = check_bodies(documents)
     if body_errors:
@@ -80,6 +115,15 @@ def compile_build(src: Path, base_url: str, track: Track) -> BuildResult:
     manifest = build_manifest(sources.corpus.data[track.corpus_key], base_url, built)
     return BuildResult(built, manifest, [p for p in problems if p.severity is Severity.WARNING],
                        track.trees.build, track.trees.manifest)
+
+
+def _cause_first(errors: list[Problem]) -> CorpusError:
+    """The error of a refused build, its problems in :func:`validate`'s order (a file's own syntax error
+    before its consequences in other files), which :class:`CorpusError` would sort by place."""
+    refused = CorpusError(errors)
+    refused.problems = list(errors)
+    refused.args = ("\n".join(str(p) for p in errors),)
+    return refused
 
 
 def build(src: Path, out: Path, base_url: str, track: Track, *, wait: bool = True,
@@ -94,5 +138,14 @@ def build(src: Path, out: Path, base_url: str, track: Track, *, wait: bool = Tru
         read_record(out, track.places)  # a corrupt freeze record stops the build before the sources are read
         result = compile_build(src, base_url, track)
         guard_manifest(out, result.manifest, track.places)
+        before = _previous(out, track)  # under the builder lock: the build this one replaces
         transaction.commit(result.trees())
-    return result
+    return replace(result, changes=Changes.between(before, result.manifest))
+
+
+def _previous(out: Path, track: Track) -> Manifest | None:
+    """The manifest a build replaces, or None when there is none (or it cannot be read: nothing to compare)."""
+    try:
+        return Manifest.read(out / track.trees.manifest / MANIFEST_FILE)
+    except ManifestError:
+        return None

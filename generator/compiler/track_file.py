@@ -273,7 +273,17 @@ class _Checker:
                           named_by=source.get("nomme_par")),
             probant=tuple(item.get("probants", ())), paginated=paginated,
             header=tuple((pages or {}).get("entete", {}).items()), owner=item.get("proprietaire"),
-            label=item.get("libelle", item["nom"]))
+            label=item.get("libelle", item["nom"]), path_fields=self.path_fields(item, where, placeholders))
+
+    def path_fields(self, item: dict[str, Any], where: str,
+                    placeholders: list[str]) -> tuple[tuple[str, str], ...]:
+        """``egal_au_chemin``: each field names a placeholder of the collection's path."""
+        declared = item.get("egal_au_chemin", {})
+        for name, placeholder in declared.items():
+            if placeholder not in placeholders:
+                self.fail(declared, name, f"{where}.egal_au_chemin.{name}", f"{{{placeholder}}} is not a "
+                          f"placeholder of {item['chemin']}")
+        return tuple(declared.items())
 
     def link(self, index: int, k: int, source: str, item: dict[str, Any], names: set[str]) -> Link:
         if item["vers"] not in names:
@@ -281,13 +291,14 @@ class _Checker:
                       "collection of this track")
         return Link(source=source, field=item["champ"], target=item["vers"], back=item.get("retour"),
                     mismatch=item.get("incoherence"), first_own_page=item.get("premiere_page_propre", False),
-                    belongs=item.get("appartient", False))
+                    belongs=item.get("appartient", False), same=tuple(item.get("memes", ())),
+                    same_warns=item.get("memes_avertissement", False))
 
     def date_order(self, index: int, item: dict[str, Any], names: set[str]) -> DateOrder:
         if item["collection"] not in names:
             self.fail(item, "collection", f"ordres_de_dates[{index}].collection", f"{item['collection']!r} is "
                       "not a collection of this track")
-        return DateOrder(item["collection"], item["debut"], item["fin"])
+        return DateOrder(item["collection"], item["debut"], item["fin"], item.get("erreur", False))
 
     def vocabulary(self, index: int, item: dict[str, Any], names: set[str]) -> Vocabulary:
         for k, name in enumerate(item["champs"]):

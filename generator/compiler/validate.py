@@ -6,6 +6,7 @@ a run at once, each with ``file:line:column`` and the field it concerns.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -84,12 +85,30 @@ def _json_path(parts: Iterable[str | int]) -> str:
     return out
 
 
+def _refused_in(value: str) -> str:
+    """What makes a pattern-constrained value unusable besides its form: a refused character, a line feed."""
+    return bad_text(value) or ("a line feed is not allowed here" if "\n" in value else "")
+
+
+def format_words(subschema: dict[str, Any]) -> tuple[str, str, str] | None:
+    """What a pattern means in words, from the annotations beside it: ``title`` (what the value is, "an
+    amount"), ``description`` (how to write one) and ``examples`` (the first is shown); None when absent."""
+    title, how, examples = subschema.get("title"), subschema.get("description"), subschema.get("examples")
+    if isinstance(title, str) and isinstance(how, str) and isinstance(examples, list) and examples:
+        return title, how, json.dumps(examples[0], ensure_ascii=False)
+    return None
+
+
 def schema_message(err: SchemaError) -> str:
-    """The schema's message, with the pattern as written in the schema file and long values cut."""
+    """The schema's message, a pattern worded from its annotations (:func:`format_words`; the pattern as the
+    schema file writes it only where a schema has none: the scorer's submissions), long values cut."""
     message = err.message
     if err.keyword == "pattern" and isinstance(err.instance, str):
-        found = bad_text(err.instance) or ("a line feed is not allowed here" if "\n" in err.instance else "")
-        return f"{cut(err.instance)} does not match {err.detail!r}" + (f" ({found})" if found else "")
+        found = _refused_in(err.instance)
+        words = format_words(err.schema)
+        said = f"{cut(err.instance)} is not {words[0]}: {words[1]}, as {words[2]}" if words else \
+            f"{cut(err.instance)} does not match {err.detail!r}"
+        return said + (f" ({found})" if found else "")
     if err.keyword == "required":
         return f"missing required field: {err.detail!r}"
     if err.keyword == "oneOf" and isinstance(err.instance, str | type(None)):
@@ -166,6 +185,18 @@ def _check_dates_in(record: Record, value: Any, parts: tuple[str | int, ...], pr
                 _check_dates_in(record, inner, (*parts, index), problems)
 
 
+def _field_at(data: Any, dotted: str) -> tuple[Any, Any, str | None]:
+    """The value at a dotted field path (``tarif.debut_validite``), its container and key; (None, data,
+    None) when a part is missing or not a mapping (the schema says so)."""
+    container: Any = data
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        container = container.get(part) if isinstance(container, dict) else None
+    if not isinstance(container, dict):
+        return None, data, None
+    return container.get(parts[-1]), container, parts[-1]
+
+
 def _sites(data: Any, field: str) -> Iterator[tuple[Any, str | int, str]]:
     """Each place a link field names a reference: (container, key, field name as messages write it).
 
@@ -205,6 +236,7 @@ class Validator:
         self.index = Index()
         self.problems: list[Problem] = list(sources.problems)
         self.vocabularies: dict[str, set[str]] = {}
+        self._examples: dict[str, str] = {}
 
     # -- entry point -------------------------------------------------------------------------------
     def run(self) -> list[Problem]:
@@ -226,9 +258,28 @@ class Validator:
         self._check_vocabularies()
         self._check_systeme()
         self._check_reserved()
+        self._check_path_fields()
+        self._check_same_fields()
         self._check_date_order()
         self._check_absents_cited()
-        return sorted(self.problems)
+        # Cause first: what the files are (unreadable, not YAML, misplaced) before what they say, so that a
+        # file's syntax error is read before the references it breaks in other files.
+        loaded = len(self.sources.problems)
+        return sorted(self.problems[:loaded]) + sorted(self.problems[loaded:])
+
+    def _example(self, collection: Collection) -> str:
+        """A path of ``collection`` to show in a message: its first record in the sources that has the
+        shape, else one built from its patterns (never the pattern itself)."""
+        if collection.name not in self._examples:
+            found = None
+            for record in self.sources.of(collection.name):
+                paths = page_paths(record, collection) if collection.paginated else \
+                    [record_path(record, self.track)]
+                found = next((p for p in paths if p is not None and collection.matches(p)), None)
+                if found is not None:
+                    break
+            self._examples[collection.name] = found or collection.example
+        return self._examples[collection.name]
 
     # -- indexing ----------------------------------------------------------------------------------
     def _index_records(self) -> None:
@@ -240,9 +291,11 @@ class Validator:
                 if path is None:
                     continue
                 if not collection.matches(path):
-                    self.problems.append(_error(record, "id", "id", f"{record.data['id']!r} does not match "
-                                                f"the pattern of {collection.prefix} "
-                                                f"({collection.path_pattern.removeprefix(collection.prefix)})"))
+                    hint = _refused_in(record.data["id"])
+                    self.problems.append(_error(record, "id", "id", f"{cut(record.data['id'])} is not an id of "
+                                                f"{collection.prefix}: write one like "
+                                                f"{self._example(collection).removeprefix(collection.prefix)}"
+                                                + (f" ({hint})" if hint else "")))
                     continue
                 first = self.index.records.get(path)
                 if first is not None:
@@ -333,8 +386,9 @@ class Validator:
             return None
         self.index.cited.add(path)
         if not target.matches(path):
-            self.problems.append(_error(record, key, fieldname, f"{path!r} is not a canonical path of "
-                                        f"{target.prefix} (expected {target.path_pattern})", container))
+            self.problems.append(_error(record, key, fieldname, f"{cut(path)} is not a canonical path of "
+                                        f"{target.prefix}: write one like {self._example(target)}",
+                                        container))
             return None
         if self.index.defines(path):
             return path
@@ -394,12 +448,14 @@ class Validator:
 
     def _check_links(self) -> None:
         for collection in self.track.collections:
-            if collection.owner is not None or collection.source.section is None:
+            source = collection.source
+            if collection.owner is not None or source.folder is None or source.named_by is not None:
                 continue
-            for record in self.sources.of(collection.name):  # the owner records of their own files
+            for record in self.sources.of(collection.name):  # records that name their own files by id
                 stem = record.file.rsplit("/", 1)[-1].removesuffix(".yaml")
-                if record.owner is not None and record.owner != stem:
-                    self.problems.append(_error(record, "id", "id", f"the file must be named {record.owner}.yaml, "
+                named = record.owner if source.section is not None else record.data.get("id")
+                if isinstance(named, str) and named != stem:
+                    self.problems.append(_error(record, "id", "id", f"the file must be named {named}.yaml, "
                                                 f"after its {collection.label} id"))
         for link in self.track.links:
             if link.back:
@@ -433,6 +489,11 @@ class Validator:
                 self.problems.append(_error(record, link.field, link.field, f"{named} is not the {target.label} "
                                             f"of this file ({own}): move the record to that {target.label}'s "
                                             "file"))
+
+    def _undeclared(self, kind: str, key: str, value: str) -> bool:
+        """A value outside the vocabulary that constrains ``kind.key`` (``_check_vocabularies`` says so)."""
+        return any(f"{kind}.{key}" in vocabulary.fields and self.vocabularies.get(vocabulary.name)
+                   and value not in self.vocabularies[vocabulary.name] for vocabulary in self.track.vocabularies)
 
     def _check_vocabularies(self) -> None:
         for vocabulary in self.track.vocabularies:
@@ -476,16 +537,86 @@ class Validator:
                                             f"served path, {self.track.referentiel}): remove it from the source"))
 
     def _check_date_order(self) -> None:
-        """An end date before its start date is legal (a trap may need it) but rarely meant: say so."""
+        """A period's end is not before its start: refused where ``track.yaml`` says ``erreur``, else served
+        as written (a trap may need it) and warned about; both said the same way, at the end's field."""
         for order in self.track.date_orders:
-            first, last = order.start, order.end
             for record in self.sources.of(order.collection):
-                start, end = record.data.get(first), record.data.get(last)
-                if isinstance(start, str) and isinstance(end, str) and _DATE_SHAPE.fullmatch(start) \
-                        and _DATE_SHAPE.fullmatch(end) and end < start:
-                    self.problems.append(_error(record, last, last, f"{end} is before {first} {start} "
-                                                "(served as written; make sure the trap is intended)",
-                                                severity=Severity.WARNING))
+                start, _, _ = _field_at(record.data, order.start)
+                end, container, key = _field_at(record.data, order.end)
+                if not (isinstance(start, str) and isinstance(end, str) and _is_date_shaped(start)
+                        and _is_date_shaped(end) and end < start):
+                    continue
+                said = f"{end} is before {order.start} {start}"
+                if order.error:
+                    self.problems.append(_error(record, key, order.end, f"{said}: a period cannot end before "
+                                                f"it starts (write a {order.end} on or after {start})", container))
+                else:
+                    self.problems.append(_error(record, key, order.end, f"{said} (served as written; make sure "
+                                                "the trap is intended)", container, Severity.WARNING))
+
+    def _check_path_fields(self) -> None:
+        """A field that repeats a placeholder of the record's path (``egal_au_chemin``: a product sheet's
+        ``reference`` is its id) holds exactly that value: the path is what an agent cites."""
+        for collection in self.track.collections:
+            if not collection.path_fields or collection.paginated:
+                continue
+            for record in self.sources.of(collection.name):
+                path = record_path(record, self.track)
+                if path is None or self.index.records.get(path) is not record:
+                    continue  # no usable id: the id check said so
+                for name, placeholder in collection.path_fields:
+                    value = record.data.get(name)
+                    expected = record.owner if placeholder == "proprietaire" else record.data.get(placeholder)
+                    shaped = isinstance(value, str) and re.fullmatch(collection.part_pattern(placeholder), value)
+                    if shaped and value != expected:  # a value of another shape: the schema says so
+                        self.problems.append(_error(record, name, name, f"{cut(value)} differs from the "
+                                                    f"{placeholder} of the record's path, {path}: write "
+                                                    f"{expected} (or give the record the id {value}, in a file "
+                                                    f"named {value}.yaml)"))
+
+    def _check_same_fields(self) -> None:
+        """A link's ``memes`` fields: the cited record holds the citing record's value (a catalogue cites
+        only products of its category); with ``memes_avertissement`` a mismatch is served and warned about
+        (a trap may need it). Said at the entry when another list of the right value cites the record too
+        (the entry is the odd one), else at the cited record's field."""
+        for link in self.track.links:
+            if not link.same:
+                continue
+            cited_by: dict[str, list[tuple[Record, Any, str | int, str]]] = {}
+            for record in self.sources.of(link.source):
+                for container, key, fieldname in _sites(record.data, link.field):
+                    path = container.get(key) if isinstance(container, dict) else \
+                        container[key] if isinstance(container, list) else None
+                    if isinstance(path, str) and path in self.index.records:
+                        cited_by.setdefault(path, []).append((record, container, key, fieldname))
+            source = self.track.collection(link.source)
+            severity = Severity.WARNING if link.same_warns else Severity.ERROR
+            served = " (served as written; make sure the trap is intended)" if link.same_warns else ""
+            for path, sites in cited_by.items():
+                cited = self.index.records[path]
+                for name in link.same:
+                    value = cited.data.get(name)
+                    wrong = [site for site in sites if isinstance(site[0].data.get(name), str)
+                             and site[0].data.get(name) != value]
+                    if not wrong or not isinstance(value, str) or self._undeclared(link.target, name, value) \
+                            or any(self._undeclared(link.source, name, site[0].data[name]) for site in wrong):
+                        continue  # an undeclared value is its own error: the mismatch is its consequence
+                    if len(wrong) < len(sites):
+                        for record, container, key, fieldname in wrong:
+                            self.problems.append(_error(record, key, fieldname, f"{path} has {name} {value}, "
+                                                        f"but this {source.label} lists only {name} "
+                                                        f"{record.data[name]}: remove the entry, or cite one "
+                                                        f"whose {name} is {record.data[name]}{served}",
+                                                        container, severity))
+                        continue
+                    listers = " and ".join(f"the {source.label} of {name} {record.data[name]} at "
+                                           f"{location_of(container, key, record.file)}"
+                                           for record, container, key, _ in wrong)
+                    wanted = " or ".join(sorted({record.data[name] for record, *_ in wrong}))
+                    self.problems.append(_error(cited, name, name, f"{cut(value)} differs from the {name} of "
+                                                f"every {source.label} that lists {path} ({listers}): write "
+                                                f"{wanted}, or list it in the {source.label} of {name} {value}"
+                                                f"{served}", severity=severity))
 
     def _check_absents_cited(self) -> None:
         record = self.sources.absents

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from generator.base.errors import Location, Problem
+from generator.base.bounded_read import read_bounded
+from generator.base.errors import Location, Problem, unreadable_text
 from generator.base.text_policy import SHOWN_CHARACTERS, cut
+from generator.contract.hashing import sha256_hex
 from generator.season.control_check import check_control
 from generator.season.evaluation import Evaluation, Strategy
 from generator.season.founding import FoundingFact, fonde_par, founding_facts
@@ -89,7 +93,8 @@ def check_task(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> l
         problems.append(_problem(st.location, task_id, f"not a task of the barème ({bareme.section})"))
     elif (st.minimum, st.plafond) != bounds:
         problems.append(_problem(st.location, task_id, f"assertions minimum {st.minimum}, plafond {st.plafond}; "
-                                 f"the barème ({bareme.section}) fixes {bounds[0]} and {bounds[1]}"))
+                                 f"the barème ({bareme.section}, bareme.bornes of "
+                                 f"tracks/{reader.track.piste}/track.yaml) fixes {bounds[0]} and {bounds[1]}"))
     missing = check_task_names(reader, st)
     if missing:  # one cause, said once: what the evaluator made of a missing resource is no news
         return [*problems, *missing]
@@ -101,10 +106,15 @@ def check_task(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> l
         problems.append(_problem(st.location, task_id, f"decided in {len(ev.calls)} corpus calls; a task must "
                                  f"be decidable in {calls_min} to {calls_max}"))
     graph = task_graph(reader, st.task)
-    for kf in entry.faits:
+    report.founding = founding_facts(reader, logic, ev)
+    stale = stale_facts(entry, report.founding)
+    for i, kf in enumerate(entry.faits):
         for n, form in enumerate(kf.forms):
             label = "founding fact" if n == 0 else "equivalent form"
-            problems += check_fact(reader, graph, report, form, kf.location, label)
+            found = check_fact(reader, graph, report, form, kf.location, label)
+            if n == 0 and i in stale:  # its value changed in the corpus: check_rule says it once, with the fix
+                found = [p for p in found if "is not served exactly" not in p.message]
+            problems += found
     # With fonde_par: un_critere one deciding criterion's facts found the verdict: each group must fit.
     groups = Counter(k.critere for k in entry.faits) if entry.fonde_par == "un_critere" else \
         Counter({"": len(entry.faits)})
@@ -179,16 +189,37 @@ def _signature(critere: str, forms: tuple[Fact, ...]) -> tuple[str, str, tuple[s
     return (critere, _shown(forms[0]), tuple(sorted(_shown(f) for f in forms[1:])))
 
 
+def stale_facts(entry: KeyEntry, derived: list[FoundingFact]) -> dict[int, FoundingFact]:
+    """The key's facts (by index) whose place (criterion, resource, field) the rule derives with another
+    value: a served value changed since the key was written. One cause, said once."""
+    by_place = {(f.critere, f.fact.ressource, f.fact.champ): f for f in derived}
+    out = {}
+    for index, kf in enumerate(entry.faits):
+        fact = by_place.get((kf.critere, kf.fact.ressource, kf.fact.champ))
+        if fact is not None and _json(fact.fact.valeur) != _json(kf.fact.valeur):
+            out[index] = fact
+    return out
+
+
 def check_rule(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> list[Problem]:
     """The key's founding facts are exactly what the published rule derives (generator.season.founding)."""
     entry = report.entry
     assert entry is not None
     task_id = report.statement.task.id
-    derived = founding_facts(reader, logic, report.evaluation)
+    derived = report.founding or founding_facts(reader, logic, report.evaluation)
     report.founding = derived
     wanted = {_signature(f.critere, f.forms): f for f in derived}
     held = {_signature(k.critere, k.forms): k for k in entry.faits}
     problems = []
+    for index, fact in sorted(stale_facts(entry, derived).items()):  # one line per changed value
+        kf = entry.faits[index]
+        held.pop(_signature(kf.critere, kf.forms), None)
+        wanted.pop(_signature(fact.critere, fact.forms), None)
+        now = _json(fact.fact.valeur)
+        problems.append(_problem(kf.location, task_id, f"the key holds the founding fact {_shown(kf.fact)} for "
+                                 f"{kf.critere}, but the corpus serves {now} there and the rule derives the fact "
+                                 f"with that value: write {now} here (when a served value changes, the key "
+                                 "changes with it), then run corpus build-season"))
     rule = fonde_par(report.evaluation, derived)
     if entry.fonde_par != rule:
         which = "any one deciding criterion" if rule == "un_critere" else "every deciding criterion"
@@ -305,6 +336,64 @@ def check_referentiel(reader: CorpusReader, evaluations: list[Evaluation]) -> li
     return problems
 
 
+_SECTION_LIMIT = 4 * 1024 * 1024
+_BOUNDS_ROW = re.compile(r"^\|\s*(\S+)\s*\|\s*([0-9]+)\s*\|\s*([0-9]+)\s*\|\s*$")
+
+
+def _line_of(text: str, key: str, after: str = "") -> int:
+    """The 1-based line of ``key:`` in ``text`` (the first after the line ``after:``), 0 when absent."""
+    lines, start = text.splitlines(), 0
+    if after:
+        start = next((i for i, line in enumerate(lines) if line.startswith(f"{after}:")), 0)
+    return next((i + 1 for i, line in enumerate(lines[start:], start) if line.strip().startswith(f"{key}:")), 0)
+
+
+def check_bareme(root: Path, track: Track) -> list[Problem]:
+    """The barème is kept once: the section file is the truth; ``track.yaml`` publishes its SHA-256 and repeats
+    its bounds table, and each copy is checked against it, naming the file to edit (the statements are held
+    against ``track.yaml``'s bounds task by task). The table: the section's rows ``| <task id> | min | max |``."""
+    bareme = track.bareme
+    definition = f"tracks/{track.piste}/track.yaml"
+    try:
+        written = (track.folder / "track.yaml").read_text("utf-8")
+    except OSError:
+        written = ""
+    try:
+        data = read_bounded(root / bareme.file, _SECTION_LIMIT)
+    except OSError as exc:
+        return [Problem(Location(definition, _line_of(written, "fichier", "bareme"), 3), "bareme.fichier",
+                        unreadable_text(bareme.file, exc, "the barème section names it"))]
+    problems = []
+    digest = sha256_hex(data)
+    if digest != bareme.sha256:
+        problems.append(Problem(Location(definition, _line_of(written, "sha256", "bareme"), 3), "bareme.sha256",
+                                f"{bareme.file} hashes to {digest}, not to the published {bareme.sha256}: "
+                                f"restore {bareme.file}, or, if the section changed on purpose (a new season, "
+                                f"a new version), write its new SHA-256 here"))
+    table: dict[str, tuple[tuple[int, int], int]] = {}
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        row = _BOUNDS_ROW.match(line)
+        if row and re.fullmatch(track.task_id, row.group(1)):
+            table[row.group(1)] = ((int(row.group(2)), int(row.group(3))), number)
+    bounds_line = _line_of(written, "bornes", "bareme")
+    for task_id in sorted(table.keys() | bareme.bounds.keys()) if table else ():  # a section without a table
+        # (the tests' essai track) is held by its SHA-256 alone
+        section, line = table.get(task_id, (None, 0))
+        copy = bareme.bounds.get(task_id)
+        if section == copy:
+            continue
+        if section is None:
+            said = f"{task_id} has bounds {copy[0]}, {copy[1]} in {definition} but no row in the section's table"
+        elif copy is None:
+            said = f"{task_id} has a row ({section[0]}, {section[1]}) in the section's table but no bounds here"
+        else:
+            said = (f"{task_id}: the section's table (line {line}) fixes minimum {section[0]}, plafond "
+                    f"{section[1]}; here they are {copy[0]}, {copy[1]}")
+        problems.append(Problem(Location(definition, bounds_line, 3), "bareme.bornes", f"{said}: the section "
+                                f"{bareme.file} is the truth, make bareme.bornes of {definition} repeat it"))
+    return problems
+
+
 def check_season(season: Season, reader: CorpusReader, key_location: Location) -> SeasonReport:
     """Run every rule; the report carries the problems and the figures."""
     report = SeasonReport()
@@ -327,5 +416,6 @@ def check_season(season: Season, reader: CorpusReader, key_location: Location) -
                                         f"({report.best_constant[0]}) scores {report.best_constant[1]}/"
                                         f"{len(season.key)}; it must be {wins}/{out_of}"))
     report.problems += check_referentiel(reader, evaluations)
+    report.problems += check_bareme(reader.track.folder.parent.parent, reader.track)  # beside tracks/
     report.problems.sort()
     return report

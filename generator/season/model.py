@@ -116,8 +116,8 @@ def not_a_start(track: Track, path: str) -> str:
     assert track.graph.start_collection is not None
     start = track.collection(track.graph.start_collection)
     article = "an" if start.label[:1] in "aeiou" else "a"
-    return f"{cut(path)} is not {article} {start.label} path ({start.path_pattern}): write the path of the " \
-        f"{start.label} the task is about"
+    return f"{cut(path)} is not {article} {start.label} path (one is written like {start.example}): write the " \
+        f"path of the {start.label} the task is about"
 
 
 def _fact(data: dict[str, Any]) -> Fact:

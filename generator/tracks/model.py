@@ -35,6 +35,49 @@ def systeme_path(status: str) -> str:
     return f"{SYSTEME_PREFIX}{status}"
 
 
+_SAMPLE_DIGITS = "1234567890"
+_SAMPLE_LETTERS = "abcdefghij"
+
+
+def sample(pattern: str) -> str:
+    """One value matching ``pattern`` (the subset of regular expressions track patterns use): literals,
+    classes, groups, alternations (the first branch) and repeats (their least count, at least one for
+    ``+``). Digits and letters run 1, 2, 3... and a, b, c... so that an example reads as one."""
+    import re._parser as parser  # the standard library's own parser of the pattern syntax
+
+    out: list[str] = []
+    counter = [0]
+
+    def emit(items: object) -> None:
+        for op, arg in items:  # type: ignore[attr-defined]
+            name = str(op)
+            if name == "LITERAL":
+                out.append(chr(arg))
+            elif name == "IN":
+                first = next((a for o, a in arg if str(o) in ("RANGE", "LITERAL")), ord("a"))
+                low = chr(first[0] if isinstance(first, tuple) else first)
+                pool = _SAMPLE_DIGITS if low.isdigit() else _SAMPLE_LETTERS if low.isalpha() else ""
+                if low in pool:
+                    out.append(pool[(pool.index(low) + counter[0]) % len(pool)])
+                    counter[0] += 1
+                else:
+                    out.append(low)
+            elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+                least, _, inner = arg
+                for _ in range(least if least != 1 or arg[1] == 1 else 4):  # '+': a word, not a letter
+                    emit(inner)
+            elif name == "SUBPATTERN":
+                emit(arg[-1])
+            elif name == "BRANCH":
+                emit(arg[1][0])
+            elif name == "ANY":
+                out.append("x")
+
+    emit(parser.parse(pattern))
+    value = "".join(out)
+    return value if re.fullmatch(pattern, value) else pattern
+
+
 @dataclass(frozen=True)
 class Source:
     """Where the records of a collection are written in the track's source folder.
@@ -66,6 +109,9 @@ class Collection:
     header: tuple[tuple[str, str], ...] = ()  # page header: served field -> "proprietaire" or a record field
     owner: str | None = None  # the collection whose file holds these records (same folder, its id)
     label: str = ""  # how messages name one record ("entity"); the collection name when empty
+    # Record fields that repeat a placeholder of the path (a product sheet's ``reference`` is its ``{id}``):
+    # field -> placeholder; ``egal_au_chemin`` in track.yaml.
+    path_fields: tuple[tuple[str, str], ...] = ()
 
     @property
     def prefix(self) -> str:
@@ -93,6 +139,12 @@ class Collection:
     def part_pattern(self, name: str) -> str:
         return dict(self.parts)[name]
 
+    @cached_property
+    def example(self) -> str:
+        """A path of the collection's shape built from its patterns alone (``/agrements/AGR-1234``), for
+        messages that must show a form without quoting a regular expression."""
+        return self.path(**{name: sample(pattern) for name, pattern in self.parts})
+
 
 @dataclass(frozen=True)
 class Link:
@@ -112,6 +164,8 @@ class Link:
     mismatch: str | None = None
     first_own_page: bool = False
     belongs: bool = False  # the cited record is the owner of the file the citing record lives in
+    same: tuple[str, ...] = ()  # fields the cited record holds with the citing record's value (``memes``)
+    same_warns: bool = False  # a ``memes`` mismatch is served and warned about (a trap may need it)
 
     @property
     def many(self) -> bool:
@@ -140,9 +194,15 @@ class Link:
 
 @dataclass(frozen=True)
 class DateOrder:
+    """Two dates of one record that make a period: ``end`` is never before ``start``.
+
+    ``start`` and ``end`` are dotted field paths (``tarif.debut_validite``); ``error``: an end before its
+    start is refused (a tariff), else it is served and warned about (a trap may need it)."""
+
     collection: str
     start: str
     end: str
+    error: bool = False
 
 
 @dataclass(frozen=True)
