@@ -1,10 +1,12 @@
 """The protocol of the conformité track, assembled (``tracks/conformite/track.yaml``, ``code``).
 
 The protocol is :class:`generator.season.logic.TrackLogic`: the evaluator and its shortcut readings
-(:mod:`.evaluator`), the same-rank sources of the founding rule (:mod:`.same_rank`), and the agents
-written from the served référentiel alone (:mod:`.independent`).
+(:mod:`.evaluator`), the same-rank sources of the founding rule (:mod:`.same_rank`), the agents
+written from the served référentiel alone (:mod:`.independent`), and the careless readings its
+control must survive (:mod:`.control`, optional).
 """
 
+from generator.pistes.conformite.control import CONTROL_READINGS
 from generator.pistes.conformite.evaluator import (
     ALL_SHORTCUTS,
     FAMILY_SHORTCUTS,
@@ -19,5 +21,5 @@ from generator.pistes.conformite.same_rank import same_rank_forms
 
 NAMED_BY_FAMILY = {"P5": P5_SHORTCUTS}
 
-__all__ = ["ALL_SHORTCUTS", "EXCEPTIONS", "FAMILY_SHORTCUTS", "INDEPENDENT", "NAMED_BY_FAMILY", "NAMED_SHORTCUTS",
-           "OUTSIDE_RULE", "REFERENCE", "evaluate", "same_rank_forms"]
+__all__ = ["ALL_SHORTCUTS", "CONTROL_READINGS", "EXCEPTIONS", "FAMILY_SHORTCUTS", "INDEPENDENT", "NAMED_BY_FAMILY",
+           "NAMED_SHORTCUTS", "OUTSIDE_RULE", "REFERENCE", "evaluate", "same_rank_forms"]
