@@ -1,5 +1,6 @@
-"""bench/compare_builds.py, the check of a realism pass: it lets non-probant fields and the prose of
-/referentiel change, and names every probant field, consumed field or rule that changed."""
+"""bench/compare_builds.py, the check of a realism pass: it lets non-probant fields and the prose of /referentiel
+change, and names every probant field, consumed field or rule that changed; with the track's season beside the
+build, a probant change that no founding fact, trap or rule uses is allowed."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from generator.compiler.track_file import track_named
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "bench" / "compare_builds.py"
@@ -119,3 +122,73 @@ def test_a_removed_probant_field_and_a_missing_resource_are_refused(before: Path
     assert ("REFUSED /agrements/AGR-5454 /date_fin_validite: probant field /date_fin_validite changed"
             in result.stdout)
     assert "REFUSED /avenants/AVN-7520: only in the before build" in result.stdout
+
+
+# -- a track with its season: a probant change is allowed when nothing uses it -------------------------
+
+GENERIQUE = track_named(ROOT, "generique")
+
+
+def _copy_with_season(target: Path) -> Path:
+    trees = GENERIQUE.trees
+    for tree in ("tracks", trees.build, trees.manifest, trees.season, trees.season_sources):
+        shutil.copytree(ROOT / tree, target / tree)
+    return target
+
+
+def _edit_generique(root: Path, path: str, change: Callable[[Any], None]) -> None:
+    manifest_file = root / GENERIQUE.trees.manifest / "manifest.json"
+    manifest = json.loads(manifest_file.read_bytes())
+    entry = next(e for e in manifest["resources"] if e["path"] == path)
+    file = root / GENERIQUE.trees.build / entry["file"]
+    body = json.loads(file.read_bytes())
+    change(body)
+    data = json.dumps(body, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
+    file.write_bytes(data)
+    entry["sha256"] = hashlib.sha256(data).hexdigest()
+    manifest_file.write_text(json.dumps(manifest), "utf-8")
+
+
+@pytest.fixture(scope="module")
+def generique_before(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _copy_with_season(tmp_path_factory.mktemp("generique-before"))
+
+
+@pytest.fixture
+def generique_after(tmp_path: Path) -> Path:
+    return _copy_with_season(tmp_path / "after")
+
+
+def _run_generique(before: Path, after: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), "--before", str(before), "--after", str(after), "--track",
+                           "generique"], capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.mark.parametrize(("path", "pointer", "value"), [
+    ("/generique/produits/PRD-33015", "/normes", ["EN 0000-1"]),  # no task of shelving requires a standard
+    ("/generique/produits/PRD-33042", "/disponibilite/valable_jours", "10"),  # still holds on gen-05's date
+    ("/_systeme/404", "/message", "Une autre rédaction."),
+])
+def test_a_change_nothing_uses_is_allowed(generique_before: Path, generique_after: Path, path: str, pointer: str,
+                                          value: Any) -> None:
+    _edit_generique(generique_after, path, _set(pointer, value))
+    result = _run_generique(generique_before, generique_after)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 body(ies) changed, 0 refused change(s)" in result.stdout
+
+
+@pytest.mark.parametrize(("path", "pointer", "value", "refused"), [
+    ("/generique/produits/PRD-31057", "/tarif/prix_unitaire_ht", "172.00",
+     "/generique/produits/PRD-31057 /tarif/prix_unitaire_ht: probant field /tarif/prix_unitaire_ht changed: a "
+     "founding fact lies on it (/generique/produits/PRD-31057 /tarif/prix_unitaire_ht)"),
+    # gen-06: the Ostrale's stock reading would lapse before 2026-12-09, so C4 would set it aside before C7
+    ("/generique/produits/PRD-33077", "/disponibilite/valable_jours", "14",
+     "task gen-06 is decided otherwise by the reading reference"),
+    ("/_systeme/404", "/erreur", "autre", "/_systeme/404 /erreur: error code changed"),
+])
+def test_a_change_a_fact_or_a_decision_uses_is_refused(generique_before: Path, generique_after: Path, path: str,
+                                                       pointer: str, value: Any, refused: str) -> None:
+    _edit_generique(generique_after, path, _set(pointer, value))
+    result = _run_generique(generique_before, generique_after)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"REFUSED {refused}\n" in result.stdout, result.stdout

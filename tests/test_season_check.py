@@ -180,6 +180,8 @@ def test_two_control_tasks(world: World, tmp_path: Path) -> None:
         (FAMILLES, "exactly one control task without a trap is required (found 2)"),
         (key_entry(key, "conf-08"), "control task: the shortcut P4-premiere-reponse answers non_conforme "
                                     "instead of conforme"),
+        (key_entry(key, "conf-08"), "control task: the careless reading premiers-documents-a-premiere-vue "
+                                    "answers non_conforme instead of conforme"),
     )
 
 
@@ -504,6 +506,8 @@ def test_control_answered_wrong_by_a_shortcut(world: World, tmp_path: Path) -> N
         problem_lines(world, tmp_path, key=key),
         (key_entry(key, "conf-01"), "control task: the shortcut P2-statut-sans-dates answers conforme instead "
                                     "of non_conforme; a control must be answered right by every shortcut"),
+        (key_entry(key, "conf-01"), "control task: the careless reading fiche-seule answers conforme instead of "
+                                    "non_conforme; a control has no trap"),
         (FAMILLES, "exactly one control task without a trap is required (found 2)"),
         (FAMILLES, "family P2 has no task"),
     )

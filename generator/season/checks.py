@@ -19,6 +19,7 @@ from generator.base.bounded_read import read_bounded
 from generator.base.errors import Location, Problem, unreadable_text
 from generator.base.text_policy import SHOWN_CHARACTERS, cut
 from generator.contract.hashing import sha256_hex
+from generator.season.control_check import check_control
 from generator.season.evaluation import Evaluation, Strategy
 from generator.season.founding import FoundingFact, fonde_par, founding_facts
 from generator.season.graph import Graph, concerns_entity, first_page, probant_facts, task_graph
@@ -131,7 +132,7 @@ def check_task(reader: CorpusReader, logic: TrackLogic[Any], report: TaskReport)
         problems.append(_problem(st.location, task_id, f"cannot reach its assertion minimum of {st.minimum}: "
                                  f"the graph offers {len(proper)} distinct probant facts on proper resources "
                                  f"(at least {need_proper} needed) and {len(common)} admissible on common lists"))
-    problems += check_trap(logic, report)
+    problems += check_trap(logic, report) + check_control(reader, logic, st, entry)
     problems += check_rule(reader, logic, report)
     return problems
 

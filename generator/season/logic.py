@@ -38,6 +38,7 @@ class Evaluator(Protocol[S_contra]):
 
 
 SameRankForms = Callable[[CorpusReader, Fact], list[Fact]]  # a fact -> its forms on registers of its rank
+ControlReading = Callable[[Task, CorpusReader], str]  # a careless reading of the control -> its verdict
 # An agent: the panel's context of one task (generator.panel.agents.Context, a layer above this one) ->
 # (verdict, claims).
 Agent = Callable[[Any], tuple[str, list[Fact]]]
@@ -89,6 +90,8 @@ class TrackLogic(Generic[S]):
     shortcuts: Shortcuts[S]
     same_rank_forms: SameRankForms
     agents: Agents = Agents()
+    # name -> a reader who stops early; each must answer the control right (generator.season.control_check)
+    control_readings: Mapping[str, ControlReading] = field(default_factory=dict)
 
 
 class LogicError(GeneratorError):

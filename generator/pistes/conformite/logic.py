@@ -2,10 +2,11 @@
 
 :class:`generator.season.logic.TrackLogic` filled in: the evaluator and its shortcut readings
 (:mod:`.evaluator`), the same-rank sources of the founding rule (:mod:`.same_rank`), the agents written
-from the served référentiel alone (:mod:`.independent`) and the reading outside the rule
-(:mod:`.outside_rule`).
+from the served référentiel alone (:mod:`.independent`), the reading outside the rule
+(:mod:`.outside_rule`) and the careless readings its control must survive (:mod:`.control`).
 """
 
+from generator.pistes.conformite.control import CONTROL_READINGS
 from generator.pistes.conformite.evaluator import (
     FAMILY_SHORTCUTS,
     NAMED_SHORTCUTS,
@@ -24,4 +25,5 @@ TRACK_LOGIC = TrackLogic(
     shortcuts=Shortcuts(by_family=FAMILY_SHORTCUTS, named=NAMED_SHORTCUTS, named_by_family={"P5": P5_SHORTCUTS}),
     same_rank_forms=same_rank_forms,
     agents=Agents(independent=INDEPENDENT, exceptions=EXCEPTIONS, outside_rule=OUTSIDE_RULE),
+    control_readings=CONTROL_READINGS,
 )

@@ -1,10 +1,12 @@
 """The code of the générique track, as one object (``tracks/generique/track.yaml``, ``code``).
 
 :class:`generator.season.logic.TrackLogic` filled in: the evaluator, its shortcut readings and the
-same-rank delays (:mod:`.evaluator`), and the agents written from the served référentiel alone
-(:mod:`.independent`). No reading outside the rule.
+same-rank delays (:mod:`.evaluator`), the agents written from the served référentiel alone
+(:mod:`.independent`) and the careless readings its control must survive (:mod:`.control`). No reading
+outside the rule.
 """
 
+from generator.pistes.generique.control import CONTROL_READINGS
 from generator.pistes.generique.evaluator import (
     FAMILY_SHORTCUTS,
     NAMED_BY_FAMILY,
@@ -22,4 +24,5 @@ TRACK_LOGIC = TrackLogic(
     shortcuts=Shortcuts(by_family=FAMILY_SHORTCUTS, named=NAMED_SHORTCUTS, named_by_family=NAMED_BY_FAMILY),
     same_rank_forms=same_rank_forms,
     agents=Agents(independent=INDEPENDENT, exceptions=EXCEPTIONS),
+    control_readings=CONTROL_READINGS,
 )
