@@ -82,4 +82,4 @@ bench-release: setup  ## release artifacts: pack time and size, install and roll
 	$(BIN)/python bench/bench_release.py
 
 clean:
-	rm -rf $(VENV) run .pytest_cache .ruff_cache
+	rm -rf $(VENV) run .pytest_cache .ruff_cache .mypy_cache
