@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 from nginx_server import NginxServer, private_folder
 from trackfix import ROOT, copy_tracks
 
@@ -27,12 +26,11 @@ from generator.compiler.track_file import track_named
 from generator.contract.manifest import Manifest
 from generator.score import make_submission
 from generator.season.graph import task_graph
-from generator.season.reader import MISSING, CorpusReader, resolve_pointer
+from generator.season.reader import CorpusReader
 from generator.season.task import Task
 
 TRACK = track_named(ROOT, "generique")
 BUILD = ROOT / TRACK.trees.build
-BLIND = ROOT / "tests" / "fixtures" / "generique-blind"
 AMOUNT = re.compile(r"(0|[1-9][0-9]*)\.[0-9]{2}")
 COUNT = re.compile(r"0|[1-9][0-9]*")
 
@@ -134,67 +132,6 @@ def test_the_graph_of_a_task_counts_only_product_sheets_as_its_own() -> None:
     assert graph.proper == {f"/generique/produits/PRD-{n}" for n in (34012, 34038, 34061, 34095)}
     assert graph.shared == {"/generique/fournisseurs/FRN-4306", "/generique/fournisseurs/FRN-4339"}
     assert "/generique/referentiel" not in graph and "/generique/produits/PRD-31024" not in graph
-
-
-@pytest.mark.parametrize("agent", ["a", "b"])
-def test_agents_that_never_saw_the_key_score_ten_out_of_ten(agent: str, tmp_path: Path) -> None:
-    """Their claims (tests/fixtures/generique-blind) were written from the served bytes, the statements and the
-    barème section alone; each is given an honest proof of the resource it names and scored by corpus score."""
-    manifest = Manifest.load(ROOT, TRACK.trees.manifest)
-    claims = sorted((BLIND / agent).glob("gen-*.json"))
-    assert len(claims) == 10
-    for file in claims:
-        data = json.loads(file.read_bytes())
-        assert {a["resource"] for a in data["assertions"]} <= set(data["calls"]), file.name
-        triples = [(a["resource"], a["field"], a["value"]) for a in data["assertions"]]
-        submission = make_submission(manifest, data["task_id"], data["verdict"], triples, piste="generique")
-        (tmp_path / file.name).write_text(json.dumps(submission, ensure_ascii=False), "utf-8")
-    report = tmp_path / "report.json"
-    result = corpus(ROOT, "score", str(tmp_path), "--json", str(report))  # the submissions' track decides
-    assert result.returncode == 0, result.stderr
-    scored = json.loads(report.read_bytes())
-    got = (scored["piste"], scored["reussite"], scored["overclaim"]["non_etayees"])
-    assert got == ("generique", 10, 0), blind_reading_outdated(agent, claims, got)
-
-
-def blind_reading_outdated(agent: str, claims: list[Path], got: tuple[str, int, int]) -> str:
-    """Why recorded blind claims stopped scoring 10/10: which served facts and expected verdicts changed under
-    them, and what to do (a new blind reading; never an edit of the recorded claims)."""
-    reader = CorpusReader(BUILD, TRACK)
-    key = json.loads((ROOT / TRACK.trees.season / "cle.json").read_bytes())["taches"]
-    changed = []
-    for file in claims:
-        data = json.loads(file.read_bytes())
-        for claim in data["assertions"]:
-            served = resolve_pointer(reader.fetch(claim["resource"]), claim["field"])
-            if served != claim["value"]:
-                now = "not served" if served is MISSING else json.dumps(served, ensure_ascii=False)
-                changed.append(f"{data['task_id']}: ({claim['resource']}, {claim['field']}) was "
-                               f"{json.dumps(claim['value'], ensure_ascii=False)} when read, is now {now}")
-        expected = key.get(data["task_id"], {}).get("verdict")
-        if expected != data["verdict"]:
-            changed.append(f"{data['task_id']}: the recorded verdict is {data['verdict']}, the key now "
-                           f"expects {expected}")
-    facts = "; ".join(changed) or "no claimed fact changed"
-    return (f"blind agent {agent} scores {got[1]}/10 with {got[2]} unsupported assertion(s), not 10/10 with "
-            f"0: the season changed under its recorded reading ({facts}). A season change calls for a new "
-            f"blind reading: an agent that never saw {TRACK.trees.season_sources}/cle.yaml reads the new "
-            f"build, and its claims replace {BLIND.relative_to(ROOT)}/{agent}/; never edit the recorded "
-            "claims to match the key")
-
-
-def test_an_outdated_blind_reading_names_the_changed_fact(tmp_path: Path) -> None:
-    """A recorded claim whose value the corpus no longer serves is named, with what to do about it."""
-    recorded = json.loads((BLIND / "a" / "gen-01.json").read_bytes())
-    claim = recorded["assertions"][0]
-    served = claim["value"]
-    claim["value"] = "0.01" if served != "0.01" else "0.02"  # as if the corpus had changed since the reading
-    file = tmp_path / "gen-01.json"
-    file.write_text(json.dumps(recorded, ensure_ascii=False), "utf-8")
-    message = blind_reading_outdated("a", [file], ("generique", 9, 1))
-    assert f"gen-01: ({claim['resource']}, {claim['field']}) was \"{claim['value']}\" when read, is now " \
-        f"{json.dumps(served, ensure_ascii=False)}" in message, message
-    assert "calls for a new blind reading" in message and "never edit the recorded claims" in message
 
 
 def test_one_nginx_serves_both_tracks_with_conformite_unchanged() -> None:
