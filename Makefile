@@ -47,16 +47,19 @@ evaluate: $(BIN)/corpus  ## the reference evaluator on every task of every track
 graph: setup  ## draw each task's graph into run/graphs/<piste>/ (reveals the key; TASK=gen-06 for one)
 	$(BIN)/corpus graph $(if $(TRACK),--track $(TRACK)) $(TASK)
 
-lint: $(BIN)/corpus
+lint: $(BIN)/corpus  ## ruff, then mypy (strict, pyproject.toml [tool.mypy]) on the package
 	$(BIN)/ruff check generator tests bench
+	$(BIN)/mypy generator
 
-test: setup  ## lint, the season check, then the whole suite (a real nginx included)
+test: setup  ## lint (ruff, mypy), the season check, then the whole suite (a real nginx included)
 	$(BIN)/ruff check generator tests bench
+	$(BIN)/mypy generator
 	$(BIN)/corpus check-season >/dev/null
 	$(BIN)/pytest -q
 
-test-fast: $(BIN)/corpus  ## lint, then every test that runs no nginx (pytest -m "not nginx"; docs/testing.md)
+test-fast: $(BIN)/corpus  ## lint (ruff, mypy), then every test that runs no nginx (pytest -m "not nginx"; docs/testing.md)
 	$(BIN)/ruff check generator tests bench
+	$(BIN)/mypy generator
 	$(BIN)/pytest -q -m "not nginx"
 
 serve: setup  ## build if needed, then run nginx on 127.0.0.1:$(PORT) (SECRET_FILE=... or a printed dev secret)
@@ -79,4 +82,4 @@ bench-release: setup  ## release artifacts: pack time and size, install and roll
 	$(BIN)/python bench/bench_release.py
 
 clean:
-	rm -rf $(VENV) run .pytest_cache .ruff_cache
+	rm -rf $(VENV) run .pytest_cache .ruff_cache .mypy_cache

@@ -1,4 +1,4 @@
-"""Benchmark of ``corpus check`` and ``corpus build`` on a synthetic corpus (issue 2, "Performance").
+"""Benchmark of ``corpus check`` and ``corpus build`` on a synthetic corpus.
 
 Generates a valid synthetic ``corpus_src/`` of N entities (about 10 served resources each: the entity,
 2-3 agréments, 2 attestations, 2-3 avenants, 1-3 pages of bénéficiaires; plus the listes des agréés and

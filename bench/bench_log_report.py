@@ -1,4 +1,4 @@
-"""Benchmark of ``corpus log-report`` on a generated access log (issue 10, item 5).
+"""Benchmark of ``corpus log-report`` on a generated access log.
 
 Writes N lines (default 1,000,000) shaped like a frontal's and its replicas' logs over a day: mostly
 200s from the proxy, some 403s (the proxy without its secret, browsers, scanners), 404s with varied

@@ -1,4 +1,4 @@
-"""Benchmark of ``corpus score`` (issue 7): synthetic submissions scored in one process.
+"""Benchmark of ``corpus score``: synthetic submissions scored in one process.
 
 Builds N synthetic submissions for the season found in ``--root`` (default: the repository; run
 ``make build`` first), as serialised JSON bytes, then scores them the way a replay does: load the

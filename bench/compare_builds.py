@@ -1,4 +1,4 @@
-"""Which served bodies changed between two builds, and whether any change reaches a verdict (issues 16, 25).
+"""Which served bodies changed between two builds, and whether any change reaches a verdict.
 
 A realism pass may rewrite names, forms, addresses, issuers and motifs, the prose of the référentiel and
 of the ``/_systeme`` bodies, but never what decides: a probant field (spec §5.7, ``probants`` in
@@ -42,7 +42,6 @@ sys.path.insert(0, str(ROOT))
 
 from generator.base.errors import CorpusError  # noqa: E402
 from generator.compiler.track_file import track_named  # noqa: E402
-from generator.season.control_check import control_readings  # noqa: E402
 from generator.season.logic import load_logic  # noqa: E402
 from generator.season.model import load_season  # noqa: E402
 from generator.season.reader import CorpusReader, pointer_pattern  # noqa: E402
@@ -109,10 +108,10 @@ def decisions(build: Path, after_root: Path, track: Track) -> dict[tuple[str, st
     out: dict[tuple[str, str], Any] = {}
     for statement in season.statements:
         task = statement.task
-        for strategy in (logic.REFERENCE, *logic.ALL_SHORTCUTS):
+        for strategy in (logic.reference, *logic.shortcuts.every):
             ev = logic.evaluate(task, reader, strategy)
             out[(task.id, strategy.name)] = (ev.verdict, [(r.id, r.etat, r.motif, r.faits) for r in ev.criteres])
-        for name, reading in control_readings(logic).items():
+        for name, reading in logic.control_readings.items():
             out[(task.id, name)] = reading(task, reader)
     return out
 

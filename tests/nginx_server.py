@@ -23,11 +23,12 @@ from typing import Any
 
 from trackfix import copy_tracks
 
+from generator.base.errors import ServingError
 from generator.base.secret_values import new_secret, write_private
 from generator.contract.hashing import sha256_hex
 from generator.serving.nginx_process import NginxProcess, reload_and_wait, worker_pids
-from generator.serving.nginx_render import render_and_write
-from generator.serving.nginx_settings import RenderError, Settings
+from generator.serving.nginx_settings import Settings
+from generator.serving.nginx_write import render_and_write
 from generator.serving.serve import served_name
 from generator.serving.tls_local import LocalTLS, make_local_tls, make_peer_tls
 from generator.serving.topology import Topology, replica_hosts
@@ -205,7 +206,7 @@ class NginxServer:
             try:
                 self.process.start(START_TIMEOUT)
                 return
-            except RenderError as exc:
+            except ServingError as exc:
                 failure = str(exc)
                 self.process = None
         raise RuntimeError(f"nginx did not start: {failure}")

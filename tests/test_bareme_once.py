@@ -1,5 +1,5 @@
 """The barème is kept once: the section file is the truth, and ``check-season`` holds ``track.yaml``'s copy of
-its SHA-256 and of its bounds table against it, naming the file to edit (issue 24).
+its SHA-256 and of its bounds table against it, naming the file to edit.
 
 Each case edits one copy in a scratch checkout of a track (the definition and the section are copied, the
 paths read from the Track) and asserts the one line ``check-season``'s rule prints.

@@ -1,5 +1,5 @@
 """``corpus build`` says which served bodies changed against the build it replaced: the count, and the paths
-up to a limit (issue 24). The comparison is by path and SHA-256 of the manifests, before and after."""
+up to a limit. The comparison is by path and SHA-256 of the manifests, before and after."""
 
 from __future__ import annotations
 

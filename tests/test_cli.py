@@ -210,7 +210,7 @@ def test_one_exit_code_convention(argv: list[str], code: int, capsys: pytest.Cap
 
 
 def test_the_makefile_has_no_track_list_of_its_own() -> None:
-    """The commands work on every track of tracks/ themselves: the Makefile names none (issue 23)."""
+    """The commands work on every track of tracks/ themselves: the Makefile names none."""
     makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text("utf-8")
     tracks = [p.name for p in (Path(__file__).resolve().parent.parent / "tracks").iterdir()]
     assert len(tracks) >= 2

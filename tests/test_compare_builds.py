@@ -1,6 +1,6 @@
-"""bench/compare_builds.py, the check of a realism pass (issues 16, 25): it lets non-probant fields and the prose
-of /referentiel change, and names every probant field, consumed field or rule that changed; with the track's
-season beside the build, a probant change that no founding fact, trap or rule uses is allowed."""
+"""bench/compare_builds.py, the check of a realism pass: it lets non-probant fields and the prose of /referentiel
+change, and names every probant field, consumed field or rule that changed; with the track's season beside the
+build, a probant change that no founding fact, trap or rule uses is allowed."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ def test_a_removed_probant_field_and_a_missing_resource_are_refused(before: Path
     assert "REFUSED /avenants/AVN-7520: only in the before build" in result.stdout
 
 
-# -- a track with its season: a probant change is allowed when nothing uses it (issue 25) -----------------
+# -- a track with its season: a probant change is allowed when nothing uses it -------------------------
 
 GENERIQUE = track_named(ROOT, "generique")
 

@@ -1,4 +1,4 @@
-"""The control has no trap (issue 25): a reader who compares catalogue prices, or tariffs, with the budget and
+"""The control has no trap: a reader who compares catalogue prices, or tariffs, with the budget and
 reads nothing else answers gen-01 right, and the season check names a control where one would not."""
 
 from __future__ import annotations

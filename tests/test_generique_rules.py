@@ -1,4 +1,4 @@
-"""The générique track's integrity rules and its format messages (issue 24, items 1 and 2).
+"""The générique track's integrity rules and its format messages.
 
 Each case is a scratch copy of the track's sources with the smallest edit an author could make by mistake;
 ``corpus check`` must fail with one line at ``file:line:column: field`` (computed from the edited text), as

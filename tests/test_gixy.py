@@ -12,8 +12,8 @@ import pytest
 from nginx_server import build_copy
 
 from generator.base.secret_values import new_secret, write_private
-from generator.serving.nginx_render import render_and_write
 from generator.serving.nginx_settings import Settings
+from generator.serving.nginx_write import render_and_write
 from generator.serving.peer_tls import PLAIN, PeerTLS
 from generator.serving.tls_local import make_local_tls, make_peer_tls
 

@@ -1,4 +1,4 @@
-"""Sources written by a careless or malicious author (issue 8): each class of defect, one fixture or more.
+"""Sources written by a careless or malicious author: each class of defect, one fixture or more.
 
 Every case is the valid fixture plus one hostile edit. The tests assert the complete list of problems
 ``corpus check`` prints, and that ``corpus build`` refuses with exactly the same errors and leaves the

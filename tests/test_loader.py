@@ -144,7 +144,7 @@ def test_anchors_and_aliases_are_refused() -> None:
     assert _problem("a: [x]\nb: *x\n") .startswith("t.yaml:2:4: b: YAML aliases are not allowed (*x)")
 
 
-# --- bounded by construction, and the character policy (issue 8) ---------------------------------------------
+# --- bounded by construction, and the character policy ---------------------------------------------------------
 
 def test_depth_limit_is_exact() -> None:
     """The top mapping is level 1: MAX_DEPTH levels load, one more is refused where it opens."""

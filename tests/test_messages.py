@@ -1,4 +1,4 @@
-"""Issue 13, item 9: the messages an outside hostile run found weak, each one line naming every place.
+"""The messages an outside hostile run found weak, each one line naming every place.
 
 Each case is a copy of the sources with one defect; the test pins the whole line (where two places are
 involved, both: ``file:line:column`` of each, computed from the edited text, not copied from a run).
@@ -253,7 +253,7 @@ def test_deep_entity_file_is_one_line_of_corpus_check(tmp_path: Path, kind: str)
     assert len(lines) == 1 and len(lines[0]) <= SHORT and "nesting deeper than" in lines[0], lines
 
 
-# -- issue 24: a value of the wrong form is said in words, never by its pattern --------------------------------
+# -- a value of the wrong form is said in words, never by its pattern ------------------------------------------
 
 def _patterns(node: object, where: str = "") -> list[tuple[str, dict]]:
     if isinstance(node, list):

@@ -77,8 +77,8 @@ def _run(bin_dir: Path, *args: str, cwd: Path, env: dict[str, str] | None = None
 
 def test_the_installed_package_is_not_the_checkout(installed: Path, tmp_path: Path) -> None:
     """``generator`` and its templates come from the venv, not from this checkout."""
-    code = ("import generator, generator.serving.nginx_render as n, generator.serving.systemd_units as s; "
-            "print(generator.__file__); print(n.TEMPLATES); print(s.TEMPLATES)")
+    code = ("import generator, generator.serving.templates as t; "
+            "print(generator.__file__); print(t.NGINX_TEMPLATES); print(t.SYSTEMD_TEMPLATES)")
     result = subprocess.run([str(installed / "python"), "-c", code], cwd=tmp_path, capture_output=True,
                             text=True, timeout=60, check=True)
     package, nginx, systemd = (Path(line) for line in result.stdout.splitlines())

@@ -1,4 +1,4 @@
-"""Property tests (issue 8, item 6): what an author writes is what an agent reads, or an error; never a torn tree.
+"""Property tests: what an author writes is what an agent reads, or an error; never a torn tree.
 
 Bounded so the suite stays fast on two shared cores: few examples each, no deadline (a build on a loaded
 machine may take a while), derandomized so a run is reproducible, no example database written to disk.

@@ -1,4 +1,4 @@
-"""Every track's folders are protected alike (issue 23): no nginx prefix, picture, panel, artifact or report
+"""Every track's folders are protected alike: no nginx prefix, picture, panel, artifact or report
 lands in générique's trees any more than in conformité's, nor in nginx/ or tracks/."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The four recipes of docs/tracks.md, each run as an author would on a scratch copy of the checkout (issue 24).
+"""The four recipes of docs/tracks.md, each run as an author would on a scratch copy of the checkout.
 
 Add a collection, make its owner list it back, add an option to a catalogue, add a task: each recipe edits
 only the files it names (the test compares every source and definition file before and after), then

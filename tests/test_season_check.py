@@ -1,6 +1,6 @@
 """``corpus check-season`` passes on the real season and fails, with the right message, on every rule.
 
-A season cannot be patched once frozen, so the check is the last line of defence: each rule of issue 4
+A season cannot be patched once frozen, so the check is the last line of defence: each rule of the season
 gets a failing fixture made of the real season plus the smallest edit that breaks it, and the test
 asserts where the problem points (``file:line:column: task:``) and a fragment that pins the rule. Unless
 stated, the list of problems is asserted whole, so an edit that breaks a second rule (a flipped verdict
@@ -37,8 +37,8 @@ from season_fixtures import (
 )
 from trackfix import CONFORMITE, copy_tracks
 
-from generator.pistes.conformite import logic as LOGIC
-from generator.pistes.conformite.evaluator import ALL_SHORTCUTS, evaluate
+from generator.pistes.conformite.evaluator import evaluate
+from generator.pistes.conformite.logic import TRACK_LOGIC as LOGIC
 from generator.season.checks import TaskReport, check_referentiel, check_season, check_task
 from generator.season.graph import probant_facts, task_graph
 from generator.season.reader import CorpusReader
@@ -417,13 +417,13 @@ def test_calls_below_two_are_refused(world: World) -> None:
     ev = evaluate(st.task, reader)
     ev = dataclasses.replace(ev, calls=ev.calls[:1])
     report = TaskReport(st, season.key["conf-03"], ev, {s.name: evaluate(st.task, reader, s).verdict
-                                                        for s in ALL_SHORTCUTS})
+                                                        for s in LOGIC.shortcuts.every})
     assert "decided in 1 corpus calls; a task must be decidable in 2 to 12" in \
         [p.message for p in check_task(reader, LOGIC, report)]
 
 
 def test_task_naming_an_absent_entity_is_one_problem(world: World, tmp_path: Path) -> None:
-    """Issue 8: an entity missing from the build is said once, by name, instead of by its consequences."""
+    """An entity missing from the build is said once, by name, instead of by its consequences."""
     tasks = edit_in_block(world.tasks_text(), "  - id: conf-03", "entite: /entites/ENT-2751",
                           "entite: /entites/ENT-9999")
     lines = [line for line in problem_lines(world, tmp_path, tasks=tasks)
@@ -471,7 +471,7 @@ def test_assertion_minimum_boundary_is_exact(world: World) -> None:
     proper, common = probant_facts(reader, st.task, task_graph(reader, st.task))
     offered = len(proper) + len(common)
     base = TaskReport(st, season.key["conf-03"], evaluate(st.task, reader),
-                      {s.name: evaluate(st.task, reader, s).verdict for s in ALL_SHORTCUTS})
+                      {s.name: evaluate(st.task, reader, s).verdict for s in LOGIC.shortcuts.every})
 
     def messages(minimum: int) -> list[str]:
         report = dataclasses.replace(base, statement=dataclasses.replace(st, minimum=minimum))

@@ -22,7 +22,6 @@ from season_fixtures import World, make_world, rebuilt
 from trackfix import CONFORMITE
 
 from generator.pistes.conformite.evaluator import (
-    ALL_SHORTCUTS,
     FAMILY_SHORTCUTS,
     NAMED_SHORTCUTS,
     P5_SHORTCUTS,
@@ -31,11 +30,13 @@ from generator.pistes.conformite.evaluator import (
     Strategy,
     evaluate,
 )
+from generator.pistes.conformite.logic import TRACK_LOGIC
 from generator.season.graph import task_graph
 from generator.season.model import KeyEntry, Season, Statement
 from generator.season.reader import CorpusReader
 
 TASK_IDS = [f"conf-{n:02d}" for n in range(1, 11)]
+SHORTCUTS = TRACK_LOGIC.shortcuts.every  # every shortcut of the track, as the engine runs them
 LIST_COLLECTIONS = (col.LISTES_AGREES, col.MESURES, col.BENEFICIAIRES)
 
 
@@ -109,7 +110,7 @@ def test_evaluator_reads_only_the_task_graph(world: World, season: Season, task_
     /referentiel, outside the graph, is the first call of every task (counted, never asserted on)."""
     reader = world.reader()
     graph = task_graph(reader, statement_of(season, task_id).task)
-    for strategy in (REFERENCE, *ALL_SHORTCUTS):
+    for strategy in (REFERENCE, *SHORTCUTS):
         calls = run(world, season, task_id, strategy, reader).calls
         assert calls[0] == col.REFERENTIEL_PATH
         outside = [c for c in calls[1:] if c not in graph]
@@ -253,7 +254,7 @@ def test_each_trap_catches_its_shortcut_and_the_control_catches_none(world: Worl
                                                                       task_id: str) -> None:
     entry = season.key[task_id]
     if entry.famille == "controle":
-        answers = {s.name: run(world, season, task_id, s).verdict for s in ALL_SHORTCUTS}
+        answers = {s.name: run(world, season, task_id, s).verdict for s in SHORTCUTS}
         assert answers == dict.fromkeys(answers, entry.verdict)
     else:
         assert run(world, season, task_id, trap_shortcut(entry)).verdict != entry.verdict
@@ -264,7 +265,7 @@ def test_every_family_has_its_shortcut_and_every_raccourci_exists(season: Season
     named = {e.raccourci for e in season.key.values() if e.famille == "P5"}
     assert len(named) >= 3 and named <= set(P5_SHORTCUTS)
     assert {e.raccourci for e in season.key.values()} - {None} <= set(NAMED_SHORTCUTS)
-    assert len({s.name for s in (REFERENCE, *ALL_SHORTCUTS)}) == 1 + len(ALL_SHORTCUTS)
+    assert len({s.name for s in (REFERENCE, *SHORTCUTS)}) == 1 + len(SHORTCUTS)
 
 
 def test_p1_takes_an_absent_reference_as_existing(world: World, season: Season) -> None:
@@ -404,7 +405,7 @@ def test_consumption_log_lists_only_probant_patterns(world: World, season: Seaso
     criteria = {c["id"] for c in reader.fetch(col.REFERENTIEL_PATH)["criteres"]}
     consumed: set[tuple[str, str, str]] = set()
     for task_id in TASK_IDS:
-        for strategy in (REFERENCE, *ALL_SHORTCUTS):
+        for strategy in (REFERENCE, *SHORTCUTS):
             consumed |= run(world, season, task_id, strategy, reader).consumed
     assert {(prefix, pattern) for _, prefix, pattern in consumed} <= probant
     assert {crit for crit, _, _ in consumed} == criteria

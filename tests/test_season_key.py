@@ -1,6 +1,6 @@
 """The sealed key never reaches what is served, and the season artifacts are pure functions of season_src/.
 
-Issue 4: "no byte of [the key] may reach build/; a test proves it". Three independent proofs:
+No byte of the key may reach build/, and a test proves it. Three independent proofs:
 
 * the corpus built from ``corpus_src/`` alone, in a folder with no ``season_src/`` anywhere, is the
   committed build byte for byte (so the committed manifest hash cannot depend on the key);

@@ -1,6 +1,6 @@
 """A track is data: a second, small track (tests/fixtures/essai) lives beside conformité in one checkout.
 
-Its definition is a track.yaml, its schemas and a logic.py of forty lines; nothing of the engine knows it.
+Its definition is a track.yaml, its schemas and a short logic.py (one TrackLogic); nothing of the engine knows it.
 It is listed by ``corpus tracks``, built and season-checked by the same commands, served by the same
 real nginx beside conformité (which keeps its bytes), crawled by ``corpus verify``, evaluated, and its
 submissions scored by ``corpus score``. Hashes are the proxy's, computed here from the bytes

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from nginx_server import build_copy
 
-from generator.base.errors import RenderError
+from generator.base.errors import TlsError
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
 from generator.serving.state_file import StateFileError, check_state_target, read_state
@@ -85,7 +85,7 @@ def _encrypted(key: Path, path: Path) -> Path:
 def test_a_bad_tls_file_is_one_line(case: str, kind: str, make: Callable[[Path, LocalPeer], Path], says: str,
                                     peer: LocalPeer, tmp_path: Path) -> None:
     path = make(tmp_path, peer)
-    with pytest.raises(RenderError) as caught:
+    with pytest.raises(TlsError) as caught:
         check_tls_file(path, "--peer-ca", kind)
     message = str(caught.value)
     assert message.startswith(f"--peer-ca {path}: ") and says in message and "\n" not in message, message

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from nginx_server import build_copy, free_port, processes_of
 
-from generator.base.errors import RenderError
+from generator.base.errors import TlsError
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
 from generator.serving.peer_tls import PeerTLS
@@ -178,7 +178,7 @@ def _instance(files: Files, role: str, change: dict[str, Path]) -> InstanceTLS:
 def test_a_tls_file_that_cannot_work_is_one_line(files: Files, case: str, role: str, change: Change,
                                                  says: str) -> None:
     changed = change(files)
-    with pytest.raises(RenderError) as caught:
+    with pytest.raises(TlsError) as caught:
         check_instance(_instance(files, role, changed))
     option, path = _blamed(changed, says)
     message = str(caught.value)
@@ -201,7 +201,7 @@ def test_a_wildcard_and_an_intermediate_pass(files: Files) -> None:
     leaf.cert.write_bytes(leaf.cert.read_bytes() + middle.cert.read_bytes())
     assert check_instance(files.replica_of(tls_cert=leaf.cert, tls_key=leaf.key)) == []
     alone = make(files.folder, "unchained", issuer=middle, names=("corpus-replica",), usage=(SERVER,))
-    with pytest.raises(RenderError, match="not signed by --peer-ca"):  # the intermediate left out
+    with pytest.raises(TlsError, match="not signed by --peer-ca"):  # the intermediate left out
         check_instance(files.replica_of(tls_cert=alone.cert, tls_key=alone.key))
 
 

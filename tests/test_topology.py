@@ -293,7 +293,7 @@ def test_a_planned_stop_of_one_of_two_frontals_loses_nothing(topology: Topology,
 def test_ten_reloads_and_a_rotation_under_load(topology: Topology, snapshot: tuple[Path, dict[str, Any]]) -> None:
     from generator.base.secret_values import new_secret, write_private
     from generator.serving.nginx_process import reload_and_wait
-    from generator.serving.nginx_render import render_and_write
+    from generator.serving.nginx_write import render_and_write
 
     root, manifest = snapshot
     expected = bodies(root, manifest)
@@ -388,9 +388,9 @@ def test_the_frontal_refuses_a_replica_of_another_ca_or_name(snapshot: tuple[Pat
     import shutil
     from dataclasses import replace
 
+    from generator.base.errors import TlsError
     from generator.serving.nginx_process import NginxProcess
-    from generator.serving.nginx_render import render_and_write
-    from generator.serving.nginx_settings import RenderError
+    from generator.serving.nginx_write import render_and_write
     from generator.serving.peer_tls import PeerTLS
     from generator.serving.tls_local import _issue, make_peer_tls
 
@@ -415,7 +415,7 @@ def test_the_frontal_refuses_a_replica_of_another_ca_or_name(snapshot: tuple[Pat
                                             ("another name", renamed / "replica.crt", renamed / "replica.key")):
                 topo.replicas[0].stop()
                 settings = replace(topo.replicas[0].settings, tls_cert=bad_cert, tls_key=bad_key)
-                with pytest.raises(RenderError):  # refused at the render, naming the file
+                with pytest.raises(TlsError):  # refused at the render, naming the file
                     render_and_write(settings, None, PeerTLS(topo.peer.ca))
                 shutil.copy(topo.peer.replica_cert, cert)
                 shutil.copy(topo.peer.replica_key, key)

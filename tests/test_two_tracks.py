@@ -1,4 +1,4 @@
-"""Both tracks served from the checkout's layout (issue 23): every body of both manifests byte for byte, then
+"""Both tracks served from the checkout's layout: every body of both manifests byte for byte, then
 our own probes (corpus verify, the serve banner's curl lines) and a log report that counts each path in its
 own track, marks each track's declared absents, and finds nothing to report (--fail-on-defect: exit 0)."""
 

@@ -7,7 +7,7 @@ fire without a consequence elsewhere (a bad id also breaks the reference to it);
 consequence too, which documents what an author will see.
 
 The seeded fixture ``tests/fixtures/errors`` carries one error of every kind at once: the CLI must report
-all of them in a single run (issue 2, "Done when").
+all of them in a single run.
 """
 
 from __future__ import annotations

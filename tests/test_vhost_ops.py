@@ -256,9 +256,10 @@ def test_a_start_that_fails_quotes_only_its_own_error_log_lines(snapshot: Path) 
     one line naming the address, never the lines an earlier run left in the error log."""
     import socket
 
+    from generator.base.errors import ServeError
     from generator.serving.nginx_process import NginxProcess
-    from generator.serving.nginx_render import render_and_write
-    from generator.serving.nginx_settings import RenderError, Settings
+    from generator.serving.nginx_settings import Settings
+    from generator.serving.nginx_write import render_and_write
 
     secret = snapshot.parent / "secret"
     write_private(secret, new_secret() + "\n")
@@ -271,7 +272,7 @@ def test_a_start_that_fails_quotes_only_its_own_error_log_lines(snapshot: Path) 
         render_and_write(settings, None)
         log = settings.resolved().error_log_path
         log.write_text("2026/01/01 00:00:00 [emerg] 1#1: a stale line of another run\n")
-        with pytest.raises(RenderError) as caught:
+        with pytest.raises(ServeError) as caught:
             NginxProcess(settings.resolved()).start(timeout=5)
     assert str(caught.value) == f"127.0.0.1:{port}: already in use (another server listens there): stop it, " \
                                 "or choose another address or port"

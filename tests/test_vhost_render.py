@@ -18,6 +18,7 @@ import jinja2
 import pytest
 from nginx_server import ROOT, NginxServer, build_copy, private_dir, private_folder
 
+from generator.base.errors import DeployError, RenderError
 from generator.base.secret_values import (
     SecretError,
     check_shape,
@@ -29,9 +30,12 @@ from generator.base.secret_values import (
 )
 from generator.cli.main import main
 from generator.serving.nginx_process import NginxProcess, nginx_command
-from generator.serving.nginx_render import TEMPLATES, environment, render, write
-from generator.serving.nginx_settings import RenderError, Settings
+from generator.serving.nginx_render import render
+from generator.serving.nginx_settings import Settings
 from generator.serving.nginx_syntax import MAX_TOKEN, NginxSyntaxError, quote_path, quote_text
+from generator.serving.nginx_write import write
+from generator.serving.templates import NGINX_TEMPLATES as TEMPLATES
+from generator.serving.templates import environment
 from generator.serving.tls_local import make_local_tls
 
 # ---------------------------------------------------------------------------------------- secrets
@@ -250,7 +254,7 @@ def _copy(snapshot: Path, work: Path) -> Path:
 def test_render_refuses_a_build_that_differs_from_the_manifest(snapshot: Path, work: Path) -> None:
     copy = _copy(snapshot, work)
     (copy / "build" / "_systeme" / "403.json").write_bytes(b'{"tampered": true}\n')
-    with pytest.raises(RenderError, match="/_systeme/403"):
+    with pytest.raises(DeployError, match="/_systeme/403"):  # not the proven release: nothing rendered
         render(_settings(copy, work))
 
 
@@ -280,7 +284,7 @@ def test_render_refuses_a_manifest_without_a_required_systeme_body(snapshot: Pat
     manifest = json.loads(manifest_file.read_text())
     manifest["resources"] = [e for e in manifest["resources"] if e["path"] != "/_systeme/503"]
     _rewrite_manifest(manifest_file, manifest)
-    with pytest.raises(RenderError, match="503"):
+    with pytest.raises(DeployError, match="503"):  # build/ holds a body the manifest lacks: no proven release
         render(_settings(copy, work))
 
 
@@ -422,7 +426,7 @@ def test_frontal_from_the_command_line(snapshot: Path, work: Path, capsys: pytes
 def test_a_refused_config_leaves_the_previous_conf_intact(snapshot: Path, work: Path) -> None:
     """``nginx -t`` judges the staged files before conf/ changes: after a refusal conf/ holds the previous,
     accepted files byte for byte, and no staging folder is left behind."""
-    from generator.serving.nginx_render import render_and_write
+    from generator.serving.nginx_write import render_and_write
 
     settings = _settings(snapshot, work)
     render_and_write(settings, None)
@@ -440,7 +444,7 @@ def test_a_refused_config_leaves_the_previous_conf_intact(snapshot: Path, work: 
 
 
 def test_the_written_config_includes_conf_not_the_staging_folder(snapshot: Path, work: Path) -> None:
-    from generator.serving.nginx_render import render_and_write
+    from generator.serving.nginx_write import render_and_write
 
     settings = _settings(snapshot, work)
     render_and_write(settings, None)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
@@ -36,7 +37,7 @@ class Problem:
     location: Location
     field: str
     message: str
-    severity: Severity = field(default=Severity.ERROR, compare=False)
+    severity: Severity = dataclasses.field(default=Severity.ERROR, compare=False)  # `field` is a field here
 
     def __str__(self) -> str:
         prefix = "" if self.severity is Severity.ERROR else "warning: "
@@ -75,8 +76,25 @@ class TreeWriteError(GeneratorError):
     """Writing a tree failed (disk full, read-only file system, permissions); nothing was swapped in."""
 
 
-class RenderError(GeneratorError):
-    """A build cannot be served (or nginx rendered or run) safely; the message says what to fix."""
+class ServingError(GeneratorError):
+    """A build cannot be served safely; each job of serving has its family below, the message says what to fix."""
+
+
+class RenderError(ServingError):
+    """nginx's configuration or a systemd unit cannot be rendered from this build and these settings, or
+    ``nginx -t`` refuses what was rendered."""
+
+
+class DeployError(ServingError):
+    """A release cannot be proven, packed, installed or switched to, or a rendered prefix not maintained."""
+
+
+class ServeError(ServingError):
+    """nginx cannot be started, kept up, reloaded or stopped, or a local topology cannot be formed."""
+
+
+class TlsError(ServingError):
+    """A certificate, key or CA cannot do the job its role gives it."""
 
 
 class BuildLocked(GeneratorError):

@@ -30,7 +30,7 @@ def json_key(value: Any) -> Any:
 
 
 def json_equal(left: Any, right: Any) -> bool:
-    return json_key(left) == json_key(right)
+    return bool(json_key(left) == json_key(right))
 
 
 def token(part: Any) -> str:

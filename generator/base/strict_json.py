@@ -15,7 +15,7 @@ from typing import Any
 from generator.base.jsonvalue import token
 
 
-class _Pairs(dict):
+class _Pairs(dict[str, Any]):
     """An object as parsed, remembering the keys written more than once (first value kept)."""
 
     repeated: list[str]

@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from generator.base.atomic_file import write_atomic, write_new
@@ -435,9 +436,10 @@ class Transaction:
             raise
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 trace: TracebackType | None) -> None:
         assert self._lock is not None
-        self._lock.__exit__(*exc_info)
+        self._lock.__exit__(kind, exc, trace)
 
     def commit(self, trees: dict[str, dict[str, bytes]]) -> None:
         """Write every ``{tree: {relative file: bytes}}`` aside, then swap all of them in at once."""

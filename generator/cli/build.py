@@ -26,6 +26,7 @@ from generator.cli.options import (
 from generator.cli.score import add_pinned_options, judged_proofs, key_fingerprint, load_proofs, trust_layer_key
 from generator.compiler.pipeline import build, check
 from generator.compiler.track_file import load_tracks, track_named
+from generator.contract.anchor import Anchor
 from generator.contract.freeze import check_anchor, check_freeze, freeze, freeze_anchor, is_frozen, record_call_of
 from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest
@@ -178,7 +179,8 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
     proofs = load_proofs(args.proofs) if args.proofs is not None else None
     proofs = judged_proofs(proofs, args, places)
     problems = check_freeze(args.root, args.salt_file, places)
-    anchor, anchored = None, []
+    anchor: Anchor | None = None
+    anchored: list[str] = []
     if is_frozen(args.root, places):
         anchor, anchored = check_anchor(args.root, places, args.anchor, proofs, args.trust_layer_key,
                                         args.challenge_key_fingerprint)

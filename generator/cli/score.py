@@ -255,8 +255,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             message = f"{args.proofs}: {message.removeprefix('proofs: ')}"
         print(f"corpus score: {message}", file=sys.stderr)
         return PROBLEM
-    by_task = {s.get("task_id"): _printable(str(f))
-               for s, f in zip(submissions, files, strict=True) if isinstance(s, dict)}
+    by_task = {task: _printable(str(f)) for s, f in zip(submissions, files, strict=True)
+               if isinstance(s, dict) and isinstance(task := s.get("task_id"), str)}  # a report row's id is text
     typed = ScoreReport.from_json(report).with_files(
         by_task, {stray["index"]: _printable(str(files[stray["index"]])) for stray in report["hors_saison"]})
     sys.stdout.write(render_table(typed.to_json()))

@@ -7,7 +7,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from generator.base.errors import CorpusError, FrozenMismatch, Location
 from generator.base.output_places import key_output_dir
@@ -65,9 +65,9 @@ def tracks_for_tasks(root: Path, piste: str | None, task_ids: list[str]) -> tupl
     return every, [(track, owned[track.piste]) for track in chosen if track.piste in owned]
 
 
-def strategies(logic: TrackLogic) -> dict[str, Strategy]:
+def strategies(logic: TrackLogic[Any]) -> dict[str, Strategy]:
     """The readings ``--strategy`` names: the reference and the track's shortcuts."""
-    return {s.name: s for s in (logic.REFERENCE, *logic.ALL_SHORTCUTS)}
+    return {s.name: s for s in (logic.reference, *logic.shortcuts.every)}
 
 
 def season_or_exit(root: Path, track: Track) -> Season:
@@ -89,7 +89,7 @@ def built_reader(root: Path, track: Track) -> CorpusReader:
     return CorpusReader(build, track)
 
 
-def print_evaluation(ev: Evaluation, track: Track, out=sys.stdout) -> None:
+def print_evaluation(ev: Evaluation, track: Track, out: TextIO = sys.stdout) -> None:
     task = ev.task
     print(f"{task.id}  {track.drawing.task.format(id=task.id, **dict(task.fields))}  [{ev.strategy.name}]",
           file=out)
@@ -115,7 +115,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             return USAGE
     for track, ids in work:
         logic = load_logic(track)
-        strategy = strategies(logic)[args.strategy or logic.REFERENCE.name]
+        strategy = strategies(logic)[args.strategy or logic.reference.name]
         season = season_or_exit(args.root, track)
         reader = built_reader(args.root, track)
         wanted = [s for s in season.statements if not ids or s.task.id in ids]
@@ -141,7 +141,8 @@ def _yaml_value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def print_founding_yaml(reader: CorpusReader, logic: TrackLogic, evaluation: Evaluation, out=sys.stdout) -> None:
+def print_founding_yaml(reader: CorpusReader, logic: TrackLogic[Any], evaluation: Evaluation,
+                        out: TextIO = sys.stdout) -> None:
     """The founding facts the rule derives, as the `faits:` block of season_src/cle.yaml."""
     facts = founding_facts(reader, logic, evaluation)
     print(f"  {evaluation.task.id}:", file=out)
@@ -158,7 +159,7 @@ def print_founding_yaml(reader: CorpusReader, logic: TrackLogic, evaluation: Eva
                       f"valeur: {_yaml_value(e.valeur)}}}", file=out)
 
 
-def print_report(report: SeasonReport, logic: TrackLogic, out=sys.stdout) -> None:
+def print_report(report: SeasonReport, logic: TrackLogic[Any], out: TextIO = sys.stdout) -> None:
     """The task table; ``graphe`` is the count of distinct probant facts: proper + on common lists."""
     print(f"{'tâche':<8} {'famille':<9} {'verdict (clé)':<15} {'évalué':<15} {'appels':>6} {'faits':>5} "
           f"{'bornes':>6} {'graphe':>7}  raccourcis en défaut", file=out)
@@ -170,7 +171,7 @@ def print_report(report: SeasonReport, logic: TrackLogic, out=sys.stdout) -> Non
               f"{t.evaluation.verdict:<15} {len(t.evaluation.calls):>6} {len(e.faits) if e else 0:>5} "
               f"{bounds:>6} {f'{t.proper_facts}+{t.common_facts}':>7}  {', '.join(wrong) or '-'}", file=out)
     print("\nraccourci → tâches où il se trompe", file=out)
-    for strategy in logic.ALL_SHORTCUTS:
+    for strategy in logic.shortcuts.every:
         print(f"  {strategy.name:<36} {', '.join(report.wrong_by(strategy)) or '-'}", file=out)
     verdict, count = report.best_constant
     print(f"\nmeilleure réponse constante : {verdict}, {count}/{len(report.tasks)}", file=out)

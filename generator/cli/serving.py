@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from generator.base.atomic_file import write_atomic
-from generator.base.errors import CorpusError
+from generator.base.errors import CorpusError, ServeError
 from generator.base.output_places import outside_protected
 from generator.cli.options import (
     PROBLEM,
@@ -24,8 +24,7 @@ from generator.cli.options import (
 from generator.compiler.track_file import load_tracks
 from generator.serving.instance_commands import reload_prefix, verify_prefix
 from generator.serving.nginx_process import reload_and_wait
-from generator.serving.nginx_render import render_and_write
-from generator.serving.nginx_settings import RenderError
+from generator.serving.nginx_write import render_and_write
 from generator.serving.peer_tls import PLAIN, PeerTLS
 from generator.serving.serve import (
     DEFAULT_PREFIX,
@@ -68,13 +67,13 @@ def link_options(args: argparse.Namespace) -> PeerTLS:
                             ("--peer-key", args.peer_key)) if v is not None]
     if args.plain_replica:
         if given:
-            raise RenderError(f"--plain-replica (no TLS between frontal and replicas) and {given[0]} contradict "
+            raise ServeError(f"--plain-replica (no TLS between frontal and replicas) and {given[0]} contradict "
                               "each other: give one or the other")
         return PLAIN
     if args.peer_ca is None:
         wanted = "--peer-ca CA --tls-cert CERT --tls-key KEY" if args.role == "replica" else \
             "--peer-ca CA --peer-cert CERT --peer-key KEY"
-        raise RenderError(f"--role {args.role}: the link between frontals and replicas is mutual TLS: give "
+        raise ServeError(f"--role {args.role}: the link between frontals and replicas is mutual TLS: give "
                           f"{wanted} (docs/operating.md, the private CA), or --plain-replica (development only)")
     return PeerTLS(args.peer_ca, args.peer_cert, args.peer_key)
 
@@ -107,7 +106,7 @@ def _topology_ports(args: argparse.Namespace, replicas: list[tuple[str, int]]) -
     """The frontal's and every replica's address free, before anything is printed (one line otherwise)."""
     port = args.port or FRONTAL_PORT
     if (args.listen, port) in replicas:
-        raise RenderError(f"--replica {args.listen}:{port} is the frontal's own address (--listen, --port): give "
+        raise ServeError(f"--replica {args.listen}:{port} is the frontal's own address (--listen, --port): give "
                           "the replicas other addresses or ports")
     check_ports([(args.listen, port, "choose another port: --port P (make serve-topology FRONTAL_PORT=P)"),
                  *((host, p, "choose another: --replica-port P, or --replica HOST:PORT") for host, p in replicas)])
@@ -122,7 +121,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     held, replicas = None, None
     if args.replicas or given:  # checked before anything is printed: options, the state file, the ports
         if args.secret_env is not None:
-            raise RenderError("--replicas takes --secret-file (each nginx re-reads it on a rotation)")
+            raise ServeError("--replicas takes --secret-file (each nginx re-reads it on a rotation)")
         replicas = replica_addresses(given, args.replicas, args.replica_port or REPLICA_PORT)
         if args.state_file is not None:
             outside_protected(root, args.state_file, "--state-file", "which corpus serve would write into: give a "
@@ -151,7 +150,7 @@ def _serve(args: argparse.Namespace, root: Path, prefix: Path, held: socket.sock
             missing = [t.places.manifest_file for t in load_tracks(root)
                        if not (root / t.places.manifest_file).exists()]
             if missing:
-                raise RenderError(f"--no-build given but there is no build ({missing[0]} missing); run "
+                raise ServeError(f"--no-build given but there is no build ({missing[0]} missing); run "
                                   "'corpus build'")
         note, secret_value = _secret(args, prefix)
         if replicas is not None:

@@ -132,9 +132,9 @@ def compile_documents(sources: Sources, index: Index, base_url: str, track: Trac
                 for path, body in _page_bodies(record, collection, track):
                     docs[path] = Document(path, "resource", body)
             else:
-                path = record_path(record, track)
-                assert path is not None
-                docs[path] = Document(path, "resource", _record_body(record, path))
+                at = record_path(record, track)
+                assert at is not None
+                docs[at] = Document(at, "resource", _record_body(record, at))
     assert sources.referentiel is not None and sources.systeme is not None and sources.corpus is not None
     referentiel = {"ressource": track.referentiel, **_plain(sources.referentiel.data)}
     docs[track.referentiel] = Document(track.referentiel, "resource", referentiel)

@@ -51,7 +51,8 @@ def schema_text(name: str, folder: Path | None = None) -> str:
 
 @cache
 def schema(name: str, folder: Path | None = None) -> dict[str, Any]:
-    return json.loads(schema_text(name, folder))
+    loaded: dict[str, Any] = json.loads(schema_text(name, folder))  # every schema is a JSON object
+    return loaded
 
 
 # -- patterns ------------------------------------------------------------------------------------------------
@@ -121,7 +122,8 @@ def _inline_common(node: Any, defs: dict[str, Any]) -> Any:
 @cache
 def checked_schema(name: str, folder: Path | None = None) -> dict[str, Any]:
     """The schema as validation applies it: common definitions inlined, patterns whole-string and control-free."""
-    return strict_patterns(_inline_common(schema(name, folder), schema("common")["$defs"]))
+    checked: dict[str, Any] = strict_patterns(_inline_common(schema(name, folder), schema("common")["$defs"]))
+    return checked
 
 
 @cache
@@ -166,40 +168,54 @@ def _subschema(error: jsonschema_rs.ValidationError, root: dict[str, Any], folde
     return node if isinstance(node, dict) else {}
 
 
+_Kind = jsonschema_rs.ValidationErrorKind  # one subclass per keyword, each with its own fields
+
+
 def _word(keyword: str, error: jsonschema_rs.ValidationError, subschema: dict[str, Any]) -> str:
     """The message ``jsonschema`` (Python) gives for this error: messages did not change with the engine."""
     kind, instance = error.kind, error.instance
-    if keyword == "type":
+    if isinstance(kind, _Kind.Type):
         types = subschema.get("type", kind.types)  # the schema's order: the engine's may differ
         names = [types] if isinstance(types, str) else types
         return f"{instance!r} is not of type {', '.join(repr(t) for t in names)}"
-    if keyword == "enum":
+    if isinstance(kind, _Kind.Enum):
         return f"{instance!r} is not one of {list(kind.options)!r}"
-    if keyword == "const":
+    if isinstance(kind, _Kind.Constant):
         return f"{kind.expected_value!r} was expected"
-    if keyword == "pattern":
+    if isinstance(kind, _Kind.Pattern):
         return f"{instance!r} does not match {kind.pattern!r}"
-    if keyword == "required":
+    if isinstance(kind, _Kind.Required):
         return f"{kind.property!r} is a required property"
-    if keyword == "additionalProperties":
+    if isinstance(kind, _Kind.AdditionalProperties):
         extras = sorted(kind.unexpected, key=str)
         verb = "was" if len(extras) == 1 else "were"
         return f"Additional properties are not allowed ({', '.join(repr(e) for e in extras)} {verb} unexpected)"
-    if keyword in ("minLength", "minItems", "minProperties"):
+    if isinstance(kind, _Kind.MinLength | _Kind.MinItems | _Kind.MinProperties):
         short = {"minLength": "is too short", "minItems": "is too short",
                  "minProperties": "does not have enough properties"}[keyword]
         return f"{instance!r} {'should be non-empty' if kind.limit == 1 else short}"
-    if keyword == "maxLength":
+    if isinstance(kind, _Kind.MaxLength):
         return f"{instance!r} {'is expected to be empty' if kind.limit == 0 else 'is too long'}"
-    if keyword == "minimum":
+    if isinstance(kind, _Kind.Minimum):
         return f"{instance!r} is less than the minimum of {kind.limit!r}"
-    if isinstance(kind, jsonschema_rs.ValidationErrorKind.OneOfMultipleValid):
+    if isinstance(kind, _Kind.OneOfMultipleValid):
         return f"{instance!r} is valid under more than one of the given schemas"
     if keyword in ("oneOf", "anyOf"):
         return f"{instance!r} is not valid under any of the given schemas"
     if keyword == "falseSchema":
         return f"False schema does not allow {instance!r}"
     return str(error.message)  # a keyword the schemas do not use today: the engine's own words
+
+
+def _detail(kind: jsonschema_rs.ValidationErrorKind) -> Any:
+    """:attr:`SchemaError.detail` of an error of this kind (None for the kinds that carry none)."""
+    if isinstance(kind, _Kind.Pattern):
+        return written_pattern(kind.pattern)
+    if isinstance(kind, _Kind.Required):
+        return kind.property
+    if isinstance(kind, _Kind.AdditionalProperties):
+        return sorted(kind.unexpected, key=str)
+    return None
 
 
 def _path(data: Any, parts: list[str | int]) -> tuple[str | int, ...]:
@@ -253,14 +269,12 @@ def errors(name: str, data: Any, folder: Path | None = None) -> list[SchemaError
     root = checked_schema(name, folder)
     for error in found:
         inner, property_name = error, False
-        if error.kind.name == "propertyNames":  # the key itself fails: report the key's own error
+        if isinstance(error.kind, _Kind.PropertyNames):  # the key itself fails: report the key's own error
             inner, property_name = error.kind.error, True
         keyword = inner.kind.name
         subschema = _subschema(inner, root, folder)
-        detail = {"pattern": lambda k: written_pattern(k.pattern), "required": lambda k: k.property,
-                  "additionalProperties": lambda k: sorted(k.unexpected, key=str)}.get(keyword, lambda k: None)
         out.append(SchemaError(keyword, _path(data, list(error.instance_path)), inner.instance,
-                               _word(keyword, inner, subschema), subschema, detail(inner.kind), property_name))
+                               _word(keyword, inner, subschema), subschema, _detail(inner.kind), property_name))
     return out
 
 

@@ -232,7 +232,7 @@ def _shown(root: Path, path: Path) -> str:
     return path.relative_to(_named_from(root)).as_posix()
 
 
-def _unexpected(entry: os.DirEntry, folder: str, files: tuple[str, ...], any_yaml: bool) -> str:
+def _unexpected(entry: os.DirEntry[str], folder: str, files: tuple[str, ...], any_yaml: bool) -> str:
     """Why an entry of the source folder is not read, worded for the author."""
     if entry.is_symlink():
         return ("a symbolic link: sources must be regular files inside the source folder (copy the file "

@@ -239,7 +239,7 @@ class _Checker:
                        dict(item.get("groupes", {})))
 
     def regex(self, container: dict[str, Any], key: str, fieldname: str) -> str:
-        pattern = container[key]
+        pattern: str = container[key]  # the schema made it a string
         try:
             re.compile(pattern)
         except re.error as exc:

@@ -220,7 +220,9 @@ def _walk(container: Any, parts: list[str], i: int, prefix: str) -> Iterator[tup
             yield from _walk(container.get(name), parts, i + 1, fieldname)
         return
     items = container.get(name)
-    for k in range(len(items) if isinstance(items, list) else 0):
+    if not isinstance(items, list):
+        return
+    for k in range(len(items)):
         if last:
             yield items, k, f"{fieldname}[{k}]"
         else:
@@ -381,7 +383,7 @@ class Validator:
         if isinstance(container, dict):
             path = container.get(key)  # a missing field: the schema says so
         else:
-            path = container[key] if isinstance(container, list) else None
+            path = container[key] if isinstance(container, list) and isinstance(key, int) else None
         if not isinstance(path, str):
             return None
         self.index.cited.add(path)
@@ -443,6 +445,7 @@ class Validator:
                                             "if this is intended)" if link.mismatch else
                                             f"{owner} does not list {path} in its {owner_list}"))
             elif owners and intended:
+                assert link.mismatch is not None  # only a link with a mismatch field can be intended
                 self.problems.append(_error(record, link.mismatch, link.mismatch,
                                             f"marked as an intended mismatch, but {owner} does list {path}"))
 
@@ -507,15 +510,15 @@ class Validator:
                                                     f"(declare it under {vocabulary.key} in "
                                                     f"{self.track.trees.sources}/corpus.yaml)"))
         for collection in self.track.collections:
-            key = collection.source.named_by
-            if key is None:
+            named_by = collection.source.named_by
+            if named_by is None:
                 continue
-            label = self.track.vocabulary_label(f"{collection.name}.{key}") or key
+            label = self.track.vocabulary_label(f"{collection.name}.{named_by}") or named_by
             for record in self.sources.of(collection.name):
                 stem = record.file.rsplit("/", 1)[-1].removesuffix(".yaml")
-                if isinstance(record.data.get(key), str) and record.data[key] != stem:
-                    self.problems.append(_error(record, key, key, f"the file must be named "
-                                                f"{record.data[key]}.yaml, after its {label}"))
+                if isinstance(record.data.get(named_by), str) and record.data[named_by] != stem:
+                    self.problems.append(_error(record, named_by, named_by, f"the file must be named "
+                                                f"{record.data[named_by]}.yaml, after its {label}"))
 
     def _check_systeme(self) -> None:
         record = self.sources.systeme
@@ -586,7 +589,7 @@ class Validator:
             for record in self.sources.of(link.source):
                 for container, key, fieldname in _sites(record.data, link.field):
                     path = container.get(key) if isinstance(container, dict) else \
-                        container[key] if isinstance(container, list) else None
+                        container[key] if isinstance(container, list) and isinstance(key, int) else None
                     if isinstance(path, str) and path in self.index.records:
                         cited_by.setdefault(path, []).append((record, container, key, fieldname))
             source = self.track.collection(link.source)
@@ -620,6 +623,8 @@ class Validator:
 
     def _check_absents_cited(self) -> None:
         record = self.sources.absents
+        if record is None:  # no absents file: nothing is declared absent
+            return
         for path, index in self.index.absent_index.items():
             if path not in self.index.cited:
                 item = record.data["absents"][index]

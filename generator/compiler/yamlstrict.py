@@ -23,6 +23,7 @@ from yaml.events import (
     DocumentStartEvent,
     MappingEndEvent,
     MappingStartEvent,
+    NodeEvent,
     ScalarEvent,
     SequenceEndEvent,
     SequenceStartEvent,
@@ -58,20 +59,26 @@ class YamlProblem(GeneratorError):
         super().__init__(str(problem))
 
 
-class LocatedDict(dict):
+class LocatedDict(dict[str, Any]):
     """A mapping that knows the position of each of its keys (and of itself)."""
 
     __slots__ = ("mark", "marks")
+    mark: tuple[int, int]
+    marks: dict[str, tuple[int, int]]
 
 
-class LocatedList(list):
+class LocatedList(list[Any]):
     """A sequence that knows the position of each of its items (and of itself)."""
 
     __slots__ = ("mark", "marks")
+    mark: tuple[int, int]
+    marks: list[tuple[int, int]]
 
 
 def _pos(event: yaml.Event) -> tuple[int, int]:
-    return event.start_mark.line + 1, event.start_mark.column + 1
+    start = event.start_mark
+    assert start is not None  # libyaml marks every event it sends
+    return start.line + 1, start.column + 1
 
 
 class _Frame:
@@ -87,13 +94,15 @@ class _Frame:
 
     def add(self, value: Any, mark: tuple[int, int] | None) -> None:
         """Store a finished value under the pending key, or append it (``mark``: its position, if not noted)."""
-        if self.is_map:
-            self.container[self.key] = value
+        container = self.container
+        if isinstance(container, LocatedDict):
+            assert self.key is not None  # build() reads a mapping's key before its value
+            container[self.key] = value
             self.key = None
         else:
             if mark is not None:
                 self.marks.append(mark)
-            self.container.append(value)
+            container.append(value)
 
 
 class _Builder:
@@ -161,6 +170,7 @@ class _Builder:
         levels. Worded as the loader's own limit, which is the one an author must meet.
         """
         mark = exc.problem_mark
+        assert mark is not None  # libyaml's depth error always carries the place it stopped
         end = _offset(text, mark.line, mark.column)
         begin = end
         while begin > 0 and text[begin - 1] in _FLOW_RUN:
@@ -180,7 +190,7 @@ class _Builder:
         start = line_column(text, begin) if begin < end else None
         return self.too_deep(line_column(text, found), start, True)
 
-    def _refuse_decorations(self, event: yaml.Event) -> None:
+    def _refuse_decorations(self, event: NodeEvent) -> None:
         if event.anchor is not None:
             kind, sign = ("aliases", "*") if isinstance(event, AliasEvent) else ("anchors", "&")
             raise self.fail(event, f"YAML {kind} are not allowed ({sign}{_cut(event.anchor)}): write each "
@@ -234,11 +244,12 @@ class _Builder:
         while True:
             event = get_event()
             cls = event.__class__
-            mark = _pos(event)
+            position = _pos(event)
+            mark: tuple[int, int] | None = position
             top = stack[-1] if stack else None
             if top is not None and top.is_map and top.key is None and cls is not MappingEndEvent:
                 top.key = self._key(top, event)
-                top.marks[top.key] = mark
+                top.marks[top.key] = position
                 continue
             if cls is ScalarEvent:
                 if event.tag is not None or event.anchor is not None:
@@ -247,12 +258,12 @@ class _Builder:
             elif cls is MappingStartEvent or cls is SequenceStartEvent:
                 self._refuse_decorations(event)
                 if len(stack) >= MAX_DEPTH:
-                    raise self.too_deep(mark)
+                    raise self.too_deep(position)
                 is_map = cls is MappingStartEvent
                 container: Any = LocatedDict() if is_map else LocatedList()
-                container.mark = mark
+                container.mark = position
                 if top is not None and not top.is_map:
-                    top.marks.append(mark)
+                    top.marks.append(position)
                 stack.append(_Frame(container, is_map))
                 continue
             elif cls is MappingEndEvent or cls is SequenceEndEvent:

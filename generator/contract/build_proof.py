@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from generator.base.errors import RenderError
+from generator.base.errors import DeployError
 from generator.contract.freeze import read_record
 from generator.contract.manifest import Manifest, release_hash
 from generator.contract.places import Places
@@ -35,12 +35,12 @@ def prove_build(root: Path, expect: str | None, places: Places, manifest: Manife
     manifest = manifest or Manifest.load(root, places.manifest)
     wanted, source = expected_hash(root, expect, places)
     if wanted is not None and manifest.hash != wanted:
-        raise RenderError(f"{root / places.manifest}: manifest hash {manifest.hash} differs from {wanted} "
+        raise DeployError(f"{root / places.manifest}: manifest hash {manifest.hash} differs from {wanted} "
                           f"expected by {source}; refusing to serve another corpus")
     problems = manifest.check_tree(root / places.build)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise RenderError(f"{problems[0]}{more}; {places.build}/ must be exactly the manifest")
+        raise DeployError(f"{problems[0]}{more}; {places.build}/ must be exactly the manifest")
     return manifest
 
 
@@ -59,7 +59,7 @@ def prove_release(root: Path, expect: str | None, every: Sequence[Places], by: s
     name = release_hash({places.piste: m.hash for places, m in zip(every, manifests, strict=True)})
     first = manifests[0].hash if manifests else None
     if wanted is not None and wanted not in (name, first):
-        raise RenderError(f"{root}: release {name} (manifest hash {first} of the track {every[0].piste}) differs "
+        raise DeployError(f"{root}: release {name} (manifest hash {first} of the track {every[0].piste}) differs "
                           f"from {wanted} expected by {by}; refusing to serve another corpus")
     return [prove_build(root, wanted if i == 0 and wanted == first else None, places, manifest)
             for i, (places, manifest) in enumerate(zip(every, manifests, strict=True))]

@@ -108,7 +108,8 @@ class FreezeRecord:
             if not isinstance(value, str):
                 raise fail(f"{name}: expected a string")
             texts.append((name, value))
-        return cls(corpus, *hashes.values(), texts=tuple(texts))
+        manifest_hash, bareme_sha256, tasks_sha256, key_commitment = hashes.values()
+        return cls(corpus, manifest_hash, bareme_sha256, tasks_sha256, key_commitment, texts=tuple(texts))
 
 
 def _unknown_fields(record: dict[str, Any]) -> list[str]:
@@ -338,10 +339,10 @@ def check_anchor(root: Path, places: Places, anchor_file: Path | None, proofs: d
         return None, []
     anchor = Anchor.read(anchor_file) if anchor_file is not None else published
     assert anchor is not None
-    key, problems = _pinned(trust_layer_key, published and published.trust_layer_key, "Trust Layer key",
-                            "--trust-layer-key")
-    fingerprint, more = _pinned(fingerprint, published and published.fingerprint, "challenge key fingerprint",
-                                "--challenge-key-fingerprint")
+    key, problems = _pinned(trust_layer_key, published.trust_layer_key if published else None,
+                            "Trust Layer key", "--trust-layer-key")
+    fingerprint, more = _pinned(fingerprint, published.fingerprint if published else None,
+                                "challenge key fingerprint", "--challenge-key-fingerprint")
     problems += more + anchor_problems(anchor, record_call_of(root, places), key, fingerprint)
     if proofs is not None and anchor.proof.is_pair:
         verdict = proofs.get(anchor.proof_id)

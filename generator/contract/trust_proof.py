@@ -233,7 +233,7 @@ def verification_problems(proof: TrustProof, pinned_key: str, fingerprint: str |
     """Why ``proof`` is not a proof of Trust Layer's, signed by the pinned key, made with the key whose
     SHA-256 is ``fingerprint`` (None: not checked). Empty: it is."""
     where = f"proof {proof.proof_id}"
-    if proof.is_pair:
+    if proof.chain is None:  # is_pair
         return [f"{where}: an opened pair carries no chain hash and no signature: give the proof as GET "
                 "/v1/proof/{id}/full returns it"]
     if proof.fields is None:

@@ -9,7 +9,7 @@ reference reading, or a shortcut) and never reads the key:
   arrays, filled up to the plafond; own resources first, one fact per decided criterion in turn, then
   filler — and must score 10/10 réussite with 0 overclaim;
 - **shortcut** agents (one per shortcut of the evaluator) must fail every task their reading gets wrong;
-- **hors-règle** agents, the track's own (``OUTSIDE_RULE`` of its code; conformité's
+- **hors-règle** agents, the track's own (``agents.outside_rule`` of its ``TrackLogic``; conformité's
   ``statuts-au-lieu-des-dates`` asserts statuts and start dates instead of the link and the retained end
   date): each with the expectation that shows the published rule bites;
 - **abusers** must get what §4, §4.1 and §5.7 promise them: list-only assertions not rendered or
@@ -138,7 +138,7 @@ HONEST: dict[str, Builder] = {
     "liens-d-abord": links_first,
     "termes-d-abord": terms_first,
     "ressources-propres-d-abord": own_first,
-}  # then the track's INDEPENDENT agents, written from the served référentiel alone, before the key
+}  # then the track's independent agents (TrackLogic.agents), from the served référentiel alone, before the key
 
 
 # -- abusers --------------------------------------------------------------------------------------------
@@ -249,8 +249,10 @@ def tampered(root: Path, contexts: list[Context], kind: str) -> list[dict[str, A
                      if (f.ressource, f.champ) not in {(a["claim"]["resource"], a["claim"]["field"])
                                                        for a in sub["assertions"]}]
             room = ctx.plafond + 1 - len(sub["assertions"])
-            more = submissions(root, [ctx], lambda c, extra=extra, room=room:
-                                (c.evaluation.verdict, extra[:room]))[0]
+            def past_plafond(c: Context, extra: Claims = extra, room: int = room) -> tuple[str, Claims]:
+                return c.evaluation.verdict, extra[:room]
+
+            more = submissions(root, [ctx], past_plafond)[0]
             for n, assertion in enumerate(more["assertions"]):
                 sub["assertions"].append({**assertion, "id": f"a-plus-{n}"})
             sub["disclosures"].update(more["disclosures"])

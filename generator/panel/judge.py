@@ -56,11 +56,11 @@ TAMPERS = {
 }
 
 
-def _trap_tasks(season: Season, logic: TrackLogic, strategy: Strategy) -> list[str]:
+def _trap_tasks(season: Season, logic: TrackLogic[Any], strategy: Strategy) -> list[str]:
     out = []
     for task_id, entry in season.key.items():
-        named = logic.NAMED_SHORTCUTS.get(entry.raccourci or "")
-        if (named or logic.FAMILY_SHORTCUTS.get(entry.famille)) is strategy:
+        named = logic.shortcuts.named.get(entry.raccourci or "")
+        if (named or logic.shortcuts.by_family.get(entry.famille)) is strategy:
             out.append(task_id)
     return sorted(out)
 
@@ -115,16 +115,16 @@ def _run(root: Path, season: Season, report: SeasonReport, reader: CorpusReader)
     honest = _contexts(report, reader, None)
     constants = constant_verdicts(track, season)
     best = max((sum(e.verdict == v for e in season.key.values()) for v in constants), default=0)
-    for name, build in {**HONEST, **logic.INDEPENDENT}.items():
+    for name, build in {**HONEST, **logic.agents.independent}.items():
         row = _row(name, "honnête", root, submissions(root, honest, build), reader)
-        excused = logic.EXCEPTIONS.get(name, {})  # tasks a cited season defect lets it fail
+        excused = logic.agents.exceptions.get(name, {})  # tasks a cited season defect lets it fail
         failing = [t for t in row.report["taches"] if not t["reussie"] and t["tache"] not in excused]
         if failing or row.report["overclaim"]["non_etayees"]:
             row.problems += [f"{t['tache']}: {t['statut']}, verdict_exact {t['verdict_exact']}, fondé {t['fonde']}"
                              f", missing {[(f['ressource'], f['champ']) for f in t['faits_manquants']]}"
                              for t in failing] or ["overclaim is not 0"]
         rows.append(row)
-    for strategy in logic.ALL_SHORTCUTS:
+    for strategy in logic.shortcuts.every:
         contexts = _contexts(report, reader, strategy)
         row = _row(strategy.name, "raccourci", root, submissions(root, contexts, links_first), reader)
         reussies = {t["tache"] for t in row.report["taches"] if t["reussie"]}
@@ -135,9 +135,9 @@ def _run(root: Path, season: Season, report: SeasonReport, reader: CorpusReader)
         row.problems += [f"{task_id}: its trap task is not failed" for task_id in
                          sorted(set(_trap_tasks(season, logic, strategy)) & reussies)]
         rows.append(row)
-    for name, (build, expect) in logic.OUTSIDE_RULE.items():  # the track's readings outside the rule
+    for name, (build, expectation) in logic.agents.outside_rule.items():  # the track's readings outside the rule
         row = _row(name, "hors-règle", root, submissions(root, honest, build), reader)
-        row.problems += expect(row.report, season)
+        row.problems += expectation(row.report, season)
         rows.append(row)
     row = _row("listes-seules", "abus", root, submissions(root, honest, list_only), reader)
     row.problems += [f"{t['tache']}: {t['statut']}, expected non_rendue or rejetee_cloture"

@@ -18,7 +18,7 @@ from generator.score.inputs import ScoringInputs
 SCHEMA = "submission"
 
 
-class FormatDefects(dict):
+class FormatDefects(dict[str, Any]):
     """A submission whose JSON the service would not read as written (a key twice, a number beyond range,
     a lone surrogate): rejected at entry with ``problems``, its content never scored.
 

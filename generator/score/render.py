@@ -102,16 +102,20 @@ class _Fields:
         return self.data[name]
 
     def text(self, name: str) -> str:
-        return self.take(name, lambda v: isinstance(v, str), "a string")
+        value: str = self.take(name, lambda v: isinstance(v, str), "a string")
+        return value
 
     def text_or_none(self, name: str) -> str | None:
-        return self.take(name, lambda v: v is None or isinstance(v, str), "a string or null")
+        value: str | None = self.take(name, lambda v: v is None or isinstance(v, str), "a string or null")
+        return value
 
     def count(self, name: str) -> int:
-        return self.take(name, lambda v: type(v) is int and v >= 0, "a count")
+        value: int = self.take(name, lambda v: type(v) is int and v >= 0, "a count")
+        return value
 
     def flag(self, name: str) -> bool:
-        return self.take(name, lambda v: type(v) is bool, "true or false")
+        value: bool = self.take(name, lambda v: type(v) is bool, "true or false")
+        return value
 
     def texts(self, name: str) -> tuple[str, ...]:
         return tuple(self.take(name, lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v),

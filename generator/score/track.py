@@ -167,9 +167,10 @@ def score_with(inputs: ScoringInputs, submissions: list[Any], proofs: Proofs | N
     }
 
 
-def score_submissions(submissions: list[dict], *, root: Path, track: Track, proofs: dict | None = None,
+def score_submissions(submissions: list[dict[str, Any]], *, root: Path, track: Track,
+                      proofs: dict[str, Any] | None = None,
                       salt_file: Path | None = None, anchor_file: Path | None = None,
-                      trust_layer_key: str | None = None, fingerprint: str | None = None) -> dict:
+                      trust_layer_key: str | None = None, fingerprint: str | None = None) -> dict[str, Any]:
     """Score a participant's submissions (parsed §4 JSON objects, at most one per task) against ``root``.
 
     ``root`` is the repository root holding the track's trees (conformité: ``build/``, ``manifest/``,

@@ -14,6 +14,7 @@ from typing import Any
 from generator.base.transaction import Transaction
 from generator.contract.freeze import guard_season
 from generator.season.model import Season
+from generator.season.reader import Fact
 from generator.tracks.model import Track
 
 TASKS_ARTIFACT = "taches.json"
@@ -37,7 +38,7 @@ def tasks_artifact(season: Season, track: Track) -> bytes:
 
 
 def key_artifact(season: Season) -> bytes:
-    def fact(f: Any) -> dict[str, Any]:
+    def fact(f: Fact) -> dict[str, Any]:
         return f.as_dict()
 
     return _bytes({

@@ -1,7 +1,8 @@
 """``corpus check-season``: prove the season against the built corpus before anyone freezes it.
 
-Each rule of issue 4 is one function returning problems; :func:`check_season` runs them all and also
-returns the figures of the closing report (per-task table, shortcuts, best constant answer).
+Each rule of the season (docs/season.md) is one function returning problems; :func:`check_season` runs
+them all and also returns the figures of the closing report (per-task table, shortcuts, best constant
+answer).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from generator.base.bounded_read import read_bounded
 from generator.base.errors import Location, Problem, unreadable_text
@@ -81,7 +83,7 @@ def check_fact(reader: CorpusReader, graph: Graph, report: TaskReport, fact: Fac
     return problems
 
 
-def check_task(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> list[Problem]:
+def check_task(reader: CorpusReader, logic: TrackLogic[Any], report: TaskReport) -> list[Problem]:
     st, entry, ev = report.statement, report.entry, report.evaluation
     bareme = reader.track.bareme
     task_id = st.task.id
@@ -175,12 +177,6 @@ def check_task_names(reader: CorpusReader, st: Statement) -> list[Problem]:
     return problems
 
 
-def _trap_strategy(logic: TrackLogic, entry: KeyEntry) -> Strategy | None:
-    if entry.raccourci is not None:
-        return logic.NAMED_SHORTCUTS.get(entry.raccourci)
-    return logic.FAMILY_SHORTCUTS.get(entry.famille)
-
-
 def _shown(fact: Fact) -> str:
     return f"({fact.ressource}, {fact.champ}) = {_json(fact.valeur)}"
 
@@ -201,7 +197,7 @@ def stale_facts(entry: KeyEntry, derived: list[FoundingFact]) -> dict[int, Found
     return out
 
 
-def check_rule(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> list[Problem]:
+def check_rule(reader: CorpusReader, logic: TrackLogic[Any], report: TaskReport) -> list[Problem]:
     """The key's founding facts are exactly what the published rule derives (generator.season.founding)."""
     entry = report.entry
     assert entry is not None
@@ -236,12 +232,12 @@ def check_rule(reader: CorpusReader, logic: TrackLogic, report: TaskReport) -> l
     return problems
 
 
-def check_trap(logic: TrackLogic, report: TaskReport) -> list[Problem]:
+def check_trap(logic: TrackLogic[Any], report: TaskReport) -> list[Problem]:
     """The family's shortcut must answer wrong; on the control, every shortcut must answer right."""
     entry = report.entry
     assert entry is not None
     task_id = report.statement.task.id
-    named = logic.NAMED_SHORTCUTS
+    named = logic.shortcuts.named
     if entry.famille == "controle" and entry.raccourci is not None:
         return [_problem(entry.location, task_id, "the control task has no trap, so no 'raccourci'")]
     if entry.raccourci is not None and entry.raccourci not in named:
@@ -251,11 +247,11 @@ def check_trap(logic: TrackLogic, report: TaskReport) -> list[Problem]:
         return [_problem(entry.location, task_id, f"control task: the shortcut {name} answers {verdict} "
                          f"instead of {entry.verdict}; a control must be answered right by every shortcut")
                 for name, verdict in report.shortcuts.items() if verdict != entry.verdict]
-    allowed = logic.NAMED_BY_FAMILY.get(entry.famille)
+    allowed = logic.shortcuts.named_by_family.get(entry.famille)
     if allowed is not None and entry.raccourci not in allowed:
         return [_problem(entry.location, task_id, f"{entry.famille} task needs 'raccourci', one of "
                          f"{', '.join(sorted(allowed))} (found {entry.raccourci!r})")]
-    strategy = _trap_strategy(logic, entry)
+    strategy = logic.shortcuts.of_trap(entry.famille, entry.raccourci)
     assert strategy is not None
     if report.shortcuts[strategy.name] == entry.verdict:
         return [_problem(entry.location, task_id, f"the trap does not trap: the {entry.famille} shortcut "
@@ -371,8 +367,8 @@ def check_bareme(root: Path, track: Track) -> list[Problem]:
                                 f"restore {bareme.file}, or, if the section changed on purpose (a new season, "
                                 f"a new version), write its new SHA-256 here"))
     table: dict[str, tuple[tuple[int, int], int]] = {}
-    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-        row = _BOUNDS_ROW.match(line)
+    for number, text in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        row = _BOUNDS_ROW.match(text)
         if row and re.fullmatch(track.task_id, row.group(1)):
             table[row.group(1)] = ((int(row.group(2)), int(row.group(3))), number)
     bounds_line = _line_of(written, "bornes", "bareme")
@@ -383,6 +379,7 @@ def check_bareme(root: Path, track: Track) -> list[Problem]:
         if section == copy:
             continue
         if section is None:
+            assert copy is not None  # the two differ
             said = f"{task_id} has bounds {copy[0]}, {copy[1]} in {definition} but no row in the section's table"
         elif copy is None:
             said = f"{task_id} has a row ({section[0]}, {section[1]}) in the section's table but no bounds here"
@@ -402,7 +399,7 @@ def check_season(season: Season, reader: CorpusReader, key_location: Location) -
     evaluations = []
     for statement in season.statements:
         evaluation = logic.evaluate(statement.task, reader)
-        shortcuts = {s.name: logic.evaluate(statement.task, reader, s) for s in logic.ALL_SHORTCUTS}
+        shortcuts = {s.name: logic.evaluate(statement.task, reader, s) for s in logic.shortcuts.every}
         evaluations += [evaluation, *shortcuts.values()]
         task_report = TaskReport(statement, season.key.get(statement.task.id), evaluation,
                                  {name: ev.verdict for name, ev in shortcuts.items()})

@@ -1,10 +1,11 @@
-"""The code of a track, behind a small protocol: the engine loads it by the name ``track.yaml`` gives.
+"""The code of a track as one typed object, and its loading by the name ``track.yaml`` gives.
 
 Everything else about a track is data (:mod:`generator.tracks.model`); what stays code is what has logic:
 how the référentiel decides a task (the evaluator), the shortcut readings behind the traps, the
-same-rank sources the founding rule accepts as equivalent, and the independent agents of the panel.
-``code`` is a dotted module name (``generator.pistes.conformite``) or a ``.py`` file of the track's folder
-(a track kept outside the package, such as the tests' own).
+same-rank sources the founding rule accepts as equivalent, and the agents of the panel. A track's module
+fills in one :class:`TrackLogic` (docs/tracks.md, "The code of a track"); the engine finds it by its type.
+``code`` is a dotted module name (``generator.pistes.conformite.logic``) or a ``.py`` file of the track's
+folder (a track kept outside the package, such as the tests' own).
 """
 
 from __future__ import annotations
@@ -12,42 +13,89 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol, cast
+from typing import Any, Generic, Protocol, TypeVar
 
 from generator.base.errors import GeneratorError
 from generator.season.evaluation import Evaluation, Strategy
+from generator.season.model import Season
 from generator.season.reader import CorpusReader, Fact
 from generator.season.task import Task
 from generator.tracks.model import Track
 
+S = TypeVar("S", bound=Strategy)  # a track's own readings: its evaluator reads no other track's
+S_contra = TypeVar("S_contra", bound=Strategy, contravariant=True)
 
-class TrackLogic(Protocol):
-    """What a track's module provides (docs/tracks.md, "The code of a track")."""
 
-    REFERENCE: Strategy  # the référentiel applied as written
-    FAMILY_SHORTCUTS: Mapping[str, Strategy]  # trap family -> the shortcut its traps catch
-    NAMED_SHORTCUTS: Mapping[str, Strategy]  # key 'raccourci' -> a named shortcut
-    NAMED_BY_FAMILY: Mapping[str, Mapping[str, Strategy]]  # families whose key must name its raccourci
-    ALL_SHORTCUTS: tuple[Strategy, ...]
-    INDEPENDENT: Mapping[str, Any]  # name -> an agent written from the served référentiel alone
-    EXCEPTIONS: Mapping[str, Any]  # agent name -> the tasks where it is expected to fail, and why
-    OUTSIDE_RULE: Mapping[str, Any]  # name -> (agent, expectation): readings against the rule, shown to fail
+class Evaluator(Protocol[S_contra]):
+    """The référentiel applied to a task, as ``strategy`` reads it (the track's reference by default)."""
 
-    def evaluate(self, task: Task, reader: CorpusReader, strategy: Strategy = ...) -> Evaluation: ...
+    def __call__(self, task: Task, reader: CorpusReader, strategy: S_contra = ...) -> Evaluation: ...
 
-    def same_rank_forms(self, reader: CorpusReader, fact: Fact) -> list[Fact]: ...
+
+SameRankForms = Callable[[CorpusReader, Fact], list[Fact]]  # a fact -> its forms on registers of its rank
+ControlReading = Callable[[Task, CorpusReader], str]  # a careless reading of the control -> its verdict
+# An agent: the panel's context of one task (generator.panel.agents.Context, a layer above this one) ->
+# (verdict, claims).
+Agent = Callable[[Any], tuple[str, list[Fact]]]
+# What a reading outside the rule must score (the score report, the season) -> the problems; none: it bites.
+Expectation = Callable[[dict[str, Any], Season], list[str]]
+
+
+@dataclass(frozen=True)
+class Shortcuts(Generic[S]):
+    """The shortcut readings the traps catch: by trap family, or named by the key's ``raccourci``."""
+
+    by_family: Mapping[str, S] = field(default_factory=dict)  # family -> the shortcut its traps catch
+    named: Mapping[str, S] = field(default_factory=dict)  # key 'raccourci' -> a named shortcut
+    # families whose key must name its raccourci -> the named shortcuts allowed there
+    named_by_family: Mapping[str, Mapping[str, S]] = field(default_factory=dict)
+
+    @property
+    def every(self) -> tuple[S, ...]:
+        """Every shortcut once: the families' in their order, then the named ones."""
+        return (*self.by_family.values(), *self.named.values())
+
+    def of_trap(self, famille: str, raccourci: str | None) -> S | None:
+        """The shortcut a trap of ``famille`` catches: the one its key names, else its family's."""
+        if raccourci is not None:
+            return self.named.get(raccourci)
+        return self.by_family.get(famille)
+
+
+@dataclass(frozen=True)
+class Agents:
+    """The track's own agents of the panel (the honest and the abusive ones are the engine's)."""
+
+    independent: Mapping[str, Agent] = field(default_factory=dict)  # written from the served référentiel alone
+    # agent name -> {task id: why it may fail there}: each cites a season defect
+    exceptions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # name -> (agent, expectation): readings against the published rule, each shown to fail
+    outside_rule: Mapping[str, tuple[Agent, Expectation]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TrackLogic(Generic[S]):
+    """All the code of a track: the one thing a track's ``logic.py`` exports (as ``TRACK_LOGIC``).
+
+    ``S`` is the track's class of readings (a :class:`Strategy` with the flags its shortcuts turn on): its
+    evaluator is only ever given its own reference and shortcuts."""
+
+    evaluate: Evaluator[S]
+    reference: S  # the référentiel applied as written: the default of ``evaluate``
+    shortcuts: Shortcuts[S]
+    same_rank_forms: SameRankForms
+    agents: Agents = Agents()
+    # name -> a reader who stops early; each must answer the control right (generator.season.control_check)
+    control_readings: Mapping[str, ControlReading] = field(default_factory=dict)
 
 
 class LogicError(GeneratorError):
-    """The track's code cannot be loaded, or lacks a name of the protocol."""
-
-
-_REQUIRED = ("REFERENCE", "FAMILY_SHORTCUTS", "NAMED_SHORTCUTS", "NAMED_BY_FAMILY", "ALL_SHORTCUTS",
-             "INDEPENDENT", "EXCEPTIONS", "OUTSIDE_RULE", "evaluate", "same_rank_forms")
+    """The track's code cannot be loaded, or does not hold one :class:`TrackLogic`."""
 
 
 @cache
@@ -64,16 +112,14 @@ def _load(code: str, folder: Path) -> ModuleType:
     return importlib.import_module(code)
 
 
-def load_logic(track: Track) -> TrackLogic:
-    """The module ``track.code`` names, checked to provide every name of :class:`TrackLogic`."""
+def load_logic(track: Track) -> TrackLogic[Any]:
+    """The one :class:`TrackLogic` of the module ``track.code`` names."""
     try:
         module = _load(track.code, track.folder)
     except ImportError as exc:
         raise LogicError(f"{track.folder.name}/track.yaml: code: cannot import {track.code} ({exc})") from None
-    missing = [name for name in _REQUIRED if not hasattr(module, name)]
-    if missing:
-        raise LogicError(f"{track.code}: the code of the track {track.piste} lacks {', '.join(missing)} "
-                         "(docs/tracks.md)")
-    return cast(TrackLogic, module)
-
-
+    found = list({id(value): value for value in vars(module).values() if isinstance(value, TrackLogic)}.values())
+    if len(found) != 1:
+        raise LogicError(f"{track.code}: the code of the track {track.piste} holds {len(found)} TrackLogic "
+                         "objects, not one: export TRACK_LOGIC = TrackLogic(...) (docs/tracks.md)")
+    return found[0]

@@ -49,7 +49,7 @@ from typing import BinaryIO, TypeVar
 
 from generator.base.atomic_file import check_target, write_atomic
 from generator.base.bounded_read import PUBLISHED_LIMIT, open_regular, size_text
-from generator.base.errors import GeneratorError, RenderError, read_file, unreadable_text
+from generator.base.errors import DeployError, GeneratorError, read_file, unreadable_text
 from generator.compiler.track_file import TRACKS_DIR
 from generator.contract.manifest import MANIFEST_FILE, MANIFEST_HASH_FILE, Manifest
 from generator.serving.artifact_members import INDEX, Declared, index_bytes, open_members
@@ -149,7 +149,7 @@ def pack(root: Path, out: Path, expect: str | None = None) -> Packed:
         write_atomic(artifact, data, mode=FILE_MODE)
         write_atomic(digest_file, f"{sha256}  {artifact.name}\n", mode=FILE_MODE)
     except OSError as exc:
-        raise RenderError(f"{exc.filename or artifact}: cannot write the artifact: {exc.strerror}") from None
+        raise DeployError(f"{exc.filename or artifact}: cannot write the artifact: {exc.strerror}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return Packed(artifact, digest_file, sha256, len(data), files)
@@ -158,11 +158,11 @@ def pack(root: Path, out: Path, expect: str | None = None) -> Packed:
 def recorded_digest(artifact: Path) -> str:
     """The SHA-256 that ``DIR/<name>.sha256`` records for ``artifact`` (``sha256sum``'s line)."""
     path = digest_path(artifact)
-    data = read_file(path, RenderError, f"not found: the SHA-256 of {artifact.name} travels beside it; {_AGAIN}",
+    data = read_file(path, DeployError, f"not found: the SHA-256 of {artifact.name} travels beside it; {_AGAIN}",
                      limit=DIGEST_LIMIT, fix=_AGAIN)
     fields = data.decode("ascii", "replace").split()
     if len(fields) != 2 or not _HASH_NAME.fullmatch(fields[0]) or fields[1].lstrip("*") != artifact.name:
-        raise RenderError(f"{path}: expected one line '<sha256>  {artifact.name}' (as sha256sum writes it); "
+        raise DeployError(f"{path}: expected one line '<sha256>  {artifact.name}' (as sha256sum writes it); "
                           f"{_AGAIN}")
     return fields[0]
 
@@ -172,31 +172,31 @@ def install_artifact(artifact: Path, releases: Path, expect: str | None = None) 
     ``releases/<its name>/``; return that folder. Nothing is installed, and nothing left, on a refusal."""
     name = artifact.name.removesuffix(SUFFIX)
     if not artifact.name.endswith(SUFFIX) or not _HASH_NAME.fullmatch(name):
-        raise RenderError(f"{artifact}: not named <release hash>{SUFFIX} as corpus release pack names an "
+        raise DeployError(f"{artifact}: not named <release hash>{SUFFIX} as corpus release pack names an "
                           "artifact; give the packed file under its own name")
     try:
         fd = open_regular(artifact)
     except OSError as exc:
-        raise RenderError(unreadable_text(artifact, exc, _AGAIN)) from None
+        raise DeployError(unreadable_text(artifact, exc, _AGAIN)) from None
     with os.fdopen(fd, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size > ARTIFACT_LIMIT:  # the one bound before any byte is read: a release is a few MiB
-            raise RenderError(f"{artifact}: {size} bytes, more than the {size_text(ARTIFACT_LIMIT)} an artifact "
+            raise DeployError(f"{artifact}: {size} bytes, more than the {size_text(ARTIFACT_LIMIT)} an artifact "
                               f"may hold: not a release artifact; {_AGAIN}")
         wanted = recorded_digest(artifact)
         got = _sha256(handle)
         if got != wanted:
-            raise RenderError(f"{artifact}: SHA-256 {got} differs from {wanted} recorded in "
+            raise DeployError(f"{artifact}: SHA-256 {got} differs from {wanted} recorded in "
                               f"{digest_path(artifact).name}: the artifact is truncated, altered or another one; "
                               f"{_AGAIN}")
         handle.seek(0)
         target = release_target(releases, name)
         with staged(releases, target) as staging:
             proven = unpack(handle, size, staging, name, artifact)
-            wanted = expect.strip().lower() if expect is not None else None
-            if wanted is not None and wanted not in (name, proven[0].manifest.hash):
-                raise RenderError(f"{artifact}: is the release {name} (manifest hash {proven[0].manifest.hash} "
-                                  f"of the track {proven[0].places.piste}), not {wanted} expected by "
+            expected = expect.strip().lower() if expect is not None else None
+            if expected is not None and expected not in (name, proven[0].manifest.hash):
+                raise DeployError(f"{artifact}: is the release {name} (manifest hash {proven[0].manifest.hash} "
+                                  f"of the track {proven[0].places.piste}), not {expected} expected by "
                                   "--expect-manifest-hash; refusing to install another corpus")
             if target.is_dir():
                 check_same(target, proven)
@@ -240,7 +240,7 @@ def unpack(handle: BinaryIO, size: int, dest: Path, name: str, artifact: Path) -
         for file in (MANIFEST_FILE, MANIFEST_HASH_FILE):
             path = f"{places.manifest}/{file}"
             if path not in declared:
-                raise RenderError(f"{artifact}: holds no {path}: the track {places.piste} has no manifest there; "
+                raise DeployError(f"{artifact}: holds no {path}: the track {places.piste} has no manifest there; "
                                   f"{_AGAIN}")
             extract(path, INDEX)
         manifest = _named(artifact, dest, lambda p=places: Manifest.load(dest, p.manifest))  # type: ignore[misc]
@@ -248,7 +248,7 @@ def unpack(handle: BinaryIO, size: int, dest: Path, name: str, artifact: Path) -
                        for e in manifest.entries})
     for path, (listed_by, length, sha256) in sorted(builds.items()):
         if path not in declared:
-            raise RenderError(f"{artifact}: {listed_by} lists {path}, which the artifact does not hold; {_AGAIN}")
+            raise DeployError(f"{artifact}: {listed_by} lists {path}, which the artifact does not hold; {_AGAIN}")
         if declared[path] != Declared(length, sha256):
             got = declared[path]
             raise members.refuse(path, f"bytes differ from the manifest entry ({INDEX} declares {got.length} "
@@ -277,7 +277,7 @@ def _named(artifact: Path, staging: Path, step: Callable[[], T]) -> T:
         return step()
     except GeneratorError as exc:  # a manifest, a record or a track file that is not what it says
         inside = str(exc).replace(f"{staging}/", "").replace(f"{staging}: ", "")
-        raise RenderError(f"{artifact}: {inside}; {_AGAIN}") from None
+        raise DeployError(f"{artifact}: {inside}; {_AGAIN}") from None
 
 
 def _proven(staging: Path, name: str, artifact: Path) -> list[Proven]:
@@ -285,7 +285,7 @@ def _proven(staging: Path, name: str, artifact: Path) -> list[Proven]:
     def prove() -> list[Proven]:
         proven = prove_tracks(staging, name, "the artifact's name")
         if release_name(proven) != name:  # an artifact is named by the release hash alone
-            raise RenderError(f"its tracks make the release {release_name(proven)}, not {name}")
+            raise DeployError(f"its tracks make the release {release_name(proven)}, not {name}")
         return proven
 
     return _named(artifact, staging, prove)

@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 from generator.base import strict_json
 from generator.base.atomic_file import write_fd
 from generator.base.bounded_read import size_text
-from generator.serving.nginx_settings import RenderError
+from generator.base.errors import DeployError
 
 INDEX = "release.json"  # the artifact's index of its files; read first, never installed
 INDEX_FORMAT = "corpus-release-files/1"
@@ -64,7 +64,7 @@ def member_path(name: str, artifact: Path) -> str:
     rel = name.rstrip("/") if name.endswith("/") and name.strip("/") else name
     if not rel or rel.startswith("/") or any(part in ("..", ".", "") for part in rel.split("/")) \
             or "\\" in rel or "\0" in rel:
-        raise RenderError(f"{artifact}: member {name!r}: not a plain relative path inside the release; {AGAIN}")
+        raise DeployError(f"{artifact}: member {name!r}: not a plain relative path inside the release; {AGAIN}")
     return rel
 
 
@@ -90,8 +90,8 @@ class Members:
                  artifact: Path) -> None:
         self.tar, self.files, self.folders, self.artifact = tar, files, folders, artifact
 
-    def refuse(self, name: str, what: str) -> RenderError:
-        return RenderError(f"{self.artifact}: member {name}: {what}: not a release artifact; {AGAIN}")
+    def refuse(self, name: str, what: str) -> DeployError:
+        return DeployError(f"{self.artifact}: member {name}: {what}: not a release artifact; {AGAIN}")
 
     def read_index(self, name: str) -> dict[str, Declared]:
         """The index, checked: strict JSON, the artifact's name, every file once with a length and a SHA-256;
@@ -99,7 +99,7 @@ class Members:
         a folder holding none of its files, and a file it declares that the artifact lacks, are refused."""
         info = self.files.get(INDEX)
         if info is None:
-            raise RenderError(f"{self.artifact}: holds no {INDEX} (the SHA-256 of each of its files): packed by "
+            raise DeployError(f"{self.artifact}: holds no {INDEX} (the SHA-256 of each of its files): packed by "
                               f"an older corpus or by hand; pack it again with corpus release pack")
         if info.size > INDEX_LIMIT:
             raise self.refuse(INDEX, f"declares {info.size} bytes, more than the {size_text(INDEX_LIMIT)} an "
@@ -115,7 +115,7 @@ class Members:
                 raise self.refuse(path, f"declares {member.size} bytes, {INDEX} {wanted.length}")
         for path in sorted(declared):
             if path not in self.files:
-                raise RenderError(f"{self.artifact}: {INDEX} declares {path}, which the artifact does not hold; "
+                raise DeployError(f"{self.artifact}: {INDEX} declares {path}, which the artifact does not hold; "
                                   f"{AGAIN}")
         parents = {str(p) for path in declared for p in PurePosixPath(path).parents}
         for folder in sorted(self.folders - parents):
@@ -157,7 +157,7 @@ class Members:
                 left -= len(chunk)
                 yield chunk
         except (tarfile.TarError, EOFError, OSError) as exc:
-            if isinstance(exc, RenderError):
+            if isinstance(exc, DeployError):
                 raise
             raise self.refuse(name, f"cannot be read ({exc or type(exc).__name__})") from None
 
@@ -171,7 +171,7 @@ class _BoundedReads:
 
     def read(self, size: int = -1) -> bytes:
         if size < 0 or size > READ_LIMIT:
-            raise RenderError(f"{self.artifact}: a member's extended header declares {size} bytes, more than the "
+            raise DeployError(f"{self.artifact}: a member's extended header declares {size} bytes, more than the "
                               f"{size_text(READ_LIMIT)} one may hold: not a release artifact; {AGAIN}")
         return self.handle.read(size)
 
@@ -180,6 +180,12 @@ class _BoundedReads:
 
     def tell(self) -> int:
         return self.handle.tell()
+
+    def write(self, data: bytes) -> int:  # tarfile's file protocol names it; an artifact is only read
+        raise OSError("an artifact is opened for reading only")
+
+    def close(self) -> None:  # ``handle`` belongs to the caller, who closes it
+        pass
 
 
 def open_members(handle: BinaryIO, size: int, artifact: Path) -> Members:
@@ -192,7 +198,7 @@ def open_members(handle: BinaryIO, size: int, artifact: Path) -> Members:
     left = size
     try:
         # the TarFile lives as long as Members; closing it would not close ``handle``, which the caller owns
-        tar = tarfile.open(fileobj=_BoundedReads(handle, artifact),  # type: ignore[arg-type]  # noqa: SIM115
+        tar = tarfile.open(fileobj=_BoundedReads(handle, artifact),  # noqa: SIM115
                            mode="r:", encoding="utf-8", errors="strict")
         members = Members(tar, files, folders, artifact)
         for info in tar:
@@ -215,12 +221,12 @@ def open_members(handle: BinaryIO, size: int, artifact: Path) -> Members:
             left -= info.size
             files[path] = info
     except (tarfile.TarError, EOFError, UnicodeError, ValueError) as exc:
-        raise RenderError(f"{artifact}: not a release artifact ({exc or type(exc).__name__}); {AGAIN}") from None
+        raise DeployError(f"{artifact}: not a release artifact ({exc or type(exc).__name__}); {AGAIN}") from None
     return members
 
 
 def _parse_index(data: bytes, name: str, members: Members) -> dict[str, Declared]:
-    def fail(what: str) -> RenderError:
+    def fail(what: str) -> DeployError:
         return members.refuse(INDEX, what)
 
     try:

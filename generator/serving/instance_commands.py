@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from generator.base.errors import DeployError
 from generator.compiler.track_file import load_tracks
 from generator.contract.build_proof import prove_release
 from generator.contract.manifest import release_hash
 from generator.serving.nginx_process import reload_and_wait
-from generator.serving.nginx_render import render_and_write
-from generator.serving.nginx_settings import RenderError, read_settings
+from generator.serving.nginx_settings import read_settings
+from generator.serving.nginx_write import render_and_write
 
 
 def verify_prefix(prefix: Path) -> str:
@@ -27,7 +28,7 @@ def verify_prefix(prefix: Path) -> str:
     each track's manifest hash (``release <hash> (conformite <hash>, generique <hash>)``)."""
     saved = read_settings(prefix)
     if saved.settings.role != "replica":
-        raise RenderError(f"{prefix}: a {saved.settings.role} serves no build; verify-build is for replicas")
+        raise DeployError(f"{prefix}: a {saved.settings.role} serves no build; verify-build is for replicas")
     root = saved.settings.root
     every = [track.places for track in load_tracks(root)]
     hashes = {places.piste: m.hash for places, m in zip(every, prove_release(root, saved.expected_manifest_hash,

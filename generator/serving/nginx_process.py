@@ -19,7 +19,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from generator.serving.nginx_settings import RenderError, Settings
+from generator.base.errors import RenderError, ServeError
+from generator.serving.nginx_settings import Settings
 
 START_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0
@@ -31,7 +32,7 @@ def nginx_binary() -> str:
     """The nginx executable (PATH, then Debian's /usr/sbin)."""
     found = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
     if found is None:
-        raise RenderError("nginx not found; run 'make setup' (installs it from the Debian packages)")
+        raise ServeError("nginx not found; run 'make setup' (installs it from the Debian packages)")
     return found
 
 
@@ -126,7 +127,7 @@ def reload_and_wait(settings: Settings, timeout: float = RELOAD_TIMEOUT) -> int:
     test_config(settings.prefix)
     pid = running_pid(settings.prefix)
     if pid is None:
-        raise RenderError(f"no nginx running from {settings.prefix} (no live pid in logs/nginx.pid)")
+        raise ServeError(f"no nginx running from {settings.prefix} (no live pid in logs/nginx.pid)")
     old = _accepting_workers(pid)
     os.kill(pid, signal.SIGHUP)
     deadline = time.monotonic() + timeout
@@ -135,7 +136,7 @@ def reload_and_wait(settings: Settings, timeout: float = RELOAD_TIMEOUT) -> int:
         if current and not current & old and answers(settings.probe_host, settings.port):
             return pid
         time.sleep(_POLL)
-    raise RenderError(f"nginx (master pid {pid}) did not switch to the new configuration within {timeout:.0f} s; "
+    raise ServeError(f"nginx (master pid {pid}) did not switch to the new configuration within {timeout:.0f} s; "
                       f"see {settings.error_log_path}")
 
 
@@ -170,7 +171,7 @@ def held_socket(host: str, port: int) -> socket.socket:
         held.setblocking(False)
     except OSError as exc:
         held.close()
-        raise RenderError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     return held
 
 
@@ -211,7 +212,8 @@ class NginxProcess:
         out = subprocess.DEVNULL if self.quiet else None
         log = self.settings.error_log_path
         self._log_start = log.stat().st_size if log.is_file() else 0
-        env, fds = None, ()
+        env: dict[str, str] | None = None
+        fds: tuple[int, ...] = ()
         if self.held is not None:
             fds = (self.held.fileno(),)
             env = {**os.environ, "NGINX": f"{fds[0]};"}
@@ -222,9 +224,9 @@ class NginxProcess:
             self.stop()
             tail, where = self.error_tail(), f"{self.settings.listen}:{self.settings.port}"
             if "(98: Address already in use)" in tail:
-                raise RenderError(f"{where}: already in use (another server listens there): stop it, or choose "
+                raise ServeError(f"{where}: already in use (another server listens there): stop it, or choose "
                                   "another address or port")
-            raise RenderError(f"nginx from {self.settings.prefix} did not answer on {self.settings.probe_host}:"
+            raise ServeError(f"nginx from {self.settings.prefix} did not answer on {self.settings.probe_host}:"
                               f"{self.settings.port} (exit status {code}): {tail}")
 
     def wait_ready(self, timeout: float) -> bool:

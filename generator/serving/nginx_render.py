@@ -11,57 +11,44 @@ bytes than the manifest fails here. Running nginx is :mod:`generator.serving.ngi
 from __future__ import annotations
 
 import grp
-import json
 import os
-import pwd
-import shutil
-import stat
 from dataclasses import dataclass
 from pathlib import Path
-from secrets import token_hex
 from typing import Any
 from urllib.parse import urlsplit
 
-import jinja2
-
-from generator.base.atomic_file import write_atomic
-from generator.base.output_places import OutputRefused, outside_protected
+from generator.base.errors import RenderError
 from generator.base.secret_values import (
-    SecretError,
     nginx_map_entries,
-    read_secret_env,
-    read_secret_file,
-    write_private,
 )
-from generator.compiler.compile import absent_body
-from generator.compiler.output import body_bytes
-from generator.compiler.track_file import load_tracks, protected_trees
-from generator.compiler.validate import REQUIRED_SYSTEME
-from generator.contract.build_proof import prove_release
-from generator.contract.manifest import BUILD_DIR, Manifest
-from generator.serving.nginx_process import test_config
-from generator.serving.nginx_settings import DEFAULT_WORKER_USER, RenderError, Settings, saved_peer
-from generator.serving.nginx_syntax import NginxSyntaxError, needs_dollar, quote_path, quote_regex, quote_text
+from generator.contract.manifest import Manifest
+from generator.serving.host_checks import (
+    check_prefix,
+    check_tls_files,
+    check_world_access,
+    secret_values,
+    worker_account,
+)
+from generator.serving.nginx_settings import Settings, saved_peer
+from generator.serving.nginx_syntax import NginxSyntaxError, quote_path, quote_regex
 from generator.serving.peer_tls import KEY as PEER_KEY
 from generator.serving.peer_tls import PeerTLS, check_peer
-from generator.serving.tls_files import check_tls_file
+from generator.serving.served_build import (
+    FRONTAL_REMAPPED,
+    FRONTAL_REMAPPED_WHY,
+    REMAPPED,
+    REMAPPED_WHY,
+    Served,
+    absent_template,
+    error_pages,
+    served_tracks,
+)
+from generator.serving.templates import environment
 from generator.serving.tls_local import REPLICA_NAME
 from generator.serving.tls_roles import InstanceTLS, check_instance
-from generator.tracks.model import CANONICAL_PATH, Track
+from generator.tracks.model import CANONICAL_PATH
 
-# Package data: generator/templates/nginx is a link to the checkout's nginx/ that the wheel stores as files,
-# so an installed corpus renders the templates of its own version, whatever --root it is given.
-TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "nginx"
 SITE_TEMPLATES = {"replica": "corpus.conf.j2", "frontal": "frontal.conf.j2"}
-# Statuses nginx produces under its own numbers, answered with the body of the standard status.
-REMAPPED = {494: 431, 497: 400}
-REMAPPED_WHY = {494: "request header too large: nginx's private code for 431",
-                497: "plain HTTP sent to the TLS port"}
-# The frontal's own 502/504 mean "no replica answered": spec §4.1 names the 503 body for that.
-FRONTAL_REMAPPED = {502: 503, 504: 503}
-FRONTAL_REMAPPED_WHY = {502: "no replica could be reached: the corpus is unavailable",
-                        504: "no replica answered in time: the corpus is unavailable"}
-ABSENT_PLACEHOLDER = "/corpus-absent-path-placeholder"
 # Access log lines are written by 32k blocks, at least every second: one write() per ~100 requests.
 ACCESS_LOG_BUFFER = " buffer=32k flush=1s"
 WORKER_CONNECTIONS = 1024
@@ -72,12 +59,6 @@ WORKER_RLIMIT_NOFILE = 4 * WORKER_CONNECTIONS
 TLS_SESSION_CACHE = "shared:corpus_tls:1m"
 # Connections kept open from each frontal worker to the replicas: spares a TCP handshake per request.
 UPSTREAM_KEEPALIVE = 32
-
-
-@dataclass(frozen=True)
-class ErrorPage:
-    status: int
-    text: str  # quoted nginx return text
 
 
 @dataclass(frozen=True)
@@ -93,121 +74,6 @@ class Rendered:
     staged_corpus_conf: str = ""
     warnings: tuple[str, ...] = ()  # TLS certificates ending soon (tls_roles), said by the command
 
-
-# ---------------------------------------------------------------------------------------------- inputs
-
-
-@dataclass(frozen=True)
-class Served:
-    """One track as the vhost serves it: its definition, its proven manifest, its build folder."""
-
-    track: Track
-    manifest: Manifest
-    build: Path
-
-
-def served_tracks(root: Path, role: str, expect: str | None) -> list[Served]:
-    """Every track of ``root``, its manifest proven against its build (a replica) or read (a frontal).
-
-    The first track owns the ``/_systeme`` bodies; the others must serve the very same bytes there, since
-    an error answer cannot know which track a broken request was meant for."""
-    tracks = load_tracks(root)
-    every = [track.places for track in tracks]
-    manifests = prove_release(root, expect, every) if role == "replica" \
-        else [Manifest.load(root, places.manifest) for places in every]
-    served = [Served(track, manifest, root / track.places.build)
-              for track, manifest in zip(tracks, manifests, strict=True)]
-    first = {e.path: e.sha256 for e in served[0].manifest.of_kind("systeme")}
-    for other in served[1:]:
-        for entry in other.manifest.of_kind("systeme"):
-            if first.get(entry.path) != entry.sha256:
-                raise RenderError(f"{other.track.trees.manifest}: {entry.path} of the track {other.track.piste} "
-                                  f"differs from the track {served[0].track.piste}'s: tracks served by one vhost "
-                                  "share the /_systeme bodies (give them the same systeme.yaml)")
-    return served
-
-
-def error_pages(root: Path, manifest: Manifest, skip: tuple[int, ...] = (), build: str = BUILD_DIR
-                ) -> list[ErrorPage]:
-    """One error location per ``/_systeme`` body, each checked against the manifest."""
-    entries = {e.status: e for e in manifest.of_kind("systeme") if e.status is not None}
-    missing = sorted(int(s) for s in REQUIRED_SYSTEME if int(s) not in entries)
-    if missing:
-        raise RenderError(f"the manifest has no /_systeme body for status {missing}; the vhost answers them")
-    return [ErrorPage(status, quote_text(entries[status].read_checked(root / build)))
-            for status in sorted(entries) if status not in skip]
-
-
-def absent_template(served: list[Served]) -> tuple[str, bool]:
-    """The quoted return text of the existe:false body, with ``${uri}`` in place of the path.
-
-    Also proves that the template reproduces every declared absent of every track byte for byte, so that
-    an identifier nobody declared and one the corpus cites are answered by the same documented function.
-    """
-    for one in served:
-        for entry in one.manifest.of_kind("absent"):
-            if body_bytes(absent_body(entry.path)) != entry.read_checked(one.build):
-                raise RenderError(f"declared absent {entry.path}: its file differs from the absent "
-                                  "template (generator.compiler.compile.absent_body); rebuild")
-    data = body_bytes(absent_body(ABSENT_PLACEHOLDER))
-    return quote_text(data, ABSENT_PLACEHOLDER, "uri"), needs_dollar(data)
-
-
-def _secret_values(settings: Settings, repo_root: Path | None) -> list[str]:
-    if (settings.secret_file is None) == (settings.secret_env is None):
-        raise RenderError("give exactly one secret source: --secret-file FILE or --secret-env NAME")
-    try:
-        if settings.secret_file is not None:
-            return read_secret_file(settings.secret_file, repo_root)
-        assert settings.secret_env is not None
-        return read_secret_env(settings.secret_env)
-    except SecretError as exc:
-        raise RenderError(str(exc)) from None
-
-
-# Folders of the checkout that are served, compiled, hashed or rendered from: a prefix there would put the
-# 0600 secrets include (and logs) where nginx serves them or where git and the manifest see them.
-def check_prefix(settings: Settings) -> None:
-    """Refuse a prefix inside a compiled, served or tracked tree of the checkout, every track's
-    (:func:`~generator.compiler.track_file.protected_trees`)."""
-    try:
-        outside_protected(settings.root, settings.prefix, "--prefix", "where the secrets include would land: "
-                          "use a folder under run/ or outside the repository", protected_trees(settings.root))
-    except OutputRefused as exc:
-        raise RenderError(str(exc)) from None
-
-
-def check_tls_files(settings: Settings) -> None:
-    """The certificate and key, each checked (:func:`check_tls_file`): nginx -t would word it in four lines."""
-    for option, path, kind in (("--tls-cert", settings.tls_cert, "certificate"), ("--tls-key", settings.tls_key,
-                                                                                  "key")):
-        if path is not None:
-            check_tls_file(path, option, kind)
-
-
-def _worker_account(settings: Settings) -> pwd.struct_passwd | None:
-    """The workers' account when the master runs as root (else None: nginx could not switch anyway)."""
-    if os.geteuid() != 0:
-        return None
-    name = settings.worker_user or DEFAULT_WORKER_USER
-    try:
-        return pwd.getpwnam(name)
-    except KeyError:
-        raise RenderError(f"worker user {name!r} does not exist; choose one with --worker-user") from None
-
-
-def _check_world_access(path: Path, what: str) -> None:
-    """Workers under another account: every folder up to ``path`` must be traversable by others.
-
-    Without this, nginx would answer 403 for every file (permission denied), and a 403 is the
-    "ask the proxy" body: the proxy would be told it is not the proxy.
-    """
-    current = path.resolve()
-    for folder in [*reversed(current.parents), current]:
-        if folder.is_dir() and not folder.stat().st_mode & stat.S_IXOTH:
-            raise RenderError(f"{folder}: not traversable by the unprivileged nginx workers ({what}); "
-                              f"run: chmod o+x {folder}, or move the checkout; for a local run, "
-                              "'corpus serve' runs the workers as you")
 
 
 def server_name(settings: Settings, manifest: Manifest) -> str:
@@ -240,12 +106,6 @@ def _upstreams(settings: Settings) -> list[str]:
         found.append(host_port(host, int(port)))
     return found
 
-
-def environment() -> jinja2.Environment:
-    """Jinja2 for config text: undefined names fail, no HTML escaping, newlines kept as written."""
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
-                              autoescape=False, keep_trailing_newline=True, trim_blocks=True,
-                              lstrip_blocks=True)
 
 
 def _context(s: Settings, served: list[Served], worker_user: str | None, peer: PeerTLS) -> dict[str, Any]:
@@ -338,14 +198,14 @@ def render(settings: Settings, repo_root: Path | None = None, *, staging: Path |
     served = served_tracks(s.root, s.role, s.expect_manifest_hash)
     manifest = served[0].manifest
     warnings = check_instance(InstanceTLS(s.role, s.tls_cert, s.tls_key, peer, server_name(s, manifest)))
-    secrets = _secret_values(s, repo_root)
-    account = _worker_account(s)
+    secrets = secret_values(s, repo_root)
+    account = worker_account(s)
     worker_user = None
     if account is not None:
         worker_user = f"{account.pw_name} {grp.getgrgid(account.pw_gid).gr_name}"
         if account.pw_uid not in (0, os.geteuid()) and s.role == "replica":
-            _check_world_access(s.root / "build", "the build")
-            _check_world_access(s.maintenance_path.parent, "the maintenance flag's folder")
+            check_world_access(s.root / "build", "the build")
+            check_world_access(s.maintenance_path.parent, "the maintenance flag's folder")
     try:
         context = _context(s, served, worker_user, peer)
     except NginxSyntaxError as exc:
@@ -373,62 +233,3 @@ def _worker_processes(value: str) -> str:
         raise RenderError(f"worker processes {value!r}: 'auto' or a number from 1 to 64")
     return value
 
-
-def _make_folders(settings: Settings) -> None:
-    """The prefix (0755, traversable so that unprivileged workers can stat the maintenance flag), its
-    conf/ (0700: read by the master only), logs/ and tmp/."""
-    prefix = settings.prefix
-    try:
-        for folder in (prefix, settings.conf_dir, settings.logs_dir, prefix / "tmp"):
-            folder.mkdir(parents=True, exist_ok=True)
-        os.chmod(prefix, 0o755)
-        os.chmod(settings.conf_dir, 0o700)
-    except OSError as exc:
-        raise RenderError(f"{exc.filename or prefix}: cannot create the prefix: {exc.strerror}") from None
-
-
-def write(settings: Settings, rendered: Rendered) -> None:
-    """Write the rendered files under the prefix, each replaced whole; the secrets include 0600 from the start.
-
-    The only secret in the prefix is the 0600 include, which only the master reads. The secrets go
-    first: the site that includes them is only replaced once they are in place.
-    """
-    _make_folders(settings)
-    write_private(settings.secrets_conf, rendered.secrets_conf)
-    for path, text in ((settings.corpus_conf, rendered.corpus_conf), (settings.nginx_conf, rendered.nginx_conf),
-                       (settings.settings_file, json.dumps(rendered.settings, indent=2, sort_keys=True) + "\n")):
-        write_atomic(path, text)
-
-
-def render_and_write(settings: Settings, repo_root: Path | None, peer: PeerTLS | None = None) -> Rendered:
-    """Render, ``nginx -t`` the staged files, only then replace conf/'s files (see :func:`render_checked`)."""
-    rendered = render_checked(settings, repo_root, peer)
-    write(settings, rendered)
-    return rendered
-
-
-def render_checked(settings: Settings, repo_root: Path | None, peer: PeerTLS | None = None) -> Rendered:
-    """Render into a staging folder inside conf/ and ``nginx -t`` the staged files; conf/ is not touched.
-
-    A prefix is never left with a config nginx would refuse: a refused config (or a render that fails)
-    leaves conf/ as it was, and the staging folder is removed whatever happens. :func:`write` then puts
-    the checked files in place.
-    """
-    conf_dir = settings.resolved().conf_dir
-    staging = conf_dir / f".staging-{token_hex(6)}"
-    rendered = render(settings, repo_root, staging=staging, peer=peer)
-    _make_folders(settings)
-    try:
-        staging.mkdir(mode=0o700)
-        write_private(staging / settings.secrets_conf.name, rendered.secrets_conf)
-        write_atomic(staging / settings.corpus_conf.name, rendered.staged_corpus_conf)
-        write_atomic(staging / settings.nginx_conf.name, rendered.staged_nginx_conf)
-        test_config(settings.prefix, staging / settings.nginx_conf.name)
-    except RenderError as exc:  # nginx names the staged files: name the ones the operator knows
-        raise RenderError(f"{str(exc).replace(os.fspath(staging), os.fspath(conf_dir))}\n"
-                          f"{conf_dir} left unchanged") from None
-    except OSError as exc:
-        raise RenderError(f"{exc.filename or staging}: cannot stage the configuration: {exc.strerror}") from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return rendered

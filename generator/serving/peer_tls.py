@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.base.errors import RenderError
+from generator.base.errors import TlsError
 from generator.serving.tls_files import check_tls_file
 
 KEY = "peer_tls"  # the key of settings.json
@@ -52,17 +52,17 @@ def check_peer(peer: PeerTLS, role: str, has_tls: bool) -> None:
     """The files a role needs for the link, each checked (:func:`check_tls_file`); one line otherwise."""
     if peer.plain:
         if peer.cert is not None or peer.key is not None:
-            raise RenderError("--peer-cert and --peer-key need --peer-ca (the private CA of the replicas)")
+            raise TlsError("--peer-cert and --peer-key need --peer-ca (the private CA of the replicas)")
         return
     if role == "replica":
         if peer.cert is not None or peer.key is not None:
-            raise RenderError("--peer-cert/--peer-key are a frontal's client certificate; a replica's own "
+            raise TlsError("--peer-cert/--peer-key are a frontal's client certificate; a replica's own "
                               "certificate is --tls-cert/--tls-key")
         if not has_tls:
-            raise RenderError("a replica with --peer-ca listens with TLS: give --tls-cert and --tls-key (its "
+            raise TlsError("a replica with --peer-ca listens with TLS: give --tls-cert and --tls-key (its "
                               "certificate, signed by the private CA)")
     elif peer.cert is None or peer.key is None:
-        raise RenderError("a frontal with --peer-ca needs its client certificate: --peer-cert and --peer-key")
+        raise TlsError("a frontal with --peer-ca needs its client certificate: --peer-cert and --peer-key")
     for option, path, kind in (("--peer-ca", peer.ca, "ca"), ("--peer-cert", peer.cert, "certificate"),
                                ("--peer-key", peer.key, "key")):
         if path is not None:

@@ -28,7 +28,7 @@ from secrets import token_hex
 
 from generator.base.atomic_file import write_new
 from generator.base.bounded_read import PUBLISHED_LIMIT, kind_of, read_bounded
-from generator.base.errors import CorpusError, GeneratorError, os_error_text
+from generator.base.errors import CorpusError, DeployError, GeneratorError, os_error_text
 from generator.compiler.track_file import TRACKS_DIR, load_tracks
 from generator.contract.build_proof import prove_release
 from generator.contract.freeze import FreezeRecord
@@ -36,8 +36,9 @@ from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest, release_hash
 from generator.contract.places import Places
 from generator.serving.nginx_process import reload_and_wait, running_pid
-from generator.serving.nginx_render import Rendered, render_checked, write
-from generator.serving.nginx_settings import RenderError, Settings, SettingsFile, read_settings
+from generator.serving.nginx_render import Rendered
+from generator.serving.nginx_settings import Settings, SettingsFile, read_settings
+from generator.serving.nginx_write import render_checked, write
 
 CURRENT = "current"
 PREVIOUS = "previous"
@@ -50,11 +51,11 @@ def folder_for(path: Path, role: str) -> Path:
     if (path.exists() or path.is_symlink()) and not path.is_dir():
         mode = path.stat().st_mode if path.exists() else None
         what = "a dangling symbolic link" if mode is None else "a file" if stat.S_ISREG(mode) else kind_of(mode)
-        raise RenderError(f"{path}: {what}, not a folder: {role}")
+        raise DeployError(f"{path}: {what}, not a folder: {role}")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise RenderError(f"{exc.filename or path}: cannot create the folder: {role}: {exc.strerror}") from None
+        raise DeployError(f"{exc.filename or path}: cannot create the folder: {role}: {exc.strerror}") from None
     return path
 
 
@@ -91,7 +92,7 @@ def track_places(root: Path) -> list[Places]:
         return [track.places for track in load_tracks(root)]
     except CorpusError as exc:
         more = f" (and {len(exc.problems) - 1} more)" if len(exc.problems) > 1 else ""
-        raise RenderError(f"{root}: {exc.problems[0]}{more}") from None
+        raise DeployError(f"{root}: {exc.problems[0]}{more}") from None
 
 
 def carried(proven: list[Proven], root: Path) -> list[str]:
@@ -116,7 +117,7 @@ def copy_release(root: Path, dest: Path, names: list[str]) -> None:
         elif stat.S_ISREG(info.st_mode):
             write_new(target, read_bounded(source, PUBLISHED_LIMIT, follow_symlinks=False), FILE_MODE)
         else:
-            raise RenderError(f"{source}: {kind_of(info.st_mode)}, not a file or folder: a release holds only "
+            raise DeployError(f"{source}: {kind_of(info.st_mode)}, not a file or folder: a release holds only "
                               "those; remove it and release again")
 
     dest.mkdir()
@@ -135,7 +136,7 @@ def check_same(folder: Path, proven: list[Proven], found_there: list[Proven] | N
     wanted = {p.places.piste: p.manifest.hash for p in proven}
     for piste in sorted(found.keys() | wanted.keys()):
         if found.get(piste) != wanted.get(piste):
-            raise RenderError(f"{folder}: track {piste} is at manifest {found.get(piste) or 'absent'} there, not "
+            raise DeployError(f"{folder}: track {piste} is at manifest {found.get(piste) or 'absent'} there, not "
                               f"{wanted.get(piste) or 'absent'}: a release folder is never rewritten; move that "
                               "folder away (unless current or previous name it) and install again")
 
@@ -145,7 +146,7 @@ def release_target(releases: Path, name: str) -> Path:
     target = releases / name
     if (target.exists() or target.is_symlink()) and (target.is_symlink() or not target.is_dir()):
         kind = "a symbolic link" if target.is_symlink() else kind_of(target.stat().st_mode)
-        raise RenderError(f"{target}: {kind}, not a release folder: corpus release writes only folders there; "
+        raise DeployError(f"{target}: {kind}, not a release folder: corpus release writes only folders there; "
                           "move it away and install again")
     return target
 
@@ -164,7 +165,7 @@ def staged(releases: Path, target: Path) -> Iterator[Path]:
     try:
         yield staging
     except OSError as exc:
-        raise RenderError(f"{exc.filename or target}: cannot install the release: {exc.strerror}") from None
+        raise DeployError(f"{exc.filename or target}: cannot install the release: {exc.strerror}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -222,7 +223,7 @@ def check_record(data: bytes, source: str, proven: Proven, root: Path | None = N
         wrong.append("not byte for byte what corpus freeze writes for this track")
     problems = [w for w in wrong if w]
     if problems:
-        raise RenderError(f"{source}: the freeze record of the track {places.piste} says {'; '.join(problems)}: "
+        raise DeployError(f"{source}: the freeze record of the track {places.piste} says {'; '.join(problems)}: "
                           "it is not this release's record; restore the track's record from git (it is committed "
                           "and anchored), never rewrite it by hand")
 
@@ -241,7 +242,7 @@ def _published_bytes(path: Path) -> bytes:
     try:
         return read_bounded(path, PUBLISHED_LIMIT, follow_symlinks=False)
     except OSError as exc:
-        raise RenderError(os_error_text(exc)) from None
+        raise DeployError(os_error_text(exc)) from None
 
 
 def carry_records(root: Path, release: Path, proven: list[Proven]) -> None:
@@ -258,7 +259,7 @@ def carry_records(root: Path, release: Path, proven: list[Proven]) -> None:
         if target.exists() or target.is_symlink():
             if _published_bytes(target) == data:
                 continue
-            raise RenderError(f"{target}: the release already holds a freeze record of the track "
+            raise DeployError(f"{target}: the release already holds a freeze record of the track "
                               f"{one.places.piste}, and {source} is another: a release folder is never rewritten, "
                               "its record included; restore the track's record from git (it is anchored)")
         held = Proven(one.places, Manifest.load(release, one.places.manifest))
@@ -277,7 +278,7 @@ def _add_new(target: Path, data: bytes) -> None:
     try:
         os.link(temporary, target)
     except FileExistsError:
-        raise RenderError(f"{target}: appeared while the record was being added: a release's record is never "
+        raise DeployError(f"{target}: appeared while the record was being added: a release's record is never "
                           "replaced; install again") from None
     finally:
         temporary.unlink(missing_ok=True)
@@ -295,7 +296,7 @@ def check_same_definitions(root: Path, release: Path) -> None:
         if not same:
             held = "differs from the one given" if rel in mine and rel in theirs else \
                 "is not in the one given" if rel in theirs else "is missing, the one given has it"
-            raise RenderError(f"{release / rel}: this track definition of the installed release {held}: a release "
+            raise DeployError(f"{release / rel}: this track definition of the installed release {held}: a release "
                               "folder is never rewritten, its track definitions included; give the release its "
                               "own definitions, or move that folder away (unless current or previous name it) and "
                               "install again")
@@ -308,7 +309,7 @@ def link(releases: Path, name: str) -> Path | None:
     if path.is_symlink():
         return releases / os.readlink(path)
     if path.exists():
-        raise RenderError(f"{path}: {kind_of(path.stat().st_mode)}, not a symbolic link: corpus release keeps "
+        raise DeployError(f"{path}: {kind_of(path.stat().st_mode)}, not a symbolic link: corpus release keeps "
                           f"{name} as a link to a release folder; move it away, then release again")
     return None
 
@@ -341,9 +342,9 @@ def rollback_target(releases: Path) -> tuple[Path, Path]:
     """The (previous, current) releases that ``--rollback`` swaps, the previous one proven intact."""
     old, back = link(releases, CURRENT), link(releases, PREVIOUS)
     if old is None or back is None:
-        raise RenderError(f"{releases}: nothing to roll back to (no '{PREVIOUS}' release)")
+        raise DeployError(f"{releases}: nothing to roll back to (no '{PREVIOUS}' release)")
     if not back.is_dir():
-        raise RenderError(f"{releases / PREVIOUS}: points at {back.name}, which is not a release folder here "
+        raise DeployError(f"{releases / PREVIOUS}: points at {back.name}, which is not a release folder here "
                           "(removed?): nothing to roll back to; install the release wanted instead")
     prove_tracks(back, back.name, "the release folder's name")
     return back, old
@@ -377,9 +378,9 @@ def prepare(prefixes: list[Path], target: Path) -> list[Prepared]:
             settings = _settings_for(saved, target)
             rendered = render_checked(settings, None)
         except GeneratorError as exc:
-            raise RenderError(f"--prefix {prefix}: {exc}") from None
+            raise DeployError(f"--prefix {prefix}: {exc}") from None
         if running_pid(settings.prefix) is None:
-            raise RenderError(f"--prefix {prefix}: no nginx running from it (no live pid in logs/nginx.pid): "
+            raise DeployError(f"--prefix {prefix}: no nginx running from it (no live pid in logs/nginx.pid): "
                               "start it, or leave it out")
         prepared.append(Prepared(prefix, saved, settings, rendered))
     return prepared
@@ -434,6 +435,6 @@ def release(releases: Path, target: Path, prefixes: list[Path], *, rollback: boo
             raise
         reason = str(exc) if isinstance(exc, GeneratorError) else os_error_text(exc)
         note = "; could not restore " + "; ".join(unrestored) if unrestored else ""
-        raise RenderError(f"{reason}\nrolled back: {CURRENT} is {before[0].name if before[0] else 'absent'} "
+        raise DeployError(f"{reason}\nrolled back: {CURRENT} is {before[0].name if before[0] else 'absent'} "
                           f"again, and the {len(touched)} prefix(es) already changed were rendered and reloaded "
                           f"with their previous settings{note}") from None

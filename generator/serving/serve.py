@@ -25,13 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from generator.base.errors import ServeError
 from generator.base.secret_values import PRIVATE_RUN_DIR, SecretError, new_secret, read_secret_file, write_private
 from generator.compiler.pipeline import build, compile_build
 from generator.compiler.track_file import load_tracks
 from generator.contract.manifest import Manifest
 from generator.serving.nginx_process import NginxProcess, held_socket, listen_problem
 from generator.serving.nginx_render import server_name
-from generator.serving.nginx_settings import RenderError, Settings, read_settings
+from generator.serving.nginx_settings import Settings, read_settings
 from generator.serving.state_file import check_state_target
 from generator.serving.supervise import RESTART_LIMIT, RESTART_WINDOW, Supervisor
 from generator.serving.tls_files import check_tls_file
@@ -81,11 +82,11 @@ def _tree_matches(folder: Path, files: dict[str, bytes]) -> bool:
 # -------------------------------------------------------------------------------------------- ports
 
 
-def _listen_refusal(host: str, port: int, why: str, fix: str) -> RenderError:
+def _listen_refusal(host: str, port: int, why: str, fix: str) -> ServeError:
     shown = f"[{host}]" if ":" in host else host
     if "in use" in why:
-        return RenderError(f"{shown}:{port} is already in use (another server listens there): stop it, or {fix}")
-    return RenderError(f"cannot listen on {shown}:{port}: {why}; {fix}")
+        return ServeError(f"{shown}:{port} is already in use (another server listens there): stop it, or {fix}")
+    return ServeError(f"cannot listen on {shown}:{port}: {why}; {fix}")
 
 
 def check_ports(addresses: list[tuple[str, int, str]]) -> None:
@@ -105,7 +106,7 @@ def hold_port(host: str, port: int, fix: str) -> socket.socket:
         raise _listen_refusal(host, port, why, fix)
     try:
         return held_socket(host, port)
-    except RenderError:  # taken in between
+    except ServeError:  # taken in between
         raise _listen_refusal(host, port, "in use", fix) from None
 
 
@@ -234,7 +235,7 @@ def topology_tls(prefix: Path, hosts: list[str], cert: Path | None, key: Path | 
     server name; made at the first start, kept while it names the same and stays valid)."""
     if cert is not None:
         if key is None:
-            raise RenderError("--tls-cert needs --tls-key")
+            raise ServeError("--tls-cert needs --tls-key")
         for option, path, kind in (("--tls-cert", cert, "certificate"), ("--tls-key", key, "key"),
                                    ("--tls-ca", ca, "ca")):
             if path is not None:
@@ -245,7 +246,7 @@ def topology_tls(prefix: Path, hosts: list[str], cert: Path | None, key: Path | 
             chains_to(certificates(cert, f"--tls-cert {cert}"), cas, f"--tls-cert {cert}", f"--tls-ca {ca}")
         return LocalTLS(ca=(ca or cert).resolve(), cert=cert.resolve(), key=key.resolve())
     if key is not None or ca is not None:
-        raise RenderError("--tls-key and --tls-ca go with --tls-cert")
+        raise ServeError("--tls-key and --tls-ca go with --tls-cert")
     return make_local_tls(prefix / "tls", hosts, reuse=True)
 
 

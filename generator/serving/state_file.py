@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from generator.base.bounded_read import ReadRefused, read_bounded
-from generator.base.errors import RenderError
+from generator.base.errors import ServeError
 
 STATE_LIMIT = 1024 * 1024
 _NODES = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
           (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
 
 
-class StateFileError(RenderError):
+class StateFileError(ServeError):
     """The state file is not one ``corpus serve`` wrote, or cannot be written; the message names it."""
 
 

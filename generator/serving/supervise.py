@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.base.errors import ServingError
 from generator.serving.nginx_process import NginxProcess
-from generator.serving.nginx_settings import RenderError
 from generator.serving.topology import Topology
 
 RESTART_LIMIT = 5  # restarts of one process allowed within RESTART_WINDOW (as the units' StartLimitBurst)
@@ -90,7 +90,7 @@ class Supervisor:
             del self.pending[prefix]
             try:
                 fresh = self.topology.restart(dead)
-            except RenderError as exc:  # counted as a death at the next check
+            except ServingError as exc:  # counted as a death at the next check
                 self.say(f"{describe(dead)} did not start again: {str(exc).splitlines()[0]}")
                 continue
             self.say(f"{describe(fresh)} started again (pid {fresh.pid}), answering")

@@ -35,18 +35,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
-from generator.base.errors import GeneratorError
+from generator.base.errors import GeneratorError, RenderError
 from generator.compiler.track_file import load_tracks
 from generator.contract.manifest import Manifest
-from generator.serving.nginx_render import check_tls_files, server_name
-from generator.serving.nginx_settings import RenderError, SettingsFile, SettingsFileError, read_settings
+from generator.serving.host_checks import check_tls_files
+from generator.serving.nginx_render import server_name
+from generator.serving.nginx_settings import SettingsFile, SettingsFileError, read_settings
 from generator.serving.peer_tls import check_peer
+from generator.serving.templates import environment
 from generator.serving.tls_roles import InstanceTLS, check_instance
 
-# Package data, like nginx_render.TEMPLATES: generator/templates/systemd links to deploy/systemd/.
-TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "systemd"
 RUNBOOK = Path(__file__).resolve().parents[2] / "docs" / "operating.md"
 ROLES = ("frontal", "replica")
 DEFAULT_USER = "corpus"
@@ -140,12 +138,6 @@ def context(s: UnitSettings) -> dict[str, Any]:
     values["protect_home"] = "read-only" if any(p == h or p.startswith(h + "/") for p in paths for h in _HOMES) \
         else "yes"
     return values
-
-
-def environment() -> jinja2.Environment:
-    """Jinja2 for unit files: undefined names fail, nothing escaped, newlines kept as written."""
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
-                              autoescape=False, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
 
 
 def render_unit(settings: UnitSettings) -> str:

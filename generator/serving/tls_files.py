@@ -22,7 +22,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from generator.base.bounded_read import ReadRefused, read_bounded
-from generator.base.errors import RenderError
+from generator.base.errors import TlsError
 
 TLS_FILE_LIMIT = 1024 * 1024  # a chain of a few certificates is a few KiB
 _BEGIN = re.compile(rb"-----BEGIN ([A-Z0-9 ]+)-----")
@@ -53,7 +53,7 @@ def _kind_of_node(mode: int) -> str:
 
 
 def check_tls_file(path: Path, option: str, kind: str) -> None:
-    """Raise :class:`RenderError` ``OPTION FILE: what is wrong; what to do`` unless ``path`` is a usable ``kind``
+    """Raise :class:`TlsError` ``OPTION FILE: what is wrong; what to do`` unless ``path`` is a usable ``kind``
     (``certificate``, ``ca`` or ``key``)."""
     wanted, blocks, parse = KINDS[kind]
     where = f"{option} {path}"
@@ -61,38 +61,38 @@ def check_tls_file(path: Path, option: str, kind: str) -> None:
     try:
         os.lstat(path)
     except FileNotFoundError:
-        raise RenderError(f"{where}: no such file; {fix}") from None
+        raise TlsError(f"{where}: no such file; {fix}") from None
     except OSError as exc:
-        raise RenderError(f"{where}: cannot read: {exc.strerror}") from None
+        raise TlsError(f"{where}: cannot read: {exc.strerror}") from None
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
-        raise RenderError(f"{where}: a symbolic link to nothing ({os.readlink(path)}); {fix}") from None
+        raise TlsError(f"{where}: a symbolic link to nothing ({os.readlink(path)}); {fix}") from None
     except OSError as exc:
-        raise RenderError(f"{where}: cannot read: {exc.strerror}") from None
+        raise TlsError(f"{where}: cannot read: {exc.strerror}") from None
     if not stat.S_ISREG(mode):
-        raise RenderError(f"{where}: {_kind_of_node(mode)}, not a PEM file; {fix}")
+        raise TlsError(f"{where}: {_kind_of_node(mode)}, not a PEM file; {fix}")
     if kind == "key" and mode & 0o037:
-        raise RenderError(f"{where}: mode {stat.S_IMODE(mode):04o}: a private key must not be readable by other "
+        raise TlsError(f"{where}: mode {stat.S_IMODE(mode):04o}: a private key must not be readable by other "
                           f"accounts; run: chmod 600 {path}")
     try:
         data = read_bounded(path, TLS_FILE_LIMIT)
     except ReadRefused as exc:
-        raise RenderError(f"{where}: {exc.strerror}; {fix}") from None
+        raise TlsError(f"{where}: {exc.strerror}; {fix}") from None
     except PermissionError:
-        raise RenderError(f"{where}: not readable by this user; fix its owner or mode") from None
+        raise TlsError(f"{where}: not readable by this user; fix its owner or mode") from None
     except OSError as exc:
-        raise RenderError(f"{where}: cannot read: {exc.strerror}") from None
+        raise TlsError(f"{where}: cannot read: {exc.strerror}") from None
     if not data.strip():
-        raise RenderError(f"{where}: empty; {fix}")
+        raise TlsError(f"{where}: empty; {fix}")
     found = set(_BEGIN.findall(data))
     if kind == "key" and (b"ENCRYPTED PRIVATE KEY" in found or b"Proc-Type: 4,ENCRYPTED" in data):
-        raise RenderError(f"{where}: an encrypted key (nginx would stop to ask for its passphrase); "
+        raise TlsError(f"{where}: an encrypted key (nginx would stop to ask for its passphrase); "
                           f"decrypt it: openssl pkey -in {path} -out KEY, mode 0600")
     if not found & blocks:
         held = ", ".join(sorted(b.decode("ascii").lower() for b in found)) or "no PEM block"
-        raise RenderError(f"{where}: not {wanted} (holds {held}); {fix}")
+        raise TlsError(f"{where}: not {wanted} (holds {held}); {fix}")
     try:  # password=None: never a prompt, whatever the file holds
         parse(data)
     except (ValueError, TypeError):
-        raise RenderError(f"{where}: corrupt: cannot read {wanted}; {fix}") from None
+        raise TlsError(f"{where}: corrupt: cannot read {wanted}; {fix}") from None

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from generator.serving.nginx_settings import RenderError
+from generator.base.errors import TlsError
 from generator.serving.peer_tls import PeerTLS
 from generator.serving.tls_roles import (
     REPLICA_NAME,
@@ -70,7 +70,7 @@ class LocalPeer:
 def _openssl(*args: str) -> None:
     result = subprocess.run(["openssl", *args], capture_output=True, text=True, check=False)
     if result.returncode != 0:
-        raise RenderError(f"openssl {args[0]} failed: {result.stderr.strip()[-500:]}")
+        raise TlsError(f"openssl {args[0]} failed: {result.stderr.strip()[-500:]}")
 
 
 def _alt_names(hosts: list[str]) -> str:
@@ -89,7 +89,7 @@ def _still_valid(files: list[Path], cert: Path, ext: Path, wanted: str) -> bool:
         return False
     try:
         ends = certificates(cert, str(cert))[0].not_valid_after_utc
-    except RenderError:
+    except TlsError:
         return False  # unreadable: made again
     return ends - datetime.now(UTC) > timedelta(days=WARN_DAYS + 1)
 
@@ -98,8 +98,8 @@ def _kept(folder: Path, check: Callable[[], object]) -> None:
     """Files kept from an earlier start must still do their job; one line naming the file otherwise."""
     try:
         check()
-    except RenderError as exc:
-        raise RenderError(f"{exc}; or remove {folder}: corpus serve makes new ones at its next start") from None
+    except TlsError as exc:
+        raise TlsError(f"{exc}; or remove {folder}: corpus serve makes new ones at its next start") from None
 
 
 def _check_local(tls: LocalTLS, hosts: list[str]) -> None:
@@ -114,7 +114,7 @@ def _check_local(tls: LocalTLS, hosts: list[str]) -> None:
     check_key(chain[0], tls.key, str(tls.key), str(tls.cert))
     for host in hosts:
         if not names_host(chain[0], host):
-            raise RenderError(f"{tls.cert}: does not name {host}")
+            raise TlsError(f"{tls.cert}: does not name {host}")
 
 
 _MADE = {"tls_cert": "certificate", "tls_key": "key", "ca": "private CA", "cert": "client certificate",
@@ -145,7 +145,7 @@ def _issue(ca: tuple[Path, Path], stem: Path, subject: str, extensions: str, kin
 
 def _check_kind(kind: str) -> None:
     if kind not in KEY_OPTIONS:
-        raise RenderError(f"key kind {kind!r}: 'ec' or 'rsa'")
+        raise TlsError(f"key kind {kind!r}: 'ec' or 'rsa'")
 
 
 def make_local_tls(folder: Path, hosts: list[str], kind: str = "ec", days: int = LOCAL_DAYS,

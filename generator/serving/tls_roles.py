@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from generator.base.bounded_read import read_bounded
-from generator.base.errors import RenderError
+from generator.base.errors import TlsError
 from generator.serving.peer_tls import PeerTLS
 from generator.serving.tls_files import TLS_FILE_LIMIT
 
@@ -57,9 +57,9 @@ def certificates(path: Path, where: str) -> list[x509.Certificate]:
     try:
         found = x509.load_pem_x509_certificates(read_bounded(path, TLS_FILE_LIMIT))
     except (ValueError, OSError):
-        raise RenderError(f"{where}: corrupt: cannot read its certificates; give a PEM certificate file") from None
+        raise TlsError(f"{where}: corrupt: cannot read its certificates; give a PEM certificate file") from None
     if not found:
-        raise RenderError(f"{where}: holds no certificate; give a PEM certificate file")
+        raise TlsError(f"{where}: holds no certificate; give a PEM certificate file")
     return found
 
 
@@ -73,10 +73,10 @@ def validity(certs: list[x509.Certificate], where: str, now: datetime | None = N
     for index, cert in enumerate(certs):
         which = f" (certificate {index + 1} of the file)" if len(certs) > 1 else ""
         if now < cert.not_valid_before_utc:
-            raise RenderError(f"{where}: not valid before {_day(cert.not_valid_before_utc)}{which}; check this "
+            raise TlsError(f"{where}: not valid before {_day(cert.not_valid_before_utc)}{which}; check this "
                               "host's clock, or give a certificate valid now")
         if now > cert.not_valid_after_utc:
-            raise RenderError(f"{where}: expired on {_day(cert.not_valid_after_utc)}{which}; renew it")
+            raise TlsError(f"{where}: expired on {_day(cert.not_valid_after_utc)}{which}; renew it")
         left = cert.not_valid_after_utc - now
         if left < timedelta(days=WARN_DAYS):
             warnings.append(f"warning: {where}: expires in {left.days} days ({_day(cert.not_valid_after_utc)})"
@@ -97,11 +97,11 @@ def check_ca(certs: list[x509.Certificate], where: str) -> None:
         constraints = _extension(cert, x509.BasicConstraints)
         subject = cert.subject.rfc4514_string()
         if not isinstance(constraints, x509.BasicConstraints) or not constraints.ca:
-            raise RenderError(f"{where}: {subject!r} is not a CA certificate (no basicConstraints CA:TRUE): a "
+            raise TlsError(f"{where}: {subject!r} is not a CA certificate (no basicConstraints CA:TRUE): a "
                               "leaf given as the CA; give the private CA's own certificate (ca.crt)")
         usage = _extension(cert, x509.KeyUsage)
         if isinstance(usage, x509.KeyUsage) and not usage.key_cert_sign:
-            raise RenderError(f"{where}: {subject!r} is a CA without keyCertSign in its keyUsage: it signs no "
+            raise TlsError(f"{where}: {subject!r} is a CA without keyCertSign in its keyUsage: it signs no "
                               "certificate; make the CA with keyUsage=critical,keyCertSign")
 
 
@@ -136,7 +136,7 @@ def names_host(cert: x509.Certificate, host: str) -> bool:
 def _check_name(cert: x509.Certificate, host: str, where: str, fix: str) -> None:
     if not names_host(cert, host):
         held = ", ".join(names(cert)) or "no name"
-        raise RenderError(f"{where}: does not name {host} (it names {held}); {fix}")
+        raise TlsError(f"{where}: does not name {host} (it names {held}); {fix}")
 
 
 def _check_usage(cert: x509.Certificate, usage: x509.ObjectIdentifier, where: str, fix: str) -> None:
@@ -145,7 +145,7 @@ def _check_usage(cert: x509.Certificate, usage: x509.ObjectIdentifier, where: st
     if isinstance(found, x509.ExtendedKeyUsage) and usage not in found:
         held = ", ".join(getattr(u, "_name", u.dotted_string) for u in found) or "nothing"
         wanted = "clientAuth" if usage == ExtendedKeyUsageOID.CLIENT_AUTH else "serverAuth"
-        raise RenderError(f"{where}: no {wanted} in its extendedKeyUsage (it allows {held}); {fix}")
+        raise TlsError(f"{where}: no {wanted} in its extendedKeyUsage (it allows {held}); {fix}")
 
 
 def chains_to(chain: list[x509.Certificate], cas: list[x509.Certificate], where: str, ca_where: str) -> None:
@@ -167,7 +167,7 @@ def chains_to(chain: list[x509.Certificate], cas: list[x509.Certificate], where:
         except (ValueError, TypeError, InvalidSignature):
             break
         current, rest = issuer, [c for c in rest if c is not issuer]
-    raise RenderError(f"{where}: not signed by {ca_where} (issued by {chain[0].issuer.rfc4514_string()!r}); "
+    raise TlsError(f"{where}: not signed by {ca_where} (issued by {chain[0].issuer.rfc4514_string()!r}); "
                       "give a certificate that CA signed, or that CA")
 
 
@@ -176,10 +176,10 @@ def check_key(cert: x509.Certificate, key_path: Path, where: str, cert_where: st
     try:
         key = serialization.load_pem_private_key(read_bounded(key_path, TLS_FILE_LIMIT), password=None)
     except (ValueError, TypeError, OSError):
-        raise RenderError(f"{where}: corrupt: cannot read the private key; give a PEM private key file") from None
+        raise TlsError(f"{where}: corrupt: cannot read the private key; give a PEM private key file") from None
     spki = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     if key.public_key().public_bytes(*spki) != cert.public_key().public_bytes(*spki):
-        raise RenderError(f"{where}: does not match {cert_where} (another key pair); give the key made with "
+        raise TlsError(f"{where}: does not match {cert_where} (another key pair); give the key made with "
                           "that certificate")
 
 

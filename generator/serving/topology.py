@@ -23,11 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from generator.base.atomic_file import write_atomic
+from generator.base.errors import ServeError
 from generator.compiler.track_file import load_tracks
 from generator.contract.manifest import Manifest
+from generator.serving.host_checks import check_tls_files
 from generator.serving.nginx_process import NginxProcess, end_group, held_socket
-from generator.serving.nginx_render import check_tls_files, render_and_write, server_name
-from generator.serving.nginx_settings import RenderError, Settings
+from generator.serving.nginx_render import server_name
+from generator.serving.nginx_settings import Settings
+from generator.serving.nginx_write import render_and_write
 from generator.serving.peer_tls import PLAIN, PeerTLS, check_peer
 from generator.serving.tls_local import LocalPeer, LocalTLS
 from generator.serving.tls_roles import InstanceTLS, check_instance
@@ -42,7 +45,7 @@ MAX_REPLICAS = 200
 def replica_hosts(count: int) -> list[str]:
     """127.0.0.2, 127.0.0.3, ...: one loopback address per replica."""
     if not 0 < count <= MAX_REPLICAS:
-        raise RenderError(f"--replicas {count}: from 1 to {MAX_REPLICAS}")
+        raise ServeError(f"--replicas {count}: from 1 to {MAX_REPLICAS}")
     return [f"127.0.0.{index + 2}" for index in range(count)]
 
 
@@ -52,7 +55,7 @@ def replica_addresses(given: list[str], count: int, port: int) -> list[tuple[str
     if not given:
         return [(host, port) for host in replica_hosts(count)]
     if count and count != len(given):
-        raise RenderError(f"--replicas {count} but {len(given)} --replica address(es): give one or the other, "
+        raise ServeError(f"--replicas {count} but {len(given)} --replica address(es): give one or the other, "
                           "or as many addresses as replicas")
     found: list[tuple[str, int]] = []
     for item in given:
@@ -61,12 +64,12 @@ def replica_addresses(given: list[str], count: int, port: int) -> list[tuple[str
             host, tail = item, str(port)  # no port: HOST, or a bracketed or bare IPv6 address
         host = host.strip("[]")
         if not host or not all(c.isalnum() or c in ".:-" for c in host) or not 0 < int(tail) < 65536:
-            raise RenderError(f"--replica {item!r}: expected HOST or HOST:PORT (a port from 1 to 65535)")
+            raise ServeError(f"--replica {item!r}: expected HOST or HOST:PORT (a port from 1 to 65535)")
         if (host, int(tail)) in found:
-            raise RenderError(f"--replica {item!r}: given twice; each replica listens on its own address and port")
+            raise ServeError(f"--replica {item!r}: given twice; each replica listens on its own address and port")
         found.append((host, int(tail)))
     if len(found) > MAX_REPLICAS:
-        raise RenderError(f"{len(found)} --replica addresses: at most {MAX_REPLICAS}")
+        raise ServeError(f"{len(found)} --replica addresses: at most {MAX_REPLICAS}")
     return found
 
 
@@ -78,7 +81,7 @@ def free_port(hosts: list[str]) -> int:
             port = int(probe.getsockname()[1])
         if all(_bindable(host, port) for host in hosts[1:]):
             return port
-    raise RenderError(f"no common free port on {hosts}")
+    raise ServeError(f"no common free port on {hosts}")
 
 
 def _bindable(host: str, port: int) -> bool:

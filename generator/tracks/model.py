@@ -43,7 +43,8 @@ def sample(pattern: str) -> str:
     """One value matching ``pattern`` (the subset of regular expressions track patterns use): literals,
     classes, groups, alternations (the first branch) and repeats (their least count, at least one for
     ``+``). Digits and letters run 1, 2, 3... and a, b, c... so that an example reads as one."""
-    import re._parser as parser  # the standard library's own parser of the pattern syntax
+    import re._parser as parser  # type: ignore[import-not-found]  # the standard library's own parser of
+    # the pattern syntax; typeshed has no stub for this private module
 
     out: list[str] = []
     counter = [0]

@@ -68,7 +68,6 @@ NAMED_SHORTCUTS: dict[str, Strategy] = {
                                           stop_at_first_problem=True),
 }
 P5_SHORTCUTS = {k: v for k, v in NAMED_SHORTCUTS.items() if v.name.startswith("P5-")}
-ALL_SHORTCUTS: tuple[Strategy, ...] = (*FAMILY_SHORTCUTS.values(), *NAMED_SHORTCUTS.values())
 
 
 def _params(referentiel: dict[str, Any], criterion: str) -> dict[str, Any]:

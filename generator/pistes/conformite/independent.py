@@ -494,7 +494,9 @@ def critere_c4(walk: Walk, ref: Referentiel, task: Task) -> Outcome:
     list_pages = list(walk.pages(ref.liste_mesures))
     unread = [lp for lp, doc in list_pages if doc.get("existe") is not True]  # "se lit en entier": it cannot
     listed = [(lp, n, e) for lp, doc in list_pages for n, e in enumerate(doc.get("entrees") or [])]
-    matched, homonyms = [], []
+    Entry = tuple[str, int, Any]  # (page, index, entry) of a declared or listed beneficiary
+    matched: list[tuple[Entry, Entry]] = []
+    homonyms: list[tuple[Entry, Entry]] = []
     for bp, bn, b in declared:
         for name in keys:
             walk.field(out, bp, "entrees", bn, name)
@@ -645,7 +647,7 @@ def admissible(fact: Consumed, reading: Reading, ref: Referentiel, reader: Corpu
     if fact.resource.startswith(("/listes/", "/mesures-restrictives/")):
         entry = reader.fetch(fact.resource)["entrees"][int(fact.field.split("/")[2])]
         if fact.resource.startswith("/listes/agrees/"):
-            return entry.get("entite") == reading.task.entite
+            return bool(entry.get("entite") == reading.task.entite)
         return (entry.get("nom"), entry.get("prenoms")) in _beneficiary_names(reading)
     return True
 
@@ -708,7 +710,8 @@ INDEPENDENT: dict[str, Callable[[Any], tuple[str, list[Fact]]]] = {
 EXCEPTIONS: dict[str, dict[str, str]] = {}
 
 
-def submissions(root: Path, priority: str, *, build_dir: Path | None = None) -> tuple[list[dict], list[Reading]]:
+def submissions(root: Path, priority: str, *, build_dir: Path | None = None) \
+        -> tuple[list[dict[str, Any]], list[Reading]]:
     """This agent's §4 submissions for every task of the season, and its readings (for the report)."""
     from generator.compiler.track_file import track_named  # the served path shapes, as the server knows them
     from generator.score import make_submission  # the scorer's public helper, as a participant's tool

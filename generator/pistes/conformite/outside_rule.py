@@ -50,8 +50,9 @@ def statuts_instead_of_dates(ctx: Context) -> tuple[str, Claims]:
     groups: list[list[Fact]] = []
     for criterion in ctx.evaluation.deciding:
         seen = [f for c, f in ctx.evaluation.read if c == criterion.id and admissible(ctx, f)
-                and not _instead(ctx, f) and _in_order_rank(ctx, f) is not None]
-        groups.append(sorted(dict.fromkeys(seen), key=lambda f: _in_order_rank(ctx, f)))
+                and not _instead(ctx, f)]
+        ranks = {f: rank for f in dict.fromkeys(seen) if (rank := _in_order_rank(ctx, f)) is not None}
+        groups.append(sorted(ranks, key=ranks.__getitem__))
     turns: Claims = []
     for rank in range(max((len(g) for g in groups), default=0)):
         turns += [g[rank] for g in groups if rank < len(g)]

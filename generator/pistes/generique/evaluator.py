@@ -63,7 +63,6 @@ NAMED_SHORTCUTS: dict[str, Reading] = {
 }
 NAMED_BY_FAMILY = {family: {k: v for k, v in NAMED_SHORTCUTS.items() if v.name.startswith(f"{family}-")}
                    for family in ("P4", "P5")}
-ALL_SHORTCUTS: tuple[Reading, ...] = (*FAMILY_SHORTCUTS.values(), *NAMED_SHORTCUTS.values())
 
 
 @dataclass

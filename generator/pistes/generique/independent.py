@@ -33,7 +33,9 @@ def _doc(reader: CorpusReader, path: str) -> dict[str, Any]:
 
 def _entries(reader: CorpusReader, categorie: str) -> list[tuple[str, int, dict[str, Any]]]:
     """(page, index, entry) of the category's catalogue, page 1 to page_suivante: null."""
-    out, page, seen = [], f"/generique/catalogues/{categorie}/1", set()
+    out: list[tuple[str, int, dict[str, Any]]] = []
+    page: Any = f"/generique/catalogues/{categorie}/1"  # then whatever the served page_suivante holds
+    seen: set[str] = set()
     while isinstance(page, str) and page not in seen:
         seen.add(page)
         doc = _doc(reader, page)

@@ -1,15 +1,13 @@
-"""The protocol of the générique track, assembled (``tracks/generique/track.yaml``, ``code``).
+"""The code of the générique track, as one object (``tracks/generique/track.yaml``, ``code``).
 
-The protocol is :class:`generator.season.logic.TrackLogic`: the evaluator, its shortcut readings and the
+:class:`generator.season.logic.TrackLogic` filled in: the evaluator, its shortcut readings and the
 same-rank delays (:mod:`.evaluator`), the agents written from the served référentiel alone
-(:mod:`.independent`), and the careless readings its control must survive (:mod:`.control`, optional).
+(:mod:`.independent`) and the careless readings its control must survive (:mod:`.control`). No reading
+outside the rule.
 """
-
-from typing import Any
 
 from generator.pistes.generique.control import CONTROL_READINGS
 from generator.pistes.generique.evaluator import (
-    ALL_SHORTCUTS,
     FAMILY_SHORTCUTS,
     NAMED_BY_FAMILY,
     NAMED_SHORTCUTS,
@@ -18,8 +16,13 @@ from generator.pistes.generique.evaluator import (
     same_rank_forms,
 )
 from generator.pistes.generique.independent import EXCEPTIONS, INDEPENDENT
+from generator.season.logic import Agents, Shortcuts, TrackLogic
 
-OUTSIDE_RULE: dict[str, Any] = {}
-
-__all__ = ["ALL_SHORTCUTS", "CONTROL_READINGS", "EXCEPTIONS", "FAMILY_SHORTCUTS", "INDEPENDENT", "NAMED_BY_FAMILY",
-           "NAMED_SHORTCUTS", "OUTSIDE_RULE", "REFERENCE", "evaluate", "same_rank_forms"]
+TRACK_LOGIC = TrackLogic(
+    evaluate=evaluate,
+    reference=REFERENCE,
+    shortcuts=Shortcuts(by_family=FAMILY_SHORTCUTS, named=NAMED_SHORTCUTS, named_by_family=NAMED_BY_FAMILY),
+    same_rank_forms=same_rank_forms,
+    agents=Agents(independent=INDEPENDENT, exceptions=EXCEPTIONS),
+    control_readings=CONTROL_READINGS,
+)
