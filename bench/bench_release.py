@@ -14,7 +14,7 @@ Not a test: run it by hand (``.venv/bin/python bench/bench_release.py``). Three 
   command took;
 - **bombs**: the second artifact with one build member replaced by a header declaring 2 GiB (a plain file,
   GNU sparse, PAX sparse 0.1 and 1.0; tests/tar_bombs.py builds them), each installed by ``corpus release
-  install`` in a child process: its exit code, wall time, peak resident memory (``ru_maxrss`` of the
+  install`` in a child process: its exit code, wall time, peak resident memory (``VmHWM`` of the
   child), and what it wrote inside the releases folder; beside them the same child refusing a missing
   artifact, the memory that Python and the package take before any artifact is read.
 """

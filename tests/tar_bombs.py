@@ -137,8 +137,9 @@ def hook(event, args):
 sys.addaudithook(hook)
 from generator.cli.main import main
 code = main(["release", "install", sys.argv[1], "--releases", releases])
-import resource
-print(json.dumps({"written": written, "max_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+# VmHWM, the peak of this process's own memory: ru_maxrss would carry the parent's peak across execve
+peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(json.dumps({"written": written, "max_rss_kib": peak}))
 sys.exit(code)
 """
 
@@ -162,7 +163,7 @@ def run_install(artifact: Path, releases: Path, root: Path) -> Run:
                             stderr=subprocess.PIPE)
     out, err = proc.communicate(timeout=120)
     seconds = time.monotonic() - start
-    report = json.loads(out)  # the child's own peak (ru_maxrss of itself, KiB on Linux), as it ends
+    report = json.loads(out)  # the child's own peak (its VmHWM, KiB), as it ends
     return Run(proc.returncode, err.decode(), report["written"], report["max_rss_kib"] / 1024, seconds)
 
 
