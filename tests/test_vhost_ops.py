@@ -59,6 +59,7 @@ def test_maintenance_switches_to_503_and_back_without_reload(server: NginxServer
         assert server.maintenance_flag().exists()
         switched = _within(3.0, lambda: server.request(path).status == 503)
         assert switched <= 2.0  # nginx sees the flag within open_file_cache_valid (1 s)
+        time.sleep(1.2)  # each worker keeps its own cache: after one validity period, every worker sees it
         for target in (path, "/agrements/AGR-999999", path + "/"):
             resp = server.request(target)
             assert (resp.status, resp.body, resp.header("Content-Type")) == (503, unavailable, JSON_TYPE)
@@ -71,6 +72,7 @@ def test_maintenance_switches_to_503_and_back_without_reload(server: NginxServer
         assert main(["maintenance", "off", "--prefix", prefix]) == 0
     assert not server.maintenance_flag().exists()
     assert _within(3.0, lambda: server.request(path).status == 200) <= 2.0
+    time.sleep(1.2)  # as above: one worker answering 200 does not mean every worker's cache has expired
     resp = server.request(path)
     assert (resp.status, resp.body) == (200, server.body_of(path))
     assert server.workers() == workers  # no reload, no restart
