@@ -197,10 +197,7 @@ def check_instance(tls: InstanceTLS, now: datetime | None = None) -> list[str]:
         warnings += validity(cas, ca_where, now)
     if tls.tls_cert is not None:
         where = f"{opt['tls_cert']} {tls.tls_cert}"
-        chain = certificates(tls.tls_cert, where)
-        warnings += validity(chain, where, now)
-        if tls.tls_key is not None:
-            check_key(chain[0], tls.tls_key, f"{opt['tls_key']} {tls.tls_key}", where)
+        chain = _leaf_chain(tls.tls_cert, tls.tls_key, where, f"{opt['tls_key']} {tls.tls_key}", now, warnings)
         if tls.role == "replica" and cas:
             fix = f"a replica's certificate names {REPLICA_NAME}, the name every frontal verifies"
             _check_name(chain[0], REPLICA_NAME, where, fix)
@@ -213,12 +210,19 @@ def check_instance(tls: InstanceTLS, now: datetime | None = None) -> list[str]:
             _check_usage(chain[0], ExtendedKeyUsageOID.SERVER_AUTH, where, "give a server certificate")
     if peer.cert is not None:
         where = f"{opt['cert']} {peer.cert}"
-        chain = certificates(peer.cert, where)
-        warnings += validity(chain, where, now)
-        if peer.key is not None:
-            check_key(chain[0], peer.key, f"{opt['key']} {peer.key}", where)
+        chain = _leaf_chain(peer.cert, peer.key, where, f"{opt['key']} {peer.key}", now, warnings)
         _check_usage(chain[0], ExtendedKeyUsageOID.CLIENT_AUTH, where, "the replicas refuse it: issue the "
                      "frontal's client certificate with extendedKeyUsage=clientAuth")
         if cas:
             chains_to(chain, cas, where, ca_where)
     return warnings
+
+
+def _leaf_chain(cert: Path, key: Path | None, where: str, key_where: str, now: datetime,
+                warnings: list[str]) -> list[x509.Certificate]:
+    """A certificate file's chain, each within its validity (warnings appended), and its key matching the leaf."""
+    chain = certificates(cert, where)
+    warnings += validity(chain, where, now)
+    if key is not None:
+        check_key(chain[0], key, key_where, where)
+    return chain
