@@ -6,11 +6,10 @@ import hashlib
 import json
 import shutil
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_run import Ran, run_corpus
 from conftest import ROOT
 from trackfix import copy_tracks
 
@@ -20,13 +19,12 @@ BAREME = ROOT / "spec" / "conformite-bareme-v3.section-5.txt"
 # CONTRACT §5: the value published with the spec, not computed by the code under test.
 PUBLISHED_BAREME_SHA256 = "960a7374f4d905eff4a38a1cc800bd6e75e8ded891b5c6242da139ecb7da51f1"
 
-def frozen(repo: Path, salt_file: Path) -> subprocess.CompletedProcess[str]:
+def frozen(repo: Path, salt_file: Path) -> Ran:
     return corpus("freeze", "--root", str(repo), "--bareme", str(BAREME), "--salt-file", str(salt_file))
 
 
-def corpus(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, check=False)
+def corpus(*args: str) -> Ran:
+    return run_corpus(*args, cwd=ROOT)
 
 
 @pytest.fixture()

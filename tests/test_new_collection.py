@@ -7,15 +7,12 @@ test copies the checkout, adds the collection, and compares what changed in ``tr
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from trackfix import CONFORMITE, ROOT, copy_tracks
+from cli_run import Ran, run_corpus
+from trackfix import CONFORMITE, ROOT, changed, digests, scratch_checkout
 
 CONTROLES_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -48,21 +45,13 @@ SECTION = """controles:
 """
 
 
-def corpus(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator.cli", *args, "--root", str(root)], capture_output=True,
-                          text=True, cwd=root, timeout=300, check=False)
-
-
-def tree(folder: Path) -> dict[str, str]:
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+def corpus(root: Path, *args: str) -> Ran:
+    return run_corpus(*args, "--root", str(root), cwd=root)
 
 
 @pytest.fixture()
 def checkout(tmp_path: Path) -> Path:
-    shutil.copytree(ROOT / CONFORMITE.trees.sources, tmp_path / CONFORMITE.trees.sources)
-    copy_tracks(tmp_path)
-    return tmp_path
+    return scratch_checkout(tmp_path, [CONFORMITE.trees.sources])
 
 
 def add_collection(root: Path) -> None:
@@ -75,11 +64,10 @@ def add_collection(root: Path) -> None:
 
 
 def test_a_new_collection_is_one_schema_and_one_entry(checkout: Path) -> None:
-    before = tree(checkout / "tracks")
+    before = digests(checkout, "tracks")
     add_collection(checkout)
-    after = tree(checkout / "tracks")
-    changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
-    assert changed == ["conformite/schemas/controles.schema.json", "conformite/track.yaml"]
+    assert changed(before, digests(checkout, "tracks")) == ["tracks/conformite/schemas/controles.schema.json",
+                                                            "tracks/conformite/track.yaml"]
     entity = checkout / CONFORMITE.trees.sources / "entites" / "ENT-4102.yaml"
     entity.write_text(entity.read_text("utf-8") + SECTION, "utf-8")
 
@@ -94,9 +82,10 @@ def test_a_new_collection_is_one_schema_and_one_entry(checkout: Path) -> None:
     listed = json.loads(corpus(checkout, "tracks", "--json").stdout)[0]
     assert "controles" in listed["collections"]
     # every other served byte is the committed one: the catalogue alone lists the new document
-    for name, digest in tree(ROOT / CONFORMITE.trees.build).items():
-        if name != "catalogue.json":
-            assert tree(built)[name] == digest, name
+    rebuilt = digests(checkout, CONFORMITE.trees.build)
+    for name, digest in digests(ROOT, CONFORMITE.trees.build).items():
+        if name != f"{CONFORMITE.trees.build}/catalogue.json":
+            assert rebuilt[name] == digest, name
 
 
 def test_the_new_collection_is_validated_by_the_same_rules(checkout: Path) -> None:

@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from cli_run import Ran, run_corpus
 from nginx_server import NginxServer, private_folder
-from trackfix import ROOT, copy_tracks
+from trackfix import ROOT, changed, digests, scratch_checkout
 
 from generator.compiler.track_file import TRACKS_DIR, track_named
-from generator.tracks.model import Track
 
 GENERIQUE = track_named(ROOT, "generique")
 CONFORMITE = track_named(ROOT, "conformite")
@@ -30,9 +27,8 @@ DEFINITION = f"{TRACKS_DIR}/generique/track.yaml"
 SCHEMAS = f"{TRACKS_DIR}/generique/schemas"
 
 
-def corpus(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator.cli", *args, "--root", str(root)], capture_output=True,
-                          text=True, cwd=root, timeout=300, check=False)
+def corpus(root: Path, *args: str) -> Ran:
+    return run_corpus(*args, "--root", str(root), cwd=root)
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -43,10 +39,8 @@ def edit(path: Path, old: str, new: str) -> None:
 
 def authored(root: Path) -> dict[str, str]:
     """Every file an author writes (definitions, sources, season sources, barème), by SHA-256."""
-    folders = [TRACKS_DIR, GENERIQUE.trees.sources, GENERIQUE.trees.season_sources,
-               str(Path(GENERIQUE.bareme.file).parent)]
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for folder in folders for p in sorted((root / folder).rglob("*")) if p.is_file()}
+    return digests(root, TRACKS_DIR, GENERIQUE.trees.sources, GENERIQUE.trees.season_sources,
+                   str(Path(GENERIQUE.bareme.file).parent))
 
 
 @pytest.fixture()
@@ -54,13 +48,8 @@ def checkout() -> Iterator[Path]:
     """Both tracks' definitions, générique's sources and trees, conformité's served trees (one nginx serves
     both); 0755 folders, for nginx's workers."""
     with private_folder("corpus-recipe-") as folder:
-        root = folder / "root"
-        trees: list[tuple[Track, str]] = [(GENERIQUE, t) for t in vars(GENERIQUE.trees).values()]
-        trees += [(CONFORMITE, CONFORMITE.trees.build), (CONFORMITE, CONFORMITE.trees.manifest)]
-        for _, tree in trees:
-            if (ROOT / tree).is_dir():
-                shutil.copytree(ROOT / tree, root / tree)
-        copy_tracks(root, tracks=("conformite", "generique"), bareme=True)
+        trees = [*vars(GENERIQUE.trees).values(), CONFORMITE.trees.build, CONFORMITE.trees.manifest]
+        root = scratch_checkout(folder / "root", trees, ("conformite", "generique"), bareme=True)
         for path in [root, *root.rglob("*")]:
             if path.is_dir():
                 path.chmod(0o755)
@@ -142,7 +131,7 @@ def test_recipe_add_a_collection(checkout: Path) -> None:
     before = authored(checkout)
     relative, supplier = add_collection(checkout)
     after = authored(checkout)
-    assert sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k)) == sorted(
+    assert changed(before, after) == sorted(
         [DEFINITION, f"{SCHEMAS}/certificats.schema.json", relative])
     said = prove(checkout)
     assert served(checkout, "/generique/certificats/CRT-0001") == {
@@ -174,7 +163,7 @@ def test_recipe_make_its_owner_list_it_back(checkout: Path) -> None:
     listed = "  certificats: [/generique/certificats/CRT-0001]\n"
     edit(checkout / relative, annexes_line + "\n", annexes_line + "\n" + listed)
     after = authored(checkout)
-    assert sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k)) == sorted(
+    assert changed(before, after) == sorted(
         [DEFINITION, f"{SCHEMAS}/fournisseurs.schema.json", relative])
     said = prove(checkout)
     sheet = served(checkout, f"/generique/fournisseurs/{supplier}")
@@ -233,7 +222,7 @@ def test_recipe_add_an_option_to_a_catalogue(checkout: Path) -> None:
                                          "        critere: C3\n" + key[anchor:], "utf-8")
     after = authored(checkout)
     products_file = f"{GENERIQUE.trees.sources}/{products.source.folder}/PRD-31099.yaml"
-    assert sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k)) == sorted(
+    assert changed(before, after) == sorted(
         [products_file, f"{GENERIQUE.trees.sources}/{catalogue}", supplier_relative,
          f"{GENERIQUE.trees.season_sources}/cle.yaml"])
     prove(checkout)
@@ -273,7 +262,7 @@ def test_recipe_add_a_task(checkout: Path) -> None:
     edit(definition, "repartition: {aucune_option_valide: 4,", "repartition: {aucune_option_valide: 5,")
     edit(definition, "meilleure_constante: [4, 10]", "meilleure_constante: [5, 11]")
     after = authored(checkout)
-    assert sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k)) == sorted(
+    assert changed(before, after) == sorted(
         [DEFINITION, GENERIQUE.bareme.file, f"{GENERIQUE.trees.season_sources}/taches.yaml",
          f"{GENERIQUE.trees.season_sources}/cle.yaml"])
     prove(checkout)

@@ -6,7 +6,9 @@ A scratch root (a copied build, a fixture corpus) is a checkout too: its command
 
 from __future__ import annotations
 
+import hashlib
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 from generator.compiler.track_file import TRACKS_DIR, track_named
@@ -30,6 +32,28 @@ def copy_tracks(dest: Path, source: Path = ROOT, tracks: tuple[str, ...] = ("con
         if section and not (dest / section).exists():
             (dest / section).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source / section, dest / section)
+
+
+def scratch_checkout(dest: Path, trees: Iterable[str], tracks: tuple[str, ...] = ("conformite",), *,
+                     bareme: bool = False) -> Path:
+    """A scratch checkout at ``dest``: the checkout's ``trees`` that exist (sources, builds...) and the
+    definitions of ``tracks`` (:func:`copy_tracks`), for a test that edits them as an author would."""
+    for tree in trees:
+        if (ROOT / tree).is_dir():
+            shutil.copytree(ROOT / tree, dest / tree)
+    copy_tracks(dest, tracks=tracks, bareme=bareme)
+    return dest
+
+
+def digests(root: Path, *folders: str) -> dict[str, str]:
+    """Every file below ``root/<folder>``, by its path from ``root`` and its SHA-256."""
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for folder in folders for p in sorted((root / folder).rglob("*")) if p.is_file()}
+
+
+def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """The paths of :func:`digests` added, removed or changed between two readings."""
+    return sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
 
 
 # The conformité track's shapes, by the names the tests read (``import trackfix as col``).

@@ -1,0 +1,48 @@
+"""The ``corpus`` command run inside the test's process: its exit code and what it printed.
+
+For tests that check what a command does (a build's bytes, a message, an exit code chosen by
+``generator.cli.main.main``), a child process proves nothing more and costs the CLI's import (~0.8 s of
+CPU) each time. What depends on being a separate process stays a subprocess in its own test: the
+installed ``corpus`` script and ``python -m generator.cli`` (test_cli.py), signals and kills
+(test_transaction.py, test_serve_heal.py), stdin, a umask or a resource limit, the environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.cli.main import main
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What ``subprocess.run(..., capture_output=True, text=True)`` would return of the command."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_corpus(*args: str, cwd: Path | None = None) -> Ran:
+    """``corpus ARGS`` in this process (in ``cwd`` when given); argparse's own exits are exit codes too."""
+    out, err = io.StringIO(), io.StringIO()
+    where = contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext()
+    with where, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as stop:  # argparse: a usage error (2) or --help (0)
+            code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+    return Ran(code, out.getvalue(), err.getvalue())
+
+
+def corpus_process(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``python -m generator.cli ARGS`` in a child process: for what only a separate process shows (a
+    command whose output a module-level default stream carries: ``check-season``'s and ``evaluate``'s
+    reports), or what a test proves of the process itself."""
+    return subprocess.run([sys.executable, "-m", "generator.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=timeout, check=False)
