@@ -9,11 +9,10 @@ submission would be. A season change that breaks one calls for a new blind readi
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_run import Ran, run_corpus
 from trackfix import ROOT
 
 from generator.compiler.track_file import track_named
@@ -26,9 +25,8 @@ BLIND = ROOT / "tests" / "fixtures" / "blind"
 READINGS = sorted((folder.parent.name, folder.name) for folder in BLIND.glob("*/*") if folder.is_dir())
 
 
-def corpus(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator.cli", *args, "--root", str(ROOT)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=300, check=False)
+def corpus(*args: str) -> Ran:
+    return run_corpus(*args, "--root", str(ROOT), cwd=ROOT)
 
 
 def test_every_track_has_a_recorded_blind_reading() -> None:

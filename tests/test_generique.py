@@ -14,13 +14,12 @@ import hashlib
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from cli_run import Ran, corpus_process, run_corpus
 from nginx_server import NginxServer, private_folder
-from trackfix import ROOT, copy_tracks
+from trackfix import ROOT, copy_tracks, digests
 
 from generator.compiler.track_file import track_named
 from generator.contract.manifest import Manifest
@@ -35,9 +34,8 @@ AMOUNT = re.compile(r"(0|[1-9][0-9]*)\.[0-9]{2}")
 COUNT = re.compile(r"0|[1-9][0-9]*")
 
 
-def corpus(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator.cli", *args, "--root", str(root)], capture_output=True,
-                          text=True, cwd=root, timeout=300, check=False)
+def corpus(root: Path, *args: str) -> Ran:
+    return run_corpus(*args, "--root", str(root), cwd=root)
 
 
 def served(path: str) -> Any:
@@ -168,18 +166,13 @@ def test_freezing_one_track_leaves_every_byte_of_the_other(tmp_path: Path) -> No
                  "generique/season_src", "generique/build", "generique/manifest", "generique/season"):
         shutil.copytree(ROOT / name, root / name)
     copy_tracks(root, tracks=("conformite", "generique"))
-
-    def tree(*names: str) -> dict[str, str]:
-        return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-                for name in names for p in sorted((root / name).rglob("*")) if p.is_file()}
-
-    before = tree("build", "manifest", "season")
+    before = digests(root, "build", "manifest", "season")
     salt = tmp_path / "salt.hex"
     salt.write_text("ab" * 32 + "\n", "utf-8")
     result = corpus(root, "freeze", "--track", "generique", "--salt-file", str(salt))
     assert result.returncode == 0, result.stderr
     assert (root / "generique" / "freeze" / "record.json").is_file() and not (root / "freeze").exists()
-    assert tree("build", "manifest", "season") == before
+    assert digests(root, "build", "manifest", "season") == before
     record = json.loads((root / "generique" / "freeze" / "record.json").read_bytes())
     manifest = root / "generique" / "manifest" / "manifest.json"
     assert record["manifest_hash"] == hashlib.sha256(manifest.read_bytes()).hexdigest()
@@ -198,15 +191,13 @@ def test_the_independent_agents_import_nothing_of_the_evaluator() -> None:
 def test_evaluate_and_graph_work_on_the_track(tmp_path: Path) -> None:
     """The author's tools know the track from the task id (no --track): the evaluator's reading of a task,
     and its drawing, into the track's own folder."""
-    evaluated = corpus(ROOT, "evaluate", "gen-06")
+    evaluated = corpus_process("evaluate", "gen-06", "--root", str(ROOT), cwd=ROOT)  # its report: a process
     assert evaluated.returncode == 0, evaluated.stderr
     assert "verdict : aucune_option_valide" in evaluated.stdout
     assert "/generique/annexes/ANX-6131 /du" in evaluated.stdout  # the annex that blocks, as a founding fact
     assert "corpus evaluate (generique): 1 task(s)" in evaluated.stderr
     out = tmp_path / "graphs"
-    drawn = subprocess.run([sys.executable, "-m", "generator.cli", "graph", "gen-06",
-                            "--root", str(ROOT), "--out", str(out)], capture_output=True, text=True, timeout=300,
-                           check=False)
+    drawn = run_corpus("graph", "gen-06", "--root", str(ROOT), "--out", str(out))
     assert drawn.returncode == 0, drawn.stderr
     assert "corpus graph (generique): 1 task(s) drawn" in drawn.stderr
     assert not (out / "conformite").exists()

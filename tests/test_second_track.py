@@ -12,12 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_run import Ran, corpus_process, run_corpus
 from nginx_server import NginxServer, private_folder
 from trackfix import ROOT, copy_tracks
 
@@ -28,9 +27,8 @@ from generator.score import make_submission
 ESSAI = ROOT / "tests" / "fixtures" / "essai"
 
 
-def corpus(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator.cli", *args, "--root", str(root)], capture_output=True,
-                          text=True, cwd=root, timeout=300, check=False)
+def corpus(root: Path, *args: str) -> Ran:
+    return run_corpus(*args, "--root", str(root), cwd=root)
 
 
 def make_checkout(root: Path) -> Path:
@@ -88,11 +86,12 @@ def test_conformite_is_byte_identical_beside_a_second_track(checkout: Path) -> N
 
 
 def test_the_essai_season_is_proven_by_the_same_check(checkout: Path) -> None:
-    result = corpus(checkout, "check-season", "--track", "essai")
+    # check-season and evaluate print their reports to the stream bound when the CLI was imported: a process
+    result = corpus_process("check-season", "--track", "essai", "--root", str(checkout), cwd=checkout)
     assert result.returncode == 0, result.stderr
     assert "corpus check-season (essai): passed, 0 problem(s)" in result.stderr
     assert "E1-fiche-produit-seule" in result.stdout  # the track's own shortcut, caught on its trap
-    evaluated = corpus(checkout, "evaluate", "--track", "essai")
+    evaluated = corpus_process("evaluate", "--track", "essai", "--root", str(checkout), cwd=checkout)
     assert evaluated.returncode == 0, evaluated.stderr
     assert "essai-01  /essai/produits/PRD-0001  visserie" in evaluated.stdout
     verdicts = [line.split(":")[1].strip() for line in evaluated.stdout.splitlines() if "verdict :" in line]

@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_run import Ran, corpus_process, run_corpus
 from trackfix import ROOT, copy_tracks
 
 DEFINITION = "tracks/conformite/track.yaml"
 
 
-def corpus(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator.cli", *args, "--root", str(root)], capture_output=True,
-                          text=True, cwd=root, timeout=60, check=False)
+def corpus(root: Path, *args: str) -> Ran:
+    return run_corpus(*args, "--root", str(root), cwd=root)
 
 
 def checkout(tmp_path: Path, old: str = "", new: str = "") -> Path:
@@ -80,6 +78,6 @@ def test_a_fifo_named_track_yaml_does_not_hang(tmp_path: Path) -> None:
     root = checkout(tmp_path)
     (root / DEFINITION).unlink()
     os.mkfifo(root / DEFINITION)
-    result = corpus(root, "tracks")
+    result = corpus_process("tracks", "--root", str(root), cwd=root, timeout=60)  # a hang would be its timeout
     assert result.returncode == 1
     assert f"{DEFINITION}: cannot read: not a regular file" in result.stderr

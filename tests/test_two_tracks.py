@@ -8,12 +8,12 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_run import Ran, run_corpus
 from nginx_server import NginxServer, private_folder
 from trackfix import ROOT, copy_tracks
 
@@ -25,9 +25,8 @@ TREES = {"conformite": ("build", "manifest"), "generique": ("generique/build", "
 CURL = shutil.which("curl")
 
 
-def corpus(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator.cli", *args], capture_output=True, text=True,
-                          timeout=300, check=False)
+def corpus(*args: str) -> Ran:
+    return run_corpus(*args)
 
 
 def _lines(log: Path) -> int:
