@@ -16,23 +16,31 @@ from typing import Any
 import pytest
 
 from generator.compiler.track_file import track_named
+from generator.tracks.model import Track
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "bench" / "compare_builds.py"
 
 
-def _copy(target: Path) -> Path:
-    for tree in ("tracks", "build", "manifest"):
+CONFORMITE, GENERIQUE = track_named(ROOT, "conformite"), track_named(ROOT, "generique")
+# What each track's check reads: its build and manifest; générique's season and season sources too.
+TREES = {"conformite": (CONFORMITE.trees.build, CONFORMITE.trees.manifest),
+         "generique": (GENERIQUE.trees.build, GENERIQUE.trees.manifest, GENERIQUE.trees.season,
+                       GENERIQUE.trees.season_sources)}
+
+
+def _copy(target: Path, track: Track = CONFORMITE) -> Path:
+    for tree in ("tracks", *TREES[track.piste]):
         shutil.copytree(ROOT / tree, target / tree)
     return target
 
 
-def _edit(root: Path, path: str, change: Callable[[Any], None]) -> None:
+def _edit(root: Path, path: str, change: Callable[[Any], None], track: Track = CONFORMITE) -> None:
     """Change one built body and keep its manifest entry's sha256 in step, as a rebuild would."""
-    manifest_file = root / "manifest" / "manifest.json"
+    manifest_file = root / track.trees.manifest / "manifest.json"
     manifest = json.loads(manifest_file.read_bytes())
     entry = next(e for e in manifest["resources"] if e["path"] == path)
-    file = root / "build" / entry["file"]
+    file = root / track.trees.build / entry["file"]
     body = json.loads(file.read_bytes())
     change(body)
     data = json.dumps(body, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
@@ -41,9 +49,9 @@ def _edit(root: Path, path: str, change: Callable[[Any], None]) -> None:
     manifest_file.write_text(json.dumps(manifest), "utf-8")
 
 
-def _run(before: Path, after: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), "--before", str(before), "--after", str(after)],
-                          capture_output=True, text=True, timeout=120, check=False)
+def _run(before: Path, after: Path, *track: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), "--before", str(before), "--after", str(after), *track],
+                          capture_output=True, text=True, timeout=300, check=False)
 
 
 def _set(pointer: str, value: Any) -> Callable[[Any], None]:
@@ -126,42 +134,14 @@ def test_a_removed_probant_field_and_a_missing_resource_are_refused(before: Path
 
 # -- a track with its season: a probant change is allowed when nothing uses it -------------------------
 
-GENERIQUE = track_named(ROOT, "generique")
-
-
-def _copy_with_season(target: Path) -> Path:
-    trees = GENERIQUE.trees
-    for tree in ("tracks", trees.build, trees.manifest, trees.season, trees.season_sources):
-        shutil.copytree(ROOT / tree, target / tree)
-    return target
-
-
-def _edit_generique(root: Path, path: str, change: Callable[[Any], None]) -> None:
-    manifest_file = root / GENERIQUE.trees.manifest / "manifest.json"
-    manifest = json.loads(manifest_file.read_bytes())
-    entry = next(e for e in manifest["resources"] if e["path"] == path)
-    file = root / GENERIQUE.trees.build / entry["file"]
-    body = json.loads(file.read_bytes())
-    change(body)
-    data = json.dumps(body, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
-    file.write_bytes(data)
-    entry["sha256"] = hashlib.sha256(data).hexdigest()
-    manifest_file.write_text(json.dumps(manifest), "utf-8")
-
-
 @pytest.fixture(scope="module")
 def generique_before(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _copy_with_season(tmp_path_factory.mktemp("generique-before"))
+    return _copy(tmp_path_factory.mktemp("generique-before"), GENERIQUE)
 
 
 @pytest.fixture
 def generique_after(tmp_path: Path) -> Path:
-    return _copy_with_season(tmp_path / "after")
-
-
-def _run_generique(before: Path, after: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), "--before", str(before), "--after", str(after), "--track",
-                           "generique"], capture_output=True, text=True, timeout=300, check=False)
+    return _copy(tmp_path / "after", GENERIQUE)
 
 
 @pytest.mark.parametrize(("path", "pointer", "value"), [
@@ -171,8 +151,8 @@ def _run_generique(before: Path, after: Path) -> subprocess.CompletedProcess[str
 ])
 def test_a_change_nothing_uses_is_allowed(generique_before: Path, generique_after: Path, path: str, pointer: str,
                                           value: Any) -> None:
-    _edit_generique(generique_after, path, _set(pointer, value))
-    result = _run_generique(generique_before, generique_after)
+    _edit(generique_after, path, _set(pointer, value), GENERIQUE)
+    result = _run(generique_before, generique_after, "--track", "generique")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 body(ies) changed, 0 refused change(s)" in result.stdout
 
@@ -188,7 +168,7 @@ def test_a_change_nothing_uses_is_allowed(generique_before: Path, generique_afte
 ])
 def test_a_change_a_fact_or_a_decision_uses_is_refused(generique_before: Path, generique_after: Path, path: str,
                                                        pointer: str, value: Any, refused: str) -> None:
-    _edit_generique(generique_after, path, _set(pointer, value))
-    result = _run_generique(generique_before, generique_after)
+    _edit(generique_after, path, _set(pointer, value), GENERIQUE)
+    result = _run(generique_before, generique_after, "--track", "generique")
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"REFUSED {refused}\n" in result.stdout, result.stdout

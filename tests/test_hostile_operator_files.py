@@ -58,18 +58,19 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def pristine() -> Iterator[Path]:
-    """One snapshot of the checkout's build, copied for each test."""
+def pristine() -> Iterator[tuple[Path, Path]]:
+    """One snapshot of the checkout's build and its artifact, packed once (the same bytes each time, by
+    construction): both copied for each test."""
     with private_folder("corpus-hostile-ops-") as folder:
         snapshot_build(folder / "root")
-        yield folder / "root"
+        yield folder / "root", pack(folder / "root", folder / "artifacts").path
 
 
 @pytest.fixture
-def world(pristine: Path) -> Iterator[World]:
+def world(pristine: tuple[Path, Path]) -> Iterator[World]:
     with private_folder("corpus-hostile-op-") as folder:
         root = folder / "root"
-        snapshot_build(root, pristine)
+        snapshot_build(root, pristine[0])
         secret, prefix = folder / "secret", folder / "prefix"
         write_private(secret, new_secret() + "\n")
         settings = prefix / "conf" / "settings.json"
@@ -78,7 +79,7 @@ def world(pristine: Path) -> Iterator[World]:
                                         "port": free_port()}), "utf-8")
         releases = folder / "releases"
         switch(releases, install(root, releases))
-        artifact = pack(root, folder / "artifacts").path
+        artifact = shutil.copytree(pristine[1].parent, folder / "artifacts") / pristine[1].name
         log = folder / "logs" / "access.log"
         log.parent.mkdir()
         log.write_text(json.dumps({"time": "2026-11-30T05:10:00+00:00", "request_id": "1-1-1", "method": "GET",
