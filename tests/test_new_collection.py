@@ -12,22 +12,13 @@ from pathlib import Path
 
 import pytest
 from cli_run import Ran, run_corpus
-from trackfix import CONFORMITE, ROOT, changed, digests, scratch_checkout
+from trackfix import CONFORMITE, ROOT, changed, collection_schema, digests, scratch_checkout
 
-CONTROLES_SCHEMA = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "urn:proveit-corpus:controles",
-    "title": "An inspection report (rapport de contrôle) of an entity, served at /controles/<id>",
-    "type": "object",
-    "required": ["id", "entite", "date_controle", "conclusion"],
-    "additionalProperties": False,
-    "properties": {
-        "id": {"type": "string", "x-source-only": True},
-        "entite": {"$ref": "urn:proveit-corpus:common#/$defs/path"},
-        "date_controle": {"$ref": "urn:proveit-corpus:common#/$defs/date"},
-        "conclusion": {"enum": ["sans-observation", "observations", "injonction"]},
-    },
-}
+CONTROLES_SCHEMA = collection_schema(
+    "controles", "An inspection report (rapport de contrôle) of an entity, served at /controles/<id>",
+    {"entite": {"$ref": "urn:proveit-corpus:common#/$defs/path"},
+     "date_controle": {"$ref": "urn:proveit-corpus:common#/$defs/date"},
+     "conclusion": {"enum": ["sans-observation", "observations", "injonction"]}})
 ENTRY = """  - nom: controles
     chemin: /controles/{id}
     motifs: {id: "CTL-[0-9]{4,6}"}

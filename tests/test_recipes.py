@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from cli_run import Ran, run_corpus
 from nginx_server import NginxServer, private_folder
-from trackfix import ROOT, changed, digests, scratch_checkout
+from trackfix import ROOT, changed, collection_schema, digests, scratch_checkout
 
 from generator.compiler.track_file import TRACKS_DIR, track_named
 
@@ -78,20 +78,11 @@ def served(root: Path, path: str) -> dict:
 
 # -- recipe 1: add a collection ----------------------------------------------------------------------------------
 
-CERTIFICATS_SCHEMA = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "urn:proveit-corpus:certificats",
-    "title": "A supplier's quality certificate, served at /generique/certificats/<id>",
-    "type": "object",
-    "required": ["id", "fournisseur", "norme", "valable_jusqu_au"],
-    "additionalProperties": False,
-    "properties": {
-        "id": {"type": "string", "x-source-only": True},
-        "fournisseur": {"$ref": "urn:proveit-corpus:common#/$defs/path"},
-        "norme": {"$ref": "urn:proveit-corpus:common#/$defs/text"},
-        "valable_jusqu_au": {"$ref": "urn:proveit-corpus:common#/$defs/date"},
-    },
-}
+CERTIFICATS_SCHEMA = collection_schema(
+    "certificats", "A supplier's quality certificate, served at /generique/certificats/<id>",
+    {"fournisseur": {"$ref": "urn:proveit-corpus:common#/$defs/path"},
+     "norme": {"$ref": "urn:proveit-corpus:common#/$defs/text"},
+     "valable_jusqu_au": {"$ref": "urn:proveit-corpus:common#/$defs/date"}})
 CERTIFICATS_ENTRY = """  - nom: certificats
     libelle: certificate
     chemin: /generique/certificats/{id}

@@ -10,6 +10,7 @@ import hashlib
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from generator.compiler.track_file import TRACKS_DIR, track_named
 
@@ -43,6 +44,14 @@ def scratch_checkout(dest: Path, trees: Iterable[str], tracks: tuple[str, ...] =
             shutil.copytree(ROOT / tree, dest / tree)
     copy_tracks(dest, tracks=tracks, bareme=bareme)
     return dest
+
+
+def collection_schema(name: str, title: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """A new collection's JSON Schema as docs/tracks.md writes one: an object of exactly ``fields``, every one
+    required, after its ``id`` (read from the sources, never served)."""
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"urn:proveit-corpus:{name}",
+            "title": title, "type": "object", "required": ["id", *fields], "additionalProperties": False,
+            "properties": {"id": {"type": "string", "x-source-only": True}, **fields}}
 
 
 def digests(root: Path, *folders: str) -> dict[str, str]:
