@@ -13,8 +13,11 @@ import http.client
 import json
 import os
 import shutil
+import signal
 import socket
 import ssl
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -131,6 +134,27 @@ def processes_of(prefix: Path) -> list[int]:
         if needle in cmdline and b"nginx" in cmdline:
             found.append(int(entry.name))
     return found + [pid for master in found for pid in worker_pids(master)]
+
+
+def corpus_serve(root: Path, prefix: Path, port: int, *options: str,
+                 stdout: int = subprocess.DEVNULL) -> subprocess.Popen[str]:
+    """The real ``corpus serve`` over ``root``'s build as it is (``--no-build``), its nginx under ``prefix``, one
+    worker each: a child process, as an operator starts it, so its signals and exit code are the command's."""
+    return subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--root", str(root), "--no-build",
+                             "--prefix", str(prefix), "--port", str(port), "--workers", "1", *options],
+                            stdout=stdout, stderr=subprocess.PIPE, text=True)
+
+
+def stop_serving(process: subprocess.Popen[str], timeout: float = 20) -> tuple[int, str]:
+    """SIGTERM, as systemd stops the command; SIGKILL if it is still there after ``timeout``. Its exit code and
+    what it said on stderr."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        _out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        _out, err = process.communicate()
+    return process.returncode, err
 
 
 def alive(pids: list[int]) -> list[int]:

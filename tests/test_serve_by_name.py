@@ -12,11 +12,9 @@ from __future__ import annotations
 import http.client
 import json
 import shlex
-import signal
 import socket
 import ssl
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from nginx_server import build_copy, free_port, processes_of, topology_free_port
+from nginx_server import build_copy, corpus_serve, free_port, processes_of, stop_serving, topology_free_port
 
 from generator.serving.state_file import read_state
 
@@ -73,24 +71,17 @@ def running() -> Iterator[Running]:
         (folder / "logs").mkdir()
         port, replica_port = free_port(), topology_free_port([REPLICA])
         state_file = folder / "state.json"
-        process = subprocess.Popen(
-            [sys.executable, "-m", "generator.cli", "serve", "--root", str(root), "--no-build", "--replicas", "1",
-             "--server-name", HOST, "--access-log", str(folder / "logs" / "access.log"),
-             "--error-log", str(folder / "logs" / "error.log"), "--maintenance-flag", str(folder / "maintenance"),
-             "--replica", f"{REPLICA}:{replica_port}", "--prefix", str(folder / "prefix"), "--port", str(port),
-             "--workers", "1", "--state-file", str(state_file)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = corpus_serve(
+            root, folder / "prefix", port, "--replicas", "1", "--server-name", HOST, "--access-log",
+            str(folder / "logs" / "access.log"), "--error-log", str(folder / "logs" / "error.log"),
+            "--maintenance-flag", str(folder / "maintenance"), "--replica", f"{REPLICA}:{replica_port}",
+            "--state-file", str(state_file), stdout=subprocess.PIPE)
         try:
             banner = _banner(process)
             yield Running(process, root, folder, port, replica_port, read_state(state_file), banner)
         finally:
-            process.send_signal(signal.SIGTERM)
-            try:
-                _out, err = process.communicate(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                _out, err = process.communicate()
-            assert process.returncode == 0, err
+            code, err = stop_serving(process)
+            assert code == 0, err
             assert processes_of(folder / "prefix") == []
 
 

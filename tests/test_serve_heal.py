@@ -14,7 +14,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from nginx_server import alive, build_copy, processes_of, topology_free_port
+from nginx_server import alive, build_copy, corpus_serve, processes_of, stop_serving, topology_free_port
 
 from generator.base.secret_values import new_secret, write_private
 from generator.observe.proxy_client import Load, fetch, tls_context
@@ -61,11 +60,8 @@ def _serve(root: Path, folder: Path) -> Served:
     write_private(folder / "secret", secret + "\n")
     replica_port, frontal_port = topology_free_port(["127.0.0.2", "127.0.0.3"]), topology_free_port(["127.0.0.1"])
     prefix, state_file = folder / "prefix", folder / "state.json"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "generator.cli", "serve", "--root", str(root), "--no-build", "--replicas", "2",
-         "--prefix", str(prefix), "--port", str(frontal_port), "--replica-port", str(replica_port),
-         "--secret-file", str(folder / "secret"), "--workers", "1", "--state-file", str(state_file)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = corpus_serve(root, prefix, frontal_port, "--replicas", "2", "--replica-port", str(replica_port),
+                           "--secret-file", str(folder / "secret"), "--state-file", str(state_file))
     deadline = time.monotonic() + 30
     while not state_file.exists():
         assert process.poll() is None and time.monotonic() < deadline, process.stderr and process.stderr.read()
@@ -76,16 +72,6 @@ def _serve(root: Path, folder: Path) -> Served:
     return Served(process, root, prefix, state_file, secret, ("127.0.0.1", frontal_port), expected, list(expected))
 
 
-def _end(served: Served) -> tuple[int, str]:
-    served.process.send_signal(signal.SIGTERM)
-    try:
-        _out, err = served.process.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        served.process.kill()
-        _out, err = served.process.communicate()
-    return served.process.returncode, err
-
-
 @pytest.fixture(scope="module")
 def served() -> Iterator[Served]:
     with build_copy("corpus-heal-") as (root, _manifest):
@@ -93,7 +79,7 @@ def served() -> Iterator[Served]:
         try:
             yield running
         finally:
-            code, err = _end(running)
+            code, err = stop_serving(running.process)
             print(err)
             assert code == 0 and "stopped (SIGTERM)" in err, err
             assert not running.state_file.exists() and processes_of(running.prefix) == []
