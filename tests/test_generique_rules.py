@@ -10,6 +10,7 @@ trees wherever they move.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -90,28 +91,48 @@ def test_the_committed_sources_pass(scratch: Scratch) -> None:
 
 # -- item 1: the five inconsistencies that used to pass ---------------------------------------------------------
 
-def test_a_reference_that_is_not_the_id_of_its_path(scratch: Scratch) -> None:
-    relative, data = first_product(scratch)
+# A field of the first listed product sheet, rewritten: (its line's key, its value, the wrong value, the words).
+SheetCase = tuple[str, str, str, str]
+
+
+def _reference_not_its_id(scratch: Scratch, data: dict[str, Any]) -> SheetCase:
     wrong = data["id"][:-2] + data["id"][-1] + data["id"][-2]  # two digits swapped: PRD-31057 -> PRD-31075
     assert wrong != data["id"]
-    scratch.edit(relative, f"reference: {data['id']}\n", f"reference: {wrong}\n")
-    assert scratch.lines() == [
-        f"{scratch.at(relative, 'reference:')}: reference: '{wrong}' differs from the id of the record's path, "
-        f"{PRODUITS.path(id=data['id'])}: write {data['id']} (or give the record the id {wrong}, in a file "
-        f"named {wrong}.yaml)"]
+    return "reference", data["id"], wrong, (
+        f"reference: '{wrong}' differs from the id of the record's path, {PRODUITS.path(id=data['id'])}: write "
+        f"{data['id']} (or give the record the id {wrong}, in a file named {wrong}.yaml)")
 
 
-def test_a_product_whose_category_is_not_its_catalogues(scratch: Scratch) -> None:
-    relative, data = first_product(scratch)
+def _category_not_its_catalogues(scratch: Scratch, data: dict[str, Any]) -> SheetCase:
     catalogue, entry = scratch.listing(data["id"])
     folder = scratch.src / (CATALOGUES.source.folder or "")
     other = next(c for c in sorted(p.stem for p in folder.glob("*.yaml")) if c != data["categorie"])
-    scratch.edit(relative, f"categorie: {data['categorie']}\n", f"categorie: {other}\n")
-    assert scratch.lines() == [
-        f"{scratch.at(relative, 'categorie:')}: categorie: '{other}' differs from the categorie of every "
-        f"catalogue that lists {PRODUITS.path(id=data['id'])} (the catalogue of categorie {data['categorie']} at "
+    return "categorie", data["categorie"], other, (
+        f"categorie: '{other}' differs from the categorie of every catalogue that lists "
+        f"{PRODUITS.path(id=data['id'])} (the catalogue of categorie {data['categorie']} at "
         f"{scratch.at(catalogue, entry.split(':')[0] + ':')}): write {data['categorie']}, or list it in the "
-        f"catalogue of categorie {other}"]
+        f"catalogue of categorie {other}")
+
+
+def _tariff_ending_before_it_starts(scratch: Scratch, data: dict[str, Any]) -> SheetCase:
+    start, end = data["tarif"]["debut_validite"], data["tarif"]["fin_validite"]
+    before = f"{int(start[:4]) - 1}{start[4:]}"
+    return "  fin_validite", end, before, (
+        f"tarif.fin_validite: {before} is before tarif.debut_validite {start}: a period cannot end before it "
+        f"starts (write a tarif.fin_validite on or after {start})")
+
+
+@pytest.mark.parametrize("case", [_reference_not_its_id, _category_not_its_catalogues,
+                                  _tariff_ending_before_it_starts],
+                         ids=["a reference that is not the id of its path",
+                              "a product whose category is not its catalogues'",
+                              "a tariff that ends before it starts"])
+def test_one_field_of_a_sheet_made_inconsistent_is_one_line_at_it(
+        scratch: Scratch, case: Callable[[Scratch, dict[str, Any]], SheetCase]) -> None:
+    relative, data = first_product(scratch)
+    key, value, wrong, words = case(scratch, data)
+    scratch.edit(relative, f"{key}: {value}\n", f"{key}: {wrong}\n")
+    assert scratch.lines() == [f"{scratch.at(relative, key.strip() + ':')}: {words}"]
 
 
 def test_a_catalogue_entry_citing_a_product_of_another_category(scratch: Scratch) -> None:
@@ -129,16 +150,6 @@ def test_a_catalogue_entry_citing_a_product_of_another_category(scratch: Scratch
                          f"categorie {own}: remove the entry, or cite one whose categorie is {own}"), \
         problems
     assert line.startswith(scratch.at(catalogue, f"produit: {cited}")), line
-
-
-def test_a_tariff_that_ends_before_it_starts(scratch: Scratch) -> None:
-    relative, data = first_product(scratch)
-    start, end = data["tarif"]["debut_validite"], data["tarif"]["fin_validite"]
-    before = f"{int(start[:4]) - 1}{start[4:]}"
-    scratch.edit(relative, f"  fin_validite: {end}\n", f"  fin_validite: {before}\n")
-    assert scratch.lines() == [
-        f"{scratch.at(relative, 'fin_validite:')}: tarif.fin_validite: {before} is before tarif.debut_validite "
-        f"{start}: a period cannot end before it starts (write a tarif.fin_validite on or after {start})"]
 
 
 def test_a_product_file_named_after_another_id(scratch: Scratch) -> None:
