@@ -6,6 +6,10 @@ BIN := $(VENV)/bin
 PORT ?= 8080
 SECRET_FILE ?=
 REPLICAS ?= 2
+# make test and test-fast run the suite on JOBS processes (pytest-xdist), a test file to one worker at a time so
+# that its module fixtures (a server, a built copy) start once; docs/testing.md.
+JOBS ?= 2
+PYTEST_JOBS := -n $(JOBS) --dist loadfile
 FRONTAL_PORT ?= 8443
 STATE_FILE ?=
 # Debian packages the tools need: nginx (the server), openssl (local certificates), wrk (the benchmarks),
@@ -51,16 +55,16 @@ lint: $(BIN)/corpus  ## ruff, then mypy (strict, pyproject.toml [tool.mypy]) on 
 	$(BIN)/ruff check generator tests bench
 	$(BIN)/mypy generator
 
-test: setup  ## lint (ruff, mypy), the season check, then the whole suite (a real nginx included)
+test: setup  ## lint (ruff, mypy), the season check, then the whole suite (a real nginx included) on JOBS=2 processes
 	$(BIN)/ruff check generator tests bench
 	$(BIN)/mypy generator
 	$(BIN)/corpus check-season >/dev/null
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PYTEST_JOBS)
 
 test-fast: $(BIN)/corpus  ## lint (ruff, mypy), then every test that runs no nginx (pytest -m "not nginx"; docs/testing.md)
 	$(BIN)/ruff check generator tests bench
 	$(BIN)/mypy generator
-	$(BIN)/pytest -q -m "not nginx"
+	$(BIN)/pytest -q $(PYTEST_JOBS) -m "not nginx"
 
 serve: setup  ## build if needed, then run nginx on 127.0.0.1:$(PORT) (SECRET_FILE=... or a printed dev secret)
 	$(BIN)/corpus serve --port $(PORT) $(if $(SECRET_FILE),--secret-file $(SECRET_FILE))

@@ -2,20 +2,20 @@
 the ``corpus-score/1`` report. Each is parsed once into a frozen value; a corrupt, empty, wrongly typed or
 incomplete one is one line naming the file (and the field), exit 1, never a traceback.
 
-The commands run as the real ``corpus`` console script in a subprocess, as an operator would run them.
+The commands run through ``corpus``'s entry point, ``generator.cli.main.main``, in this process (the installed
+console script itself is proven by test_packaging.py and test_cli.py).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_run import run_corpus
 from nginx_server import rendered_replica
 from score_fixtures import HONEST_01, HONEST_02, ScoreWorld, make_score_world, submission
 from trackfix import CONFORMITE
@@ -24,28 +24,14 @@ from generator.score.inputs import ScoreInputError, load_inputs
 from generator.score.render import ReportError, ScoreReport
 from generator.serving.nginx_settings import SettingsFile, SettingsFileError
 
-CORPUS = Path(sys.executable).parent / "corpus"
-
 
 def corpus(*args: str, cwd: Path | None = None) -> tuple[int, str]:
     return corpus_all([list(args)], cwd)[0]
 
 
 def corpus_all(commands: list[list[str]], cwd: Path | None = None) -> list[tuple[int, str]]:
-    """Run the ``corpus`` commands side by side; their exit codes and standard errors, in order."""
-    if not CORPUS.exists():
-        pytest.skip("console script not installed next to this interpreter")
-    running = [subprocess.Popen([str(CORPUS), *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                text=True, cwd=cwd) for args in commands]
-    results = []
-    for process in running:
-        try:
-            _, err = process.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            raise
-        results.append((process.returncode, err))
-    return results
+    """Run the ``corpus`` commands one after the other; their exit codes and standard errors, in order."""
+    return [(ran.returncode, ran.stderr) for ran in (run_corpus(*args, cwd=cwd) for args in commands)]
 
 
 def one_line(err: str) -> str:
