@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from generator.compiler.track_file import track_named
+from generator.tracks.loader import track_named
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "bench" / "compare_builds.py"

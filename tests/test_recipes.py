@@ -21,7 +21,7 @@ import pytest
 from nginx_server import NginxServer, private_folder
 from trackfix import ROOT, copy_tracks
 
-from generator.compiler.track_file import TRACKS_DIR, track_named
+from generator.tracks.loader import TRACKS_DIR, track_named
 from generator.tracks.model import Track
 
 GENERIQUE = track_named(ROOT, "generique")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from generator.compiler.track_file import TRACKS_DIR, track_named
+from generator.tracks.loader import TRACKS_DIR, track_named
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMITE = track_named(ROOT, "conformite")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from generator.base.output_places import outside_protected
 from generator.cli.options import Subparsers, UsageError, add_root_options
-from generator.compiler.track_file import protected_trees
 from generator.serving.artifact import install_artifact, pack
 from generator.serving.release import CURRENT, install, link, release, releases_folder, rollback_target
+from generator.tracks.loader import protected_trees
 
 
 def _switch(releases: Path, target: Path, prefixes: list[Path]) -> str:

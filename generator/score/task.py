@@ -16,12 +16,12 @@ from __future__ import annotations
 from typing import Any
 
 from generator.base.jsonvalue import json_key
+from generator.reading.founding import UN_CRITERE
 from generator.score.assertion import DEFAUT, ETAYEE, NON_ETAYEE, AssertionResult, Proofs, assess
 from generator.score.close import close_problems
 from generator.score.entry import entry_problems
 from generator.score.inputs import ScoringInputs, Statement
 from generator.score.key import KeyEntry
-from generator.season.founding import UN_CRITERE
 
 RENDUE, NON_RENDUE, REJETEE_ENTREE, REJETEE_CLOTURE = "rendue", "non_rendue", "rejetee_entree", "rejetee_cloture"
 EN_ATTENTE = "en_attente"  # cites a proof whose batch is not anchored yet: no score, replay later (spec §4.1)

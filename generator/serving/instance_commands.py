@@ -15,12 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.base.errors import DeployError
-from generator.compiler.track_file import load_tracks
 from generator.contract.build_proof import prove_release
 from generator.contract.manifest import release_hash
 from generator.serving.nginx_process import reload_and_wait
 from generator.serving.nginx_settings import read_settings
 from generator.serving.nginx_write import render_and_write
+from generator.tracks.loader import load_tracks
 
 
 def verify_prefix(prefix: Path) -> str:

@@ -29,7 +29,6 @@ from secrets import token_hex
 from generator.base.atomic_file import write_new
 from generator.base.bounded_read import PUBLISHED_LIMIT, kind_of, read_bounded
 from generator.base.errors import CorpusError, DeployError, GeneratorError, os_error_text
-from generator.compiler.track_file import TRACKS_DIR, load_tracks
 from generator.contract.build_proof import prove_release
 from generator.contract.freeze import FreezeRecord
 from generator.contract.hashing import sha256_hex
@@ -39,6 +38,7 @@ from generator.serving.nginx_process import reload_and_wait, running_pid
 from generator.serving.nginx_render import Rendered
 from generator.serving.nginx_settings import Settings, SettingsFile, read_settings
 from generator.serving.nginx_write import render_checked, write
+from generator.tracks.loader import TRACKS_DIR, load_tracks
 
 CURRENT = "current"
 PREVIOUS = "previous"
