@@ -57,12 +57,9 @@ TAMPERS = {
 
 
 def _trap_tasks(season: Season, logic: TrackLogic[Any], strategy: Strategy) -> list[str]:
-    out = []
-    for task_id, entry in season.key.items():
-        named = logic.shortcuts.named.get(entry.raccourci or "")
-        if (named or logic.shortcuts.by_family.get(entry.famille)) is strategy:
-            out.append(task_id)
-    return sorted(out)
+    """The tasks whose trap catches ``strategy``, found as the season check finds a trap's shortcut."""
+    return sorted(task_id for task_id, entry in season.key.items()
+                  if logic.shortcuts.of_trap(entry.famille, entry.raccourci) is strategy)
 
 
 def _expect_tamper(row: Row, expect: str) -> None:
