@@ -192,7 +192,9 @@ def cmd_verify_build(args: argparse.Namespace) -> int:
 
 
 def cmd_reload(args: argparse.Namespace) -> int:
-    pid = reload_prefix(args.prefix.resolve())
+    pid, warnings = reload_prefix(args.prefix.resolve())
+    for warning in warnings:
+        print(f"corpus reload: {warning}", file=sys.stderr)
     print(f"corpus reload: nginx (master pid {pid}) reloaded; only the new configuration answers now",
           file=sys.stderr)
     return 0
