@@ -89,8 +89,10 @@ def score_task(statement: Statement, key_entry: KeyEntry, submission: dict[str, 
     pending = sorted({p for a in submission["assertions"] for p in a["proof_ids"]
                       if proofs is not None and (proofs.get(p) or {}).get("en_attente") is True})
     if pending:
+        why = sorted({m for p in pending if isinstance(m := (proofs or {}).get(p, {}).get("motif"), str)})
         return _result(statement, key_entry, submission, EN_ATTENTE, f"cites {', '.join(pending)}, awaiting "
-                       "anchoring: no score for this submission until it is replayed (spec §4.1)", [], verified)
+                       "anchoring: no score for this submission until it is replayed (spec §4.1)"
+                       + "".join(f" ({m})" for m in why), [], verified)
     graph = inputs.graph(statement.task.id)
     assertions = [assess(a, submission["disclosures"], inputs, proofs, a["claim"]["resource"] in graph.proper)
                   for a in submission["assertions"]]
