@@ -157,7 +157,7 @@ def child(mode: str, src: Path, out: Path) -> None:
 
     from generator.base.errors import Severity
     from generator.compiler.pipeline import build, check
-    from generator.compiler.track_file import track_named
+    from generator.tracks.loader import track_named
     from generator.tracks.model import DEFAULT_BASE_URL
 
     CONFORMITE = track_named(ROOT, "conformite")
@@ -198,7 +198,7 @@ def profile(src: Path, out: Path, top: int) -> None:
         "from pathlib import Path",
         "from generator.tracks.model import DEFAULT_BASE_URL",
         "from generator.compiler.pipeline import build",
-        "from generator.compiler.track_file import track_named",
+        "from generator.tracks.loader import track_named",
         f"CONFORMITE = track_named(Path({str(ROOT)!r}), 'conformite')",
         "profiler = cProfile.Profile()",
         "profiler.enable()",

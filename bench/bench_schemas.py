@@ -1,4 +1,5 @@
-"""Benchmark of the schema step alone: ``generator.validate.check_schema`` on every record of a synthetic corpus.
+"""Benchmark of the schema step alone: ``check_schema`` (``generator.documents.schema_checks``) on every record
+of a synthetic corpus.
 
 The whole ``corpus check`` is mostly YAML loading, and on a shared 2-core machine its time moves by more than
 the schema step weighs; this isolates that step (CPU time, best of ``--repeat``), on the valid records of
@@ -52,8 +53,8 @@ def mutate(value: Any, rng: random.Random) -> Any:
 
 def main() -> None:
     from generator.compiler.sources import load_sources
-    from generator.compiler.track_file import track_named
-    from generator.compiler.validate import check_schema
+    from generator.documents.schema_checks import check_schema
+    from generator.tracks.loader import track_named
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--entities", type=int, default=10_000)

@@ -35,11 +35,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator.compiler.track_file import track_named  # noqa: E402
+from generator.reading.graph import probant_facts  # noqa: E402
 from generator.score import make_disclosure  # noqa: E402
 from generator.score.inputs import ScoringInputs, load_inputs  # noqa: E402
 from generator.score.track import score_with  # noqa: E402
-from generator.season.graph import probant_facts  # noqa: E402
+from generator.tracks.loader import track_named  # noqa: E402
 
 KINDS = ("honest", "honest", "honest", "wrong-value", "other-proof", "defect-403", "duplicate",
          "above-plafond", "out-of-graph", "too-few")

@@ -41,10 +41,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from generator.base.errors import CorpusError  # noqa: E402
-from generator.compiler.track_file import track_named  # noqa: E402
-from generator.season.logic import load_logic  # noqa: E402
-from generator.season.model import load_season  # noqa: E402
-from generator.season.reader import CorpusReader, pointer_pattern  # noqa: E402
+from generator.reading.logic import load_logic  # noqa: E402
+from generator.reading.reader import CorpusReader, pointer_pattern  # noqa: E402
+from generator.reading.season import load_season  # noqa: E402
+from generator.tracks.loader import track_named  # noqa: E402
 from generator.tracks.model import Track, systeme_path  # noqa: E402
 
 ALWAYS_KEPT = ("/ressource", "/existe")

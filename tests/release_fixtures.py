@@ -16,9 +16,9 @@ from trackfix import CONFORMITE, ROOT, copy_tracks
 
 from generator.cli.main import main
 from generator.compiler.pipeline import build
-from generator.compiler.track_file import track_named
 from generator.contract.hashing import sha256_hex
 from generator.observe.proxy_client import Answer, Load, fetch, tls_context
+from generator.tracks.loader import track_named
 
 BASE_URL = "https://corpus.test"
 NEW_ADDRESS = [replace("entites/ENT-0001.yaml", "1 rue de l'Essai", "3 rue de l'Essai")]

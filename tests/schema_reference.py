@@ -15,7 +15,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from generator.compiler.schemas import checked_by_id, checked_schema
+from generator.documents.schemas import checked_by_id, checked_schema
 
 
 @cache

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from trackfix import ROOT, copy_tracks
 
-from generator.compiler.track_file import TRACKS_DIR, load_track, track_named
 from generator.season.checks import check_bareme
+from generator.tracks.loader import TRACKS_DIR, load_track, track_named
 
 PISTES = ("conformite", "generique")
 

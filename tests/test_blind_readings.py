@@ -15,10 +15,10 @@ import pytest
 from cli_run import Ran, run_corpus
 from trackfix import ROOT
 
-from generator.compiler.track_file import track_named
 from generator.contract.manifest import Manifest
+from generator.reading.reader import MISSING, CorpusReader, resolve_pointer
 from generator.score import make_submission
-from generator.season.reader import MISSING, CorpusReader, resolve_pointer
+from generator.tracks.loader import track_named
 from generator.tracks.model import Track
 
 BLIND = ROOT / "tests" / "fixtures" / "blind"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from generator.compiler.track_file import track_named
+from generator.tracks.loader import track_named
 from generator.tracks.model import Track
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,12 +8,12 @@ from dataclasses import replace
 
 from trackfix import ROOT
 
-from generator.compiler.track_file import track_named
-from generator.pistes.generique.control import catalogue_prices_within_budget, tariffs_within_budget
+from generator.reading.logic import load_logic
+from generator.reading.reader import CorpusReader
+from generator.reading.season import load_season
 from generator.season.control_check import check_control
-from generator.season.logic import load_logic
-from generator.season.model import load_season
-from generator.season.reader import CorpusReader
+from generator.track_code.generique.control import catalogue_prices_within_budget, tariffs_within_budget
+from generator.tracks.loader import track_named
 
 TRACK = track_named(ROOT, "generique")
 READER = CorpusReader(ROOT / TRACK.trees.build, TRACK)

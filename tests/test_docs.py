@@ -15,7 +15,8 @@ DOCS = ROOT / "docs"
 SEASON = DOCS / "season.md"
 RULE_ANCHOR = "docs/season.md#founding-facts-the-rule"
 MAX_WORDS = 300  # under one heading, tables and examples included
-SHORT_PAGES = ("authoring.md", "operating.md", "season.md", "scoring.md", "testing.md", "topology.md")
+SHORT_PAGES = ("architecture.md", "authoring.md", "operating.md", "season.md", "scoring.md", "testing.md",
+               "topology.md")
 
 # The eight cases of a decisive C2/C3 document: the English of docs/season.md beside the words of the
 # served French (corpus_src/referentiel.yaml, principes.justification; tests/test_season_panel.py pins
@@ -103,7 +104,7 @@ def test_the_english_rule_states_the_eight_cases_in_the_served_order() -> None:
 def test_the_key_header_and_the_module_link_to_the_rule_instead_of_repeating_it() -> None:
     key = (ROOT / "season_src" / "cle.yaml").read_text("utf-8")
     header = key[:key.index("\nsaison:")]
-    module = (ROOT / "generator" / "season" / "founding.py").read_text("utf-8")
+    module = (ROOT / "generator" / "reading" / "founding.py").read_text("utf-8")
     docstring = module[:module.index('"""', 3)]
     for name, text in (("season_src/cle.yaml header", header), ("founding.py docstring", docstring)):
         assert RULE_ANCHOR in text, name

@@ -21,12 +21,12 @@ from cli_run import Ran, corpus_process, run_corpus
 from nginx_server import NginxServer, private_folder
 from trackfix import ROOT, copy_tracks, digests
 
-from generator.compiler.track_file import track_named
 from generator.contract.manifest import Manifest
+from generator.reading.graph import task_graph
+from generator.reading.reader import CorpusReader
+from generator.reading.task import Task
 from generator.score import make_submission
-from generator.season.graph import task_graph
-from generator.season.reader import CorpusReader
-from generator.season.task import Task
+from generator.tracks.loader import track_named
 
 TRACK = track_named(ROOT, "generique")
 BUILD = ROOT / TRACK.trees.build
@@ -183,9 +183,9 @@ def test_freezing_one_track_leaves_every_byte_of_the_other(tmp_path: Path) -> No
 
 def test_the_independent_agents_import_nothing_of_the_evaluator() -> None:
     """They are written from the served référentiel: importing the evaluator would make them its copy."""
-    source = (ROOT / "generator" / "pistes" / "generique" / "independent.py").read_text("utf-8")
+    source = (ROOT / "generator" / "track_code" / "generique" / "independent.py").read_text("utf-8")
     imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
-    assert imports and not any("evaluator" in line or "generator.season.founding" in line for line in imports)
+    assert imports and not any("evaluator" in line or "generator.reading.founding" in line for line in imports)
 
 
 def test_evaluate_and_graph_work_on_the_track(tmp_path: Path) -> None:

@@ -20,8 +20,8 @@ from trackfix import ROOT, copy_tracks
 
 from generator.base.errors import Severity
 from generator.compiler.pipeline import check
-from generator.compiler.track_file import track_named
-from generator.compiler.yamlstrict import load_text
+from generator.documents.yamlstrict import load_text
+from generator.tracks.loader import track_named
 
 TRACK = track_named(ROOT, "generique")
 PRODUITS, CATALOGUES = TRACK.collection("produits"), TRACK.collection("catalogues")

@@ -25,11 +25,11 @@ from trackfix import CONFORMITE, copy_tracks
 
 from generator.cli.main import main
 from generator.compiler.pipeline import build
-from generator.pistes.conformite.evaluator import evaluate
+from generator.reading.graph import task_graph
+from generator.reading.reader import CorpusReader, Fact
+from generator.reading.season import load_season
 from generator.season.drawing import Highlight, attribute, draw_task
-from generator.season.graph import task_graph
-from generator.season.model import load_season
-from generator.season.reader import CorpusReader, Fact
+from generator.track_code.conformite.evaluator import evaluate
 from generator.tracks.model import DEFAULT_BASE_URL
 
 SVG = "{http://www.w3.org/2000/svg}"

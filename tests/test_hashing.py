@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.compiler.output import body_bytes
+from generator.contract.bodies import body_bytes
 from generator.contract.hashing import canonical_json, parsed_body, request_hash, response_hash, sha256_hex
 from generator.contract.manifest import release_hash
 

@@ -1,26 +1,38 @@
-"""The package's layers, checked on the source: imports go one way, the CLI is a leaf, argparse lives in it.
+"""The package's layers, checked on the source against docs/architecture.md: each layer imports only the
+layers its row of the table "What each layer may import" allows, the table is a tree (no circle), the CLI is
+a leaf and argparse lives in it.
 
 Every module of ``generator/`` is parsed with :mod:`ast` (imports at any depth, lazy ones inside functions
 included) and mapped to its layer by its package (``generator/<layer>/...``). A failure names file:line, so
-that the import to move is found at once. docs/architecture.md draws the layers.
+that the import to move is found at once.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "generator"
-# Lowest first: a module may import its own layer and the layers before it. ``pistes`` (track code loaded by
-# name through importlib, never imported statically by the engine) sits just below the CLI.
-ORDER = ("base", "contract", "tracks", "compiler", "season", "score", "panel", "serving", "observe", "pistes",
-         "cli")
-RANK = {layer: rank for rank, layer in enumerate(ORDER)}
-# Upward imports known and owned by someone else, each with its reason; an entry that no longer occurs fails
-# (test_known_upward_imports_still_exist), so that the list only shrinks.
-KNOWN_UPWARD: dict[tuple[str, str], str] = {}
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+# Imports known to break the table and owned by someone else, each with its reason; an entry that no longer
+# occurs fails (test_known_exceptions_still_exist), so that the list only shrinks.
+KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {}
+
+
+def allowed_sets(text: str) -> dict[str, set[str]]:
+    """layer -> the layers it may import, from the table under "## What each layer may import"; a row whose
+    cell is "everything" (the CLI) may import every other layer, "nothing of the package" none."""
+    section = text.split("## What each layer may import", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([a-z_]+)` \| (.+?) \|$", section, re.MULTILINE)
+    layers = {layer for layer, _ in rows}
+    named = {layer: set(re.findall(r"`([a-z_]+)`", cell)) for layer, cell in rows}
+    return {layer: layers - {layer} if cell.startswith("everything") else named[layer] for layer, cell in rows}
+
+
+ALLOWED = allowed_sets(ARCHITECTURE.read_text("utf-8"))
 
 
 def module_name(path: Path) -> str:
@@ -70,27 +82,66 @@ def _where(path: Path, line: int) -> str:
 
 def test_the_layers_are_the_package_folders() -> None:
     folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    assert folders <= set(ORDER), f"a package folder outside the layer order: {sorted(folders - set(ORDER))}"
+    assert folders == set(ALLOWED), ("docs/architecture.md's table and generator/ disagree: folders without a "
+                                     f"row {sorted(folders - set(ALLOWED))}, rows without a folder "
+                                     f"{sorted(set(ALLOWED) - folders)}")
     assert all(layer_of(m) in folders for m in MODULES if m.count(".") >= 1), "a module outside every layer"
 
 
-def test_imports_go_down_only() -> None:
-    wrong = []
+def _layer_imports() -> list[tuple[Path, int, str, str, str]]:
+    """(file, line, its layer, imported module, that module's layer) for every import across layers."""
+    found = []
     for path in FILES:
         mine = layer_of(module_name(path))
         for line, target in imports(path):
             theirs = layer_of(target)
-            if mine is None or theirs is None:
-                continue
-            if RANK[theirs] > RANK[mine] and (_where(path, line).rsplit(":", 1)[0], target) not in KNOWN_UPWARD:
-                wrong.append(f"{_where(path, line)}: {mine} imports {target} ({theirs} is above {mine})")
+            if mine is not None and theirs is not None and theirs != mine:
+                found.append((path, line, mine, target, theirs))
+    return found
+
+
+def test_each_layer_imports_only_what_its_row_allows() -> None:
+    wrong = [f"{_where(path, line)}: {mine} imports {target}, and {theirs} is not in {mine}'s row of "
+             "docs/architecture.md (move the code, or change the row if the drawing is wrong)"
+             for path, line, mine, target, theirs in _layer_imports()
+             if theirs not in ALLOWED[mine]
+             and (_where(path, line).rsplit(":", 1)[0], target) not in KNOWN_EXCEPTIONS]
     assert not wrong, "\n".join(wrong)
 
 
-def test_known_upward_imports_still_exist() -> None:
+def test_each_allowed_import_is_used() -> None:
+    """The table draws the house as it is: a layer allowed to import one it never imports is a stale row."""
+    used = {(mine, theirs) for _, _, mine, _, theirs in _layer_imports()}
+    stale = sorted(f"{mine} -> {theirs}" for mine, allowed in ALLOWED.items() for theirs in allowed
+                   if mine != "cli" and (mine, theirs) not in used)
+    assert not stale, f"docs/architecture.md allows imports nobody makes: remove them from the rows: {stale}"
+
+
+def test_the_allowed_sets_are_a_tree_without_circles() -> None:
+    graph = {layer: {other: 0 for other in allowed} for layer, allowed in ALLOWED.items()}
+    assert cycles(graph) == [], "docs/architecture.md's table has a circle between layers"
+    assert ALLOWED["base"] == set(), "base is the ground: it imports nothing of the package"
+
+
+def test_the_compiler_is_imported_by_the_cli_only() -> None:
+    """Reading (documents, tracks, season reading) lives below the compiler, so that serving, scoring and the
+    season never pass through compiling."""
+    assert [layer for layer, allowed in ALLOWED.items() if "compiler" in allowed] == ["cli"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("## What each layer may import\n\n| layer | may import |\n|---|---|\n| `base` | nothing of the package |\n"
+     "| `tracks` | `base` |\n| `cli` | everything |\n\n## Next\n| `x` | `y` |\n",
+     {"base": set(), "tracks": {"base"}, "cli": {"base", "tracks"}}),
+])
+def test_the_table_is_read_as_written(text: str, expected: dict[str, set[str]]) -> None:
+    assert allowed_sets(text) == expected
+
+
+def test_known_exceptions_still_exist() -> None:
     found = {(_where(path, line).rsplit(":", 1)[0], target) for path in FILES for line, target in imports(path)}
-    stale = [f"{file} -> {target}" for file, target in KNOWN_UPWARD if (file, target) not in found]
-    assert not stale, f"fixed: remove from KNOWN_UPWARD: {stale}"
+    stale = [f"{file} -> {target}" for file, target in KNOWN_EXCEPTIONS if (file, target) not in found]
+    assert not stale, f"fixed: remove from KNOWN_EXCEPTIONS: {stale}"
 
 
 def test_nothing_imports_the_cli() -> None:

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from generator.base.errors import Location
-from generator.compiler import yamlstrict
-from generator.compiler.yamlstrict import LocatedDict, LocatedList, YamlProblem, load_text, location_of
+from generator.documents import yamlstrict
+from generator.documents.yamlstrict import LocatedDict, LocatedList, YamlProblem, load_text, location_of
 
 # Written plain (unquoted), each of these would be typed by YAML 1.1 or 1.2 core resolution.
 STAY_STRINGS = [

@@ -18,7 +18,7 @@ from season_fixtures import problem_lines as season_lines
 from trackfix import copy_tracks
 
 from generator.base.text_policy import MAX_DEPTH
-from generator.compiler.yamlstrict import YamlProblem, load_text
+from generator.documents.yamlstrict import YamlProblem, load_text
 
 E1 = "entites/ENT-0001.yaml"
 E2 = "entites/ENT-0002.yaml"

@@ -307,7 +307,7 @@ def test_fixture_bytes_of_an_absent(fixture_root: Path) -> None:
 # --- the output guard of the compiler itself (output.find_numbers / check_bodies) ---------------------------
 
 def test_find_numbers_names_every_number() -> None:
-    from generator.compiler.output import find_numbers
+    from generator.contract.bodies import find_numbers
 
     body = {"ressource": "/x", "a": 1, "b": [True, 2.5, "3", None], "c": {"d": False, "e": [0]}}
     assert find_numbers(body) == ["/a", "/b/1", "/c/e/0"]

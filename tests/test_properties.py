@@ -28,7 +28,7 @@ from trackfix import CONFORMITE
 from generator.base.errors import CorpusError, Severity
 from generator.base.text_policy import bad_text
 from generator.compiler.pipeline import build, check, compile_build
-from generator.compiler.schemas import strict_pattern
+from generator.documents.schemas import strict_pattern
 from generator.tracks.model import DEFAULT_BASE_URL, file_for
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,

@@ -11,7 +11,7 @@ from trackfix import ROOT, copy_tracks
 
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
-from generator.compiler.track_file import protected_trees
+from generator.tracks.loader import protected_trees
 
 # générique's six folders as docs/tracks.md lays them out, conformité's build, and the two fixed ones
 GENERIQUE = [f"generique/{name}" for name in ("corpus_src", "season_src", "build", "manifest", "season", "freeze")]

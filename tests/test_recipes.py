@@ -19,7 +19,7 @@ from cli_run import Ran, run_corpus
 from nginx_server import NginxServer, private_folder
 from trackfix import ROOT, changed, collection_schema, digests, scratch_checkout
 
-from generator.compiler.track_file import TRACKS_DIR, track_named
+from generator.tracks.loader import TRACKS_DIR, track_named
 
 GENERIQUE = track_named(ROOT, "generique")
 CONFORMITE = track_named(ROOT, "conformite")

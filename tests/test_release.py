@@ -26,6 +26,8 @@ from trackfix import copy_tracks
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
 from generator.observe.proxy_client import fetch, tls_context
+from generator.serving.serve import served_name
+from generator.serving.tls_local import make_local_tls
 
 
 @pytest.fixture(scope="module")
@@ -281,5 +283,37 @@ def test_a_failure_after_the_switch_rolls_everything_back(builds: tuple[Path, Pa
         for path in changed:
             assert fetch(topology.frontal_addresses, path, secret, context).body == old[path]
         assert json.loads(replica.settings_file.read_text())["manifest_hash"] == manifest_hash(a)
+    finally:
+        topology.stop()
+
+
+def test_reload_and_release_say_a_certificate_ending_soon(builds: tuple[Path, Path], work: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A reload is when a renewed certificate is taken: one that ends within WARN_DAYS days is said by
+    ``reload`` and by ``release`` as ``render-nginx`` says it (a warning, exit 0), and it is served."""
+    a, b = builds
+    releases = work / "releases"
+    assert main(["release", "--root", str(a), "--releases", str(releases)]) == 0
+    topology = start_topology(work / "topology", releases / "current", replicas=1)
+    try:
+        frontal = topology.frontals[0].settings
+        names = [*(host for host, _ in topology.frontal_addresses),
+                 served_name(releases / "current", work / "topology", "")]
+        soon = make_local_tls(work / "renewed", names, days=5)  # the renewal, into the files the frontal names
+        shutil.copy(soon.cert, topology.tls.cert)
+        shutil.copy(soon.key, topology.tls.key)
+        capsys.readouterr()
+        assert main(["reload", "--prefix", str(frontal.prefix)]) == 0
+        err = capsys.readouterr().err
+        warned = f"warning: --tls-cert {topology.tls.cert}: expires in 4 days"
+        assert err.startswith(f"corpus reload: {warned}") and "reloaded" in err.splitlines()[-1], err
+        path = sorted(bodies(a))[-1]
+        assert fetch(topology.frontal_addresses, path, topology_secret(topology),
+                     tls_context(soon.ca)).status == 200
+        assert main(["release", "--root", str(b), "--releases", str(releases), "--prefix",
+                     str(frontal.prefix)]) == 0
+        err = capsys.readouterr().err
+        assert err.startswith(f"corpus release: --prefix {frontal.prefix}: {warned}"), err
+        assert f"{release_name(b)} is current" in err.splitlines()[-1]
     finally:
         topology.stop()

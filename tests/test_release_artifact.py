@@ -31,9 +31,9 @@ from test_second_track import corpus, make_checkout
 
 from generator.base.errors import GeneratorError
 from generator.cli.main import main
-from generator.compiler.track_file import track_named
 from generator.contract.freeze import FreezeRecord
 from generator.contract.hashing import sha256_hex
+from generator.tracks.loader import track_named
 
 ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 from schema_reference import reference_errors
 from trackfix import CONFORMITE
 
-from generator.compiler.schemas import errors, schema, served_fields, validator
+from generator.documents.schemas import errors, schema, served_fields, validator
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "generator" / "schemas"  # the engine's; the track's are in CONFORMITE.schemas

@@ -28,8 +28,8 @@ from score_fixtures import (
 from trackfix import CONFORMITE
 
 from generator.base.jsonvalue import json_equal
+from generator.reading.reader import MISSING, resolve_pointer
 from generator.score import ScoreInputError, make_disclosure, make_submission, score_submissions
-from generator.season.reader import MISSING, resolve_pointer
 
 
 @pytest.fixture(scope="module")
@@ -540,7 +540,7 @@ def test_schema_check_agrees_with_jsonschema_on_mutated_submissions(world: Score
     """jsonschema_rs and the jsonschema library find the same errors, worded the same, on every mutation."""
     from schema_reference import reference_errors
 
-    from generator.compiler.schemas import errors
+    from generator.documents.schemas import errors
     from generator.score.entry import SCHEMA
 
     mutations = _mutations(honest(world))
@@ -723,8 +723,8 @@ def test_the_repository_season_files_have_the_published_shape() -> None:
 
 
 def test_un_critere_is_defined_once() -> None:
+    from generator.reading import founding
     from generator.score import task
-    from generator.season import founding
 
     assert task.UN_CRITERE is founding.UN_CRITERE == "un_critere" and founding.TOUS == "tous"
 

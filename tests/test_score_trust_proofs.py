@@ -1,6 +1,10 @@
 """``corpus score --proofs FOLDER``: the submissions' proofs as Trust Layer serves them, judged offline (spec
 §4.1): condition 1 from the chain and the signature against the pinned key, condition 2 not receivable below
-spec_version 3.1, a flat hash that differs from the opened pair reported as a Trust Layer incident."""
+spec_version 3.1, a flat hash that differs from the opened pair reported as a Trust Layer incident, and a
+proof whose RFC 3161 token is still awaited neither valid nor invalid: en attente.
+
+Proofs are made as Trust Layer 1.7.0 stores them right after the call (``timestamp_authority.status``
+``submitted``), then given a local authority's token (``verified``) where a test needs a verdict."""
 
 from __future__ import annotations
 
@@ -20,9 +24,20 @@ from generator.contract.freeze import freeze
 BAREME = "conformite-bareme-v3.section-5.txt"
 
 
+needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl command")
+
+
 @pytest.fixture()
 def world(tmp_path: Path) -> ScoreWorld:
     return make_score_world(tmp_path / "world")
+
+
+@pytest.fixture(scope="module")
+def authority(tmp_path_factory: pytest.TempPathFactory) -> Authority:
+    """A local RFC 3161 authority: the token Trust Layer adds to a proof once its timestamp is issued."""
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command")
+    return Authority(tmp_path_factory.mktemp("tsa"))
 
 
 def _folder(tmp_path: Path, sub: dict[str, Any], tl: TrustLayer, **changes: Any) -> Path:
@@ -57,10 +72,13 @@ def _assertions(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_proofs_of_spec_1_2_verify_but_identity_is_not_receivable(world: ScoreWorld, tmp_path: Path,
+                                                                   authority: Authority,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     sub = submission(world, "conf-01", "conforme", HONEST_01)
     tl = TrustLayer()
-    code, report, _ = _score(world, tmp_path, sub, _folder(tmp_path, sub, tl), "--trust-layer-key", tl.key)
+    folder = _folder(tmp_path, sub, tl)
+    _stamped(folder, authority)
+    code, report, _ = _score(world, tmp_path, sub, folder, "--trust-layer-key", tl.key)
     assert code == 0 and report is not None
     assertions = _assertions(report)
     assert [a["cause"] for a in assertions] == ["identite_non_liee", "identite_non_liee"]
@@ -74,16 +92,47 @@ def test_proofs_of_spec_1_2_verify_but_identity_is_not_receivable(world: ScoreWo
     ("flipped signature", "fails third-party verification (condition 1): arkforge_signature: not a signature"),
     ("other response", "Trust Layer incident: the proof's flat response_hash sha256:" + "0" * 64),
 ])
-def test_a_bad_proof_in_the_folder_is_an_invalid_proof(world: ScoreWorld, tmp_path: Path, change: str,
-                                                      expected: str) -> None:
+def test_a_bad_proof_in_the_folder_is_an_invalid_proof(world: ScoreWorld, tmp_path: Path, authority: Authority,
+                                                      change: str, expected: str) -> None:
     sub = submission(world, "conf-01", "conforme", HONEST_01)
     tl = TrustLayer()
     folder = _folder(tmp_path, sub, tl, prf_0001=change)
+    _stamped(folder, authority)
     code, report, _ = _score(world, tmp_path, sub, folder, "--trust-layer-key", tl.key)
     assert code == 0 and report is not None
     first, second = _assertions(report)
     assert first["cause"] == "identite_non_liee"
     assert second["cause"] == "preuve_invalide" and expected in second["detail"], second["detail"]
+
+
+def test_a_proof_whose_token_is_awaited_is_en_attente(world: ScoreWorld, tmp_path: Path, authority: Authority,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Right after the call Trust Layer has asked for the token and not got it: the proof is neither valid nor
+    invalid, and the submission citing it gets no score until the scoring is replayed (spec §4.1)."""
+    sub = submission(world, "conf-01", "conforme", HONEST_01)
+    tl = TrustLayer()
+    folder = _folder(tmp_path, sub, tl)
+    proof = json.loads((folder / "prf_0001.json").read_text("utf-8"))
+    assert proof["timestamp_authority"]["status"] == "submitted"  # as the proxy stores it (../shared/trust-layer)
+    _stamped(folder, authority)
+    (folder / "prf_0001.json").write_text(json.dumps(proof), "utf-8")  # one of the two still awaits its token
+    code, report, _ = _score(world, tmp_path, sub, folder, "--trust-layer-key", tl.key)
+    assert code == 0 and report is not None
+    task = report["taches"][0]
+    assert task["statut"] == "en_attente" and task["assertions"] == [], task
+    assert "cites prf_0001, awaiting anchoring" in task["motif"] and "status is submitted" in task["motif"]
+    assert report["en_attente"] == ["conf-01"] and report["reussite"] == 0
+    assert "SCORE PROVISOIRE: conf-01 en attente" in capsys.readouterr().out
+
+
+def test_a_bad_signature_is_invalid_even_while_its_token_is_awaited(world: ScoreWorld, tmp_path: Path) -> None:
+    """Waiting is for what time will settle: a chain or a signature that fails is invalid at once."""
+    sub = submission(world, "conf-01", "conforme", HONEST_01)
+    tl = TrustLayer()
+    folder = _folder(tmp_path, sub, tl, prf_0001="flipped signature", prf_0000="flipped signature")
+    code, report, _ = _score(world, tmp_path, sub, folder, "--trust-layer-key", tl.key)
+    assert code == 0 and report is not None and report["en_attente"] == []
+    assert [a["cause"] for a in _assertions(report)] == ["preuve_invalide", "preuve_invalide"]
 
 
 def test_a_key_other_than_the_pinned_one_fails_condition_1(world: ScoreWorld, tmp_path: Path) -> None:
@@ -117,9 +166,6 @@ def test_an_unusable_proofs_folder_is_one_line(world: ScoreWorld, tmp_path: Path
     out, err = capsys.readouterr()
     lines = err.splitlines()
     assert code == 1 and report is None and out == "" and len(lines) == 1 and expected in lines[0], lines
-
-
-needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl command")
 
 
 def _stamped(folder: Path, authority: Authority, *, other_chain: bool = False) -> None:

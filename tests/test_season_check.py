@@ -37,11 +37,11 @@ from season_fixtures import (
 )
 from trackfix import CONFORMITE, copy_tracks
 
-from generator.pistes.conformite.evaluator import evaluate
-from generator.pistes.conformite.logic import TRACK_LOGIC as LOGIC
+from generator.reading.graph import probant_facts, task_graph
+from generator.reading.reader import CorpusReader
 from generator.season.checks import TaskReport, check_referentiel, check_season, check_task
-from generator.season.graph import probant_facts, task_graph
-from generator.season.reader import CorpusReader
+from generator.track_code.conformite.evaluator import evaluate
+from generator.track_code.conformite.logic import TRACK_LOGIC as LOGIC
 
 REFERENTIEL = "referentiel.yaml"
 REF_WHERE = "build/referentiel.json: criteres: "

@@ -21,7 +21,10 @@ import trackfix as col
 from season_fixtures import World, make_world, rebuilt
 from trackfix import CONFORMITE
 
-from generator.pistes.conformite.evaluator import (
+from generator.reading.graph import task_graph
+from generator.reading.reader import CorpusReader
+from generator.reading.season import KeyEntry, Season, Statement
+from generator.track_code.conformite.evaluator import (
     FAMILY_SHORTCUTS,
     NAMED_SHORTCUTS,
     P5_SHORTCUTS,
@@ -30,10 +33,7 @@ from generator.pistes.conformite.evaluator import (
     Strategy,
     evaluate,
 )
-from generator.pistes.conformite.logic import TRACK_LOGIC
-from generator.season.graph import task_graph
-from generator.season.model import KeyEntry, Season, Statement
-from generator.season.reader import CorpusReader
+from generator.track_code.conformite.logic import TRACK_LOGIC
 
 TASK_IDS = [f"conf-{n:02d}" for n in range(1, 11)]
 SHORTCUTS = TRACK_LOGIC.shortcuts.every  # every shortcut of the track, as the engine runs them

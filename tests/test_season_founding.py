@@ -1,7 +1,7 @@
 """The published rule of the founding facts, checked against the built corpus read by hand.
 
 The expected facts are written here from the rule's prose (docs/season.md, "Founding facts: the rule") and the
-built JSON, never copied from what ``generator.season.founding`` returns.
+built JSON, never copied from what ``generator.reading.founding`` returns.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from types import SimpleNamespace
 import pytest
 from season_fixtures import World, make_world
 
-from generator.pistes.conformite import logic as LOGIC
-from generator.pistes.conformite.evaluator import evaluate
-from generator.season.founding import equivalent_forms, fonde_par, founding_facts
-from generator.season.model import Season
-from generator.season.reader import Fact
+from generator.reading.founding import equivalent_forms, fonde_par, founding_facts
+from generator.reading.reader import Fact
+from generator.reading.season import Season
+from generator.track_code.conformite import logic as LOGIC
+from generator.track_code.conformite.evaluator import evaluate
 
 
 @pytest.fixture(scope="module")

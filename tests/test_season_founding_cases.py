@@ -17,14 +17,14 @@ import pytest
 from season_fixtures import KEY_LOCATION, World, make_world, rebuilt
 from trackfix import CONFORMITE
 
-from generator.pistes.conformite import independent
-from generator.pistes.conformite.evaluator import evaluate
+from generator.reading.founding import founding_facts
+from generator.reading.graph import task_graph
+from generator.reading.logic import load_logic
+from generator.reading.reader import CorpusReader
+from generator.reading.season import Season, Statement
 from generator.season.checks import TaskReport, check_fact
-from generator.season.founding import founding_facts
-from generator.season.graph import task_graph
-from generator.season.logic import load_logic
-from generator.season.model import Season, Statement
-from generator.season.reader import CorpusReader
+from generator.track_code.conformite import independent
+from generator.track_code.conformite.evaluator import evaluate
 from generator.tracks.model import file_for
 
 CONTROL, ENTITY = "conf-05", "entites/ENT-1879.yaml"

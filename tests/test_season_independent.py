@@ -1,6 +1,6 @@
-"""The independent honest agent (generator/panel/independent.py): written from the served /referentiel
-alone, it must score 10/10 with no overclaim through ``corpus score``, read as /referentiel says, and be
-wired into the panel of ``corpus check-season``.
+"""The independent honest agent (generator/track_code/conformite/independent.py): written from the served
+/referentiel alone, it must score 10/10 with no overclaim through ``corpus score``, read as /referentiel
+says, and be wired into the panel of ``corpus check-season``.
 
 Expectations here are derived by hand from the served documents and the référentiel's wording (the
 dates, the match rule, the bounds), never from the reference evaluator or the founding-fact rule.
@@ -21,10 +21,14 @@ from trackfix import CONFORMITE
 
 from generator.panel.agents import HONEST
 from generator.panel.judge import run_panel
-from generator.pistes.conformite import independent
-from generator.pistes.conformite.evaluator import Task as EvalTask
-from generator.pistes.conformite.evaluator import evaluate
-from generator.pistes.conformite.independent import (
+from generator.reading.reader import Fact
+from generator.reading.season import KeyFact
+from generator.season.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
+from generator.season.checks import check_season
+from generator.track_code.conformite import independent
+from generator.track_code.conformite.evaluator import Task as EvalTask
+from generator.track_code.conformite.evaluator import evaluate
+from generator.track_code.conformite.independent import (
     EXCEPTIONS,
     INDEPENDENT,
     PRIORITIES,
@@ -34,10 +38,6 @@ from generator.pistes.conformite.independent import (
     read_task,
     submissions,
 )
-from generator.season.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
-from generator.season.checks import check_season
-from generator.season.model import KeyFact
-from generator.season.reader import Fact
 
 MODULE = Path(independent.__file__)
 
@@ -137,10 +137,10 @@ def test_the_agent_reads_neither_the_key_nor_the_evaluator() -> None:
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)} \
         | {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     assert imported <= {"__future__", "json", "math", "collections.abc", "dataclasses", "pathlib", "typing",
-                        "generator.season.reader", "generator.score", "generator.compiler.track_file"}, imported
+                        "generator.reading.reader", "generator.score", "generator.tracks.loader"}, imported
     text = MODULE.read_text("utf-8")
     assert "cle.json" not in text and "cle.yaml" not in text
-    probe = ("import sys, generator.pistes.conformite.independent as m; "
+    probe = ("import sys, generator.track_code.conformite.independent as m; "
              "print(sorted(n for n in sys.modules if n.endswith(('.evaluator', '.founding', 'panel.agents', "
              "'panel.judge', 'season.model', '.logic'))))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60,

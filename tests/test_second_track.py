@@ -20,9 +20,9 @@ from cli_run import Ran, corpus_process, run_corpus
 from nginx_server import NginxServer, private_folder
 from trackfix import ROOT, copy_tracks
 
-from generator.compiler.track_file import load_tracks
 from generator.contract.manifest import Manifest
 from generator.score import make_submission
+from generator.tracks.loader import load_tracks
 
 ESSAI = ROOT / "tests" / "fixtures" / "essai"
 

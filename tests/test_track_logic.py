@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from trackfix import ROOT
 
-from generator.compiler.track_file import load_tracks, track_named
-from generator.season.logic import LogicError, Shortcuts, TrackLogic, load_logic
-from generator.season.reader import CorpusReader, Fact
+from generator.reading.logic import LogicError, Shortcuts, TrackLogic, load_logic
+from generator.reading.reader import CorpusReader, Fact
+from generator.tracks.loader import load_tracks, track_named
 from generator.tracks.model import Track
 
 ESSAI = ROOT / "tests" / "fixtures" / "essai" / "tracks" / "essai"

@@ -20,8 +20,7 @@ import pytest
 from nginx_server import JSON_TYPE, NginxServer, Response
 from trackfix import CONFORMITE
 
-from generator.compiler.compile import absent_body
-from generator.compiler.output import body_bytes
+from generator.contract.bodies import absent_body, body_bytes
 from generator.contract.hashing import request_hash, response_hash
 from generator.contract.manifest import Manifest
 from generator.observe.verify import undeclared_paths

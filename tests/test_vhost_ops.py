@@ -20,7 +20,7 @@ from nginx_server import JSON_TYPE, NginxServer, alive, build_copy, free_port, p
 
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
-from generator.serving.serve import ensure_build
+from generator.compiler.pipeline import ensure_build
 
 CORPUS = str(Path(sys.executable).with_name("corpus"))
 

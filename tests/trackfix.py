@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from generator.compiler.track_file import TRACKS_DIR, track_named
+from generator.tracks.loader import TRACKS_DIR, track_named
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMITE = track_named(ROOT, "conformite")

@@ -24,7 +24,7 @@ RUN = "run"  # git-ignored, never served or compiled
 # track definitions (which say what is served).
 ALWAYS_PROTECTED = ("nginx", "tracks")
 # The trees the generator compiles, serves, freezes or renders: no report is written inside them. The real
-# list is every track's six folders plus these (generator.compiler.track_file.protected_trees); this one, the
+# list is every track's six folders plus these (generator.tracks.loader.protected_trees); this one, the
 # first track's six names at the root, stands when the tracks cannot be read.
 PROTECTED = ("build", "manifest", "season", "corpus_src", "season_src", "freeze", *ALWAYS_PROTECTED)
 
@@ -68,7 +68,7 @@ def outside_protected(root: Path, out: Path, option: str = "--json",
                       why: str = "which the generator compiles or serves: write the report elsewhere",
                       protected: Iterable[str] = PROTECTED) -> Path:
     """``out``, refused when it resolves inside one of the repository's ``protected`` trees (every track's
-    folders, ``nginx/`` and ``tracks/``: :func:`generator.compiler.track_file.protected_trees`)."""
+    folders, ``nginx/`` and ``tracks/``: :func:`generator.tracks.loader.protected_trees`)."""
     target, top = out.resolve(), root.resolve()
     for name in protected:
         if target.is_relative_to(top / name):

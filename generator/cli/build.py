@@ -25,13 +25,13 @@ from generator.cli.options import (
 )
 from generator.cli.score import add_pinned_options, judged_proofs, key_fingerprint, load_proofs, trust_layer_key
 from generator.compiler.pipeline import build, check
-from generator.compiler.track_file import load_tracks, track_named
 from generator.contract.anchor import Anchor
 from generator.contract.freeze import check_anchor, check_freeze, freeze, freeze_anchor, is_frozen, record_call_of
 from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest
 from generator.contract.places import Places
 from generator.tracks.listing import track_listing
+from generator.tracks.loader import load_tracks, track_named
 from generator.tracks.model import Track
 
 

@@ -16,7 +16,6 @@ from generator.base.atomic_file import check_target, write_atomic
 from generator.base.output_places import not_an_input, outside_protected
 from generator.base.secret_values import SecretError, read_secret_env, read_secret_file
 from generator.cli.options import DEFECT, PROBLEM, Subparsers, UsageError, add_root_options, add_track_option
-from generator.compiler.track_file import TRACKS_DIR, load_tracks, protected_trees, track_named
 from generator.contract.manifest import Manifest
 from generator.observe.log_report.counts import (
     DEFAULT_PROBE_AGENT,
@@ -30,6 +29,7 @@ from generator.observe.log_report.files import LogReportError, log_files
 from generator.observe.log_report.line import parse_time
 from generator.observe.log_report.text import render_text
 from generator.observe.verify import Difference, verify
+from generator.tracks.loader import TRACKS_DIR, load_tracks, protected_trees, track_named
 
 
 def _secrets(args: argparse.Namespace) -> list[str]:

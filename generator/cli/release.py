@@ -11,19 +11,31 @@ from pathlib import Path
 
 from generator.base.output_places import outside_protected
 from generator.cli.options import Subparsers, UsageError, add_root_options
-from generator.compiler.track_file import protected_trees
 from generator.serving.artifact import install_artifact, pack
-from generator.serving.release import CURRENT, install, link, release, releases_folder, rollback_target
+from generator.serving.release import (
+    CURRENT,
+    Reloaded,
+    install,
+    link,
+    release,
+    releases_folder,
+    rollback_target,
+)
+from generator.tracks.loader import protected_trees
 
 
-def _switch(releases: Path, target: Path, prefixes: list[Path]) -> str:
+def _switch(releases: Path, target: Path, prefixes: list[Path], command: str) -> str:
     """Switch ``releases/current`` to ``target`` and reload the prefixes; what to print."""
     old = link(releases, CURRENT)
-    pids = release(releases, target, prefixes)
-    return f"{target.name} is current (previous {old.name if old else 'none'}){_reloaded(pids)}"
+    done = release(releases, target, prefixes)
+    return f"{target.name} is current (previous {old.name if old else 'none'}){_reloaded(done, command)}"
 
 
-def _reloaded(pids: list[int]) -> str:
+def _reloaded(done: Reloaded, command: str) -> str:
+    """What to print of the reloads (the masters' pids), once each warning is said on a line of its own."""
+    for warning in done.warnings:
+        print(f"corpus {command}: {warning}", file=sys.stderr)
+    pids = done.pids
     if not pids:
         return "; no --prefix given, nothing reloaded"
     return (f"; reloaded {len(pids)} nginx (master pids {', '.join(map(str, pids))}), each answers with the new "
@@ -37,10 +49,11 @@ def cmd_release(args: argparse.Namespace) -> int:
     prefixes = [p.resolve() for p in args.prefix]
     if args.rollback:
         target, previous = rollback_target(releases)
-        pids = release(releases, target, prefixes, rollback=True)
-        what = f"rolled back to {target.name} (previous {previous.name}){_reloaded(pids)}"
+        done = release(releases, target, prefixes, rollback=True)
+        what = f"rolled back to {target.name} (previous {previous.name}){_reloaded(done, 'release')}"
     else:
-        what = _switch(releases, install(args.root.resolve(), releases, args.expect_manifest_hash), prefixes)
+        what = _switch(releases, install(args.root.resolve(), releases, args.expect_manifest_hash), prefixes,
+                       "release")
     print(f"corpus release: {what}", file=sys.stderr)
     return 0
 
@@ -60,8 +73,8 @@ def cmd_pack(args: argparse.Namespace) -> int:
 def cmd_install(args: argparse.Namespace) -> int:
     releases = releases_folder(args.releases.resolve())
     target = install_artifact(args.artifact.absolute(), releases, args.expect_manifest_hash)
-    print(f"corpus release install: {_switch(releases, target, [p.resolve() for p in args.prefix])}",
-          file=sys.stderr)
+    what = _switch(releases, target, [p.resolve() for p in args.prefix], "release install")
+    print(f"corpus release install: {what}", file=sys.stderr)
     return 0
 
 

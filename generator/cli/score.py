@@ -18,7 +18,6 @@ from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, kind_of, 
 from generator.base.errors import GeneratorError, unreadable_text
 from generator.base.output_places import key_output_file, not_an_input
 from generator.cli.options import PROBLEM, Subparsers
-from generator.compiler.track_file import load_tracks, track_named
 from generator.contract.anchor import Anchor
 from generator.contract.places import Places
 from generator.contract.trust_proof import ProofError, TrustProof, check_fingerprint, public_key, read_proof
@@ -28,6 +27,7 @@ from generator.score.inputs import ScoreInputError, ScoreRefused
 from generator.score.proofs import Season, verdicts
 from generator.score.render import ScoreReport, render_table
 from generator.score.track import DuplicateTask, check_proofs, score_submissions, submitted_track
+from generator.tracks.loader import load_tracks, track_named
 
 
 class _BadFile(GeneratorError):

@@ -21,7 +21,7 @@ from generator.cli.options import (
     print_problems,
     render_settings,
 )
-from generator.compiler.track_file import load_tracks
+from generator.compiler.pipeline import ensure_build
 from generator.serving.instance_commands import reload_prefix, verify_prefix
 from generator.serving.nginx_process import reload_and_wait
 from generator.serving.nginx_write import render_and_write
@@ -33,7 +33,6 @@ from generator.serving.serve import (
     banner,
     check_ports,
     dev_secret,
-    ensure_build,
     hold_port,
     invoking_user,
     run_foreground,
@@ -54,6 +53,7 @@ from generator.serving.systemd_units import (
     unit_settings,
 )
 from generator.serving.topology import FRONTAL_PORT, REPLICA_PORT, replica_addresses
+from generator.tracks.loader import load_tracks
 
 # serve's options that only the topology (--replicas) uses: refused without it, never silently ignored
 TOPOLOGY_ONLY = (("--replica", "replica"), ("--replica-port", "replica_port"), ("--tls-ca", "tls_ca"),
@@ -192,7 +192,9 @@ def cmd_verify_build(args: argparse.Namespace) -> int:
 
 
 def cmd_reload(args: argparse.Namespace) -> int:
-    pid = reload_prefix(args.prefix.resolve())
+    pid, warnings = reload_prefix(args.prefix.resolve())
+    for warning in warnings:
+        print(f"corpus reload: {warning}", file=sys.stderr)
     print(f"corpus reload: nginx (master pid {pid}) reloaded; only the new configuration answers now",
           file=sys.stderr)
     return 0

@@ -1,1 +1,2 @@
-"""Sources to served bytes: strict YAML loading, validation, compilation into build/ and manifest/."""
+"""Sources to served bytes: a track's sources read in its layout, validated, compiled into build/ and manifest/
+(and brought up to date before serving). Nothing imports it but the CLI."""

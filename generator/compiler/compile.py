@@ -14,10 +14,12 @@ from typing import Any
 
 from generator.base.errors import CorpusError, Location, Problem
 from generator.base.text_policy import cut
-from generator.compiler.schemas import served_fields
 from generator.compiler.source_paths import page_paths, record_path
-from generator.compiler.sources import Record, Sources
+from generator.compiler.sources import Sources
 from generator.compiler.validate import Index
+from generator.contract.bodies import absent_body
+from generator.documents.records import Record
+from generator.documents.schemas import served_fields
 from generator.tracks.model import Collection, Track, systeme_path
 
 # What the catalogue and the request hashes may be built on: scheme, host, optional port and path prefix;
@@ -30,7 +32,6 @@ _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
 _BASE_URL_FORM = ("write scheme://host[:port][/prefix] (http or https, no user, query, fragment, space or "
                   "trailing slash)")
-ABSENT_MESSAGE = "Aucune ressource de cette collection ne porte ce chemin dans le corpus."
 
 
 @dataclass(frozen=True)
@@ -41,15 +42,6 @@ class Document:
     kind: str  # "resource" | "absent" | "systeme"
     body: dict[str, Any]
     status: int | None = None
-
-
-def absent_body(path: str) -> dict[str, Any]:
-    """The documented body of a reference that does not exist: a function of the path alone.
-
-    The nginx vhost renders the same template for identifiers nobody declared; keep both in step by
-    changing only this function (the template is generated from it).
-    """
-    return {"ressource": path, "existe": False, "message": ABSENT_MESSAGE}
 
 
 def _plain(value: Any) -> Any:

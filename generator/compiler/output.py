@@ -1,8 +1,7 @@
-"""Serialise documents to frozen bytes and describe them in the manifest.
+"""Check compiled documents against the output rules and describe them in the manifest.
 
-The bytes of a body: orjson with two-space indentation, keys in the compiler's order, non-ASCII kept
-as UTF-8, and a trailing newline (identical to ``json.dumps(indent=2, ensure_ascii=False) + "\\n"``,
-which a test checks). Writing them is :mod:`generator.base.transaction`'s job.
+Their bytes are :func:`generator.contract.bodies.body_bytes`; writing them is
+:mod:`generator.base.transaction`'s job.
 """
 
 from __future__ import annotations
@@ -10,33 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from generator.base.errors import Location, Problem
 from generator.compiler.compile import Document
+from generator.contract.bodies import find_numbers
 from generator.contract.hashing import parsed_hash, request_hash, sha256_hex
-from generator.contract.manifest import MANIFEST_FILE, MANIFEST_HASH_FILE, Entry, Manifest
+from generator.contract.manifest import Entry, Manifest
 from generator.tracks.model import file_for
-
-__all__ = ["MANIFEST_FILE", "MANIFEST_HASH_FILE", "Built", "body_bytes", "build_manifest", "check_bodies",
-           "find_numbers"]  # the two file names stay importable from here for nginx_render and serve
-
-
-def body_bytes(body: dict[str, Any]) -> bytes:
-    return orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n"
-
-
-def find_numbers(value: Any, pointer: str = "") -> list[str]:
-    """JSON Pointers of every number in ``value``: the corpus serves none (spec §2.5)."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return []
-    if isinstance(value, int | float):
-        return [pointer or "/"]
-    if isinstance(value, dict):
-        return [p for key, inner in value.items() for p in find_numbers(inner, f"{pointer}/{key}")]
-    if isinstance(value, list):
-        return [p for i, inner in enumerate(value) for p in find_numbers(inner, f"{pointer}/{i}")]
-    return [f"{pointer or '/'} (unsupported type {type(value).__name__})"]
 
 
 def _only_strings_and_literals(value: Any) -> bool:

@@ -11,11 +11,13 @@ from pathlib import Path
 from generator.base.errors import CorpusError, ManifestError, Problem, Severity
 from generator.base.transaction import Say, Transaction, stderr_notice
 from generator.compiler.compile import compile_documents
-from generator.compiler.output import Built, body_bytes, build_manifest, check_bodies
+from generator.compiler.output import Built, build_manifest, check_bodies
 from generator.compiler.sources import load_sources
 from generator.compiler.validate import validate
+from generator.contract.bodies import body_bytes
 from generator.contract.freeze import guard_manifest, read_record
 from generator.contract.manifest import BUILD_DIR, MANIFEST_DIR, MANIFEST_FILE, Manifest
+from generator.tracks.loader import load_tracks
 from generator.tracks.model import Track, file_for
 
 SHOWN_PATHS = 10  # how many changed paths a build names before "and N more"
@@ -149,3 +151,34 @@ def _previous(out: Path, track: Track) -> Manifest | None:
         return Manifest.read(out / track.trees.manifest / MANIFEST_FILE)
     except ManifestError:
         return None
+
+
+def ensure_build(root: Path, base_url: str) -> str:
+    """Compile each track's sources in memory; rebuild its build and manifest only if they differ. Returns
+    what happened, a line per track.
+
+    Comparing bytes, not mtimes, is exact whatever git or a copy did to the timestamps, and leaves an
+    up-to-date build untouched. The rebuild goes through :func:`generator.compiler.pipeline.build`, so whatever
+    guards a build (atomic swap, a frozen season) guards this one too.
+    """
+    said = []
+    tracks = load_tracks(root)
+    for track in tracks:
+        named = f"{track.piste}: " if len(tracks) > 1 else ""
+        src = root / track.trees.sources
+        result = compile_build(src, base_url, track)
+        if all(_tree_matches(root / name, files) for name, files in result.trees().items()):
+            said.append(f"{named}{track.trees.build}/ is up to date (manifest hash {result.manifest_hash})")
+            continue
+        result = build(src, root, base_url, track)
+        said.append(f"{named}built {len(result.built)} files (manifest hash {result.manifest_hash})")
+    return "\n".join(said)
+
+
+def _tree_matches(folder: Path, files: dict[str, bytes]) -> bool:
+    if not folder.is_dir():
+        return False
+    on_disk = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    if on_disk != set(files):
+        return False
+    return all((folder / name).read_bytes() == data for name, data in files.items())

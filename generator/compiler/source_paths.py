@@ -7,12 +7,8 @@ path template (``collections[].chemin``), each placeholder filled from the recor
 
 from __future__ import annotations
 
-from generator.compiler.sources import Record
+from generator.documents.records import Record
 from generator.tracks.model import Collection, Track
-
-# Every status the nginx vhost can answer with a body from /_systeme/ (systeme.yaml must define each).
-REQUIRED_SYSTEME = ("400", "403", "404", "405", "408", "412", "413", "414", "431", "500", "501", "502",
-                    "503", "504", "505")
 
 
 def _value(record: Record, name: str) -> str:

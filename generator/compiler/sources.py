@@ -9,43 +9,17 @@ Loading does no validation beyond the YAML itself: problems are collected so tha
 
 from __future__ import annotations
 
-import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from generator.base import bounded_read
 from generator.base.errors import Location, Problem, Severity
-from generator.base.text_policy import MAX_FILE_BYTES
-from generator.compiler.schemas import schema
-from generator.compiler.yamlstrict import LocatedDict, YamlProblem, load_text, location_of
+from generator.documents.records import Record, named_from, read_record, read_yaml
+from generator.documents.schemas import schema
+from generator.documents.yamlstrict import LocatedDict, location_of
 from generator.tracks.model import Collection, Track
 
 TOP_FILES = ("corpus.yaml", "referentiel.yaml", "systeme.yaml", "absents.yaml")
-
-
-@dataclass
-class Record:
-    """One source object: its data, the file it lives in, and what it is."""
-
-    kind: str  # a collection name ("entites", "agrements"...) or a fixed file's ("corpus", "systeme")
-    data: Any
-    file: str
-    where: str = ""  # field prefix inside the file, e.g. "agrements[2]"
-    owner: str | None = None  # id of the owner record of the file (an entity file), for its records
-    schema: str = ""  # the schema name, when it is not the kind
-    schemas: Path | None = None  # the track's schemas folder (None: the engine's schemas)
-
-    @property
-    def schema_name(self) -> str:
-        return self.schema or self.kind
-
-    def location(self, key: str | int | None = None) -> Location:
-        return location_of(self.data, key, self.file)
-
-    def field_name(self, suffix: str = "") -> str:
-        return ".".join(part for part in (self.where, suffix) if part)
 
 
 @dataclass
@@ -129,63 +103,6 @@ def ignored_reason(name: str) -> str | None:
     return None
 
 
-def read_bounded(path: Path) -> bytes:
-    """The bytes of a source file, at most one byte past the loader's limit (the loader words the size).
-
-    :func:`generator.base.bounded_read.read_bounded` without following a symbolic link: a source is a regular
-    file inside the source folder. Raises :class:`OSError` with a message fit for an author.
-    """
-    try:
-        return bounded_read.read_bounded(path, MAX_FILE_BYTES, follow_symlinks=False, refuse_larger=False)
-    except bounded_read.ReadRefused:
-        raise OSError(0, "not a regular file (a folder, FIFO, socket or device): remove it") from None
-    except OSError as exc:
-        if path.is_symlink():
-            raise OSError(exc.errno, "a symbolic link: sources must be regular files inside the source "
-                          "folder (copy the file instead of linking it)") from None
-        raise
-
-
-@functools.lru_cache(maxsize=64)
-def _named_from(root: Path) -> Path:
-    """The folder messages name a source file from: the checkout, so that a file is named as the author
-    finds it (``corpus_src/...``, or ``generique/corpus_src/...`` for a track's own folder)."""
-    parent = root.parent
-    if (parent.parent / "tracks" / parent.name).is_dir():  # ROOT/<piste>/corpus_src (docs/tracks.md)
-        return parent.parent
-    return parent
-
-
-def _read(root: Path, path: Path, problems: list[Problem]) -> tuple[str, Any] | None:
-    name = path.relative_to(_named_from(root)).as_posix()
-    try:
-        return name, load_text(read_bounded(path), name)
-    except YamlProblem as exc:
-        problems.append(exc.problem)
-    except OSError as exc:
-        problems.append(Problem(Location(name), "", f"cannot read: {exc.strerror}"))
-    return None
-
-
-def read_record(root: Path, relative: str, kind: str, problems: list[Problem],
-                required: bool = True) -> Record | None:
-    """Load one YAML file holding a mapping (corpus or season source); problems are collected."""
-    path = root / relative
-    if not os.path.lexists(path):
-        if required:
-            name = (root / relative).relative_to(_named_from(root)).as_posix()
-            problems.append(Problem(Location(name), "", "required file is missing"))
-        return None
-    loaded = _read(root, path, problems)
-    if loaded is None:
-        return None
-    name, data = loaded
-    if not isinstance(data, dict):
-        problems.append(Problem(location_of(data, None, name), "", "the file must hold a mapping"))
-        return None
-    return Record(kind, data, name)
-
-
 def survey(root: Path, layout: Layout, problems: list[Problem]) -> dict[str, list[Path]]:
     """The ``*.yaml`` files of the layout's open folders, sorted by name; every other entry named.
 
@@ -229,7 +146,7 @@ def _prefixes(folder: str) -> list[str]:
 
 
 def _shown(root: Path, path: Path) -> str:
-    return path.relative_to(_named_from(root)).as_posix()
+    return path.relative_to(named_from(root)).as_posix()
 
 
 def _unexpected(entry: os.DirEntry[str], folder: str, files: tuple[str, ...], any_yaml: bool) -> str:
@@ -260,7 +177,7 @@ def _single(sources: Sources, relative: str, kind: str, required: bool = True,
 
 def _owner_file(sources: Sources, path: Path, owner: Collection, sections: tuple[Collection, ...]) -> None:
     """A file of an owner folder: the owner record under its section, its records under theirs."""
-    loaded = _read(sources.root, path, sources.problems)
+    loaded = read_yaml(sources.root, path, sources.problems)
     if loaded is None:
         return
     name, data = loaded

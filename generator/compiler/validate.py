@@ -6,22 +6,21 @@ a run at once, each with ``file:line:column`` and the field it concerns.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Any
 
 from generator.base.errors import Location, Problem, Severity
-from generator.base.text_policy import bad_text, cut
-from generator.compiler.schemas import SchemaError, errors
-from generator.compiler.source_paths import REQUIRED_SYSTEME, page_paths, record_path
-from generator.compiler.sources import Record, Sources
-from generator.compiler.yamlstrict import location_of
+from generator.base.text_policy import cut
+from generator.compiler.source_paths import page_paths, record_path
+from generator.compiler.sources import Sources
+from generator.contract.bodies import REQUIRED_SYSTEME
+from generator.documents.records import Record, error_at
+from generator.documents.schema_checks import check_dates, check_schema, is_date_shaped, refused_in
+from generator.documents.yamlstrict import location_of
 from generator.tracks.model import Collection, Link, Track
 
-_DATE_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 # Keys the compiler writes into a body itself: a source may not write them where its mapping is served whole.
 _RESERVED_REFERENTIEL = ("ressource",)
 
@@ -43,12 +42,6 @@ class Index:
 def _list(value: Any) -> list[Any]:
     """``value`` if it is a list, else an empty one: the schema reports the wrong type, rules go on."""
     return value if isinstance(value, list) else []
-
-
-def _error(record: Record, key: str | int | None, fieldname: str, message: str,
-           container: Any = None, severity: Severity = Severity.ERROR) -> Problem:
-    location = location_of(record.data if container is None else container, key, record.file)
-    return Problem(location, record.field_name(fieldname), message, severity)
 
 
 def _page_at(record: Record, index: int) -> tuple[str, Location]:
@@ -76,113 +69,6 @@ def _listed_elsewhere(path: str, link: str, owner: str, owners_label: str,
         return (f"{path} is listed by {count} {owners_label}, {shown}; its {link} is {owner}: remove it from "
                 f"{others}")
     return f"{link} is {owner} but {path} is listed by {shown}, not by {owner}: make the two agree"
-
-
-def _json_path(parts: Iterable[str | int]) -> str:
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _refused_in(value: str) -> str:
-    """What makes a pattern-constrained value unusable besides its form: a refused character, a line feed."""
-    return bad_text(value) or ("a line feed is not allowed here" if "\n" in value else "")
-
-
-def format_words(subschema: dict[str, Any]) -> tuple[str, str, str] | None:
-    """What a pattern means in words, from the annotations beside it: ``title`` (what the value is, "an
-    amount"), ``description`` (how to write one) and ``examples`` (the first is shown); None when absent."""
-    title, how, examples = subschema.get("title"), subschema.get("description"), subschema.get("examples")
-    if isinstance(title, str) and isinstance(how, str) and isinstance(examples, list) and examples:
-        return title, how, json.dumps(examples[0], ensure_ascii=False)
-    return None
-
-
-def schema_message(err: SchemaError) -> str:
-    """The schema's message, a pattern worded from its annotations (:func:`format_words`; the pattern as the
-    schema file writes it only where a schema has none: the scorer's submissions), long values cut."""
-    message = err.message
-    if err.keyword == "pattern" and isinstance(err.instance, str):
-        found = _refused_in(err.instance)
-        words = format_words(err.schema)
-        said = f"{cut(err.instance)} is not {words[0]}: {words[1]}, as {words[2]}" if words else \
-            f"{cut(err.instance)} does not match {err.detail!r}"
-        return said + (f" ({found})" if found else "")
-    if err.keyword == "required":
-        return f"missing required field: {err.detail!r}"
-    if err.keyword == "oneOf" and isinstance(err.instance, str | type(None)):
-        return f"{cut(err.instance)} is not valid here ({err.schema.get('description') or 'see schema'})"
-    if err.instance is True or err.instance is False or err.instance is None:  # as written: true, not True
-        return message.replace(repr(err.instance), {True: "true", False: "false", None: "null"}[err.instance], 1)
-    if isinstance(err.instance, str) and len(err.instance) > 60:
-        return message.replace(repr(err.instance), cut(err.instance))
-    return message
-
-
-def check_schema(record: Record) -> list[Problem]:
-    """Draft 2020-12 validation; each error located at the deepest value the sources know."""
-    problems = []
-    for err in errors(record.schema_name, record.data, record.schemas):
-        parts = list(err.path)
-        container, key = record.data, None
-        for part in parts:
-            try:
-                inner = container[part]
-            except (KeyError, IndexError, TypeError):
-                break
-            if isinstance(inner, dict | list):
-                container, key = inner, None
-            else:
-                key = part
-                break
-        if err.keyword == "additionalProperties" and isinstance(container, dict):
-            for name in err.detail:
-                problems.append(_error(record, name, _json_path([*parts, name]),
-                                       "unknown field (not in the schema of "
-                                       f"{record.schema_name}; check its spelling)", container))
-            continue
-        message = schema_message(err)
-        if err.property_name and key is None and isinstance(container, dict) \
-                and err.instance in container:  # a badly named key: point at the key, not its mapping
-            problems.append(_error(record, err.instance, _json_path([*parts, err.instance]),
-                                   f"key {message}", container))
-            continue
-        problems.append(_error(record, key, _json_path(parts), message, container))
-    return problems
-
-
-def _is_date_shaped(value: str) -> bool:
-    """``YYYY-MM-DD``: the one shape of a date in every track's sources (the length test first, as this runs
-    for every string of a build)."""
-    return len(value) == 10 and value[4] == "-" and _DATE_SHAPE.fullmatch(value) is not None
-
-
-def check_dates(record: Record) -> list[Problem]:
-    """A value shaped like a date must be a day that exists, in whatever field a track names it
-    (``date_fin_validite``, ``fin_validite``, ``releve_le``, ``du``...)."""
-    problems: list[Problem] = []
-    _check_dates_in(record, record.data, (), problems)
-    return problems
-
-
-def _check_dates_in(record: Record, value: Any, parts: tuple[str | int, ...], problems: list[Problem]) -> None:
-    """Recursive walk that builds a field path only for containers, not for every scalar (a hot loop)."""
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            if isinstance(inner, str):
-                if _is_date_shaped(inner):
-                    try:
-                        date.fromisoformat(inner)
-                    except ValueError:
-                        problems.append(_error(record, key, _json_path((*parts, key)),
-                                               f"{inner!r} is not a real calendar date", value))
-            elif isinstance(inner, dict | list):
-                _check_dates_in(record, inner, (*parts, key), problems)
-    elif isinstance(value, list):
-        for index, inner in enumerate(value):
-            if isinstance(inner, dict | list):
-                _check_dates_in(record, inner, (*parts, index), problems)
 
 
 def _field_at(data: Any, dotted: str) -> tuple[Any, Any, str | None]:
@@ -293,15 +179,15 @@ class Validator:
                 if path is None:
                     continue
                 if not collection.matches(path):
-                    hint = _refused_in(record.data["id"])
-                    self.problems.append(_error(record, "id", "id", f"{cut(record.data['id'])} is not an id of "
+                    hint = refused_in(record.data["id"])
+                    self.problems.append(error_at(record, "id", "id", f"{cut(record.data['id'])} is not an id of "
                                                 f"{collection.prefix}: write one like "
                                                 f"{self._example(collection).removeprefix(collection.prefix)}"
                                                 + (f" ({hint})" if hint else "")))
                     continue
                 first = self.index.records.get(path)
                 if first is not None:
-                    self.problems.append(_error(record, "id", "id", f"{path} is defined twice: in "
+                    self.problems.append(error_at(record, "id", "id", f"{path} is defined twice: in "
                                                 f"{first.location('id')} and in {record.location('id')}"))
                     continue
                 self.index.records[path] = record
@@ -335,11 +221,11 @@ class Validator:
                 continue  # not a page number at all: the schema says so, naming the value
             expected = str(index + 1)
             if number in seen:
-                self.problems.append(_error(record, "page", f"pages[{index}].page", f"page {number} is written "
+                self.problems.append(error_at(record, "page", f"pages[{index}].page", f"page {number} is written "
                                             f"twice (first as pages[{seen[number]}]): the page_suivante "
                                             "chain would loop", page))
             elif number != expected:
-                self.problems.append(_error(record, "page", f"pages[{index}].page", f"expected page "
+                self.problems.append(error_at(record, "page", f"pages[{index}].page", f"expected page "
                                             f"{expected} here, found page {number}: the page_suivante "
                                             "chain must run 1, 2, 3... without a gap", page))
             seen.setdefault(number, index)
@@ -354,15 +240,15 @@ class Validator:
                 continue
             where = f"absents[{index}].chemin"
             if self.track.collection_of(path) is None:
-                self.problems.append(_error(record, "chemin", where, f"{path} is not a canonical path of any "
+                self.problems.append(error_at(record, "chemin", where, f"{path} is not a canonical path of any "
                                             "collection, so it cannot be served as existe: false", item))
             elif self.index.defines(path):
-                self.problems.append(_error(record, "chemin", where, f"{path} is declared absent but is "
+                self.problems.append(error_at(record, "chemin", where, f"{path} is declared absent but is "
                                             f"defined in {self._defined_at(path)}: existe would be both true "
                                             "and false", item))
             elif path in self.index.absents:
                 first = record.data["absents"][self.index.absent_index[path]]
-                self.problems.append(_error(record, "chemin", where, f"{path} is declared absent twice: in "
+                self.problems.append(error_at(record, "chemin", where, f"{path} is declared absent twice: in "
                                             f"{location_of(first, 'chemin', record.file)} and in "
                                             f"{location_of(item, 'chemin', record.file)}", item))
             else:
@@ -388,14 +274,14 @@ class Validator:
             return None
         self.index.cited.add(path)
         if not target.matches(path):
-            self.problems.append(_error(record, key, fieldname, f"{cut(path)} is not a canonical path of "
+            self.problems.append(error_at(record, key, fieldname, f"{cut(path)} is not a canonical path of "
                                         f"{target.prefix}: write one like {self._example(target)}",
                                         container))
             return None
         if self.index.defines(path):
             return path
         if path not in self.index.absents:
-            self.problems.append(_error(record, key, fieldname, f"{path} does not exist and is not "
+            self.problems.append(error_at(record, key, fieldname, f"{path} does not exist and is not "
                                         f"declared absent (add it to {self.track.trees.sources}/absents.yaml if "
                                         "the reference is deliberate)", container))
         return None
@@ -437,16 +323,16 @@ class Validator:
             owners = [other for other, _ in listings]
             intended = link.mismatch is not None and record.data.get(link.mismatch) is True
             if any(other != owner for other in owners):  # an owner that the record does not name
-                self.problems.append(_error(record, back, back, _listed_elsewhere(
+                self.problems.append(error_at(record, back, back, _listed_elsewhere(
                     path, back, owner, _plural(owner_collection), listings)))
             elif not owners and not intended:
-                self.problems.append(_error(record, back, back, f"{owner} does not list {path} in its "
+                self.problems.append(error_at(record, back, back, f"{owner} does not list {path} in its "
                                             f"{owner_list} (mark the record '{link.mismatch}: true' "
                                             "if this is intended)" if link.mismatch else
                                             f"{owner} does not list {path} in its {owner_list}"))
             elif owners and intended:
                 assert link.mismatch is not None  # only a link with a mismatch field can be intended
-                self.problems.append(_error(record, link.mismatch, link.mismatch,
+                self.problems.append(error_at(record, link.mismatch, link.mismatch,
                                             f"marked as an intended mismatch, but {owner} does list {path}"))
 
     def _check_links(self) -> None:
@@ -458,7 +344,7 @@ class Validator:
                 stem = record.file.rsplit("/", 1)[-1].removesuffix(".yaml")
                 named = record.owner if source.section is not None else record.data.get("id")
                 if isinstance(named, str) and named != stem:
-                    self.problems.append(_error(record, "id", "id", f"the file must be named {named}.yaml, "
+                    self.problems.append(error_at(record, "id", "id", f"the file must be named {named}.yaml, "
                                                 f"after its {collection.label} id"))
         for link in self.track.links:
             if link.back:
@@ -478,7 +364,7 @@ class Validator:
             cited = record.data.get(link.field)
             first = target.path(proprietaire=record.owner or "?", page="1")
             if record.owner in owners_with_pages and cited != first:
-                self.problems.append(_error(record, link.field, link.field, f"must be {first}, the "
+                self.problems.append(error_at(record, link.field, link.field, f"must be {first}, the "
                                             f"first page of the {target.label} written in this file"))
 
     def _check_belongs(self, link: Link) -> None:
@@ -489,7 +375,7 @@ class Validator:
             if record.owner and isinstance(named, str) and self.index.defines(named) \
                     and named != target.path(id=record.owner):
                 own = target.path(id=record.owner)
-                self.problems.append(_error(record, link.field, link.field, f"{named} is not the {target.label} "
+                self.problems.append(error_at(record, link.field, link.field, f"{named} is not the {target.label} "
                                             f"of this file ({own}): move the record to that {target.label}'s "
                                             "file"))
 
@@ -506,7 +392,7 @@ class Validator:
                 for record in self.sources.of(kind):
                     value = record.data.get(key)
                     if isinstance(value, str) and declared and value not in declared:
-                        self.problems.append(_error(record, key, key, f"unknown {vocabulary.label} {value!r} "
+                        self.problems.append(error_at(record, key, key, f"unknown {vocabulary.label} {value!r} "
                                                     f"(declare it under {vocabulary.key} in "
                                                     f"{self.track.trees.sources}/corpus.yaml)"))
         for collection in self.track.collections:
@@ -517,7 +403,7 @@ class Validator:
             for record in self.sources.of(collection.name):
                 stem = record.file.rsplit("/", 1)[-1].removesuffix(".yaml")
                 if isinstance(record.data.get(named_by), str) and record.data[named_by] != stem:
-                    self.problems.append(_error(record, named_by, named_by, f"the file must be named "
+                    self.problems.append(error_at(record, named_by, named_by, f"the file must be named "
                                                 f"{record.data[named_by]}.yaml, after its {label}"))
 
     def _check_systeme(self) -> None:
@@ -526,7 +412,7 @@ class Validator:
             return
         missing = [status for status in REQUIRED_SYSTEME if status not in record.data]
         if missing:
-            self.problems.append(_error(record, None, "", "missing bodies for statuses the vhost can send: "
+            self.problems.append(error_at(record, None, "", "missing bodies for statuses the vhost can send: "
                                         + ", ".join(missing)))
 
     def _check_reserved(self) -> None:
@@ -536,7 +422,7 @@ class Validator:
             return
         for key in _RESERVED_REFERENTIEL:
             if key in record.data:
-                self.problems.append(_error(record, key, key, f"'{key}' is written by the compiler (it is the "
+                self.problems.append(error_at(record, key, key, f"'{key}' is written by the compiler (it is the "
                                             f"served path, {self.track.referentiel}): remove it from the source"))
 
     def _check_date_order(self) -> None:
@@ -546,15 +432,15 @@ class Validator:
             for record in self.sources.of(order.collection):
                 start, _, _ = _field_at(record.data, order.start)
                 end, container, key = _field_at(record.data, order.end)
-                if not (isinstance(start, str) and isinstance(end, str) and _is_date_shaped(start)
-                        and _is_date_shaped(end) and end < start):
+                if not (isinstance(start, str) and isinstance(end, str) and is_date_shaped(start)
+                        and is_date_shaped(end) and end < start):
                     continue
                 said = f"{end} is before {order.start} {start}"
                 if order.error:
-                    self.problems.append(_error(record, key, order.end, f"{said}: a period cannot end before "
+                    self.problems.append(error_at(record, key, order.end, f"{said}: a period cannot end before "
                                                 f"it starts (write a {order.end} on or after {start})", container))
                 else:
-                    self.problems.append(_error(record, key, order.end, f"{said} (served as written; make sure "
+                    self.problems.append(error_at(record, key, order.end, f"{said} (served as written; make sure "
                                                 "the trap is intended)", container, Severity.WARNING))
 
     def _check_path_fields(self) -> None:
@@ -572,7 +458,7 @@ class Validator:
                     expected = record.owner if placeholder == "proprietaire" else record.data.get(placeholder)
                     shaped = isinstance(value, str) and re.fullmatch(collection.part_pattern(placeholder), value)
                     if shaped and value != expected:  # a value of another shape: the schema says so
-                        self.problems.append(_error(record, name, name, f"{cut(value)} differs from the "
+                        self.problems.append(error_at(record, name, name, f"{cut(value)} differs from the "
                                                     f"{placeholder} of the record's path, {path}: write "
                                                     f"{expected} (or give the record the id {value}, in a file "
                                                     f"named {value}.yaml)"))
@@ -606,7 +492,7 @@ class Validator:
                         continue  # an undeclared value is its own error: the mismatch is its consequence
                     if len(wrong) < len(sites):
                         for record, container, key, fieldname in wrong:
-                            self.problems.append(_error(record, key, fieldname, f"{path} has {name} {value}, "
+                            self.problems.append(error_at(record, key, fieldname, f"{path} has {name} {value}, "
                                                         f"but this {source.label} lists only {name} "
                                                         f"{record.data[name]}: remove the entry, or cite one "
                                                         f"whose {name} is {record.data[name]}{served}",
@@ -616,7 +502,7 @@ class Validator:
                                            f"{location_of(container, key, record.file)}"
                                            for record, container, key, _ in wrong)
                     wanted = " or ".join(sorted({record.data[name] for record, *_ in wrong}))
-                    self.problems.append(_error(cited, name, name, f"{cut(value)} differs from the {name} of "
+                    self.problems.append(error_at(cited, name, name, f"{cut(value)} differs from the {name} of "
                                                 f"every {source.label} that lists {path} ({listers}): write "
                                                 f"{wanted}, or list it in the {source.label} of {name} {value}"
                                                 f"{served}", severity=severity))
@@ -628,7 +514,7 @@ class Validator:
         for path, index in self.index.absent_index.items():
             if path not in self.index.cited:
                 item = record.data["absents"][index]
-                self.problems.append(_error(record, "chemin", f"absents[{index}].chemin", f"{path} is declared "
+                self.problems.append(error_at(record, "chemin", f"absents[{index}].chemin", f"{path} is declared "
                                             "absent but nothing in the corpus cites it", item,
                                             Severity.WARNING))
 

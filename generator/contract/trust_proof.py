@@ -128,6 +128,13 @@ class TrustProof:
     pubkey: str | None = None
     missing: str = ""  # the first chain field the view lacks, when ``fields`` is None
     tsr_base64: str | None = None
+    tsa_status: str | None = None  # timestamp_authority.status: "submitted" until the token is issued
+
+    @property
+    def awaiting_token(self) -> bool:
+        """Trust Layer has asked for the RFC 3161 token and not got it yet: the proof's time is not anchored
+        (``submitted``, as every proof is right after its call; ``verified`` once the token is added)."""
+        return self.tsa_status == "submitted" and self.tsr_base64 is None
 
     @property
     def is_pair(self) -> bool:
@@ -212,9 +219,9 @@ def _served(value: dict[str, Any]) -> TrustProof:
                              upstream, receipt)
     signature = _text(value.get("arkforge_signature"), "arkforge_signature", optional=True)
     pubkey = _text(value.get("arkforge_pubkey"), "arkforge_pubkey", optional=True)
-    tsr = _at(value, "timestamp_authority", "tsr_base64")
+    tsr, status = _at(value, "timestamp_authority", "tsr_base64"), _at(value, "timestamp_authority", "status")
     return TrustProof(_proof_id(value), request, response, spec_version, chain, fields, signature, pubkey,
-                      missing, tsr if isinstance(tsr, str) else None)
+                      missing, tsr if isinstance(tsr, str) else None, status if isinstance(status, str) else None)
 
 
 def read_proof(value: Any) -> TrustProof:

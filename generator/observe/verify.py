@@ -20,8 +20,7 @@ from typing import Any
 import requests
 
 from generator.base.errors import GeneratorError
-from generator.compiler.compile import absent_body
-from generator.compiler.output import body_bytes
+from generator.contract.bodies import absent_body, body_bytes
 from generator.contract.hashing import parsed_hash, request_hash, response_hash, sha256_hex
 from generator.contract.manifest import Entry, Manifest, bytes_difference
 from generator.tracks.model import Collection

@@ -19,14 +19,14 @@ from generator.panel.agents import (
     submissions,
     tampered,
 )
+from generator.reading.evaluation import Strategy
+from generator.reading.graph import task_graph
+from generator.reading.logic import TrackLogic, load_logic
+from generator.reading.reader import CorpusReader
+from generator.reading.season import Season
 from generator.score import score_submissions
 from generator.season.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
 from generator.season.checks import SeasonReport
-from generator.season.evaluation import Strategy
-from generator.season.graph import task_graph
-from generator.season.logic import TrackLogic, load_logic
-from generator.season.model import Season
-from generator.season.reader import CorpusReader
 from generator.tracks.model import Track
 
 
@@ -57,12 +57,9 @@ TAMPERS = {
 
 
 def _trap_tasks(season: Season, logic: TrackLogic[Any], strategy: Strategy) -> list[str]:
-    out = []
-    for task_id, entry in season.key.items():
-        named = logic.shortcuts.named.get(entry.raccourci or "")
-        if (named or logic.shortcuts.by_family.get(entry.famille)) is strategy:
-            out.append(task_id)
-    return sorted(out)
+    """The tasks whose trap catches ``strategy``, found as the season check finds a trap's shortcut."""
+    return sorted(task_id for task_id, entry in season.key.items()
+                  if logic.shortcuts.of_trap(entry.famille, entry.raccourci) is strategy)
 
 
 def _expect_tamper(row: Row, expect: str) -> None:

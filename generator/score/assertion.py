@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.base.jsonvalue import json_equal
+from generator.reading.reader import MISSING, resolve_pointer
 from generator.score.inputs import ScoringInputs
-from generator.season.reader import MISSING, resolve_pointer
 
 ETAYEE, NON_ETAYEE, DEFAUT = "etayee", "non_etayee", "defaut_instrument"
 # The five causes of §7.5, in the order §4.1 tests them.

@@ -2,16 +2,16 @@
 
 A resource outside the task's graph (§5.2), a field that no criterion of ``/referentiel`` consumes or the
 whole document (empty field), and an assertion on a common list whose entry does not concern the entity.
-The graph and "concerns the entity" are the season's own definitions (:mod:`generator.season.graph`).
+The graph and "concerns the entity" are the season's own definitions (:mod:`generator.reading.graph`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from generator.reading.graph import concerns_entity
+from generator.reading.reader import Fact, pointer_pattern
 from generator.score.inputs import ScoringInputs
-from generator.season.graph import concerns_entity
-from generator.season.reader import Fact, pointer_pattern
 
 
 def _claim_problem(index: int, claim: dict[str, Any], task_id: str, inputs: ScoringInputs) -> str | None:

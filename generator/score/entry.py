@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from generator.base.jsonvalue import MAX_DEPTH, json_key, pointer, too_deep
-from generator.compiler.schemas import SchemaError, errors
-from generator.compiler.validate import schema_message
+from generator.documents.schema_checks import schema_message
+from generator.documents.schemas import SchemaError, errors
 from generator.score.inputs import ScoringInputs
 
 SCHEMA = "submission"

@@ -21,11 +21,11 @@ from generator.base import strict_json
 from generator.base.bounded_read import PUBLISHED_LIMIT
 from generator.base.errors import GeneratorError, ManifestError, read_file
 from generator.contract.manifest import Manifest
+from generator.reading.graph import Graph, task_graph
+from generator.reading.reader import CorpusReader
+from generator.reading.referentiel import consumed_fields
+from generator.reading.task import Task
 from generator.score.key import KEY_SCHEMA, TASKS_SCHEMA, Key, KeyEntry, shape_problem
-from generator.season.graph import Graph, task_graph
-from generator.season.reader import CorpusReader
-from generator.season.referentiel import consumed_fields
-from generator.season.task import Task
 from generator.tracks.model import Track, file_for, systeme_path
 
 # §4.1: a response hash equal to one of these bodies is an instrument defect (ArkForge's, not the agent's).

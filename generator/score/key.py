@@ -16,9 +16,9 @@ from types import MappingProxyType
 from typing import Any
 
 from generator.base.jsonvalue import json_key, pointer
-from generator.compiler.schemas import errors
-from generator.compiler.validate import schema_message
-from generator.season.founding import TOUS
+from generator.documents.schema_checks import schema_message
+from generator.documents.schemas import errors
+from generator.reading.founding import TOUS
 
 KEY_SCHEMA, TASKS_SCHEMA = "season-cle", "season-taches"
 

@@ -7,8 +7,11 @@ as §4.1 words it, so below ``spec_version`` 3.1 the identity a proof carries is
 not receivable. The proof's time is the RFC 3161 token's (never Trust Layer's ``timestamp``), verified with
 openssl against the authority given and kept within the season (from the anchor's time to the close, when
 given); a proof without a token, or no authority or no openssl at hand, says its time was not verified
-offline. The flat hashes are kept: one that differs from the opened pair of
-the submission is a Trust Layer incident (``generator/score/assertion.py``).
+offline. A proof whose token Trust Layer has not got yet (``timestamp_authority.status`` ``submitted``) is
+neither valid nor invalid: ``{"en_attente": true}``, and the submission citing it gets no score until the
+scoring is replayed (spec §4.1, "preuve en attente d'ancrage"); one whose chain or signature fails is invalid
+at once. The flat hashes are kept: one that differs from the opened pair of the submission is a Trust Layer
+incident (``generator/score/assertion.py``).
 """
 
 from __future__ import annotations
@@ -66,6 +69,10 @@ def _time(proof: TrustProof, season: Season) -> tuple[str, str]:
 def verdict_of(proof: TrustProof, pinned_key: str, season: Season | None = None) -> dict[str, Any]:
     """The verdict on one proof: conditions 1 and 2, each with why in one sentence."""
     problems = verification_problems(proof, pinned_key)  # no fingerprint: a participant calls with their key
+    if not problems and proof.awaiting_token:
+        return {"en_attente": True,
+                "motif": "timestamp_authority.status is submitted: Trust Layer has not got its RFC 3161 token "
+                         "yet, so its time is not anchored; replay the scoring once the proof carries it"}
     problem, time = ("", "") if problems else _time(proof, season or Season())
     problems += [problem] if problem else []
     version = _version(proof.spec_version)

@@ -16,12 +16,12 @@ from __future__ import annotations
 from typing import Any
 
 from generator.base.jsonvalue import json_key
+from generator.reading.founding import UN_CRITERE
 from generator.score.assertion import DEFAUT, ETAYEE, NON_ETAYEE, AssertionResult, Proofs, assess
 from generator.score.close import close_problems
 from generator.score.entry import entry_problems
 from generator.score.inputs import ScoringInputs, Statement
 from generator.score.key import KeyEntry
-from generator.season.founding import UN_CRITERE
 
 RENDUE, NON_RENDUE, REJETEE_ENTREE, REJETEE_CLOTURE = "rendue", "non_rendue", "rejetee_entree", "rejetee_cloture"
 EN_ATTENTE = "en_attente"  # cites a proof whose batch is not anchored yet: no score, replay later (spec §4.1)
@@ -89,8 +89,10 @@ def score_task(statement: Statement, key_entry: KeyEntry, submission: dict[str, 
     pending = sorted({p for a in submission["assertions"] for p in a["proof_ids"]
                       if proofs is not None and (proofs.get(p) or {}).get("en_attente") is True})
     if pending:
+        why = sorted({m for p in pending if isinstance(m := (proofs or {}).get(p, {}).get("motif"), str)})
         return _result(statement, key_entry, submission, EN_ATTENTE, f"cites {', '.join(pending)}, awaiting "
-                       "anchoring: no score for this submission until it is replayed (spec §4.1)", [], verified)
+                       "anchoring: no score for this submission until it is replayed (spec §4.1)"
+                       + "".join(f" ({m})" for m in why), [], verified)
     graph = inputs.graph(statement.task.id)
     assertions = [assess(a, submission["disclosures"], inputs, proofs, a["claim"]["resource"] in graph.proper)
                   for a in submission["assertions"]]

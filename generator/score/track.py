@@ -77,13 +77,15 @@ def best_constant_answer(key: Mapping[str, KeyEntry]) -> dict[str, Any]:
 
 def check_proofs(proofs: Any) -> Proofs:
     """The third-party verification: ``{"<proof_id>": {"valide": bool, "identite_liee": bool}}``, or
-    ``{"en_attente": true}`` for a proof whose batch is not anchored yet."""
+    ``{"en_attente": true}`` (and why, a ``motif``) for a proof whose batch is not anchored yet."""
     if not isinstance(proofs, dict):
         raise ScoreInputError('proofs: expected an object {"<proof_id>": {"valide": bool, "identite_liee": bool}}')
     for proof_id, verdict in proofs.items():
         verified = isinstance(verdict, dict) and isinstance(verdict.get("valide"), bool) \
             and isinstance(verdict.get("identite_liee"), bool)
-        if not (verified or verdict == {"en_attente": True}):
+        pending = isinstance(verdict, dict) and verdict.get("en_attente") is True \
+            and set(verdict) <= {"en_attente", "motif"} and isinstance(verdict.get("motif", ""), str)
+        if not (verified or pending):
             raise ScoreInputError(f"proofs: {proof_id}: expected {{\"valide\": true|false, \"identite_liee\": "
                                   f"true|false}} or {{\"en_attente\": true}}, got {json.dumps(verdict)}")
     return proofs

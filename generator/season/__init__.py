@@ -1,3 +1,3 @@
-"""Season 1 of the conformité track: task statements, the sealed key, the reference evaluator that
-applies ``/referentiel`` to the built bytes, the shortcut strategies behind the traps, and the season
-check that proves them before anything is frozen."""
+"""A season made and proven: its published files (``season/taches.json``, ``season/cle.json``), the season
+check that proves the key against the built corpus before anything is frozen, and ``corpus graph``'s
+drawings. The season is read through :mod:`generator.reading`."""

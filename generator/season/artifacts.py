@@ -13,8 +13,8 @@ from typing import Any
 
 from generator.base.transaction import Transaction
 from generator.contract.freeze import guard_season
-from generator.season.model import Season
-from generator.season.reader import Fact
+from generator.reading.reader import Fact
+from generator.reading.season import Season
 from generator.tracks.model import Track
 
 TASKS_ARTIFACT = "taches.json"

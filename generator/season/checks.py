@@ -19,14 +19,14 @@ from generator.base.bounded_read import read_bounded
 from generator.base.errors import Location, Problem, unreadable_text
 from generator.base.text_policy import SHOWN_CHARACTERS, cut
 from generator.contract.hashing import sha256_hex
+from generator.reading.evaluation import Evaluation, Strategy
+from generator.reading.founding import FoundingFact, fonde_par, founding_facts
+from generator.reading.graph import Graph, concerns_entity, first_page, probant_facts, task_graph
+from generator.reading.logic import TrackLogic, load_logic
+from generator.reading.reader import MISSING, CorpusReader, Fact, resolve_pointer
+from generator.reading.referentiel import consumed_fields
+from generator.reading.season import KeyEntry, Season, Statement, not_a_start
 from generator.season.control_check import check_control
-from generator.season.evaluation import Evaluation, Strategy
-from generator.season.founding import FoundingFact, fonde_par, founding_facts
-from generator.season.graph import Graph, concerns_entity, first_page, probant_facts, task_graph
-from generator.season.logic import TrackLogic, load_logic
-from generator.season.model import KeyEntry, Season, Statement, not_a_start
-from generator.season.reader import MISSING, CorpusReader, Fact, resolve_pointer
-from generator.season.referentiel import consumed_fields
 from generator.tracks.model import Track, file_for
 
 
@@ -198,7 +198,7 @@ def stale_facts(entry: KeyEntry, derived: list[FoundingFact]) -> dict[int, Found
 
 
 def check_rule(reader: CorpusReader, logic: TrackLogic[Any], report: TaskReport) -> list[Problem]:
-    """The key's founding facts are exactly what the published rule derives (generator.season.founding)."""
+    """The key's founding facts are exactly what the published rule derives (generator.reading.founding)."""
     entry = report.entry
     assert entry is not None
     task_id = report.statement.task.id
@@ -311,7 +311,7 @@ def check_referentiel(reader: CorpusReader, evaluations: list[Evaluation]) -> li
     """/referentiel declares exactly the probant fields, and the evaluator consumes only what it declares.
 
     Two tables say what is probant: the scorer's close rule reads the référentiel's ``champs``
-    (:func:`generator.season.referentiel.consumed_fields`), the panel and the graph read the track's
+    (:func:`generator.reading.referentiel.consumed_fields`), the panel and the graph read the track's
     ``probants`` (``track.yaml``). This check compares exactly those two tables, both ways, so they cannot
     drift apart."""
     track = reader.track

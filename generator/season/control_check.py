@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from generator.base.errors import Problem
-from generator.season.logic import TrackLogic
-from generator.season.model import KeyEntry, Statement
-from generator.season.reader import CorpusReader
+from generator.reading.logic import TrackLogic
+from generator.reading.reader import CorpusReader
+from generator.reading.season import KeyEntry, Statement
 
 
 def check_control(reader: CorpusReader, logic: TrackLogic[Any], statement: Statement,

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from generator.season.evaluation import FAUX, NON_ETABLI, VRAI, Evaluation
-from generator.season.graph import Graph, task_graph
-from generator.season.logic import load_logic
-from generator.season.model import KeyEntry, KeyFact, Statement
-from generator.season.reader import CorpusReader, Fact
+from generator.reading.evaluation import FAUX, NON_ETABLI, VRAI, Evaluation
+from generator.reading.graph import Graph, task_graph
+from generator.reading.logic import load_logic
+from generator.reading.reader import CorpusReader, Fact
+from generator.reading.season import KeyEntry, KeyFact, Statement
 from generator.tracks.model import Summary, Track
 
 NOT_EVALUATED = "non_evalue"  # the criterion comes after one established false (precedence)

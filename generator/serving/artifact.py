@@ -50,7 +50,6 @@ from typing import BinaryIO, TypeVar
 from generator.base.atomic_file import check_target, write_atomic
 from generator.base.bounded_read import PUBLISHED_LIMIT, open_regular, size_text
 from generator.base.errors import DeployError, GeneratorError, read_file, unreadable_text
-from generator.compiler.track_file import TRACKS_DIR
 from generator.contract.manifest import MANIFEST_FILE, MANIFEST_HASH_FILE, Manifest
 from generator.serving.artifact_members import INDEX, Declared, index_bytes, open_members
 from generator.serving.release import (
@@ -71,6 +70,7 @@ from generator.serving.release import (
     staged,
     track_places,
 )
+from generator.tracks.loader import TRACKS_DIR
 
 SUFFIX = ".tar"
 DIGEST_SUFFIX = ".sha256"

@@ -16,9 +16,9 @@ from generator.base.secret_values import (
     read_secret_env,
     read_secret_file,
 )
-from generator.compiler.track_file import protected_trees
 from generator.serving.nginx_settings import DEFAULT_WORKER_USER, Settings
 from generator.serving.tls_files import check_tls_file
+from generator.tracks.loader import protected_trees
 
 
 def secret_values(settings: Settings, repo_root: Path | None) -> list[str]:
@@ -37,7 +37,7 @@ def secret_values(settings: Settings, repo_root: Path | None) -> list[str]:
 # 0600 secrets include (and logs) where nginx serves them or where git and the manifest see them.
 def check_prefix(settings: Settings) -> None:
     """Refuse a prefix inside a compiled, served or tracked tree of the checkout, every track's
-    (:func:`~generator.compiler.track_file.protected_trees`)."""
+    (:func:`~generator.tracks.loader.protected_trees`)."""
     try:
         outside_protected(settings.root, settings.prefix, "--prefix", "where the secrets include would land: "
                           "use a folder under run/ or outside the repository", protected_trees(settings.root))

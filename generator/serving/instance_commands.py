@@ -15,12 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.base.errors import DeployError
-from generator.compiler.track_file import load_tracks
 from generator.contract.build_proof import prove_release
 from generator.contract.manifest import release_hash
 from generator.serving.nginx_process import reload_and_wait
 from generator.serving.nginx_settings import read_settings
 from generator.serving.nginx_write import render_and_write
+from generator.tracks.loader import load_tracks
 
 
 def verify_prefix(prefix: Path) -> str:
@@ -36,8 +36,9 @@ def verify_prefix(prefix: Path) -> str:
     return f"release {release_hash(hashes)} ({', '.join(f'{p} {h}' for p, h in hashes.items())})"
 
 
-def reload_prefix(prefix: Path) -> int:
-    """Render again from settings.json, ``nginx -t``, reload and wait; return the master pid."""
+def reload_prefix(prefix: Path) -> tuple[int, tuple[str, ...]]:
+    """Render again from settings.json, ``nginx -t``, reload and wait; return the master pid and what the
+    render warned of (a TLS certificate ending soon: a reload is when a renewed one is taken)."""
     settings = read_settings(prefix).settings.resolved()
-    render_and_write(settings, None)
-    return reload_and_wait(settings)
+    rendered = render_and_write(settings, None)
+    return reload_and_wait(settings), rendered.warnings

@@ -29,7 +29,6 @@ from secrets import token_hex
 from generator.base.atomic_file import write_new
 from generator.base.bounded_read import PUBLISHED_LIMIT, kind_of, read_bounded
 from generator.base.errors import CorpusError, DeployError, GeneratorError, os_error_text
-from generator.compiler.track_file import TRACKS_DIR, load_tracks
 from generator.contract.build_proof import prove_release
 from generator.contract.freeze import FreezeRecord
 from generator.contract.hashing import sha256_hex
@@ -39,6 +38,7 @@ from generator.serving.nginx_process import reload_and_wait, running_pid
 from generator.serving.nginx_render import Rendered
 from generator.serving.nginx_settings import Settings, SettingsFile, read_settings
 from generator.serving.nginx_write import render_checked, write
+from generator.tracks.loader import TRACKS_DIR, load_tracks
 
 CURRENT = "current"
 PREVIOUS = "previous"
@@ -410,12 +410,21 @@ def _restore(touched: list[Prepared]) -> list[str]:
     return failed
 
 
-def release(releases: Path, target: Path, prefixes: list[Path], *, rollback: bool = False) -> list[int]:
+@dataclass(frozen=True)
+class Reloaded:
+    """What a release did to the prefixes: the reloaded masters, and what their renders warned of."""
+
+    pids: list[int]
+    warnings: list[str]  # a TLS certificate of a prefix ending soon, each naming its prefix
+
+
+def release(releases: Path, target: Path, prefixes: list[Path], *, rollback: bool = False) -> Reloaded:
     """Prepare every prefix, point ``current`` at ``target``, then write and reload each prefix.
 
     ``previous`` becomes the release that was current (when it differs). A failure after the switch puts
     ``current`` and ``previous`` back, renders the prefixes already touched with their previous settings
-    and reloads them, then raises saying so. Returns the reloaded masters' pids.
+    and reloads them, then raises saying so. Returns the reloaded masters' pids and each prefix's warnings
+    (``render-nginx`` says the same ones).
     """
     prepared = prepare(prefixes, target)
     before = link(releases, CURRENT), link(releases, PREVIOUS)
@@ -426,7 +435,7 @@ def release(releases: Path, target: Path, prefixes: list[Path], *, rollback: boo
             _point(releases, PREVIOUS, before[0])
         else:
             switch(releases, target)
-        return apply(prepared, touched)
+        pids = apply(prepared, touched)
     except BaseException as exc:  # Ctrl-C too: never leave current on a release the prefixes do not serve
         _point(releases, CURRENT, before[0])
         _point(releases, PREVIOUS, before[1])
@@ -438,3 +447,5 @@ def release(releases: Path, target: Path, prefixes: list[Path], *, rollback: boo
         raise DeployError(f"{reason}\nrolled back: {CURRENT} is {before[0].name if before[0] else 'absent'} "
                           f"again, and the {len(touched)} prefix(es) already changed were rendered and reloaded "
                           f"with their previous settings{note}") from None
+    return Reloaded(pids, [f"--prefix {item.prefix}: {warning}" for item in prepared
+                           for warning in item.rendered.warnings])

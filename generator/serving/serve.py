@@ -1,7 +1,7 @@
 """Run the corpus locally behind real nginx (``corpus serve``) and flip maintenance (``corpus maintenance``).
 
 ``serve`` is what ``make serve`` runs: first make sure its ports are free (one line naming the address
-otherwise, before anything else is said), bring every track's build up to date with its sources, render
+otherwise, before anything else is said; the CLI has brought every track's build up to date), render
 into a private prefix (default ``run/serve/``, ignored by git), then run in the foreground until Ctrl-C
 or SIGTERM: one plain-HTTP replica, or with ``--replicas N`` the production shape (a TLS frontal over N
 replicas on 127.0.0.2, 127.0.0.3, ... or the addresses given, mutual TLS between them;
@@ -27,8 +27,6 @@ from types import FrameType
 
 from generator.base.errors import ServeError
 from generator.base.secret_values import PRIVATE_RUN_DIR, SecretError, new_secret, read_secret_file, write_private
-from generator.compiler.pipeline import build, compile_build
-from generator.compiler.track_file import load_tracks
 from generator.contract.manifest import Manifest
 from generator.serving.nginx_process import NginxProcess, held_socket, listen_problem
 from generator.serving.nginx_render import server_name
@@ -39,44 +37,11 @@ from generator.serving.tls_files import check_tls_file
 from generator.serving.tls_local import LocalPeer, LocalTLS, make_local_tls, make_peer_tls
 from generator.serving.tls_roles import certificates, chains_to, check_ca
 from generator.serving.topology import Topology
+from generator.tracks.loader import load_tracks
 
 DEFAULT_PREFIX = Path(PRIVATE_RUN_DIR) / "serve"
 DEV_SECRET_FILE = "dev-secret"
 PLAIN_PORT = 8080
-
-
-# ------------------------------------------------------------------------------------- build if needed
-
-
-def ensure_build(root: Path, base_url: str) -> str:
-    """Compile each track's sources in memory; rebuild its build and manifest only if they differ. Returns
-    what happened, a line per track.
-
-    Comparing bytes, not mtimes, is exact whatever git or a copy did to the timestamps, and leaves an
-    up-to-date build untouched. The rebuild goes through :func:`generator.compiler.pipeline.build`, so whatever
-    guards a build (atomic swap, a frozen season) guards this one too.
-    """
-    said = []
-    tracks = load_tracks(root)
-    for track in tracks:
-        named = f"{track.piste}: " if len(tracks) > 1 else ""
-        src = root / track.trees.sources
-        result = compile_build(src, base_url, track)
-        if all(_tree_matches(root / name, files) for name, files in result.trees().items()):
-            said.append(f"{named}{track.trees.build}/ is up to date (manifest hash {result.manifest_hash})")
-            continue
-        result = build(src, root, base_url, track)
-        said.append(f"{named}built {len(result.built)} files (manifest hash {result.manifest_hash})")
-    return "\n".join(said)
-
-
-def _tree_matches(folder: Path, files: dict[str, bytes]) -> bool:
-    if not folder.is_dir():
-        return False
-    on_disk = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-    if on_disk != set(files):
-        return False
-    return all((folder / name).read_bytes() == data for name, data in files.items())
 
 
 # -------------------------------------------------------------------------------------------- ports

@@ -9,13 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.base.errors import RenderError
-from generator.compiler.compile import absent_body
-from generator.compiler.output import body_bytes
-from generator.compiler.source_paths import REQUIRED_SYSTEME
-from generator.compiler.track_file import load_tracks
+from generator.contract.bodies import REQUIRED_SYSTEME, absent_body, body_bytes
 from generator.contract.build_proof import prove_release
 from generator.contract.manifest import BUILD_DIR, Manifest
 from generator.serving.nginx_syntax import needs_dollar, quote_text
+from generator.tracks.loader import load_tracks
 from generator.tracks.model import Track
 
 # Statuses nginx produces under its own numbers, answered with the body of the standard status.
@@ -88,7 +86,7 @@ def absent_template(served: list[Served]) -> tuple[str, bool]:
         for entry in one.manifest.of_kind("absent"):
             if body_bytes(absent_body(entry.path)) != entry.read_checked(one.build):
                 raise RenderError(f"declared absent {entry.path}: its file differs from the absent "
-                                  "template (generator.compiler.compile.absent_body); rebuild")
+                                  "template (generator.contract.bodies.absent_body); rebuild")
     data = body_bytes(absent_body(ABSENT_PLACEHOLDER))
     return quote_text(data, ABSENT_PLACEHOLDER, "uri"), needs_dollar(data)
 

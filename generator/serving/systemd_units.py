@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from generator.base.errors import GeneratorError, RenderError
-from generator.compiler.track_file import load_tracks
 from generator.contract.manifest import Manifest
 from generator.serving.host_checks import check_tls_files
 from generator.serving.nginx_render import server_name
@@ -44,6 +43,7 @@ from generator.serving.nginx_settings import SettingsFile, SettingsFileError, re
 from generator.serving.peer_tls import check_peer
 from generator.serving.templates import environment
 from generator.serving.tls_roles import InstanceTLS, check_instance
+from generator.tracks.loader import load_tracks
 
 RUNBOOK = Path(__file__).resolve().parents[2] / "docs" / "operating.md"
 ROLES = ("frontal", "replica")

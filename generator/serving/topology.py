@@ -24,7 +24,6 @@ from typing import Any
 
 from generator.base.atomic_file import write_atomic
 from generator.base.errors import ServeError
-from generator.compiler.track_file import load_tracks
 from generator.contract.manifest import Manifest
 from generator.serving.host_checks import check_tls_files
 from generator.serving.nginx_process import NginxProcess, end_group, held_socket
@@ -34,6 +33,7 @@ from generator.serving.nginx_write import render_and_write
 from generator.serving.peer_tls import PLAIN, PeerTLS, check_peer
 from generator.serving.tls_local import LocalPeer, LocalTLS
 from generator.serving.tls_roles import InstanceTLS, check_instance
+from generator.tracks.loader import load_tracks
 
 REPLICA_PORT = 8081
 FRONTAL_PORT = 8443

@@ -5,7 +5,7 @@ The engine (compiler, season check, scorer, nginx renderer) reads everything it 
 in the sources, the links the validator checks and the founding rule turns into equivalent forms, the
 date orders and vocabularies, the graph of a task (spec §5.2), the statement fields, the barème and where
 the référentiel and the catalogue are served. Only logic stays code, in the module ``Track.code`` names
-(:mod:`generator.tracks.logic` says what it provides).
+(:mod:`generator.reading.logic` says what it provides).
 
 Patterns are written in the subset of regular-expression syntax that Python and nginx's PCRE agree on.
 """

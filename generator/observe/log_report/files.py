@@ -158,7 +158,7 @@ def blank_reason(count: int) -> str:
     return "empty line" if count == 1 else f"{count} empty lines from here"
 
 
-def _bomb_check(handle: BinaryIO) -> Callable[[], bool]:
+def _bomb_check(handle: BinaryIO | gzip.GzipFile) -> Callable[[], bool]:
     """Whether a gzip stream has expanded beyond ``MAX_GZIP_RATIO`` (always False for a plain file)."""
     raw = getattr(handle, "fileobj", None) if isinstance(handle, gzip.GzipFile) else None
     if raw is None:

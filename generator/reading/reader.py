@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.compiler.compile import absent_body
+from generator.contract.bodies import absent_body
 from generator.tracks.model import Track, file_for, systeme_path
 
 _INDEX = re.compile(r"[0-9]{1,9}")  # whole-string (fullmatch): "3\n" or a 5,001-digit index is no index

@@ -15,9 +15,9 @@ from typing import Any
 
 from generator.base.errors import CorpusError, Location, Problem
 from generator.base.output_places import ALWAYS_PROTECTED, PROTECTED
-from generator.compiler.sources import Record, read_record
-from generator.compiler.validate import check_schema
-from generator.compiler.yamlstrict import location_of
+from generator.documents.records import Record, read_record
+from generator.documents.schema_checks import check_schema
+from generator.documents.yamlstrict import location_of
 from generator.tracks.model import (
     Bareme,
     Collection,

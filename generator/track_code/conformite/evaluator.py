@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from generator.season.evaluation import FAUX, NON_ETABLI, VRAI, CriterionResult, Evaluation
-from generator.season.evaluation import Strategy as BaseStrategy
-from generator.season.reader import MISSING, CorpusReader, Fact, Session
-from generator.season.task import Task
+from generator.reading.evaluation import FAUX, NON_ETABLI, VRAI, CriterionResult, Evaluation
+from generator.reading.evaluation import Strategy as BaseStrategy
+from generator.reading.reader import MISSING, CorpusReader, Fact, Session
+from generator.reading.task import Task
 
 __all__ = ["FAUX", "NON_ETABLI", "VRAI", "CriterionResult", "Evaluation", "Task"]
 
@@ -82,7 +82,7 @@ class _Run:
     """One evaluation: the task, the strategy, the session (calls, consumption) and the parameters.
 
     Each criterion returns its state and the facts that found it under the published rule (see
-    :mod:`generator.season.founding`): the links that attach each decisive resource to the entity, and
+    :mod:`generator.reading.founding`): the links that attach each decisive resource to the entity, and
     the corpus terms of the comparison that decides.
     """
 

@@ -4,7 +4,7 @@ Everything else about a track is data (:mod:`generator.tracks.model`); what stay
 how the référentiel decides a task (the evaluator), the shortcut readings behind the traps, the
 same-rank sources the founding rule accepts as equivalent, and the agents of the panel. A track's module
 fills in one :class:`TrackLogic` (docs/tracks.md, "The code of a track"); the engine finds it by its type.
-``code`` is a dotted module name (``generator.pistes.conformite.logic``) or a ``.py`` file of the track's
+``code`` is a dotted module name (``generator.track_code.conformite.logic``) or a ``.py`` file of the track's
 folder (a track kept outside the package, such as the tests' own).
 """
 
@@ -21,10 +21,10 @@ from types import ModuleType
 from typing import Any, Generic, Protocol, TypeVar
 
 from generator.base.errors import GeneratorError
-from generator.season.evaluation import Evaluation, Strategy
-from generator.season.model import Season
-from generator.season.reader import CorpusReader, Fact
-from generator.season.task import Task
+from generator.reading.evaluation import Evaluation, Strategy
+from generator.reading.reader import CorpusReader, Fact
+from generator.reading.season import Season
+from generator.reading.task import Task
 from generator.tracks.model import Track
 
 S = TypeVar("S", bound=Strategy)  # a track's own readings: its evaluator reads no other track's

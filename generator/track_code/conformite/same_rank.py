@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.season.reader import CorpusReader, Fact, resolve_pointer
+from generator.reading.reader import CorpusReader, Fact, resolve_pointer
 
 
 def same_rank_forms(reader: CorpusReader, fact: Fact) -> list[Fact]:

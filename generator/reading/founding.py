@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.base.jsonvalue import json_key
-from generator.season.evaluation import Evaluation
-from generator.season.logic import TrackLogic
-from generator.season.reader import MISSING, CorpusReader, Fact, is_index, resolve_pointer
+from generator.reading.evaluation import Evaluation
+from generator.reading.logic import TrackLogic
+from generator.reading.reader import MISSING, CorpusReader, Fact, is_index, resolve_pointer
 
 # The two values of a key's ``fonde_par``: every founding fact is needed, or those of any one criterion.
 TOUS, UN_CRITERE = "tous", "un_critere"

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from generator.panel.agents import Claims, Context, admissible, fill, filler, links_first
-from generator.season.evaluation import VRAI
-from generator.season.founding import is_back_link, is_link
-from generator.season.model import Season
-from generator.season.reader import Fact
+from generator.reading.evaluation import VRAI
+from generator.reading.founding import is_back_link, is_link
+from generator.reading.reader import Fact
+from generator.reading.season import Season
 
 # What a reader who "shows the document is in order" asserts for a satisfied criterion instead of what
 # the published rule (/referentiel, principes.justification) asks: statuts, list entries and start dates,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from generator.season.reader import MISSING, CorpusReader, resolve_pointer
-from generator.season.task import Task
+from generator.reading.reader import MISSING, CorpusReader, resolve_pointer
+from generator.reading.task import Task
 
 NONE_VALID = "aucune_option_valide"
 

@@ -1,13 +1,14 @@
 """The code of the générique track, as one object (``tracks/generique/track.yaml``, ``code``).
 
-:class:`generator.season.logic.TrackLogic` filled in: the evaluator, its shortcut readings and the
+:class:`generator.reading.logic.TrackLogic` filled in: the evaluator, its shortcut readings and the
 same-rank delays (:mod:`.evaluator`), the agents written from the served référentiel alone
 (:mod:`.independent`) and the careless readings its control must survive (:mod:`.control`). No reading
 outside the rule.
 """
 
-from generator.pistes.generique.control import CONTROL_READINGS
-from generator.pistes.generique.evaluator import (
+from generator.reading.logic import Agents, Shortcuts, TrackLogic
+from generator.track_code.generique.control import CONTROL_READINGS
+from generator.track_code.generique.evaluator import (
     FAMILY_SHORTCUTS,
     NAMED_BY_FAMILY,
     NAMED_SHORTCUTS,
@@ -15,8 +16,7 @@ from generator.pistes.generique.evaluator import (
     evaluate,
     same_rank_forms,
 )
-from generator.pistes.generique.independent import EXCEPTIONS, INDEPENDENT
-from generator.season.logic import Agents, Shortcuts, TrackLogic
+from generator.track_code.generique.independent import EXCEPTIONS, INDEPENDENT
 
 TRACK_LOGIC = TrackLogic(
     evaluate=evaluate,

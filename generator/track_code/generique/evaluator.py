@@ -22,9 +22,9 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-from generator.season.evaluation import FAUX, VRAI, CriterionResult, Evaluation, Strategy
-from generator.season.reader import CorpusReader, Fact, Session, resolve_pointer
-from generator.season.task import Task
+from generator.reading.evaluation import FAUX, VRAI, CriterionResult, Evaluation, Strategy
+from generator.reading.reader import CorpusReader, Fact, Session, resolve_pointer
+from generator.reading.task import Task
 
 NONE_VALID = "aucune_option_valide"
 

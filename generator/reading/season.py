@@ -12,11 +12,11 @@ from typing import Any
 
 from generator.base.errors import CorpusError, Location, Problem
 from generator.base.text_policy import cut
-from generator.compiler.sources import Record, read_record
-from generator.compiler.validate import check_dates, check_schema
-from generator.compiler.yamlstrict import location_of
-from generator.season.reader import Fact
-from generator.season.task import Task
+from generator.documents.records import Record, read_record
+from generator.documents.schema_checks import check_dates, check_schema
+from generator.documents.yamlstrict import location_of
+from generator.reading.reader import Fact
+from generator.reading.task import Task
 from generator.tracks.model import Track
 
 TASKS_FILE = "taches.yaml"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.season.reader import CorpusReader, resolve_pointer
-from generator.season.task import Task
+from generator.reading.reader import CorpusReader, resolve_pointer
+from generator.reading.task import Task
 
 
 def _conforme_if(ok: bool) -> str:

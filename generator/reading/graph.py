@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from generator.season.reader import MISSING, CorpusReader, Fact, resolve_pointer
-from generator.season.task import Task
+from generator.reading.reader import MISSING, CorpusReader, Fact, resolve_pointer
+from generator.reading.task import Task
 from generator.tracks.model import CommonList, Link, Track
 
 

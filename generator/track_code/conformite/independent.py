@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.season.reader import CorpusReader, Fact
+from generator.reading.reader import CorpusReader, Fact
 
 VRAI, FAUX, NE = "etabli", "faux", "non_etablissable"
 REFERENTIEL = "/referentiel"
@@ -713,8 +713,8 @@ EXCEPTIONS: dict[str, dict[str, str]] = {}
 def submissions(root: Path, priority: str, *, build_dir: Path | None = None) \
         -> tuple[list[dict[str, Any]], list[Reading]]:
     """This agent's §4 submissions for every task of the season, and its readings (for the report)."""
-    from generator.compiler.track_file import track_named  # the served path shapes, as the server knows them
     from generator.score import make_submission  # the scorer's public helper, as a participant's tool
+    from generator.tracks.loader import track_named  # the served path shapes, as the server knows them
 
     reader = CorpusReader(build_dir or root / "build", track_named(root, "conformite"))
     ref = Referentiel(reader.fetch(REFERENTIEL))
@@ -730,8 +730,8 @@ def submissions(root: Path, priority: str, *, build_dir: Path | None = None) \
 
 def score(root: Path, priority: str) -> dict[str, Any]:
     """The corpus-score/1 report of this agent's submissions."""
-    from generator.compiler.track_file import track_named
     from generator.score import score_submissions
+    from generator.tracks.loader import track_named
 
     subs, _ = submissions(root, priority)
     return score_submissions(subs, root=root, track=track_named(root, "conformite"))

@@ -21,7 +21,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-from generator.season.reader import CorpusReader, Fact, resolve_pointer
+from generator.reading.reader import CorpusReader, Fact, resolve_pointer
 
 REFERENTIEL = "/generique/referentiel"
 

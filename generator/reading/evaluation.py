@@ -1,15 +1,15 @@
 """What a track's evaluator returns: criteria with their states and facts, the verdict, the calls.
 
 The engine (season check, founding rule, panel, drawings) reads evaluations only through these types;
-how the criteria are decided is the track's logic (:mod:`generator.season.logic`).
+how the criteria are decided is the track's logic (:mod:`generator.reading.logic`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from generator.season.reader import Fact
-from generator.season.task import Task
+from generator.reading.reader import Fact
+from generator.reading.task import Task
 
 VRAI, FAUX, NON_ETABLI = "etabli", "faux", "non_etablissable"
 

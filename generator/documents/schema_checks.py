@@ -1,0 +1,127 @@
+"""A record checked against its JSON Schema and for real calendar dates, each error worded for an author.
+
+Used by the validator of a track's sources, by the track loader and the season's sources, and by the
+scorer (:func:`schema_message` on submissions, whose schemas carry no annotations).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from datetime import date
+from typing import Any
+
+from generator.base.errors import Problem
+from generator.base.text_policy import bad_text, cut
+from generator.documents.records import Record, error_at
+from generator.documents.schemas import SchemaError, errors
+
+_DATE_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def json_path(parts: Iterable[str | int]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def refused_in(value: str) -> str:
+    """What makes a pattern-constrained value unusable besides its form: a refused character, a line feed."""
+    return bad_text(value) or ("a line feed is not allowed here" if "\n" in value else "")
+
+
+def format_words(subschema: dict[str, Any]) -> tuple[str, str, str] | None:
+    """What a pattern means in words, from the annotations beside it: ``title`` (what the value is, "an
+    amount"), ``description`` (how to write one) and ``examples`` (the first is shown); None when absent."""
+    title, how, examples = subschema.get("title"), subschema.get("description"), subschema.get("examples")
+    if isinstance(title, str) and isinstance(how, str) and isinstance(examples, list) and examples:
+        return title, how, json.dumps(examples[0], ensure_ascii=False)
+    return None
+
+
+def schema_message(err: SchemaError) -> str:
+    """The schema's message, a pattern worded from its annotations (:func:`format_words`; the pattern as the
+    schema file writes it only where a schema has none: the scorer's submissions), long values cut."""
+    message = err.message
+    if err.keyword == "pattern" and isinstance(err.instance, str):
+        found = refused_in(err.instance)
+        words = format_words(err.schema)
+        said = f"{cut(err.instance)} is not {words[0]}: {words[1]}, as {words[2]}" if words else \
+            f"{cut(err.instance)} does not match {err.detail!r}"
+        return said + (f" ({found})" if found else "")
+    if err.keyword == "required":
+        return f"missing required field: {err.detail!r}"
+    if err.keyword == "oneOf" and isinstance(err.instance, str | type(None)):
+        return f"{cut(err.instance)} is not valid here ({err.schema.get('description') or 'see schema'})"
+    if err.instance is True or err.instance is False or err.instance is None:  # as written: true, not True
+        return message.replace(repr(err.instance), {True: "true", False: "false", None: "null"}[err.instance], 1)
+    if isinstance(err.instance, str) and len(err.instance) > 60:
+        return message.replace(repr(err.instance), cut(err.instance))
+    return message
+
+
+def check_schema(record: Record) -> list[Problem]:
+    """Draft 2020-12 validation; each error located at the deepest value the sources know."""
+    problems = []
+    for err in errors(record.schema_name, record.data, record.schemas):
+        parts = list(err.path)
+        container, key = record.data, None
+        for part in parts:
+            try:
+                inner = container[part]
+            except (KeyError, IndexError, TypeError):
+                break
+            if isinstance(inner, dict | list):
+                container, key = inner, None
+            else:
+                key = part
+                break
+        if err.keyword == "additionalProperties" and isinstance(container, dict):
+            for name in err.detail:
+                problems.append(error_at(record, name, json_path([*parts, name]),
+                                       "unknown field (not in the schema of "
+                                       f"{record.schema_name}; check its spelling)", container))
+            continue
+        message = schema_message(err)
+        if err.property_name and key is None and isinstance(container, dict) \
+                and err.instance in container:  # a badly named key: point at the key, not its mapping
+            problems.append(error_at(record, err.instance, json_path([*parts, err.instance]),
+                                   f"key {message}", container))
+            continue
+        problems.append(error_at(record, key, json_path(parts), message, container))
+    return problems
+
+
+def is_date_shaped(value: str) -> bool:
+    """``YYYY-MM-DD``: the one shape of a date in every track's sources (the length test first, as this runs
+    for every string of a build)."""
+    return len(value) == 10 and value[4] == "-" and _DATE_SHAPE.fullmatch(value) is not None
+
+
+def check_dates(record: Record) -> list[Problem]:
+    """A value shaped like a date must be a day that exists, in whatever field a track names it
+    (``date_fin_validite``, ``fin_validite``, ``releve_le``, ``du``...)."""
+    problems: list[Problem] = []
+    _check_dates_in(record, record.data, (), problems)
+    return problems
+
+
+def _check_dates_in(record: Record, value: Any, parts: tuple[str | int, ...], problems: list[Problem]) -> None:
+    """Recursive walk that builds a field path only for containers, not for every scalar (a hot loop)."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if isinstance(inner, str):
+                if is_date_shaped(inner):
+                    try:
+                        date.fromisoformat(inner)
+                    except ValueError:
+                        problems.append(error_at(record, key, json_path((*parts, key)),
+                                               f"{inner!r} is not a real calendar date", value))
+            elif isinstance(inner, dict | list):
+                _check_dates_in(record, inner, (*parts, key), problems)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            if isinstance(inner, dict | list):
+                _check_dates_in(record, inner, (*parts, index), problems)
