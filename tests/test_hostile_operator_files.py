@@ -6,9 +6,11 @@ files, the releases and their links are as they were.
 The files: ``PREFIX/conf/settings.json`` (``verify-build``, ``reload``), the secrets file (``reload``
 re-reads it), ``releases/current`` and ``previous`` and the release folders (``release``), an artifact and
 its ``.sha256`` (``release install``), access logs (``log-report``), and output targets (``log-report
---json``, ``release pack --out``). Every command runs as a child process with a timeout and a memory
-limit, as an operator runs it; a wrong mode is made real for root too, by dropping the capabilities that
-let root read any file (``CAP_DAC_OVERRIDE``, ``CAP_DAC_READ_SEARCH``) in the child.
+--json``, ``release pack --out``). Given a FIFO or a device, the command runs as a child process with a
+timeout and a memory limit, as an operator runs it, so that a hang or a runaway read fails the test; a wrong
+mode is made real for root too, by dropping the capabilities that let root read any file
+(``CAP_DAC_OVERRIDE``, ``CAP_DAC_READ_SEARCH``) in the child. The other files (corrupt, empty, missing, a
+link, a folder) are refused by the same entry point run in this process (tests/cli_run.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_run import Ran, run_corpus
 from nginx_server import free_port, private_folder, snapshot_build
 
 from generator.base.secret_values import new_secret, write_private
@@ -100,8 +103,11 @@ def _limits(drop_read_override: bool) -> Callable[[], None]:
     return apply
 
 
-def corpus(*argv: str, unprivileged: bool = False) -> subprocess.CompletedProcess[str]:
-    """The command in a child process: at most 20 s and 2 GiB, so a hang or a runaway read fails the test."""
+def corpus(*argv: str, unprivileged: bool = False, child: bool = False) -> Ran | subprocess.CompletedProcess[str]:
+    """With ``child`` (or ``unprivileged``), the command in a child process: at most 20 s and 2 GiB, so a hang
+    or a runaway read fails the test; otherwise in this process."""
+    if not (child or unprivileged):
+        return run_corpus(*argv, cwd=ROOT)
     return subprocess.run([sys.executable, "-m", "generator.cli", *argv], capture_output=True, text=True,
                           timeout=20, check=False, cwd=ROOT, preexec_fn=_limits(unprivileged))
 
@@ -118,11 +124,11 @@ def state(w: World) -> dict[str, object]:
     return {"prefix": tree(w.prefix), "releases": tree(w.releases)}
 
 
-def refused(w: World, argv: list[str], names: Path, says: str, *, unprivileged: bool = False,
-            code: int = 1) -> None:
+def refused(w: World, argv: list[str], names: Path | str, says: str, *, unprivileged: bool = False,
+            child: bool = False, code: int = 1) -> None:
     """The command exits ``code`` with one line ``corpus CMD: FILE...`` saying ``says``; nothing changed."""
     before = state(w)
-    result = corpus(*argv, unprivileged=unprivileged)
+    result = corpus(*argv, unprivileged=unprivileged, child=child)
     err = result.stderr
     assert result.returncode == code, err
     assert err.count("\n") == 1 and "Traceback" not in err, err
@@ -366,7 +372,7 @@ def test_a_fifo_is_refused_without_waiting(world: World, case: str) -> None:
         "report output": ([*log_report(w), "--json", str(target)], "exists and is not a regular file"),
         "pack output": (["release", "pack", "--root", str(w.root), "--out", str(target)], "a FIFO, not a folder"),
     }[case]
-    refused(w, argv, target, says)
+    refused(w, argv, target, says, child=True)
 
 
 # ------------------------------------------------------------------------------------------ device
@@ -379,16 +385,17 @@ def test_a_device_is_refused(world: World, case: str) -> None:
         argv = [*log_report(w), "--json", "/dev/null"] if case == "report output" else \
             ["release", "pack", "--root", str(w.root), "--out", "/dev/null"]
         refused(w, argv, "/dev/null", "exists and is not a regular file" if case == "report output"
-                else "a device, not a folder")
+                else "a device, not a folder", child=True)
         return
     if case == "access log":
-        refused(w, log_report(w, Path("/dev/zero")), "/dev/zero", f"not a regular file (a device); {LOGS}")
+        refused(w, log_report(w, Path("/dev/zero")), "/dev/zero", f"not a regular file (a device); {LOGS}",
+                child=True)
         return
     target = {"settings.json": w.settings, "secrets file": w.secret, "artifact": w.artifact}[case]
     _replace(target, lambda p: p.symlink_to("/dev/zero"))  # through a link: the name the command is given
     argv, fix = {"settings.json": (verify_build(w), AGAIN), "secrets file": (reload(w), SECRET_FIX),
                  "artifact": (install_(w), COPY)}[case]
-    refused(w, argv, target, f"not a regular file (a device); {fix}")
+    refused(w, argv, target, f"not a regular file (a device); {fix}", child=True)
 
 
 # -------------------------------------------------------------------------------------- wrong mode
