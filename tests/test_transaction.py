@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_run import Ran, run_corpus
 from corpusfix import copy_fixture
 from trackfix import copy_tracks
 
@@ -179,7 +180,7 @@ def test_a_recovery_killed_at_any_step_can_be_run_again(tmp_path: Path) -> None:
 def test_a_killed_corpus_build_is_repaired_by_the_next_command_which_says_so(tmp_path: Path) -> None:
     """End to end: `corpus build` SIGKILLed between moving build/ in and manifest/ in."""
     copy_fixture(tmp_path)
-    assert corpus("build", "--root", str(tmp_path), "--base-url", "http://a.invalid").returncode == 0
+    assert run_corpus("build", "--root", str(tmp_path), "--base-url", "http://a.invalid").returncode == 0
     before = snapshot(tmp_path)
     hook = ("import os, signal, sys\n"
             f"target = {str(tmp_path / 'manifest')!r}\n"
@@ -194,12 +195,12 @@ def test_a_killed_corpus_build_is_repaired_by_the_next_command_which_says_so(tmp
     assert killed.returncode == -signal.SIGKILL
     mixed = Manifest.read(tmp_path / "manifest" / "manifest.json").check_tree(tmp_path / "build")
     assert mixed, "the kill did not land between build/ and manifest/"  # new build/ beside the old manifest/
-    shown = corpus("show", "/catalogue", "--root", str(tmp_path))  # a reader, before any new build
+    shown = run_corpus("show", "/catalogue", "--root", str(tmp_path))  # a reader, before any new build
     assert shown.returncode == 0, shown.stderr
     assert "killed during its swap: restored the previous build/ and manifest/" in shown.stderr
     assert "http://a.invalid" in shown.stdout and "http://b.invalid" not in shown.stdout
     assert snapshot(tmp_path) == before
-    again = corpus("build", "--root", str(tmp_path), "--base-url", "http://b.invalid")
+    again = run_corpus("build", "--root", str(tmp_path), "--base-url", "http://b.invalid")
     assert again.returncode == 0, again.stderr
     assert "removing its stage" in again.stderr or ".corpus-txn" in again.stderr
     assert leftovers(tmp_path) == []
@@ -337,13 +338,13 @@ RENAMED = ("Cabinet Sans-Bénéficiaires", "Cabinet Neuf")
 def built_fixture(root: Path) -> dict[str, bytes]:
     """A project with a build, and a source edit waiting to be built: what an author has before a build."""
     src = copy_fixture(root)
-    assert corpus("build", "--root", str(root)).returncode == 0
+    assert run_corpus("build", "--root", str(root)).returncode == 0
     entity = src / "entites" / "ENT-0002.yaml"
     entity.write_text(entity.read_text("utf-8").replace(*RENAMED), "utf-8")
     return snapshot(root)
 
 
-def assert_refused_cleanly(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+def assert_refused_cleanly(result: Ran | subprocess.CompletedProcess[str], *fragments: str) -> None:
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
@@ -514,7 +515,7 @@ def test_a_corrupt_journal_is_one_message_and_touches_nothing(tmp_path: Path, jo
     (tmp_path / transaction.TXN_DIR).mkdir()
     (tmp_path / transaction.TXN_DIR / transaction.JOURNAL_FILE).write_bytes(journal)
     for command in (["build"], ["show", "/catalogue"]):
-        result = corpus(*command, "--root", str(tmp_path))
+        result = run_corpus(*command, "--root", str(tmp_path))
         assert_refused_cleanly(result, f"corpus {command[0]}: {tmp_path}/.corpus-txn/journal.json: ",
                                "check build/ and manifest/ by hand, then remove .corpus-txn/")
     assert snapshot(tmp_path) == before
