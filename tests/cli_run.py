@@ -29,15 +29,19 @@ class Ran:
 
 
 def run_corpus(*args: str, cwd: Path | None = None) -> Ran:
-    """``corpus ARGS`` in this process (in ``cwd`` when given); argparse's own exits are exit codes too."""
-    out, err = io.StringIO(), io.StringIO()
+    """``corpus ARGS`` in this process (in ``cwd`` when given); argparse's own exits are exit codes too.
+
+    stdout and stderr are UTF-8 over bytes as Python sets up a child's pipes: stdout ``strict`` (a string
+    it cannot write, a lone surrogate, fails the command as it would there), stderr ``backslashreplace``."""
+    out, err = io.BytesIO(), io.BytesIO()
     where = contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext()
-    with where, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with (where, contextlib.redirect_stdout(io.TextIOWrapper(out, "utf-8", "strict", write_through=True)),
+          contextlib.redirect_stderr(io.TextIOWrapper(err, "utf-8", "backslashreplace", write_through=True))):
         try:
             code = main(list(args))
         except SystemExit as stop:  # argparse: a usage error (2) or --help (0)
             code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
-    return Ran(code, out.getvalue(), err.getvalue())
+        return Ran(code, out.getvalue().decode("utf-8"), err.getvalue().decode("utf-8"))
 
 
 def corpus_process(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
