@@ -20,6 +20,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from cli_run import run_corpus
 from season_fixtures import ROOT, edit
 from trackfix import CONFORMITE, copy_tracks
 
@@ -280,12 +281,12 @@ def test_out_is_only_run_or_outside_the_repository(tmp_path: Path, monkeypatch: 
     for bad in refused:
         assert main(["graph", "conf-01", "--root", str(root), "--out", bad]) == 2, bad
         assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before, bad
-    result = _corpus("conf-01", "--root", str(root), "--out", ".")
+    result = run_corpus("graph", "conf-01", "--root", str(root), "--out", ".")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "inside the repository root" in result.stderr and "under run/" in result.stderr
-    result = _corpus("conf-01", "--root", str(root), "--out", "releases")
+    result = run_corpus("graph", "conf-01", "--root", str(root), "--out", "releases")
     assert result.returncode == 2 and "inside releases/ of the repository" in result.stderr
-    result = _corpus("conf-01", "--root", str(root), "--out", "")
+    result = run_corpus("graph", "conf-01", "--root", str(root), "--out", "")
     assert result.returncode == 2 and "empty" in result.stderr
     for good in ("run/g", "run/deep/er", str(outside)):
         assert main(["graph", "conf-01", "--root", str(root), "--out", good]) == 0, good
@@ -296,23 +297,24 @@ def test_out_is_only_run_or_outside_the_repository(tmp_path: Path, monkeypatch: 
 
 
 def _corpus(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``corpus graph`` as a user runs it: the console script, its real stderr and exit status."""
+    """``corpus graph`` as a user runs it, in an environment of its own: the console script, its real stderr
+    and exit status."""
     script = Path(sys.executable).parent / "corpus"
     return subprocess.run([str(script), "graph", *args], capture_output=True, text=True, timeout=60, check=False,
                           env=env)
 
 
 def test_bad_out_and_unknown_task_are_clear(fixture_root: Path, tmp_path: Path) -> None:
-    result = _corpus("--root", str(fixture_root), "--out", str(fixture_root / "build" / "pics"))
+    result = run_corpus("graph", "--root", str(fixture_root), "--out", str(fixture_root / "build" / "pics"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "inside build/" in result.stderr and "run/" in result.stderr
     assert not (fixture_root / "build" / "pics").exists()
-    result = _corpus("conf-01", "conf-77", "--root", str(fixture_root), "--out", str(tmp_path / "o"))
+    result = run_corpus("graph", "conf-01", "conf-77", "--root", str(fixture_root), "--out", str(tmp_path / "o"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "unknown task(s) conf-77; tasks: conf-01, conf-02" in result.stderr
     assert not (tmp_path / "o").exists()
     (tmp_path / "file").write_text("x")
-    result = _corpus("--root", str(fixture_root), "--out", str(tmp_path / "file"))
+    result = run_corpus("graph", "--root", str(fixture_root), "--out", str(tmp_path / "file"))
     assert result.returncode == 2 and "not a folder" in result.stderr and "Traceback" not in result.stderr
 
 
