@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from cli_run import run_corpus
 from season_fixtures import (
     KEY,
     KEY_LOCATION,
@@ -116,8 +117,7 @@ def test_check_season_cli_fails_with_one_line_per_problem(world: World, tmp_path
     copy_tracks(tmp_path, bareme=True)
     key = edit_in_block(world.key_text(), "  conf-01:", "verdict: non_conforme", "verdict: indeterminable")
     write_season(world, tmp_path, key=key)
-    run = subprocess.run([*CORPUS, "check-season", "--root", str(tmp_path)], capture_output=True, text=True,
-                         timeout=60, check=False)
+    run = run_corpus("check-season", "--root", str(tmp_path))  # its problems go to stderr, looked up per call
     assert run.returncode == 1
     assert f"{key_entry(key, 'conf-01')}the evaluator gives non_conforme, the key says indeterminable" \
         in run.stderr.splitlines()
