@@ -4,14 +4,15 @@ release install`` must both lose no request)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from corpusfix import apply, copy_fixture, replace
-from nginx_server import start_topology, topology_secret
+from nginx_server import private_folder, start_topology, topology_secret
 from trackfix import CONFORMITE, ROOT, copy_tracks
 
 from generator.cli.main import main
@@ -31,6 +32,14 @@ def checkout(folder: Path, edits: list[Callable[[Path], None]] = ()) -> Path:  #
     shutil.rmtree(folder / "corpus_src")
     os.chmod(folder, 0o755)
     return folder
+
+
+@contextlib.contextmanager
+def two_builds(prefix: str) -> Iterator[tuple[Path, Path]]:
+    """Two builds of the fixture corpus that differ in a few bodies (an entity's address), in a private
+    folder: what a module of release tests switches between."""
+    with private_folder(prefix) as folder:
+        yield checkout(folder / "a"), checkout(folder / "b", NEW_ADDRESS)
 
 
 def two_tracks(folder: Path, edits: list[Callable[[Path], None]] = ()) -> Path:  # type: ignore[assignment]

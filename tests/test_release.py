@@ -13,12 +13,11 @@ import pytest
 from corpusfix import replace
 from nginx_server import private_folder, start_topology, topology_secret
 from release_fixtures import (
-    NEW_ADDRESS,
     bodies,
-    checkout,
     manifest_hash,
     release_name,
     switch_under_load,
+    two_builds,
     two_tracks,
 )
 from trackfix import copy_tracks
@@ -32,9 +31,8 @@ from generator.serving.tls_local import make_local_tls
 
 @pytest.fixture(scope="module")
 def builds() -> Iterator[tuple[Path, Path]]:
-    """Two builds of the fixture corpus that differ in a few bodies (an entity's address)."""
-    with private_folder("corpus-releases-") as folder:
-        yield checkout(folder / "a"), checkout(folder / "b", NEW_ADDRESS)
+    with two_builds("corpus-releases-") as pair:
+        yield pair
 
 
 @pytest.fixture

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from nginx_server import private_folder
 from release_fixtures import (
-    NEW_ADDRESS,
     bodies,
     checkout,
     manifest_hash,
     release_name,
     switch_under_load,
+    two_builds,
     two_tracks,
 )
 from tar_bombs import INDEX, bombs, extended_header, members_of, repack, rewrite, run_install
@@ -38,9 +38,8 @@ from generator.tracks.loader import track_named
 ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def builds() -> Iterator[tuple[Path, Path]]:
-    """Two builds of the fixture corpus that differ in a few bodies (an entity's address)."""
-    with private_folder("corpus-artifacts-") as folder:
-        yield checkout(folder / "a"), checkout(folder / "b", NEW_ADDRESS)
+    with two_builds("corpus-artifacts-") as pair:
+        yield pair
 
 
 @pytest.fixture
