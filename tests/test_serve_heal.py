@@ -109,22 +109,37 @@ def _kill(pid: int, group: bool) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
+@dataclass
+class Killed:
+    load: Load  # stopped: its answers, each with the time it started
+    at: float  # time.monotonic() of the kill
+    fresh: int  # the master started again, as the state file names it
+    recovered: float  # seconds from the kill to that new pid
+
+
+def _kill_under_load(served: Served, role: str, victim: int, group: bool) -> Killed:
+    """SIGKILL ``victim`` (``role``'s master, or its whole group) after 100 calls of the load, wait for the
+    command to start it again, then for 200 calls more."""
+    with served.load() as running:
+        running.wait_for(100)
+        at = time.monotonic()
+        _kill(victim, group)
+        fresh = _wait_new_pid(served, role, victim)
+        recovered = time.monotonic() - at
+        running.wait_for(running.count() + 200)
+    return Killed(running, at, fresh, recovered)
+
+
 @pytest.mark.parametrize("group", [False, True], ids=["master alone", "whole group"])
 def test_a_killed_replica_is_started_again_and_no_call_fails(served: Served, group: bool) -> None:
     frontal = served.pid("frontals")
     victim = served.pid("replicas")
     orphans = worker_pids(victim)
-    with served.load() as running:
-        running.wait_for(100)
-        killed = time.monotonic()
-        _kill(victim, group)
-        fresh = _wait_new_pid(served, "replicas", victim)
-        recovered = time.monotonic() - killed
-        running.wait_for(running.count() + 200)
-    failed = _failed(running.answers, served.expected)
+    killed = _kill_under_load(served, "replicas", victim, group)
+    failed = _failed(killed.load.answers, served.expected)
     what = "group" if group else "master"
-    print(f"\nreplica {what} SIGKILL: {len(running.answers)} calls, {len(failed)} failed, "
-          f"started again (pid {fresh}) {1000 * recovered:.0f} ms after the kill")
+    print(f"\nreplica {what} SIGKILL: {len(killed.load.answers)} calls, {len(failed)} failed, "
+          f"started again (pid {killed.fresh}) {1000 * killed.recovered:.0f} ms after the kill")
     assert failed == []
     assert served.pid("frontals") == frontal  # the frontal was not touched
     assert orphans and alive(orphans) == []  # the workers of the killed master did not outlive it
@@ -137,31 +152,24 @@ def test_a_killed_replica_is_started_again_and_no_call_fails(served: Served, gro
     host, port = served.state()["replicas"][0]["address"].rsplit(":", 1)
     direct = fetch([(host, int(port))], served.paths[0], served.secret, context, server_name=REPLICA_NAME)
     assert (direct.status, direct.body) == (200, served.expected[served.paths[0]])
-    assert recovered < 5
+    assert killed.recovered < 5
 
 
 @pytest.mark.parametrize("group", [False, True], ids=["master alone", "whole group"])
 def test_a_killed_frontal_loses_only_the_calls_in_flight(served: Served, group: bool) -> None:
     replicas = [served.pid("replicas", i) for i in range(2)]
-    victim = served.pid("frontals")
-    with served.load() as running:
-        running.wait_for(100)
-        killing = time.monotonic()
-        _kill(victim, group)
-        fresh = _wait_new_pid(served, "frontals", victim)
-        recovered = time.monotonic() - killing
-        running.wait_for(running.count() + 200)
-    before = [(p, a) for p, a in running.answers if a.started < killing]
-    after = [(p, a) for p, a in running.answers if a.started >= killing]
+    killed = _kill_under_load(served, "frontals", served.pid("frontals"), group)
+    before = [(p, a) for p, a in killed.load.answers if a.started < killed.at]
+    after = [(p, a) for p, a in killed.load.answers if a.started >= killed.at]
     lost = _failed(before, served.expected)
     what = "group" if group else "master"
-    print(f"\nfrontal {what} SIGKILL: {len(running.answers)} calls, {len(lost)} in flight "
+    print(f"\nfrontal {what} SIGKILL: {len(killed.load.answers)} calls, {len(lost)} in flight "
           f"lost, {len(_failed(after, served.expected))} of {len(after)} later calls failed; started again "
-          f"(pid {fresh}) {1000 * recovered:.0f} ms after the kill")
+          f"(pid {killed.fresh}) {1000 * killed.recovered:.0f} ms after the kill")
     assert _failed(after, served.expected) == [] and len(after) >= 200
     assert len(lost) <= LOAD_THREADS  # at most the call each client had in flight
     assert [served.pid("replicas", i) for i in range(2)] == replicas
-    assert recovered < 5
+    assert killed.recovered < 5
 
 
 def test_a_process_that_keeps_dying_ends_the_command() -> None:
