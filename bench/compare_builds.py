@@ -34,8 +34,11 @@ import re
 import shutil
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -45,7 +48,7 @@ from generator.reading.logic import load_logic  # noqa: E402
 from generator.reading.reader import CorpusReader, pointer_pattern  # noqa: E402
 from generator.reading.season import load_season  # noqa: E402
 from generator.tracks.loader import track_named  # noqa: E402
-from generator.tracks.model import Track, systeme_path  # noqa: E402
+from generator.tracks.model import Track, Trees, systeme_path  # noqa: E402
 
 ALWAYS_KEPT = ("/ressource", "/existe")
 # Pointers of /referentiel whose values are rules, not prose: what a criterion consumes and decides with.
@@ -207,6 +210,20 @@ def compare(before_root: Path, after_root: Path, track: Track,
     return changed, problems
 
 
+def written_trees(root: Path, piste: str) -> Trees | None:
+    """The six trees ``tracks/<piste>/track.yaml`` names under ``arbres``, read as plain YAML: a checkout from
+    before the one shape of trees (``generique_src``, ``build-generique``...) that today's loader refuses."""
+    try:
+        data = yaml.safe_load((root / "tracks" / piste / "track.yaml").read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    trees = data.get("arbres") if isinstance(data, dict) else None
+    keys = ("sources", "sources_saison", "build", "manifest", "saison", "gel")
+    if not isinstance(trees, dict) or not all(isinstance(trees.get(key), str) for key in keys):
+        return None
+    return Trees(*(trees[key] for key in keys))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", type=Path, required=True, help="checkout holding the old build/ and manifest/")
@@ -220,8 +237,8 @@ def main() -> int:
         return 1
     try:  # the before checkout's own tracks/ say where its trees were; the after's when it has none
         before_track = track_named(args.before, track.piste) if (args.before / "tracks").is_dir() else track
-    except CorpusError:
-        before_track = track
+    except CorpusError:  # a track file of an older engine: its trees as it names them, if it names them
+        before_track = replace(track, trees=written_trees(args.before, track.piste) or track.trees)
     missing = [root / at.trees.manifest / "manifest.json" for root, at in ((args.before, before_track),
                                                                           (args.after, track))
                if not (root / at.trees.manifest / "manifest.json").is_file()]
