@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_run import run_corpus
 from trackfix import ROOT, copy_tracks
 
 from generator.season.checks import check_bareme
@@ -94,8 +93,7 @@ def test_check_season_fails_naming_track_yaml(tmp_path: Path) -> None:
     for tree in (track.trees.sources, track.trees.season_sources, track.trees.build, track.trees.manifest):
         shutil.copytree(ROOT / tree, root / tree)
     edit(root / TRACKS_DIR / "generique" / "track.yaml", f"sha256: {track.bareme.sha256}", f"sha256: {'0' * 64}")
-    run = subprocess.run([sys.executable, "-m", "generator.cli", "check-season", "--track", "generique", "--root",
-                          str(root)], capture_output=True, text=True, timeout=300, check=False)
+    run = run_corpus("check-season", "--track", "generique", "--root", str(root))  # its problems: on stderr
     assert run.returncode == 1
     problems = [line for line in run.stderr.splitlines() if "bareme." in line]
     assert len(problems) == 1 and problems[0].startswith("tracks/generique/track.yaml:"), run.stderr

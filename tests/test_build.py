@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_run import run_corpus
 from corpusfix import apply, copy_fixture, replace
 from trackfix import CONFORMITE, copy_tracks
 
@@ -112,8 +113,7 @@ RENAME = replace("entites/ENT-0002.yaml", "denomination: Cabinet Sans-Bénéfici
 def test_failed_validation_leaves_previous_build(built: Path) -> None:
     before = snapshot(built)
     apply(built / "corpus_src", [RENAME, replace("entites/ENT-0002.yaml", "statut: suspendu", "statut: 12")])
-    result = subprocess.run([sys.executable, "-m", "generator.cli", "build", "--root", str(built)],
-                            capture_output=True, text=True, encoding="utf-8", timeout=60, check=False)
+    result = run_corpus("build", "--root", str(built))
     assert result.returncode == 1
     assert "corpus_src/entites/ENT-0002.yaml:15:5: agrements[0].statut: '12' is not one of" in result.stderr
     assert "build/ and manifest/ left unchanged" in result.stderr

@@ -7,11 +7,10 @@ involved, both: ``file:line:column`` of each, computed from the edited text, not
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_run import run_corpus
 from corpusfix import apply, copy_fixture, problem_lines, replace, write
 from season_fixtures import TASKS, World, edit_in_block, load_problem_lines, make_world, position
 from season_fixtures import problem_lines as season_lines
@@ -154,10 +153,7 @@ def test_build_season_refuses_a_task_naming_a_non_entity(world: World, tmp_path:
     path = root / TASKS
     path.write_text(edit_in_block(path.read_text("utf-8"), "  - id: conf-03", "entite: /entites/ENT-2751",
                                   "entite: /agrements/AGR-5454"), "utf-8")
-    corpus = Path(sys.executable).with_name("corpus")
-    command = [str(corpus)] if corpus.exists() else [sys.executable, "-m", "generator.cli"]
-    result = subprocess.run([*command, "build-season", "--root", str(root)], capture_output=True, text=True,
-                            timeout=120)
+    result = run_corpus("build-season", "--root", str(root))
     assert result.returncode == 1
     assert "taches[2].entite: '/agrements/AGR-5454' is not an entity path" in result.stderr
     assert "Traceback" not in result.stderr and not (root / "season").exists()
