@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import trackfix as col
+from cli_run import run_corpus
 from season_fixtures import World, make_world, rebuilt
 from trackfix import CONFORMITE
 
@@ -475,7 +476,7 @@ def test_corpus_evaluate_unknown_task_is_a_usage_error(world: World) -> None:
 
 
 def test_corpus_evaluate_unknown_strategy_is_refused(world: World) -> None:
-    result = _corpus("evaluate", "conf-03", "--strategy", "devinette", "--root", str(world.root))
+    result = run_corpus("evaluate", "conf-03", "--strategy", "devinette", "--root", str(world.root))
     assert result.returncode == 2
     assert "--strategy 'devinette': one of " in result.stderr and "P1-reference-supposee" in result.stderr
 
