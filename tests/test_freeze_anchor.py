@@ -72,6 +72,7 @@ def test_freeze_anchor_publishes_and_freeze_check_and_score_read_it(frozen: tupl
     assert _anchor(world.root, proof_file, tl) == 0
     err = capsys.readouterr().err
     assert f"made at {TIMESTAMP}" in err and "the season opens after it" in err, err
+    assert "its RFC 3161 token is not issued yet" in err  # the proof as the proxy stores it right after the call
     published = json.loads((world.root / "freeze" / "anchor.json").read_text("utf-8"))
     assert published["proof"] == proof and published["trust_layer_key"] == tl.key
     assert published["challenge_key_fingerprint"] == FINGERPRINT and published["heure"] == TIMESTAMP

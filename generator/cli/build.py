@@ -215,6 +215,10 @@ def cmd_freeze_anchor(args: argparse.Namespace) -> int:
           f"{record_call_of(args.root, places).target} and the bytes of {places.record}", file=sys.stderr)
     print(f"corpus freeze-anchor: made at {anchor.proof.timestamp} (Trust Layer's time){upstream}: the season "
           "opens after it", file=sys.stderr)
+    if anchor.proof.awaiting_token:
+        print("corpus freeze-anchor: its RFC 3161 token is not issued yet (timestamp_authority.status submitted): "
+              "that time rests on Trust Layer's signature alone until the token is added to the proof it serves",
+              file=sys.stderr)
     state = "wrote" if written else "already holds this very anchor:"
     print(f"corpus freeze-anchor: {state} {places.anchor}; commit it and publish it with the proof_id",
           file=sys.stderr)
