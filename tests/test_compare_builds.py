@@ -172,3 +172,32 @@ def test_a_change_a_fact_or_a_decision_uses_is_refused(generique_before: Path, g
     result = _run(generique_before, generique_after, "--track", "generique")
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"REFUSED {refused}\n" in result.stdout, result.stdout
+
+
+# arbres key -> (générique's tree today, its name before the trees took the root's names: commit 787620b)
+OLD_TREES = {"sources": ("generique/corpus_src", "generique_src"),
+             "sources_saison": ("generique/season_src", "generique_saison"),
+             "build": ("generique/build", "build-generique"),
+             "manifest": ("generique/manifest", "manifest-generique"),
+             "saison": ("generique/season", "season-generique"), "gel": ("generique/freeze", "freeze-generique")}
+
+
+def test_a_before_checkout_of_an_older_engine_is_read_where_its_track_file_says(tmp_path: Path,
+                                                                                generique_after: Path) -> None:
+    """Today's loader refuses the old tree names; the comparison reads them from the before track file as
+    written, and compares the bodies there."""
+    old = tmp_path / "old"
+    shutil.copytree(ROOT / "tracks", old / "tracks")
+    track_file = old / "tracks" / "generique" / "track.yaml"
+    text = track_file.read_text("utf-8")
+    for key, (today, before) in OLD_TREES.items():
+        assert f"  {key}: {today}\n" in text, "the arbres block changed: update OLD_TREES"
+        text = text.replace(f"  {key}: {today}\n", f"  {key}: {before}\n")
+        if key in ("build", "manifest", "saison"):
+            shutil.copytree(ROOT / today, old / before)
+    track_file.write_text(text, "utf-8")
+    _edit(generique_after, "/generique/referentiel", _set("/principes/justification", "Reformulé."), GENERIQUE)
+    result = _run(old, generique_after, "--track", "generique")
+    assert result.returncode == 0, result.stderr
+    assert "changed /generique/referentiel: /principes/justification" in result.stdout
+    assert result.stdout.strip().endswith("1 body(ies) changed, 0 refused change(s)")
