@@ -45,8 +45,7 @@ def run_corpus(*args: str, cwd: Path | None = None) -> Ran:
 
 
 def corpus_process(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """``python -m generator.cli ARGS`` in a child process: for what only a separate process shows (a
-    command whose output a module-level default stream carries: ``check-season``'s and ``evaluate``'s
-    reports), or what a test proves of the process itself."""
+    """``python -m generator.cli ARGS`` in a child process: for what a test proves of the process itself (a
+    hang ended by its timeout, the environment it starts with)."""
     return subprocess.run([sys.executable, "-m", "generator.cli", *args], capture_output=True, text=True,
                           cwd=cwd, timeout=timeout, check=False)

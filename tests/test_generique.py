@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from cli_run import Ran, corpus_process, run_corpus
+from cli_run import Ran, run_corpus
 from nginx_server import NginxServer, private_folder
 from trackfix import ROOT, copy_tracks, digests
 
@@ -191,7 +191,7 @@ def test_the_independent_agents_import_nothing_of_the_evaluator() -> None:
 def test_evaluate_and_graph_work_on_the_track(tmp_path: Path) -> None:
     """The author's tools know the track from the task id (no --track): the evaluator's reading of a task,
     and its drawing, into the track's own folder."""
-    evaluated = corpus_process("evaluate", "gen-06", "--root", str(ROOT), cwd=ROOT)  # its report: a process
+    evaluated = run_corpus("evaluate", "gen-06", "--root", str(ROOT), cwd=ROOT)
     assert evaluated.returncode == 0, evaluated.stderr
     assert "verdict : aucune_option_valide" in evaluated.stdout
     assert "/generique/annexes/ANX-6131 /du" in evaluated.stdout  # the annex that blocks, as a founding fact

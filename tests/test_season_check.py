@@ -644,8 +644,7 @@ def test_schema_error_through_the_cli(world: World, tmp_path: Path) -> None:
     write_season(world, tmp_path, key=key)
     shutil.copytree(world.build, tmp_path / "build")
     copy_tracks(tmp_path, bareme=True)
-    run = subprocess.run([*CORPUS, "check-season", "--root", str(tmp_path)], capture_output=True, text=True,
-                         timeout=60, check=False)
+    run = run_corpus("check-season", "--root", str(tmp_path))
     assert run.returncode == 1
     assert run.stdout == ""
     assert run.stderr.startswith(f"{KEY}:{position(key, 'famille: P6')}: taches.conf-04.famille: 'P6'")

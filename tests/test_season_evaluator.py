@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -418,16 +416,10 @@ def test_consumption_log_lists_only_probant_patterns(world: World, season: Seaso
 # -- corpus evaluate ---------------------------------------------------------------------------------------
 
 
-def _corpus(*args: str) -> subprocess.CompletedProcess[str]:
-    script = Path(sys.executable).with_name("corpus")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "generator.cli"]
-    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=60, check=False)
-
-
 def test_corpus_evaluate_prints_verdict_criteria_facts_and_numbered_calls(world: World,
                                                                             season: Season) -> None:
     st = statement_of(season, CONTROL)
-    result = _corpus("evaluate", CONTROL, "--root", str(world.root))
+    result = run_corpus("evaluate", CONTROL, "--root", str(world.root))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith(f"{CONTROL}  {st.task.entite}  {st.task.activite}  au {st.task.date_examen}")
@@ -447,7 +439,7 @@ def test_corpus_evaluate_prints_verdict_criteria_facts_and_numbered_calls(world:
 
 def test_corpus_evaluate_with_a_shortcut(world: World, season: Season) -> None:
     """The P4 reading of conf-08 reads the first attestation only and misses the one in force."""
-    result = _corpus("evaluate", "conf-08", "--strategy", "P4-premiere-reponse", "--root", str(world.root))
+    result = run_corpus("evaluate", "conf-08", "--strategy", "P4-premiere-reponse", "--root", str(world.root))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].endswith("[P4-premiere-reponse]")
@@ -461,7 +453,7 @@ def test_corpus_evaluate_with_a_shortcut(world: World, season: Season) -> None:
 def test_corpus_evaluate_prints_the_founding_facts_as_the_key_writes_them(world: World) -> None:
     """``--faits`` prints what the rule derives, in the key's own YAML: pasted back, it is the key
     (conf-01 has two false criteria, so ``fonde_par: un_critere`` comes first)."""
-    result = _corpus("evaluate", "conf-01", "--faits", "--root", str(world.root))
+    result = run_corpus("evaluate", "conf-01", "--faits", "--root", str(world.root))
     assert result.returncode == 0, result.stderr
     key = world.key_text()
     block = key[key.index("    fonde_par: un_critere", key.index("  conf-01:")):key.index("  conf-02:")]
@@ -469,7 +461,7 @@ def test_corpus_evaluate_prints_the_founding_facts_as_the_key_writes_them(world:
 
 
 def test_corpus_evaluate_unknown_task_is_a_usage_error(world: World) -> None:
-    result = _corpus("evaluate", "conf-99", "--root", str(world.root))
+    result = run_corpus("evaluate", "conf-99", "--root", str(world.root))
     assert result.returncode == 2  # as for corpus graph conf-99
     assert result.stdout == ""
     assert "unknown task 'conf-99'" in result.stderr and "conf-01" in result.stderr

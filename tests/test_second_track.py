@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_run import Ran, corpus_process, run_corpus
+from cli_run import Ran, run_corpus
 from nginx_server import NginxServer, private_folder
 from trackfix import ROOT, copy_tracks
 
@@ -86,12 +86,11 @@ def test_conformite_is_byte_identical_beside_a_second_track(checkout: Path) -> N
 
 
 def test_the_essai_season_is_proven_by_the_same_check(checkout: Path) -> None:
-    # check-season and evaluate print their reports to the stream bound when the CLI was imported: a process
-    result = corpus_process("check-season", "--track", "essai", "--root", str(checkout), cwd=checkout)
+    result = run_corpus("check-season", "--track", "essai", "--root", str(checkout), cwd=checkout)
     assert result.returncode == 0, result.stderr
     assert "corpus check-season (essai): passed, 0 problem(s)" in result.stderr
     assert "E1-fiche-produit-seule" in result.stdout  # the track's own shortcut, caught on its trap
-    evaluated = corpus_process("evaluate", "--track", "essai", "--root", str(checkout), cwd=checkout)
+    evaluated = run_corpus("evaluate", "--track", "essai", "--root", str(checkout), cwd=checkout)
     assert evaluated.returncode == 0, evaluated.stderr
     assert "essai-01  /essai/produits/PRD-0001  visserie" in evaluated.stdout
     verdicts = [line.split(":")[1].strip() for line in evaluated.stdout.splitlines() if "verdict :" in line]

@@ -89,7 +89,9 @@ def built_reader(root: Path, track: Track) -> CorpusReader:
     return CorpusReader(build, track)
 
 
-def print_evaluation(ev: Evaluation, track: Track, out: TextIO = sys.stdout) -> None:
+def print_evaluation(ev: Evaluation, track: Track, out: TextIO | None = None) -> None:
+    """One evaluation as ``corpus evaluate`` prints it (``out``: stdout as it is at the call)."""
+    out = out or sys.stdout
     task = ev.task
     print(f"{task.id}  {track.drawing.task.format(id=task.id, **dict(task.fields))}  [{ev.strategy.name}]",
           file=out)
@@ -142,8 +144,9 @@ def _yaml_value(value: object) -> str:
 
 
 def print_founding_yaml(reader: CorpusReader, logic: TrackLogic[Any], evaluation: Evaluation,
-                        out: TextIO = sys.stdout) -> None:
+                        out: TextIO | None = None) -> None:
     """The founding facts the rule derives, as the `faits:` block of season_src/cle.yaml."""
+    out = out or sys.stdout
     facts = founding_facts(reader, logic, evaluation)
     print(f"  {evaluation.task.id}:", file=out)
     if fonde_par(evaluation, facts) != TOUS:
@@ -159,8 +162,10 @@ def print_founding_yaml(reader: CorpusReader, logic: TrackLogic[Any], evaluation
                       f"valeur: {_yaml_value(e.valeur)}}}", file=out)
 
 
-def print_report(report: SeasonReport, logic: TrackLogic[Any], out: TextIO = sys.stdout) -> None:
-    """The task table; ``graphe`` is the count of distinct probant facts: proper + on common lists."""
+def print_report(report: SeasonReport, logic: TrackLogic[Any], out: TextIO | None = None) -> None:
+    """The task table; ``graphe`` is the count of distinct probant facts: proper + on common lists (``out``:
+    stdout as it is at the call, so that a caller capturing it sees the table)."""
+    out = out or sys.stdout
     print(f"{'tâche':<8} {'famille':<9} {'verdict (clé)':<15} {'évalué':<15} {'appels':>6} {'faits':>5} "
           f"{'bornes':>6} {'graphe':>7}  raccourcis en défaut", file=out)
     for t in report.tasks:
