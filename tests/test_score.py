@@ -25,7 +25,7 @@ from score_fixtures import (
     make_score_world,
     submission,
 )
-from trackfix import CONFORMITE
+from trackfix import CONFORMITE, ROOT
 
 from generator.base.jsonvalue import json_equal
 from generator.reading.reader import MISSING, resolve_pointer
@@ -107,10 +107,10 @@ def test_missing_property_and_bad_pointer_rejected_at_entry(world: ScoreWorld) -
     single_rejection(one(world, sub), "rejetee_entree", "/:", "missing required field: 'verdict'")
     sub = honest(world)
     sub["assertions"][0]["claim"]["field"] = "agrements/0"  # not a JSON Pointer
-    single_rejection(one(world, sub), "rejetee_entree", "/assertions/0/claim/field:", "does not match")
+    single_rejection(one(world, sub), "rejetee_entree", "/assertions/0/claim/field:", "is not a JSON Pointer")
     sub = honest(world)
     sub["assertions"][0]["claim"]["field"] = "/agrements~2"  # '~' must be ~0 or ~1
-    single_rejection(one(world, sub), "rejetee_entree", "/assertions/0/claim/field:", "does not match")
+    single_rejection(one(world, sub), "rejetee_entree", "/assertions/0/claim/field:", "is not a JSON Pointer")
 
 
 def test_wrong_season_rejected_at_entry(world: ScoreWorld) -> None:
@@ -207,15 +207,27 @@ def test_rejected_submission_has_no_exact_verdict_and_no_missing_fact(world: Sco
         assert result["verdict_exact"] is False and result["faits_manquants"] == [] and not result["fonde"]
 
 
-def test_pattern_rejection_shows_the_pattern_as_written(world: ScoreWorld) -> None:
+def _words(*path: str) -> tuple[str, str, str]:
+    """The title, how-to and first example the track's submission schema writes beside a pattern."""
+    node = json.loads((ROOT / "tracks" / "conformite" / "schemas" / "submission.schema.json").read_text("utf-8"))
+    for part in path:
+        node = node[part]
+    return node["title"], node["description"], json.dumps(node["examples"][0])
+
+
+def test_pattern_rejection_is_worded_from_the_schema(world: ScoreWorld) -> None:
+    """A participant reads what the value must be and an example, from the schema, never a regex."""
     sub = honest(world)
     sub["assertions"][0]["claim"]["field"] = "agrements/0"
     sub["assertions"][1]["claim"]["resource"] = "x" * 5000
     rejets = one(world, sub)["rejets"]
-    assert rejets[0] == "/assertions/0/claim/field: 'agrements/0' does not match '^(/([^~/]|~[01])*)*$'"
+    claim = ("properties", "assertions", "items", "properties", "claim", "properties")
+    title, how, example = _words(*claim, "field")
+    assert rejets[0] == f"/assertions/0/claim/field: 'agrements/0' is not {title}: {how}, as {example}"
+    title, how, example = _words(*claim, "resource")
     assert rejets[1].startswith("/assertions/1/claim/resource: 'xxx") and "(5000 characters)" in rejets[1]
-    assert rejets[1].endswith("does not match '^(/[A-Za-z0-9-]+)+$'") and len(rejets[1]) < 400
-    assert not any("\\A" in r or "(?!" in r for r in rejets), rejets
+    assert rejets[1].endswith(f"is not {title}: {how}, as {example}") and len(rejets[1]) < 400
+    assert not any("\\A" in r or "(?!" in r or "^(" in r for r in rejets), rejets
 
 
 def test_above_plafond_rejected_at_entry(world: ScoreWorld) -> None:

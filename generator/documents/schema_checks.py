@@ -43,7 +43,7 @@ def format_words(subschema: dict[str, Any]) -> tuple[str, str, str] | None:
 
 def schema_message(err: SchemaError) -> str:
     """The schema's message, a pattern worded from its annotations (:func:`format_words`; the pattern as the
-    schema file writes it only where a schema has none: the scorer's submissions), long values cut."""
+    schema file writes it only where a schema has none), long values cut."""
     message = err.message
     if err.keyword == "pattern" and isinstance(err.instance, str):
         found = refused_in(err.instance)

@@ -31,7 +31,8 @@ class FormatDefects(dict[str, Any]):
 
 
 def _schema_message(error: SchemaError) -> str:
-    """The schema's message with the pattern as the schema file writes it (:func:`schema_message`)."""
+    """The schema's message, a pattern worded from the submission schema's title, how-to and example
+    (:func:`schema_message`)."""
     where = pointer(error.path)
     if error.path and error.path[0] == "disclosures":
         return (f"{where}: ill-formed disclosure: {schema_message(error)} (each entry holds exactly request_hash "
