@@ -142,7 +142,7 @@ def test_the_agent_reads_neither_the_key_nor_the_evaluator() -> None:
     assert "cle.json" not in text and "cle.yaml" not in text
     probe = ("import sys, generator.track_code.conformite.independent as m; "
              "print(sorted(n for n in sys.modules if n.endswith(('.evaluator', '.founding', 'panel.agents', "
-             "'panel.judge', 'season.model', '.logic'))))")
+             "'panel.judge', 'reading.season', '.logic'))))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60,
                          check=True)
     assert run.stdout.strip() == "[]"
