@@ -17,6 +17,7 @@ from typing import Any
 import jinja2
 import pytest
 from nginx_server import ROOT, NginxServer, build_copy, private_dir, private_folder
+from trackfix import GENERIQUE, scratch_checkout
 
 from generator.base.errors import DeployError, RenderError
 from generator.base.secret_values import (
@@ -378,6 +379,17 @@ def test_render_refuses_a_build_the_unprivileged_workers_cannot_reach(snapshot: 
     shutil.copytree(snapshot, hidden / "root")
     with pytest.raises(RenderError, match=f"{hidden}: not traversable"):
         render(_settings(hidden / "root", work))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="workers drop privileges only when nginx starts as root")
+def test_render_refuses_a_second_track_the_unprivileged_workers_cannot_reach(work: Path) -> None:
+    """Every track's build is checked, not only the first's: générique's lives in a folder of its own."""
+    root = scratch_checkout(work / "root", ["build", "manifest", GENERIQUE.trees.build, GENERIQUE.trees.manifest],
+                            ("conformite", "generique"))
+    os.chmod(root / "generique", 0o700)
+    with pytest.raises(RenderError, match=f"{root / 'generique'}: not traversable .*the build of the track "
+                                          "generique"):
+        render(_settings(root, work))
 
 
 def test_maintenance_needs_a_rendered_prefix(work: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,6 +16,7 @@ from generator.tracks.loader import TRACKS_DIR, track_named
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMITE = track_named(ROOT, "conformite")
+GENERIQUE = track_named(ROOT, "generique")
 
 
 def copy_tracks(dest: Path, source: Path = ROOT, tracks: tuple[str, ...] = ("conformite",), *,
