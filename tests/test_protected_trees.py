@@ -4,6 +4,7 @@ lands in générique's trees any more than in conformité's, nor in nginx/ or tr
 from __future__ import annotations
 
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -61,4 +62,20 @@ def test_graph_and_the_panel_refuse_every_track_s_folders(checkout: Path, place:
         assert main([*argv, str(checkout / place / "x"), "--root", str(checkout)]) == 2
         err = capsys.readouterr().err
         assert f"inside {place.split('/')[0]}/ of the repository" in err and "run/" in err, err
+    assert _snapshot(checkout) == before
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_serve_refuses_a_state_file_in_every_track_s_folders(checkout: Path, place: str, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    before = _snapshot(checkout)
+    with socket.socket() as busy:  # a state file let through stops at the busy port, never serves
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        argv = ["serve", "--no-build", "--root", str(checkout), "--prefix", str(tmp_path / "px"),
+                "--replicas", "1", "--listen", "127.0.0.1", "--port", str(busy.getsockname()[1]),
+                "--state-file", str(checkout / place / "x.json")]
+        assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"inside {place}/ of the checkout" in err, err
     assert _snapshot(checkout) == before

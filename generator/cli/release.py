@@ -61,7 +61,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 def cmd_pack(args: argparse.Namespace) -> int:
     root = args.root.resolve()
     out = outside_protected(root, args.out, "--out", "which the generator compiles or serves: write the artifact "
-                                                     "elsewhere", protected_trees(root))
+                                                     "elsewhere", protected=protected_trees(root))
     start = time.monotonic()
     packed = pack(root, out.resolve(), args.expect_manifest_hash)
     print(f"corpus release pack: {packed.path} ({packed.size} bytes, {packed.files} files, sha256 {packed.sha256} "

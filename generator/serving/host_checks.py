@@ -39,8 +39,9 @@ def check_prefix(settings: Settings) -> None:
     """Refuse a prefix inside a compiled, served or tracked tree of the checkout, every track's
     (:func:`~generator.tracks.loader.protected_trees`)."""
     try:
-        outside_protected(settings.root, settings.prefix, "--prefix", "where the secrets include would land: "
-                          "use a folder under run/ or outside the repository", protected_trees(settings.root))
+        outside_protected(settings.root, settings.prefix, "--prefix", "where the secrets include would land: use "
+                          "a folder under run/ or outside the repository",
+                          protected=protected_trees(settings.root))
     except OutputRefused as exc:
         raise RenderError(str(exc)) from None
 
