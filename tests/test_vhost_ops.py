@@ -17,6 +17,7 @@ import pytest
 import requests
 from corpusfix import copy_fixture
 from nginx_server import JSON_TYPE, NginxServer, alive, build_copy, free_port, processes_of
+from trackfix import copy_tracks
 
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
@@ -333,3 +334,16 @@ def test_serve_replicas_from_a_private_folder_writes_the_state_and_stops_everyth
     assert f"TLS frontal https://{doc['server_name']}:{port} on https://127.0.0.1:{port} over 2 replica(s)" in out
     assert f"--cacert {doc['ca']} --resolve {doc['server_name']}:{port}:127.0.0.1 " in out
     assert processes_of(prefix) == [] and alive(pids) == [] and not state.exists()
+
+
+def test_serve_no_build_with_a_broken_track_file_names_it_without_the_no_build_advice(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The advice to serve the current build with --no-build is for sources that do not compile, not for a
+    track file that --no-build itself cannot read."""
+    copy_tracks(tmp_path)
+    with (tmp_path / "tracks" / "conformite" / "track.yaml").open("a", encoding="utf-8") as track:
+        track.write(": [broken\n")
+    assert main(["serve", "--no-build", "--root", str(tmp_path), "--prefix", str(tmp_path / "px"),
+                 "--port", str(free_port())]) == 1
+    err = capsys.readouterr().err
+    assert "track.yaml" in err and "YAML syntax" in err and "--no-build" not in err, err

@@ -143,33 +143,33 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace, root: Path, prefix: Path, held: socket.socket | None,
            replicas: list[tuple[str, int]] | None) -> int:
     """Build if needed, render, run: the topology over ``replicas``, else one replica on ``held``."""
-    try:
-        if not args.no_build:
-            print(f"corpus serve: {ensure_build(root, args.base_url.rstrip('/'))}", file=sys.stderr)
-        else:
-            missing = [t.places.manifest_file for t in load_tracks(root)
-                       if not (root / t.places.manifest_file).exists()]
-            if missing:
-                raise ServeError(f"--no-build given but there is no build ({missing[0]} missing); run "
-                                  "'corpus build'")
-        note, secret_value = _secret(args, prefix)
-        if replicas is not None:
-            name = served_name(root, prefix, args.server_name)
-            tls = topology_tls(prefix, [args.listen, name], args.tls_cert, args.tls_key, args.tls_ca)
-            peer = topology_peer(prefix, replicas, args.plain_replicas)
-            return run_topology(TopologyRun(
-                root=root, prefix=prefix, listen=args.listen, port=args.port or FRONTAL_PORT, replicas=replicas,
-                server_name=name, secret_file=args.secret_file, tls=tls, workers=args.workers,
-                worker_user=args.worker_user, expect_manifest_hash=args.expect_manifest_hash,
-                state_file=args.state_file, peer=peer, access_log=args.access_log, error_log=args.error_log,
-                maintenance_flag=args.maintenance_flag), note, secret_value)
-        settings = render_settings(args, prefix, port=args.port or PLAIN_PORT)
-        rendered = render_and_write(settings, root)
-    except CorpusError as exc:
-        print_problems(exc.problems)
-        print("corpus serve: the sources do not compile; fix them, or serve the current build with --no-build",
-              file=sys.stderr)
-        return PROBLEM
+    if not args.no_build:
+        try:
+            built = ensure_build(root, args.base_url.rstrip('/'))
+        except CorpusError as exc:
+            print_problems(exc.problems)
+            print("corpus serve: the sources do not compile; fix them, or serve the current build with --no-build",
+                  file=sys.stderr)
+            return PROBLEM
+        print(f"corpus serve: {built}", file=sys.stderr)
+    else:
+        missing = [t.places.manifest_file for t in load_tracks(root)
+                   if not (root / t.places.manifest_file).exists()]
+        if missing:
+            raise ServeError(f"--no-build given but there is no build ({missing[0]} missing); run 'corpus build'")
+    note, secret_value = _secret(args, prefix)
+    if replicas is not None:
+        name = served_name(root, prefix, args.server_name)
+        tls = topology_tls(prefix, [args.listen, name], args.tls_cert, args.tls_key, args.tls_ca)
+        peer = topology_peer(prefix, replicas, args.plain_replicas)
+        return run_topology(TopologyRun(
+            root=root, prefix=prefix, listen=args.listen, port=args.port or FRONTAL_PORT, replicas=replicas,
+            server_name=name, secret_file=args.secret_file, tls=tls, workers=args.workers,
+            worker_user=args.worker_user, expect_manifest_hash=args.expect_manifest_hash,
+            state_file=args.state_file, peer=peer, access_log=args.access_log, error_log=args.error_log,
+            maintenance_flag=args.maintenance_flag), note, secret_value)
+    settings = render_settings(args, prefix, port=args.port or PLAIN_PORT)
+    rendered = render_and_write(settings, root)
     for warning in rendered.warnings:
         print(f"corpus serve: {warning}", file=sys.stderr)
     catalogues = tuple((t.piste, t.catalogue) for t in load_tracks(root))
