@@ -104,7 +104,7 @@ class Members:
         if info.size > INDEX_LIMIT:
             raise self.refuse(INDEX, f"declares {info.size} bytes, more than the {size_text(INDEX_LIMIT)} an "
                                      "index may hold")
-        declared = _parse_index(self.read(INDEX, Declared(info.size, "")), name, self)
+        declared = _parse_index(self.read(INDEX), name, self)
         for path, member in sorted(self.files.items()):
             wanted = declared.get(path)
             if path == INDEX:
@@ -122,10 +122,9 @@ class Members:
             raise self.refuse(folder + "/", f"a folder that holds none of the files {INDEX} declares")
         return declared
 
-    def read(self, name: str, declared: Declared) -> bytes:
-        """One member's bytes (``declared.length`` at most, already checked from its header), in memory."""
-        chunks = list(self._chunks(name, declared))
-        return b"".join(chunks)
+    def read(self, name: str) -> bytes:
+        """One member's bytes (the size its header declares, already checked against the bound), in memory."""
+        return b"".join(self._chunks(name, self.files[name].size))
 
     def extract(self, name: str, dest: Path, declared: Declared, what: str) -> None:
         """Write the member ``name`` as the new file ``dest/name`` in bounded chunks, hashed on the way;
@@ -136,7 +135,7 @@ class Members:
         try:
             os.fchmod(fd, FILE_MODE)
             digest = hashlib.sha256()
-            for chunk in self._chunks(name, declared):
+            for chunk in self._chunks(name, declared.length):
                 digest.update(chunk)
                 write_fd(fd, chunk)
         finally:
@@ -145,20 +144,17 @@ class Members:
             raise self.refuse(name, f"bytes differ from {what} (sha256 {digest.hexdigest()[:16]}..., expected "
                                     f"{declared.sha256[:16]}...)")
 
-    def _chunks(self, name: str, declared: Declared) -> Iterable[bytes]:
-        info = self.files[name]
-        source = self.tar.extractfile(info)
-        left = declared.length
+    def _chunks(self, name: str, length: int) -> Iterable[bytes]:
+        source = self.tar.extractfile(self.files[name])
+        left = length
         try:
             while left > 0:
                 chunk = source.read(min(_CHUNK, left)) if source else b""
                 if not chunk:
-                    raise self.refuse(name, f"ends {left} bytes before the {declared.length} its header declares")
+                    raise self.refuse(name, f"ends {left} bytes before the {length} its header declares")
                 left -= len(chunk)
                 yield chunk
-        except (tarfile.TarError, EOFError, OSError) as exc:
-            if isinstance(exc, DeployError):
-                raise
+        except (tarfile.TarError, EOFError, OSError) as exc:  # a DeployError is none of these: it goes through
             raise self.refuse(name, f"cannot be read ({exc or type(exc).__name__})") from None
 
 
@@ -181,7 +177,9 @@ class _BoundedReads:
     def tell(self) -> int:
         return self.handle.tell()
 
-    def write(self, data: bytes) -> int:  # tarfile's file protocol names it; an artifact is only read
+    # write and close are never called in mode "r:" on a fileobj tarfile did not open; they stay because
+    # tarfile's file protocol (typeshed's _Fileobj) requires them
+    def write(self, data: bytes) -> int:
         raise OSError("an artifact is opened for reading only")
 
     def close(self) -> None:  # ``handle`` belongs to the caller, who closes it
