@@ -38,7 +38,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import re
 import shutil
 import tarfile
 from collections.abc import Callable
@@ -51,7 +50,7 @@ from generator.base.atomic_file import check_target, write_atomic
 from generator.base.bounded_read import PUBLISHED_LIMIT, open_regular, size_text
 from generator.base.errors import DeployError, GeneratorError, read_file, unreadable_text
 from generator.contract.manifest import MANIFEST_FILE, MANIFEST_HASH_FILE, Manifest
-from generator.serving.artifact_members import INDEX, Declared, index_bytes, open_members
+from generator.serving.artifact_members import AGAIN, CHUNK, HEX64, INDEX, Declared, index_bytes, open_members
 from generator.serving.release import (
     DIR_MODE,
     FILE_MODE,
@@ -75,11 +74,8 @@ from generator.tracks.loader import TRACKS_DIR
 SUFFIX = ".tar"
 DIGEST_SUFFIX = ".sha256"
 DIGEST_LIMIT = 1024  # "<64 hex>  <name>\n"
-_HASH_NAME = re.compile(r"[0-9a-f]{64}")
 ARTIFACT_LIMIT = 1024 * 1024 * 1024  # the overall bound, checked before any byte is read (a release: a few MiB)
-_CHUNK = 1024 * 1024
 T = TypeVar("T")
-_AGAIN = "copy it again from where it was packed (corpus release pack)"
 
 
 @dataclass(frozen=True)
@@ -158,12 +154,12 @@ def pack(root: Path, out: Path, expect: str | None = None) -> Packed:
 def recorded_digest(artifact: Path) -> str:
     """The SHA-256 that ``DIR/<name>.sha256`` records for ``artifact`` (``sha256sum``'s line)."""
     path = digest_path(artifact)
-    data = read_file(path, DeployError, f"not found: the SHA-256 of {artifact.name} travels beside it; {_AGAIN}",
-                     limit=DIGEST_LIMIT, fix=_AGAIN)
+    data = read_file(path, DeployError, f"not found: the SHA-256 of {artifact.name} travels beside it; {AGAIN}",
+                     limit=DIGEST_LIMIT, fix=AGAIN)
     fields = data.decode("ascii", "replace").split()
-    if len(fields) != 2 or not _HASH_NAME.fullmatch(fields[0]) or fields[1].lstrip("*") != artifact.name:
+    if len(fields) != 2 or not HEX64.fullmatch(fields[0]) or fields[1].lstrip("*") != artifact.name:
         raise DeployError(f"{path}: expected one line '<sha256>  {artifact.name}' (as sha256sum writes it); "
-                          f"{_AGAIN}")
+                          f"{AGAIN}")
     return fields[0]
 
 
@@ -171,24 +167,24 @@ def install_artifact(artifact: Path, releases: Path, expect: str | None = None) 
     """Check ``artifact`` (SHA-256, members, every track against its manifest) and install it as
     ``releases/<its name>/``; return that folder. Nothing is installed, and nothing left, on a refusal."""
     name = artifact.name.removesuffix(SUFFIX)
-    if not artifact.name.endswith(SUFFIX) or not _HASH_NAME.fullmatch(name):
+    if not artifact.name.endswith(SUFFIX) or not HEX64.fullmatch(name):
         raise DeployError(f"{artifact}: not named <release hash>{SUFFIX} as corpus release pack names an "
                           "artifact; give the packed file under its own name")
     try:
         fd = open_regular(artifact)
     except OSError as exc:
-        raise DeployError(unreadable_text(artifact, exc, _AGAIN)) from None
+        raise DeployError(unreadable_text(artifact, exc, AGAIN)) from None
     with os.fdopen(fd, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size > ARTIFACT_LIMIT:  # the one bound before any byte is read: a release is a few MiB
             raise DeployError(f"{artifact}: {size} bytes, more than the {size_text(ARTIFACT_LIMIT)} an artifact "
-                              f"may hold: not a release artifact; {_AGAIN}")
+                              f"may hold: not a release artifact; {AGAIN}")
         wanted = recorded_digest(artifact)
         got = _sha256(handle)
         if got != wanted:
             raise DeployError(f"{artifact}: SHA-256 {got} differs from {wanted} recorded in "
                               f"{digest_path(artifact).name}: the artifact is truncated, altered or another one; "
-                              f"{_AGAIN}")
+                              f"{AGAIN}")
         handle.seek(0)
         target = release_target(releases, name)
         with staged(releases, target) as staging:
@@ -209,7 +205,7 @@ def install_artifact(artifact: Path, releases: Path, expect: str | None = None) 
 
 def _sha256(handle: BinaryIO) -> str:
     digest = hashlib.sha256()
-    while chunk := handle.read(_CHUNK):
+    while chunk := handle.read(CHUNK):
         digest.update(chunk)
     return digest.hexdigest()
 
@@ -241,14 +237,14 @@ def unpack(handle: BinaryIO, size: int, dest: Path, name: str, artifact: Path) -
             path = f"{places.manifest}/{file}"
             if path not in declared:
                 raise DeployError(f"{artifact}: holds no {path}: the track {places.piste} has no manifest there; "
-                                  f"{_AGAIN}")
+                                  f"{AGAIN}")
             extract(path, INDEX)
         manifest = _named(artifact, dest, lambda p=places: Manifest.load(dest, p.manifest))  # type: ignore[misc]
         builds.update({f"{places.build}/{e.file}": (places.manifest_file.as_posix(), e.length, e.sha256)
                        for e in manifest.entries})
     for path, (listed_by, length, sha256) in sorted(builds.items()):
         if path not in declared:
-            raise DeployError(f"{artifact}: {listed_by} lists {path}, which the artifact does not hold; {_AGAIN}")
+            raise DeployError(f"{artifact}: {listed_by} lists {path}, which the artifact does not hold; {AGAIN}")
         if declared[path] != Declared(length, sha256):
             got = declared[path]
             raise members.refuse(path, f"bytes differ from the manifest entry ({INDEX} declares {got.length} "
@@ -277,7 +273,7 @@ def _named(artifact: Path, staging: Path, step: Callable[[], T]) -> T:
         return step()
     except GeneratorError as exc:  # a manifest, a record or a track file that is not what it says
         inside = str(exc).replace(f"{staging}/", "").replace(f"{staging}: ", "")
-        raise DeployError(f"{artifact}: {inside}; {_AGAIN}") from None
+        raise DeployError(f"{artifact}: {inside}; {AGAIN}") from None
 
 
 def _proven(staging: Path, name: str, artifact: Path) -> list[Proven]:

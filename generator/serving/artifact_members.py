@@ -27,14 +27,14 @@ from generator.base import strict_json
 from generator.base.atomic_file import write_fd
 from generator.base.bounded_read import size_text
 from generator.base.errors import DeployError
+from generator.serving.release import DIR_MODE, FILE_MODE
 
 INDEX = "release.json"  # the artifact's index of its files; read first, never installed
 INDEX_FORMAT = "corpus-release-files/1"
 INDEX_LIMIT = 16 * 1024 * 1024
-FILE_MODE, DIR_MODE = 0o644, 0o755
-_CHUNK = 1024 * 1024
+CHUNK = 1024 * 1024  # one read of a member's data, one write of it
 READ_LIMIT = 16 * 1024 * 1024  # one read of the artifact: a header's extended data, or a chunk of a file
-_HEX64 = re.compile(r"[0-9a-f]{64}")
+HEX64 = re.compile(r"[0-9a-f]{64}")
 AGAIN = "copy it again from where it was packed (corpus release pack)"
 
 
@@ -149,7 +149,7 @@ class Members:
         left = length
         try:
             while left > 0:
-                chunk = source.read(min(_CHUNK, left)) if source else b""
+                chunk = source.read(min(CHUNK, left)) if source else b""
                 if not chunk:
                     raise self.refuse(name, f"ends {left} bytes before the {length} its header declares")
                 left -= len(chunk)
@@ -160,7 +160,7 @@ class Members:
 
 class _BoundedReads:
     """The artifact's file as tarfile reads it, no single read larger than :data:`READ_LIMIT`: tarfile reads a
-    PAX or GNU extended header whole, as large as its header says; data is read in :data:`_CHUNK` pieces."""
+    PAX or GNU extended header whole, as large as its header says; data is read in :data:`CHUNK` pieces."""
 
     def __init__(self, handle: BinaryIO, artifact: Path) -> None:
         self.handle, self.artifact = handle, artifact
@@ -243,7 +243,7 @@ def _parse_index(data: bytes, name: str, members: Members) -> dict[str, Declared
     for n, row in enumerate(index["files"]):
         if not isinstance(row, dict) or set(row) != {"path", "length", "sha256"} \
                 or not isinstance(row["path"], str) or type(row["length"]) is not int or row["length"] < 0 \
-                or not isinstance(row["sha256"], str) or not _HEX64.fullmatch(row["sha256"]):
+                or not isinstance(row["sha256"], str) or not HEX64.fullmatch(row["sha256"]):
             raise fail(f"files[{n}]: expected path, length (bytes) and sha256 (64 lowercase hex digits)")
         path = member_path(row["path"], members.artifact)
         if path in declared or path == INDEX:
