@@ -66,9 +66,7 @@ def check_ports(addresses: list[tuple[str, int, str]]) -> None:
 def hold_port(host: str, port: int, fix: str) -> socket.socket:
     """The listening socket of ``corpus serve``, bound here and handed to nginx, so that nginx never meets a
     busy port (its five ``bind() failed`` lines, and stale ones from the error log, are never seen)."""
-    why = listen_problem(host, port)
-    if why is not None:
-        raise _listen_refusal(host, port, why, fix)
+    check_ports([(host, port, fix)])
     try:
         return held_socket(host, port)
     except ServeError:  # taken in between
