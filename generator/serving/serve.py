@@ -130,7 +130,7 @@ def _wait_until_stopped(stop: _Stop, processes: list[NginxProcess]) -> NginxProc
 def run_foreground(settings: Settings, held: socket.socket | None = None) -> int:
     """Run one nginx from the prefix until it exits or this process gets SIGINT, SIGTERM or SIGHUP.
 
-    ``held``: its listening socket (:func:`hold_port`), kept here and closed on exit."""
+    ``held``: its listening socket (:func:`hold_port`), handed to nginx; the caller owns it and closes it."""
     process = NginxProcess(settings, quiet=False, held=held)
     with _Stop() as stop:
         try:
@@ -140,8 +140,6 @@ def run_foreground(settings: Settings, held: socket.socket | None = None) -> int
             died = _wait_until_stopped(stop, [process])
         finally:
             process.stop()
-            if held is not None:
-                held.close()
     if died is None:
         print(f"corpus serve: stopped ({signal.Signals(stop.signals[0]).name})", file=sys.stderr)
         return 0
