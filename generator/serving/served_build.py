@@ -11,7 +11,7 @@ from pathlib import Path
 from generator.base.errors import RenderError
 from generator.contract.bodies import REQUIRED_SYSTEME, absent_body, body_bytes
 from generator.contract.build_proof import prove_release
-from generator.contract.manifest import BUILD_DIR, Manifest
+from generator.contract.manifest import Manifest
 from generator.serving.nginx_syntax import needs_dollar, quote_text
 from generator.tracks.loader import load_tracks
 from generator.tracks.model import Track
@@ -65,9 +65,9 @@ def served_tracks(root: Path, role: str, expect: str | None) -> list[Served]:
     return served
 
 
-def error_pages(root: Path, manifest: Manifest, skip: tuple[int, ...] = (), build: str = BUILD_DIR
-                ) -> list[ErrorPage]:
-    """One error location per ``/_systeme`` body, each checked against the manifest."""
+def error_pages(root: Path, manifest: Manifest, skip: tuple[int, ...], build: str) -> list[ErrorPage]:
+    """One error location per ``/_systeme`` body but those in ``skip``, each checked against the manifest and
+    read from ``root/build``, the build of the track whose manifest it is."""
     entries = {e.status: e for e in manifest.of_kind("systeme") if e.status is not None}
     missing = sorted(int(s) for s in REQUIRED_SYSTEME if int(s) not in entries)
     if missing:
