@@ -28,7 +28,7 @@ from generator.observe.proxy_client import Load, fetch, tls_context
 from generator.serving.nginx_process import worker_pids
 from generator.serving.state_file import read_state
 from generator.serving.supervise import RESTART_LIMIT
-from generator.serving.tls_local import REPLICA_NAME
+from generator.serving.tls_roles import REPLICA_NAME
 
 LOAD_THREADS = 4
 

@@ -26,7 +26,7 @@ from nginx_server import (
 from test_vhost_raw import CASES
 
 from generator.observe.proxy_client import Answer, Load, fetch, tls_context
-from generator.serving.tls_local import REPLICA_NAME
+from generator.serving.tls_roles import REPLICA_NAME
 from generator.serving.topology import Topology
 
 LOAD_THREADS = 4

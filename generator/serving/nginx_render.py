@@ -44,8 +44,7 @@ from generator.serving.served_build import (
     served_tracks,
 )
 from generator.serving.templates import environment
-from generator.serving.tls_local import REPLICA_NAME
-from generator.serving.tls_roles import InstanceTLS, check_instance
+from generator.serving.tls_roles import REPLICA_NAME, InstanceTLS, check_instance
 from generator.tracks.model import CANONICAL_PATH
 
 SITE_TEMPLATES = {"replica": "corpus.conf.j2", "frontal": "frontal.conf.j2"}

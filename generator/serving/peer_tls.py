@@ -1,7 +1,7 @@
 """The link between frontals and replicas: mutual TLS under the deployment's private CA, or plain HTTP.
 
 A replica listens with TLS (its ``--tls-cert``, signed by the private CA and naming
-:data:`~generator.serving.tls_local.REPLICA_NAME`) and accepts only clients holding a certificate of
+:data:`~generator.serving.tls_roles.REPLICA_NAME`) and accepts only clients holding a certificate of
 that CA: the frontals. A client without one gets no HTTP answer at all, whatever secret it sends (the
 connection is closed). A frontal verifies each replica's certificate and name, and presents its own
 client certificate (``--peer-cert``/``--peer-key``); its upstream connections are kept alive, so a

@@ -1,14 +1,14 @@
 """Certificates for a local or test topology: throwaway CAs and the certificates they sign.
 
-Two CAs, as in production: the **public** one, which the proxy trusts, signs the frontal's server
-certificate (``make_local_tls``); the deployment's **private** one signs the certificates of the link
-between frontals and replicas (``make_peer_tls``): each replica's server certificate, named
-:data:`REPLICA_NAME` (which the frontal verifies), and the frontals' client certificate (which the
-replicas require). A client is given a CA (``--state-file`` names the public one), never told to skip
-verification. Made with the openssl CLI (always present beside nginx), ECDSA P-256 by default; RSA 2048
-on request, for the benchmark that compares their handshake cost. Valid :data:`LOCAL_DAYS` days and made
-again once fewer than :data:`~generator.serving.tls_roles.WARN_DAYS` remain, so that a local run never
-warns about its own certificates; files kept from an earlier start are checked for what they must do
+Two CAs, as in production: the **public** one, which the proxy trusts, signs the frontal's server certificate
+(``make_local_tls``); the deployment's **private** one signs the certificates of the link between frontals and
+replicas (``make_peer_tls``): each replica's server certificate, named
+:data:`~generator.serving.tls_roles.REPLICA_NAME` (which the frontal verifies), and the frontals' client
+certificate (which the replicas require). A client is given a CA (``--state-file`` names the public one),
+never told to skip verification. Made with the openssl CLI (always present beside nginx), ECDSA P-256 by
+default; RSA 2048 on request, for the benchmark that compares their handshake cost. Valid :data:`LOCAL_DAYS`
+days and made again once fewer than :data:`~generator.serving.tls_roles.WARN_DAYS` remain, so that a local run
+never warns about its own certificates; files kept from an earlier start are checked for what they must do
 (:mod:`generator.serving.tls_roles`) and refused, naming the file, when they no longer can.
 """
 
@@ -46,7 +46,7 @@ KEY_OPTIONS = {"ec": ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1
 LOCAL_DAYS = 90
 # Named by every local server certificate beside the hosts given: what a client of the default base URL asks.
 DEFAULT_HOST = urlsplit(DEFAULT_BASE_URL).hostname or "localhost"
-__all__ = ["REPLICA_NAME", "LocalPeer", "LocalTLS", "make_local_tls", "make_peer_tls"]
+__all__ = ["LocalPeer", "LocalTLS", "make_local_tls", "make_peer_tls"]
 
 
 @dataclass(frozen=True)

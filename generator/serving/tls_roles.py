@@ -6,7 +6,7 @@ then fail every handshake, and a frontal over such a link answers 503 to everyth
 
 - a private CA (``--peer-ca``) is a CA: basicConstraints CA:TRUE, and keyCertSign when it has a keyUsage;
 - every certificate is within its validity (a warning when it ends within :data:`WARN_DAYS` days);
-- a replica's certificate names :data:`~generator.serving.tls_local.REPLICA_NAME`, may serve
+- a replica's certificate names :data:`REPLICA_NAME`, may serve
   (serverAuth) and chains to the private CA; the frontal's client certificate may be a client
   (clientAuth) and chains to it;
 - a public certificate (a frontal's, or a TLS replica's without the link) names the server name;
@@ -34,7 +34,7 @@ from generator.serving.peer_tls import PeerTLS
 from generator.serving.tls_files import TLS_FILE_LIMIT
 
 WARN_DAYS = 30  # a certificate ending sooner is said at every render and start
-REPLICA_NAME = "corpus-replica"  # the name every replica certificate carries (tls_local re-exports it)
+REPLICA_NAME = "corpus-replica"  # the name every replica certificate carries
 # The option that names each file in a message; serve passes its own words for the files it made.
 OPTIONS = {"tls_cert": "--tls-cert", "tls_key": "--tls-key", "ca": "--peer-ca", "cert": "--peer-cert",
            "key": "--peer-key"}
