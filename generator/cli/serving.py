@@ -78,8 +78,13 @@ def link_options(args: argparse.Namespace) -> PeerTLS:
     return PeerTLS(args.peer_ca, args.peer_cert, args.peer_key)
 
 
+def _replicas_given(args: argparse.Namespace) -> list[str]:
+    """Every address of ``--replica``, repeated or comma-separated (``--replica A,B --replica C``)."""
+    return [u for item in args.replica for u in item.split(",") if u]
+
+
 def cmd_render_nginx(args: argparse.Namespace) -> int:
-    upstreams = tuple(u for item in args.replica for u in item.split(",") if u)
+    upstreams = tuple(_replicas_given(args))
     settings = render_settings(args, args.prefix, role=args.role, upstreams=upstreams)
     rendered = render_and_write(settings, args.root, link_options(args))
     for warning in rendered.warnings:
@@ -117,7 +122,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     prefix: Path = (args.prefix or root / DEFAULT_PREFIX).resolve()
     if args.worker_user is None:
         args.worker_user = invoking_user()  # a local server: workers read the checkout as you do
-    given = [u for item in args.replica for u in item.split(",") if u]
+    given = _replicas_given(args)
     held, replicas = None, None
     if args.replicas or given:  # checked before anything is printed: options, the state file, the ports
         if args.secret_env is not None:
