@@ -9,6 +9,7 @@ import io
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tarfile
@@ -524,3 +525,21 @@ def test_install_and_switch_under_load_lose_no_request(builds: tuple[Path, Path]
     assert os.readlink(releases / "previous") == release_name(b)
     err = capsys.readouterr().err
     assert f"corpus release install: {release_name(b)} is current (previous {release_name(a)})" in err
+
+
+def test_an_installed_artifact_is_0755_and_0644_whatever_the_umask(builds: tuple[Path, Path], work: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """nginx's workers read a release whoever installed it: every folder 0755, every file 0644, under umask 077."""
+    _a, b = builds
+    artifact = _pack(b, work / "out", capsys)
+    releases = work / "releases"
+    previous = os.umask(0o077)
+    try:
+        assert main(["release", "install", str(artifact), "--releases", str(releases)]) == 0
+    finally:
+        os.umask(previous)
+    release = releases / release_name(b)
+    modes = {p.relative_to(release).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in release.rglob("*")}
+    assert {m for p, m in modes.items() if (release / p).is_dir()} == {0o755}, modes
+    assert {m for p, m in modes.items() if (release / p).is_file()} == {0o644}, modes
+    assert stat.S_IMODE(release.stat().st_mode) == 0o755

@@ -260,8 +260,6 @@ def unpack(handle: BinaryIO, size: int, dest: Path, name: str, artifact: Path) -
         extract(path, INDEX)
     for path in sorted(builds):
         extract(path, "the manifest entry")
-    for folder in (p for p in dest.rglob("*") if p.is_dir()):
-        os.chmod(folder, DIR_MODE)
     proven = _proven(dest, name, artifact)
     _named(artifact, dest, lambda: check_records(dest, proven))
     return proven
