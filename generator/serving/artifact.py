@@ -56,15 +56,14 @@ from generator.serving.release import (
     FILE_MODE,
     Proven,
     carried,
-    carry_records,
     check_records,
     check_same,
-    check_same_definitions,
     copy_release,
     folder_for,
     prove_tracks,
     release_name,
     release_target,
+    reuse_release,
     settle,
     staged,
     track_places,
@@ -195,9 +194,7 @@ def install_artifact(artifact: Path, releases: Path, expect: str | None = None) 
                                   f"of the track {proven[0].places.piste}), not {expected} expected by "
                                   "--expect-manifest-hash; refusing to install another corpus")
             if target.is_dir():
-                check_same(target, proven)
-                check_same_definitions(staging, target)
-                carry_records(staging, target, proven)
+                reuse_release(staging, target, proven)
             else:
                 settle(staging, target, proven)
     return target

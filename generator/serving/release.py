@@ -182,6 +182,16 @@ def settle(staging: Path, target: Path, proven: list[Proven]) -> None:
         check_same(target, proven)  # installed meanwhile by another run: the same bytes, proven
 
 
+def reuse_release(source: Path, target: Path, proven: list[Proven]) -> Path:
+    """The release folder ``target`` already there, used for ``source``'s ``proven`` tracks (a checkout or an
+    unpacked artifact): the same builds, still intact, the same track definitions, and ``source``'s freeze
+    records carried into it."""
+    check_same(target, proven)
+    check_same_definitions(source, target)
+    carry_records(source, target, proven)
+    return target
+
+
 def install(root: Path, releases: Path, expect: str | None = None) -> Path:
     """Copy ``root``'s proven build (every track's) into ``releases/<release hash>/``; a folder already there
     is used if it holds the same tracks, still intact."""
@@ -189,10 +199,7 @@ def install(root: Path, releases: Path, expect: str | None = None) -> Path:
     check_records(root, proven)
     target = release_target(releases, release_name(proven))
     if target.is_dir():
-        check_same(target, proven)
-        check_same_definitions(root, target)
-        carry_records(root, target, proven)
-        return target
+        return reuse_release(root, target, proven)
     with staged(releases, target) as staging:
         copy_release(root, staging, carried(proven, root))
         check_same(staging, proven)  # the copy, not only the source
