@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import grp
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ from generator.serving.served_build import (
 )
 from generator.serving.templates import environment
 from generator.serving.tls_roles import REPLICA_NAME, InstanceTLS, check_instance
+from generator.tracks.loader import load_tracks
 from generator.tracks.model import CANONICAL_PATH
 
 SITE_TEMPLATES = {"replica": "corpus.conf.j2", "frontal": "frontal.conf.j2"}
@@ -81,6 +83,20 @@ def server_name(settings: Settings, manifest: Manifest) -> str:
     if not all(c.isalnum() or c in "-._*" for c in name):
         raise RenderError(f"server name {name!r}: letters, digits, '-', '.', '_' and '*' only")
     return name
+
+
+def first_track_name(settings: Settings) -> str:
+    """:func:`server_name` against the first track's manifest: every track is served under that one name."""
+    return server_name(settings, Manifest.load(settings.root, load_tracks(settings.root)[0].places.manifest))
+
+
+def check_tls(settings: Settings, peer: PeerTLS, name: Callable[[], str | None]) -> list[str]:
+    """One instance's TLS files checked for their form, then its link, then what each must do for its role
+    (``name()``: the server name its public certificate must carry, asked only once the files are sound);
+    the warnings (a certificate ending soon)."""
+    check_tls_files(settings)
+    check_peer(peer, settings.role, settings.tls)
+    return check_instance(InstanceTLS(settings.role, settings.tls_cert, settings.tls_key, peer, name()))
 
 
 def host_port(host: str, port: int) -> str:

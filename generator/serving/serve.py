@@ -29,7 +29,7 @@ from generator.base.errors import ServeError
 from generator.base.secret_values import PRIVATE_RUN_DIR, SecretError, new_secret, read_secret_file, write_private
 from generator.contract.manifest import Manifest
 from generator.serving.nginx_process import NginxProcess, held_socket, listen_problem
-from generator.serving.nginx_render import server_name
+from generator.serving.nginx_render import first_track_name
 from generator.serving.nginx_settings import Settings, read_settings
 from generator.serving.state_file import check_state_target
 from generator.serving.supervise import RESTART_LIMIT, RESTART_WINDOW, Supervisor
@@ -185,8 +185,7 @@ def sample_path(root: Path) -> str:
 
 def served_name(root: Path, prefix: Path, given: str) -> str:
     """The server name clients ask for: ``--server-name``, else the host of the first track's manifest."""
-    manifest = Manifest.load(root, load_tracks(root)[0].places.manifest)
-    return server_name(Settings(root=root, prefix=prefix, server_name=given), manifest)
+    return first_track_name(Settings(root=root, prefix=prefix, server_name=given))
 
 
 def topology_tls(prefix: Path, hosts: list[str], cert: Path | None, key: Path | None, ca: Path | None

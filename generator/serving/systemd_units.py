@@ -36,14 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from generator.base.errors import GeneratorError, RenderError
-from generator.contract.manifest import Manifest
-from generator.serving.host_checks import check_tls_files
-from generator.serving.nginx_render import server_name
+from generator.serving.nginx_render import check_tls, first_track_name
 from generator.serving.nginx_settings import SettingsFile, SettingsFileError, read_settings
-from generator.serving.peer_tls import check_peer
 from generator.serving.templates import environment
-from generator.serving.tls_roles import InstanceTLS, check_instance
-from generator.tracks.loader import load_tracks
 
 RUNBOOK = Path(__file__).resolve().parents[2] / "docs" / "operating.md"
 ROLES = ("frontal", "replica")
@@ -205,15 +200,15 @@ def check_prefix_tls(prefix: str) -> list[str]:
     saved = None if "%i" in prefix else _saved_settings(Path(prefix))
     if saved is None:
         return []
-    settings, peer = saved.settings, saved.peer
-    check_tls_files(settings)
-    check_peer(peer, settings.role, settings.tls)
-    try:
-        name: str | None = server_name(settings, Manifest.load(settings.root,
-                                                               load_tracks(settings.root)[0].places.manifest))
-    except (GeneratorError, OSError):  # the build is not readable here: the name given, if any
-        name = settings.server_name or None
-    return check_instance(InstanceTLS(settings.role, settings.tls_cert, settings.tls_key, peer, name))
+    settings = saved.settings
+
+    def name() -> str | None:
+        try:
+            return first_track_name(settings)
+        except (GeneratorError, OSError):  # the build is not readable here: the name given, if any
+            return settings.server_name or None
+
+    return check_tls(settings, saved.peer, name)
 
 
 def account_exists(user: str) -> bool:

@@ -19,20 +19,19 @@ import json
 import socket
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from generator.base.atomic_file import write_atomic
 from generator.base.errors import ServeError
 from generator.contract.manifest import Manifest
-from generator.serving.host_checks import check_tls_files
 from generator.serving.nginx_process import NginxProcess, end_group, held_socket
-from generator.serving.nginx_render import server_name
+from generator.serving.nginx_render import check_tls, server_name
 from generator.serving.nginx_settings import Settings
 from generator.serving.nginx_write import render_and_write
-from generator.serving.peer_tls import PLAIN, PeerTLS, check_peer
+from generator.serving.peer_tls import PLAIN, PeerTLS
 from generator.serving.tls_local import LocalPeer, LocalTLS
-from generator.serving.tls_roles import InstanceTLS, check_instance
 from generator.tracks.loader import load_tracks
 
 REPLICA_PORT = 8081
@@ -164,10 +163,7 @@ class Topology:
         manifest = Manifest.load(self.root, load_tracks(self.root)[0].places.manifest)
         warnings: list[str] = []
         for settings, peer in self.instances():
-            check_tls_files(settings)
-            check_peer(peer.resolved(), settings.role, settings.tls)
-            warnings += check_instance(InstanceTLS(settings.role, settings.tls_cert, settings.tls_key,
-                                                   peer.resolved(), server_name(settings, manifest)))
+            warnings += check_tls(settings, peer.resolved(), partial(server_name, settings, manifest))
         return list(dict.fromkeys(warnings))
 
     def start(self) -> list[str]:
