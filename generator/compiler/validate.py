@@ -116,7 +116,8 @@ def _walk(container: Any, parts: list[str], i: int, prefix: str) -> Iterator[tup
 
 
 class Validator:
-    """Runs every rule of a track over loaded sources; ``problems`` holds errors and warnings in place order."""
+    """Runs every rule of a track over loaded sources; ``run`` returns errors and warnings cause first:
+    the files' own problems, then what they say, each part sorted by place."""
 
     def __init__(self, sources: Sources, track: Track) -> None:
         self.sources = sources
