@@ -21,7 +21,9 @@ from generator.cli.options import (
     add_root_options,
     add_track_option,
     base_url_option,
+    named,
     print_problems,
+    selected_tracks,
 )
 from generator.cli.score import add_pinned_options, judged_proofs, key_fingerprint, load_proofs, trust_layer_key
 from generator.compiler.pipeline import build, check
@@ -35,36 +37,25 @@ from generator.tracks.loader import load_tracks, track_named
 from generator.tracks.model import Track
 
 
-def _tracks(args: argparse.Namespace) -> list[Track]:
-    """The tracks a command works on: ``--track``'s, else every track of the checkout."""
-    if args.track is not None:
-        return [track_named(args.root, args.track)]
-    return load_tracks(args.root)
-
-
 def _track(args: argparse.Namespace) -> Track:
     """The one track a command works on: ``--track``'s, else the checkout's first (conformité here)."""
     return track_named(args.root, args.track)
 
 
-def _named(track: Track, tracks: list[Track]) -> str:
-    return f" ({track.piste})" if len(tracks) > 1 else ""
-
-
 def cmd_check(args: argparse.Namespace) -> int:
-    tracks, failed = _tracks(args), False
+    tracks, failed = selected_tracks(args), False
     for track in tracks:
         problems = check(args.root / track.trees.sources, track)
         print_problems(problems)
         errors = sum(p.severity is Severity.ERROR for p in problems)
         warnings = len(problems) - errors
-        print(f"corpus check{_named(track, tracks)}: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
+        print(f"corpus check{named(track, tracks)}: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
         failed = failed or bool(errors)
     return PROBLEM if failed else 0
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    tracks = _tracks(args)
+    tracks = selected_tracks(args)
     for track in tracks:
         trees = f"{track.trees.build}/ and {track.trees.manifest}/"
         try:
@@ -72,20 +63,20 @@ def cmd_build(args: argparse.Namespace) -> int:
                            wait=not args.no_wait)
         except CorpusError as exc:
             print_problems(exc.problems)
-            print(f"corpus build{_named(track, tracks)}: {len(exc.problems)} error(s); {trees} left unchanged",
+            print(f"corpus build{named(track, tracks)}: {len(exc.problems)} error(s); {trees} left unchanged",
                   file=sys.stderr)
             return PROBLEM
         except FrozenMismatch as exc:
-            print(f"corpus build{_named(track, tracks)}: REFUSED: {exc}; {trees} left unchanged", file=sys.stderr)
+            print(f"corpus build{named(track, tracks)}: REFUSED: {exc}; {trees} left unchanged", file=sys.stderr)
             return PROBLEM
         print_problems(result.warnings)
         kinds: dict[str, int] = {}
         for item in result.built:
             kinds[item.document.kind] = kinds.get(item.document.kind, 0) + 1
         summary = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
-        print(f"corpus build{_named(track, tracks)}: {len(result.built)} files ({summary}); manifest hash "
+        print(f"corpus build{named(track, tracks)}: {len(result.built)} files ({summary}); manifest hash "
               f"{result.manifest_hash}", file=sys.stderr)
-        print(f"corpus build{_named(track, tracks)}: {result.changes.text()}", file=sys.stderr)
+        print(f"corpus build{named(track, tracks)}: {result.changes.text()}", file=sys.stderr)
     return 0
 
 
@@ -98,7 +89,7 @@ def cmd_manifest_hash(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     path = args.path if args.path.startswith("/") else "/" + args.path
     with reading(args.root):  # the entry and the bytes from the same build
-        for track in _tracks(args):
+        for track in selected_tracks(args):
             entry = Manifest.load(args.root, track.trees.manifest).by_path(path)
             if entry is not None:
                 body = entry.read_checked(args.root / track.trees.build)

@@ -87,7 +87,12 @@ def protected_trees(root: Path) -> tuple[str, ...]:
 
 def track_named(root: Path, piste: str | None) -> Track:
     """The track called ``piste`` (None: the checkout's first track, conformité on this checkout)."""
-    tracks = load_tracks(root)
+    return pick_track(load_tracks(root), piste)
+
+
+def pick_track(tracks: list[Track], piste: str | None) -> Track:
+    """The track called ``piste`` among tracks already loaded (None: the first); a usage of ``--track``
+    naming no track is a :class:`CorpusError` listing them."""
     if piste is None:
         return tracks[0]
     for track in tracks:
