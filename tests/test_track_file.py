@@ -11,6 +11,8 @@ import pytest
 from cli_run import Ran, corpus_process, run_corpus
 from trackfix import ROOT, copy_tracks
 
+from generator.tracks.model import sample
+
 DEFINITION = "tracks/conformite/track.yaml"
 
 
@@ -105,3 +107,11 @@ def test_a_fifo_named_track_yaml_does_not_hang(tmp_path: Path) -> None:
     result = corpus_process("tracks", "--root", str(root), cwd=root, timeout=60)  # a hang would be its timeout
     assert result.returncode == 1
     assert f"{DEFINITION}: cannot read: not a regular file" in result.stderr
+
+
+@pytest.mark.parametrize(("pattern", "example"), [("[a-z]{1,3}", "abc"), ("REF-[0-9]{1,2}", "REF-01"),
+                                                  ("[a-z]+", "abcd"), ("ENT-[0-9]{4,6}", "ENT-0123")])
+def test_a_message_example_fits_a_repeat_whose_most_is_below_four(pattern: str, example: str) -> None:
+    """A ``{1,n}`` repeat gives min(4, n) characters: four would not match, and the example would fall back
+    to the pattern itself."""
+    assert sample(pattern) == example
