@@ -458,3 +458,19 @@ def test_each_manifest_given_is_counted_in_its_own_track(tmp_path: Path,
     assert main(["log-report", str(log), "--manifest", str(tmp_path / "other.json")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "other.json: lists the référentiel of no track" in err, err
+
+
+def test_a_systeme_path_both_manifests_list_is_on_the_no_track_line(tmp_path: Path) -> None:
+    """/_systeme/404 is in both tracks' manifests: a hit on it belongs to neither, whoever is listed first."""
+    generique = ROOT / "generique" / "manifest" / "manifest.json"
+    assert all("/_systeme/404" in {e["path"] for e in json.loads(m.read_bytes())["resources"]}
+               for m in (generique, MANIFEST))
+    log = write_log(tmp_path / "access.log",
+                    [line(uri="/_systeme/404"), line(uri="/generique/produits/PRD-33077")])
+    out = tmp_path / "r.json"
+    assert main(["log-report", str(log), "--manifest", str(generique), "--manifest", str(MANIFEST),
+                 "--json", str(out)]) == 0
+    tracks = {t["piste"]: t for t in json.loads(out.read_bytes())["tracks"]}
+    assert tracks["generique"]["requests"] == 1 and tracks["conformite"]["requests"] == 0
+    assert tracks[None]["statuses"] == {"200": 1}
+    assert tracks["generique"]["absent"]["count"] == 0

@@ -25,7 +25,7 @@ DEFAULT_PROXY_AGENT = r"^python-httpx/"  # the Trust Layer proxy's client (CONTR
 # Our own probes: corpus verify (its User-Agent) and the curl lines the `corpus serve` banner prints (curl's
 # default User-Agent, curl/<version>): counted apart, never the proxy, never an incident.
 DEFAULT_PROBE_AGENT = rf"^({VERIFY_AGENT_NAME}|curl)/"
-NO_TRACK = ""  # the track of a URI no track serves (a /_systeme path, a typo answered 404)
+NO_TRACK = ""  # the track of a URI no track owns: a typo answered 404, a /_systeme path (every track lists it)
 MAX_KEYS = 1000  # distinct user agents or paths kept per hour and role; the rest are counted as one
 MAX_KEY_CHARS = 300  # a hostile URI or user agent is kept truncated
 MAX_MALFORMED_LISTED = 50
@@ -122,15 +122,22 @@ class TrackPaths:
 @dataclass(frozen=True)
 class PathKinds:
     """Which track a request URI belongs to, and whether it asks for an absent identifier of that track:
-    each track's declared absents, and its canonical shapes its own manifest lacks (paths of two tracks
-    never meet)."""
+    each track's declared absents, and its canonical shapes its own manifest lacks. A path more than one
+    manifest lists (the ``/_systeme`` bodies) belongs to no track: counting it under one would be a guess."""
 
     tracks: tuple[TrackPaths, ...]
+    _owners: dict[str, TrackPaths | None] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        owners: dict[str, TrackPaths | None] = {}
+        for track in self.tracks:
+            for path in track.known:
+                owners[path] = None if path in owners else track
+        object.__setattr__(self, "_owners", owners)  # built once: track_of runs for every log line
 
     def track_of(self, uri: str) -> TrackPaths | None:
-        for track in self.tracks:
-            if uri in track.known:
-                return track
+        if uri in self._owners:
+            return self._owners[uri]
         for track in self.tracks:
             if any(c.matches(uri) for c in track.collections):
                 return track
