@@ -474,3 +474,14 @@ def test_a_systeme_path_both_manifests_list_is_on_the_no_track_line(tmp_path: Pa
     assert tracks["generique"]["requests"] == 1 and tracks["conformite"]["requests"] == 0
     assert tracks[None]["statuses"] == {"200": 1}
     assert tracks["generique"]["absent"]["count"] == 0
+
+
+def test_a_503_answered_to_our_probes_is_no_instrument_defect(tmp_path: Path) -> None:
+    """corpus verify or curl meeting a 503 proves nothing any agent hashed: only the clients' 503s are a defect."""
+    log = write_log(tmp_path / "access.log", [
+        line(status=503, user_agent="corpus-verify/1.0"), line(status=503, user_agent="curl/8.5.0"),
+        line(status=503)])
+    _, report = run_report(tmp_path, log)
+    assert [(f["kind"], f["count"]) for f in report["findings"] if f["defect"]] == [("unavailable", 1)]
+    log = write_log(tmp_path / "access.log", [line(status=503, user_agent="corpus-verify/1.0")])
+    assert run_report(tmp_path, log)[1]["findings"] == []

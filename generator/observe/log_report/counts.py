@@ -316,9 +316,10 @@ class Report:
                     found.append(_finding(hour, kind, count, True,
                                           f"{count} x {status} to {agent!r} ({why}): {_PROXY_CAUSES[status]}; "
                                           f"every proof of these calls hashes /_systeme/{status}"))
-        if client.statuses[503]:
-            found.append(_finding(hour, "unavailable", client.statuses[503], True,
-                                  f"{client.statuses[503]} x 503 answered to clients: no replica answered (or "
+        unavailable = client.statuses[503] - client.probes[503]  # our probes' 503s are no client's proof
+        if unavailable:
+            found.append(_finding(hour, "unavailable", unavailable, True,
+                                  f"{unavailable} x 503 answered to clients: no replica answered (or "
                                   "maintenance); every proof of these calls hashes /_systeme/503"))
         if client.failovers:
             lost = client.failovers - client.failovers_recovered
