@@ -219,9 +219,10 @@ def _served(value: dict[str, Any]) -> TrustProof:
                              upstream, receipt)
     signature = _text(value.get("arkforge_signature"), "arkforge_signature", optional=True)
     pubkey = _text(value.get("arkforge_pubkey"), "arkforge_pubkey", optional=True)
-    tsr, status = _at(value, "timestamp_authority", "tsr_base64"), _at(value, "timestamp_authority", "status")
+    tsr = _text(_at(value, "timestamp_authority", "tsr_base64"), "timestamp_authority.tsr_base64", optional=True)
+    status = _text(_at(value, "timestamp_authority", "status"), "timestamp_authority.status", optional=True)
     return TrustProof(_proof_id(value), request, response, spec_version, chain, fields, signature, pubkey,
-                      missing, tsr if isinstance(tsr, str) else None, status if isinstance(status, str) else None)
+                      missing, tsr, status)
 
 
 def read_proof(value: Any) -> TrustProof:
