@@ -246,6 +246,14 @@ def test_salt_or_anchor_for_a_track_never_frozen_is_refused(tmp_path: Path,
     salt.write_text("00" * 32 + "\n", "ascii")
     assert main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt)]) == 1
     assert "--salt-file given, but freeze/record.json is not there" in capsys.readouterr().err
+    secret = tmp_path / "secret"
+    write_private(secret, new_secret() + "\n")
+    # --url on a track never frozen: refused, not skipped and passed (nothing listens: never called)
+    assert main(["freeze-check", "--root", str(world.root), "--url", "http://127.0.0.1:9", "--secret-file",
+                 str(secret)]) == 1
+    assert "--url given, but freeze/record.json is not there" in capsys.readouterr().err
+    assert main(["freeze-check", "--root", str(world.root), "--url", "http://127.0.0.1:9"]) == 2
+    assert "--url needs --secret-file" in capsys.readouterr().err
     sub = _write(tmp_path, "conf-01.json", submission(world, "conf-01", "conforme", HONEST_01))
     assert main(["score", str(sub), "--root", str(world.root), "--salt-file", str(salt)]) == 1
     out, err = capsys.readouterr()

@@ -157,8 +157,6 @@ def _first_bytes(answer: requests.Response, limit: int) -> bytes:
 
 def _served_problems(args: argparse.Namespace, places: Places) -> list[str]:
     """``--url``: the record as the server serves it at the track's ``gel_servi``, byte for byte the file's."""
-    if args.secret_file is None:
-        raise UsageError("--url needs --secret-file: the corpus answers only calls that carry the secret")
     secret = read_secret_file(args.secret_file)[0]
     url = args.url.rstrip("/") + places.served_record
     try:
@@ -180,8 +178,11 @@ def _served_problems(args: argparse.Namespace, places: Places) -> list[str]:
 
 
 def cmd_freeze_check(args: argparse.Namespace) -> int:
+    if args.url is not None and args.secret_file is None:  # a usage error, before anything is read
+        raise UsageError("--url needs --secret-file: the corpus answers only calls that carry the secret")
     places = _track(args).places
-    given = [flag for flag, value in (("--salt-file", args.salt_file), ("--anchor", args.anchor)) if value]
+    given = [flag for flag, value in (("--salt-file", args.salt_file), ("--anchor", args.anchor),
+                                      ("--url", args.url)) if value]
     if given and not is_frozen(args.root, places):
         print(f"corpus freeze-check: {' and '.join(given)} given, but {places.record} is not there: the track "
               f"{places.piste} was never frozen, or its record was deleted (restore it from git)", file=sys.stderr)
@@ -196,8 +197,8 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
         anchor, anchored = check_anchor(args.root, places, args.anchor, proofs, args.trust_layer_key,
                                         args.challenge_key_fingerprint)
         problems += anchored
-    if args.url is not None and is_frozen(args.root, places):  # unfrozen: no record to compare with
-        problems += _served_problems(args, places)
+        if args.url is not None:
+            problems += _served_problems(args, places)
     if anchor is None and not problems:
         print(f"corpus freeze-check: not anchored yet: no {places.anchor} and no --anchor ('corpus freeze-anchor' "
               "publishes the proof of the call)", file=sys.stderr)
