@@ -126,6 +126,7 @@ class PathKinds:
     manifest lists (the ``/_systeme`` bodies) belongs to no track: counting it under one would be a guess."""
 
     tracks: tuple[TrackPaths, ...]
+    declared_absent: frozenset[str] = field(init=False, repr=False, compare=False)  # every track's, for the report
     _owners: dict[str, TrackPaths | None] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -134,6 +135,7 @@ class PathKinds:
             for path in track.known:
                 owners[path] = None if path in owners else track
         object.__setattr__(self, "_owners", owners)  # built once: track_of runs for every log line
+        object.__setattr__(self, "declared_absent", frozenset().union(*(t.declared_absent for t in self.tracks)))
 
     def track_of(self, uri: str) -> TrackPaths | None:
         if uri in self._owners:
@@ -145,10 +147,6 @@ class PathKinds:
 
     def is_absent(self, uri: str, track: TrackPaths | None) -> bool:
         return track is not None and (uri in track.declared_absent or uri not in track.known)
-
-    @property
-    def declared_absent(self) -> frozenset[str]:
-        return frozenset().union(*(t.declared_absent for t in self.tracks))
 
 
 @dataclass
