@@ -323,7 +323,7 @@ class Report:
             lost = client.failovers - client.failovers_recovered
             found.append(_finding(hour, "failover", client.failovers, False,
                                   f"{client.failovers} request(s) retried on another replica, {lost} without "
-                                  f"a good answer; failed tries: {_pairs(client.failed_attempts.top(5))}"))
+                                  f"a good answer; failed tries: {pairs_text(client.failed_attempts.top(5))}"))
         return found
 
     def _replica_findings(self, hour: str, replicas: Bucket) -> list[dict[str, Any]]:
@@ -343,5 +343,6 @@ def _finding(hour: str, kind: str, count: int, defect: bool, message: str) -> di
     return {"hour": hour, "kind": kind, "count": count, "defect": defect, "message": message}
 
 
-def _pairs(items: list[tuple[str, int]]) -> str:
+def pairs_text(items: Iterable[tuple[object, int]]) -> str:
+    """``key xN, ...``, or ``none``: how the report writes a breakdown, in findings and in the text alike."""
     return ", ".join(f"{key} x{count}" for key, count in items) or "none"
