@@ -135,16 +135,25 @@ def cmd_tracks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _first_bytes(answer: requests.Response, limit: int) -> bytes:
+    """At most ``limit`` bytes of the body, through ``iter_content``: requests wraps urllib3's read errors
+    (a body cut short, a read timeout, a bad encoding) as ``RequestException``, which ``raw.read`` does not."""
+    body = bytearray()
+    for chunk in answer.iter_content(64 * 1024):
+        body += chunk
+        if len(body) >= limit:
+            break
+    return bytes(body[:limit])
+
+
 def _served_problems(args: argparse.Namespace, places: Places) -> list[str]:
     """``--url``: the record as the server serves it at the track's ``gel_servi``, byte for byte the file's."""
-    if args.secret_file is None:
-        raise UsageError("--url needs --secret-file: the corpus answers only calls that carry the secret")
     secret = read_secret_file(args.secret_file)[0]
     url = args.url.rstrip("/") + places.served_record
     try:
         with requests.get(url, headers={"X-Challenge-Secret": secret}, timeout=args.timeout, stream=True,
                           verify=str(args.ca) if args.ca else True, allow_redirects=False) as answer:
-            body = answer.raw.read(MIB + 1, decode_content=True)  # a record is a few hundred bytes
+            body = _first_bytes(answer, MIB + 1)  # a record is a few hundred bytes
     except (requests.RequestException, OSError) as exc:
         return [f"GET {url}: no answer ({type(exc).__name__}): the served record cannot be compared"]
     if answer.status_code != 200:
@@ -160,8 +169,11 @@ def _served_problems(args: argparse.Namespace, places: Places) -> list[str]:
 
 
 def cmd_freeze_check(args: argparse.Namespace) -> int:
+    if args.url is not None and args.secret_file is None:  # a usage error, before anything is read
+        raise UsageError("--url needs --secret-file: the corpus answers only calls that carry the secret")
     places = _track(args).places
-    given = [flag for flag, value in (("--salt-file", args.salt_file), ("--anchor", args.anchor)) if value]
+    given = [flag for flag, value in (("--salt-file", args.salt_file), ("--anchor", args.anchor),
+                                      ("--url", args.url)) if value]
     if given and not is_frozen(args.root, places):
         print(f"corpus freeze-check: {' and '.join(given)} given, but {places.record} is not there: the track "
               f"{places.piste} was never frozen, or its record was deleted (restore it from git)", file=sys.stderr)
@@ -176,8 +188,8 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
         anchor, anchored = check_anchor(args.root, places, args.anchor, proofs, args.trust_layer_key,
                                         args.challenge_key_fingerprint)
         problems += anchored
-    if args.url is not None and is_frozen(args.root, places):  # unfrozen: no record to compare with
-        problems += _served_problems(args, places)
+        if args.url is not None:
+            problems += _served_problems(args, places)
     if anchor is None and not problems:
         print(f"corpus freeze-check: not anchored yet: no {places.anchor} and no --anchor ('corpus freeze-anchor' "
               "publishes the proof of the call)", file=sys.stderr)
