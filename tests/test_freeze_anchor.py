@@ -9,10 +9,13 @@ CONTRACT.md §2 (``score_fixtures``), never from the code under test.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import socket
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ from score_fixtures import HONEST_01, ScoreWorld, anchor_of, expected_request_ha
 from trackfix import CONFORMITE, ROOT
 from trust_layer_fixtures import FINGERPRINT, TIMESTAMP, TrustLayer
 
+from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
 from generator.contract.freeze import freeze
 
@@ -242,6 +246,14 @@ def test_salt_or_anchor_for_a_track_never_frozen_is_refused(tmp_path: Path,
     salt.write_text("00" * 32 + "\n", "ascii")
     assert main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt)]) == 1
     assert "--salt-file given, but freeze/record.json is not there" in capsys.readouterr().err
+    secret = tmp_path / "secret"
+    write_private(secret, new_secret() + "\n")
+    # --url on a track never frozen: refused, not skipped and passed (nothing listens: never called)
+    assert main(["freeze-check", "--root", str(world.root), "--url", "http://127.0.0.1:9", "--secret-file",
+                 str(secret)]) == 1
+    assert "--url given, but freeze/record.json is not there" in capsys.readouterr().err
+    assert main(["freeze-check", "--root", str(world.root), "--url", "http://127.0.0.1:9"]) == 2
+    assert "--url needs --secret-file" in capsys.readouterr().err
     sub = _write(tmp_path, "conf-01.json", submission(world, "conf-01", "conforme", HONEST_01))
     assert main(["score", str(sub), "--root", str(world.root), "--salt-file", str(salt)]) == 1
     out, err = capsys.readouterr()
@@ -318,3 +330,32 @@ def test_a_deleted_record_beside_its_anchor_stops_build_and_freeze(frozen: tuple
     err = capsys.readouterr().err
     assert "freeze/anchor.json exists" in err and not (world.root / "freeze" / "record.json").exists()
     assert not (tmp_path / "new.salt").exists()
+
+
+def test_a_served_record_cut_short_is_one_line_naming_the_url(frozen: tuple[ScoreWorld, Path], tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A server that promises 100 bytes and closes after 10: urllib3's own read error, one line, no traceback."""
+    world, _ = frozen
+    secret = tmp_path / "secret"
+    write_private(secret, new_secret() + "\n")
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.settimeout(10)
+
+        def answer_cut_short() -> None:
+            with contextlib.suppress(OSError):
+                connection, _ = listener.accept()
+                with connection:
+                    connection.settimeout(10)
+                    connection.recv(65536)
+                    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                       b"Content-Length: 100\r\n\r\n{\"gel\": 1}")
+
+        server = threading.Thread(target=answer_cut_short, daemon=True)
+        server.start()
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        code = main(["freeze-check", "--root", str(world.root), "--url", url, "--secret-file", str(secret),
+                     "--timeout", "10"])
+        server.join(10)
+    err = capsys.readouterr().err
+    assert code == 1 and f"GET {url}/gel" in err and "no answer (ChunkedEncodingError)" in err, err
+    assert "Traceback" not in err

@@ -458,3 +458,30 @@ def test_each_manifest_given_is_counted_in_its_own_track(tmp_path: Path,
     assert main(["log-report", str(log), "--manifest", str(tmp_path / "other.json")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "other.json: lists the référentiel of no track" in err, err
+
+
+def test_a_systeme_path_both_manifests_list_is_on_the_no_track_line(tmp_path: Path) -> None:
+    """/_systeme/404 is in both tracks' manifests: a hit on it belongs to neither, whoever is listed first."""
+    generique = ROOT / "generique" / "manifest" / "manifest.json"
+    assert all("/_systeme/404" in {e["path"] for e in json.loads(m.read_bytes())["resources"]}
+               for m in (generique, MANIFEST))
+    log = write_log(tmp_path / "access.log",
+                    [line(uri="/_systeme/404"), line(uri="/generique/produits/PRD-33077")])
+    out = tmp_path / "r.json"
+    assert main(["log-report", str(log), "--manifest", str(generique), "--manifest", str(MANIFEST),
+                 "--json", str(out)]) == 0
+    tracks = {t["piste"]: t for t in json.loads(out.read_bytes())["tracks"]}
+    assert tracks["generique"]["requests"] == 1 and tracks["conformite"]["requests"] == 0
+    assert tracks[None]["statuses"] == {"200": 1}
+    assert tracks["generique"]["absent"]["count"] == 0
+
+
+def test_a_503_answered_to_our_probes_is_no_instrument_defect(tmp_path: Path) -> None:
+    """corpus verify or curl meeting a 503 proves nothing any agent hashed: only the clients' 503s are a defect."""
+    log = write_log(tmp_path / "access.log", [
+        line(status=503, user_agent="corpus-verify/1.0"), line(status=503, user_agent="curl/8.5.0"),
+        line(status=503)])
+    _, report = run_report(tmp_path, log)
+    assert [(f["kind"], f["count"]) for f in report["findings"] if f["defect"]] == [("unavailable", 1)]
+    log = write_log(tmp_path / "access.log", [line(status=503, user_agent="corpus-verify/1.0")])
+    assert run_report(tmp_path, log)[1]["findings"] == []

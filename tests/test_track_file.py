@@ -11,6 +11,8 @@ import pytest
 from cli_run import Ran, corpus_process, run_corpus
 from trackfix import ROOT, copy_tracks
 
+from generator.tracks.model import sample
+
 DEFINITION = "tracks/conformite/track.yaml"
 
 
@@ -45,6 +47,14 @@ def checkout(tmp_path: Path, old: str = "", new: str = "") -> Path:
     ("bareme:\n", "bareme_:\n", "bareme_: unknown field"),
     ("    schema: entites\n", "    schema: entites\n    egal_au_chemin: {denomination: ident}\n",
      "collections[0].egal_au_chemin.denomination: {ident} is not a placeholder of /entites/{id}"),
+    ("memes: [activite]", "memes: [activit]",
+     f"{DEFINITION}:91:72: collections[5].liens[0].memes[0]: 'activit' is not a field of the collection "
+     "listes-agrees (schemas/listes-agrees.schema.json) nor agrements (schemas/agrements.schema.json)"),
+    ("    schema: entites\n", "    schema: entites\n    egal_au_chemin: {denominatio: id}\n",
+     f"{DEFINITION}:38:22: collections[0].egal_au_chemin.denominatio: 'denominatio' is not a field of the "
+     "collection entites"),
+    ("debut: date_debut, fin: date_fin_validite}", "debut: date_debut.jour, fin: date_fin_validite}",
+     "ordres_de_dates[0].debut: 'date_debut.jour' is not a field of the collection agrements"),
     ("debut: date_debut, fin: date_fin_validite}", "debut: Date-Debut, fin: date_fin_validite}",
      "ordres_de_dates[0].debut: 'Date-Debut' is not a field path: write field names joined by points, as "
      '"tarif.debut_validite"'),
@@ -61,6 +71,22 @@ def test_a_broken_definition_is_one_line_naming_its_place(tmp_path: Path, old: s
     assert "Traceback" not in result.stderr
     assert any(expected in line and line.startswith(DEFINITION) for line in result.stderr.splitlines()), \
         result.stderr
+
+
+def test_a_nested_field_the_schema_lacks_is_one_line_and_a_nested_one_it_has_passes(tmp_path: Path) -> None:
+    """A dotted date field goes down the schema's nested ``properties``: ``tarif.fin_validite`` is there,
+    ``tarif.debut_validit`` is not (a typo that would otherwise check no date order at all)."""
+    root = tmp_path / "checkout"
+    copy_tracks(root, tracks=("generique",))
+    definition = root / "tracks/generique/track.yaml"
+    text = definition.read_text("utf-8")
+    assert text.count("debut: tarif.debut_validite, fin: tarif.fin_validite") == 1
+    definition.write_text(text.replace("debut: tarif.debut_validite", "debut: tarif.debut_validit"), "utf-8")
+    result = corpus(root, "check")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    named = [line for line in result.stderr.splitlines() if line.startswith("tracks/")]
+    assert named == ["tracks/generique/track.yaml:73:28: ordres_de_dates[0].debut: 'tarif.debut_validit' is not "
+                     "a field of the collection produits (schemas/produits.schema.json)"], result.stderr
 
 
 def test_no_tracks_folder_and_an_unknown_track_are_one_line(tmp_path: Path) -> None:
@@ -81,3 +107,11 @@ def test_a_fifo_named_track_yaml_does_not_hang(tmp_path: Path) -> None:
     result = corpus_process("tracks", "--root", str(root), cwd=root, timeout=60)  # a hang would be its timeout
     assert result.returncode == 1
     assert f"{DEFINITION}: cannot read: not a regular file" in result.stderr
+
+
+@pytest.mark.parametrize(("pattern", "example"), [("[a-z]{1,3}", "abc"), ("REF-[0-9]{1,2}", "REF-01"),
+                                                  ("[a-z]+", "abcd"), ("ENT-[0-9]{4,6}", "ENT-0123")])
+def test_a_message_example_fits_a_repeat_whose_most_is_below_four(pattern: str, example: str) -> None:
+    """A ``{1,n}`` repeat gives min(4, n) characters: four would not match, and the example would fall back
+    to the pattern itself."""
+    assert sample(pattern) == example

@@ -185,6 +185,11 @@ def test_a_proof_signed_here_verifies_and_a_resigned_edit_does_not() -> None:
     ({"hashes": {"request": "0" * 64, "response": "0" * 64, "chain": "0" * 64}}, "timestamp: missing"),
     ({"request_hash": {"nonce": "n", "value": "0" * 64}, "response_hash": {"nonce": "n", "value": "0" * 64}},
      "proof_id: missing"),
+    ({"proof_id": "p", "hashes": {"request": "0" * 64, "response": "0" * 64, "chain": "0" * 64}, "timestamp": "t",
+      "timestamp_authority": {"status": "submitted", "tsr_base64": 5}},
+     "timestamp_authority.tsr_base64: expected a string, got 5"),
+    ({"proof_id": "p", "hashes": {"request": "0" * 64, "response": "0" * 64, "chain": "0" * 64}, "timestamp": "t",
+      "timestamp_authority": {"status": ["verified"]}}, "timestamp_authority.status: expected a string"),
 ])
 def test_an_unusable_proof_is_one_line_naming_its_field(value: Any, expected: str) -> None:
     with pytest.raises(ProofError) as caught:

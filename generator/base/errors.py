@@ -53,10 +53,12 @@ class GeneratorError(Exception):
 
 
 class CorpusError(GeneratorError):
-    """Raised when the sources cannot be compiled; carries every problem found, sorted by place."""
+    """Raised when the sources cannot be compiled; carries every problem found, sorted by place unless
+    ``keep_order`` says the caller's order already reads best (a file's own syntax error before its
+    consequences in other files)."""
 
-    def __init__(self, problems: list[Problem]) -> None:
-        self.problems = sorted(problems)
+    def __init__(self, problems: list[Problem], *, keep_order: bool = False) -> None:
+        self.problems = list(problems) if keep_order else sorted(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
 
 

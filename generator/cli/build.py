@@ -21,7 +21,9 @@ from generator.cli.options import (
     add_root_options,
     add_track_option,
     base_url_option,
+    named,
     print_problems,
+    selected_tracks,
 )
 from generator.cli.score import add_pinned_options, judged_proofs, key_fingerprint, load_proofs, trust_layer_key
 from generator.compiler.pipeline import build, check
@@ -35,36 +37,25 @@ from generator.tracks.loader import load_tracks, track_named
 from generator.tracks.model import Track
 
 
-def _tracks(args: argparse.Namespace) -> list[Track]:
-    """The tracks a command works on: ``--track``'s, else every track of the checkout."""
-    if args.track is not None:
-        return [track_named(args.root, args.track)]
-    return load_tracks(args.root)
-
-
 def _track(args: argparse.Namespace) -> Track:
     """The one track a command works on: ``--track``'s, else the checkout's first (conformité here)."""
     return track_named(args.root, args.track)
 
 
-def _named(track: Track, tracks: list[Track]) -> str:
-    return f" ({track.piste})" if len(tracks) > 1 else ""
-
-
 def cmd_check(args: argparse.Namespace) -> int:
-    tracks, failed = _tracks(args), False
+    tracks, failed = selected_tracks(args), False
     for track in tracks:
         problems = check(args.root / track.trees.sources, track)
         print_problems(problems)
         errors = sum(p.severity is Severity.ERROR for p in problems)
         warnings = len(problems) - errors
-        print(f"corpus check{_named(track, tracks)}: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
+        print(f"corpus check{named(track, tracks)}: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
         failed = failed or bool(errors)
     return PROBLEM if failed else 0
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    tracks = _tracks(args)
+    tracks = selected_tracks(args)
     for track in tracks:
         trees = f"{track.trees.build}/ and {track.trees.manifest}/"
         try:
@@ -72,20 +63,20 @@ def cmd_build(args: argparse.Namespace) -> int:
                            wait=not args.no_wait)
         except CorpusError as exc:
             print_problems(exc.problems)
-            print(f"corpus build{_named(track, tracks)}: {len(exc.problems)} error(s); {trees} left unchanged",
+            print(f"corpus build{named(track, tracks)}: {len(exc.problems)} error(s); {trees} left unchanged",
                   file=sys.stderr)
             return PROBLEM
         except FrozenMismatch as exc:
-            print(f"corpus build{_named(track, tracks)}: REFUSED: {exc}; {trees} left unchanged", file=sys.stderr)
+            print(f"corpus build{named(track, tracks)}: REFUSED: {exc}; {trees} left unchanged", file=sys.stderr)
             return PROBLEM
         print_problems(result.warnings)
         kinds: dict[str, int] = {}
         for item in result.built:
             kinds[item.document.kind] = kinds.get(item.document.kind, 0) + 1
         summary = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
-        print(f"corpus build{_named(track, tracks)}: {len(result.built)} files ({summary}); manifest hash "
+        print(f"corpus build{named(track, tracks)}: {len(result.built)} files ({summary}); manifest hash "
               f"{result.manifest_hash}", file=sys.stderr)
-        print(f"corpus build{_named(track, tracks)}: {result.changes.text()}", file=sys.stderr)
+        print(f"corpus build{named(track, tracks)}: {result.changes.text()}", file=sys.stderr)
     return 0
 
 
@@ -98,7 +89,7 @@ def cmd_manifest_hash(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     path = args.path if args.path.startswith("/") else "/" + args.path
     with reading(args.root):  # the entry and the bytes from the same build
-        for track in _tracks(args):
+        for track in selected_tracks(args):
             entry = Manifest.load(args.root, track.trees.manifest).by_path(path)
             if entry is not None:
                 body = entry.read_checked(args.root / track.trees.build)
@@ -144,16 +135,25 @@ def cmd_tracks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _first_bytes(answer: requests.Response, limit: int) -> bytes:
+    """At most ``limit`` bytes of the body, through ``iter_content``: requests wraps urllib3's read errors
+    (a body cut short, a read timeout, a bad encoding) as ``RequestException``, which ``raw.read`` does not."""
+    body = bytearray()
+    for chunk in answer.iter_content(64 * 1024):
+        body += chunk
+        if len(body) >= limit:
+            break
+    return bytes(body[:limit])
+
+
 def _served_problems(args: argparse.Namespace, places: Places) -> list[str]:
     """``--url``: the record as the server serves it at the track's ``gel_servi``, byte for byte the file's."""
-    if args.secret_file is None:
-        raise UsageError("--url needs --secret-file: the corpus answers only calls that carry the secret")
     secret = read_secret_file(args.secret_file)[0]
     url = args.url.rstrip("/") + places.served_record
     try:
         with requests.get(url, headers={"X-Challenge-Secret": secret}, timeout=args.timeout, stream=True,
                           verify=str(args.ca) if args.ca else True, allow_redirects=False) as answer:
-            body = answer.raw.read(MIB + 1, decode_content=True)  # a record is a few hundred bytes
+            body = _first_bytes(answer, MIB + 1)  # a record is a few hundred bytes
     except (requests.RequestException, OSError) as exc:
         return [f"GET {url}: no answer ({type(exc).__name__}): the served record cannot be compared"]
     if answer.status_code != 200:
@@ -169,8 +169,11 @@ def _served_problems(args: argparse.Namespace, places: Places) -> list[str]:
 
 
 def cmd_freeze_check(args: argparse.Namespace) -> int:
+    if args.url is not None and args.secret_file is None:  # a usage error, before anything is read
+        raise UsageError("--url needs --secret-file: the corpus answers only calls that carry the secret")
     places = _track(args).places
-    given = [flag for flag, value in (("--salt-file", args.salt_file), ("--anchor", args.anchor)) if value]
+    given = [flag for flag, value in (("--salt-file", args.salt_file), ("--anchor", args.anchor),
+                                      ("--url", args.url)) if value]
     if given and not is_frozen(args.root, places):
         print(f"corpus freeze-check: {' and '.join(given)} given, but {places.record} is not there: the track "
               f"{places.piste} was never frozen, or its record was deleted (restore it from git)", file=sys.stderr)
@@ -185,8 +188,8 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
         anchor, anchored = check_anchor(args.root, places, args.anchor, proofs, args.trust_layer_key,
                                         args.challenge_key_fingerprint)
         problems += anchored
-    if args.url is not None and is_frozen(args.root, places):  # unfrozen: no record to compare with
-        problems += _served_problems(args, places)
+        if args.url is not None:
+            problems += _served_problems(args, places)
     if anchor is None and not problems:
         print(f"corpus freeze-check: not anchored yet: no {places.anchor} and no --anchor ('corpus freeze-anchor' "
               "publishes the proof of the call)", file=sys.stderr)

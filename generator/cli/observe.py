@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import sys
@@ -107,19 +108,21 @@ def _write_json(path: str, document: dict[str, Any]) -> None:
     write_atomic(path, data)
 
 
-def cmd_log_report(args: argparse.Namespace) -> int:
+def _pattern(option: str, pattern: str) -> re.Pattern[str]:
+    """An option's regular expression, or a usage error naming the option."""
     try:
-        proxy_agent = re.compile(args.proxy_agent)
+        return re.compile(pattern)
     except re.error as exc:
-        raise UsageError(f"--proxy-agent {args.proxy_agent!r}: {exc}") from None
+        raise UsageError(f"{option} {pattern!r}: {exc}") from None
+
+
+def cmd_log_report(args: argparse.Namespace) -> int:
+    proxy_agent = _pattern("--proxy-agent", args.proxy_agent)
     if args.since and args.until and args.since >= args.until:
         raise UsageError("--since must come before --until")
     if args.top < 1:
         raise UsageError("--top must be 1 or more")
-    try:
-        probe_agent = re.compile(args.probe_agent)
-    except re.error as exc:
-        raise UsageError(f"--probe-agent {args.probe_agent!r}: {exc}") from None
+    probe_agent = _pattern("--probe-agent", args.probe_agent)
     kinds = PathKinds(_track_paths(args.root, args.manifest))
     manifests = [Path(t.manifest) for t in kinds.tracks]
     report = Report(kinds, proxy_agent, probe_agent, since=args.since, until=args.until)
@@ -157,7 +160,7 @@ def _track_paths(root: Path, given: list[Path]) -> tuple[TrackPaths, ...]:
         if track is None:
             raise LogReportError(f"{path}: lists the référentiel of no track of {root / TRACKS_DIR} "
                                  f"({', '.join(t.referentiel for t in tracks)}): not a manifest of these tracks")
-        found.append(TrackPaths(track.piste, str(path), paths.declared_absent, paths.known, track.collections))
+        found.append(dataclasses.replace(paths, piste=track.piste, collections=track.collections))
     return tuple(found)
 
 

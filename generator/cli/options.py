@@ -13,7 +13,8 @@ from typing import Any, TextIO
 from generator.base.errors import GeneratorError
 from generator.base.path_checks import path_mode
 from generator.serving.nginx_settings import DEFAULT_WORKER_USER, Settings
-from generator.tracks.model import DEFAULT_BASE_URL
+from generator.tracks.loader import load_tracks, pick_track
+from generator.tracks.model import DEFAULT_BASE_URL, Track
 
 # The exit codes of every command (docs/architecture.md, ``corpus --help``).
 OK = 0  # the command did what it was asked and found nothing wrong
@@ -48,6 +49,17 @@ def root_folder(value: str) -> Path:
     if not stat.S_ISDIR(mode):
         raise argparse.ArgumentTypeError(f"{value}: not a folder")
     return path
+
+
+def selected_tracks(args: argparse.Namespace) -> list[Track]:
+    """The tracks a command works on: ``--track``'s, else every track of the checkout."""
+    every = load_tracks(args.root)
+    return every if args.track is None else [pick_track(every, args.track)]
+
+
+def named(track: Track, tracks: list[Track]) -> str:
+    """`` (piste)`` after a command's name when ``tracks`` are several: every line says which."""
+    return f" ({track.piste})" if len(tracks) > 1 else ""
 
 
 def add_root_options(parser: argparse.ArgumentParser) -> None:

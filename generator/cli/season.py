@@ -19,6 +19,7 @@ from generator.cli.options import (
     UsageError,
     add_root_options,
     add_track_option,
+    named,
     print_problems,
 )
 from generator.contract.hashing import sha256_hex
@@ -31,13 +32,8 @@ from generator.reading.reader import CorpusReader
 from generator.reading.season import KEY_FILE, Season, load_season
 from generator.season.artifacts import write_artifacts
 from generator.season.checks import SeasonReport, check_season
-from generator.tracks.loader import load_tracks, track_named
+from generator.tracks.loader import load_tracks, pick_track
 from generator.tracks.model import Track, file_for
-
-
-def named(track: Track, tracks: list[Track]) -> str:
-    """`` (piste)`` after a command's name when the checkout has several tracks: every line says which."""
-    return f" ({track.piste})" if len(tracks) > 1 else ""
 
 
 def tracks_for_tasks(root: Path, piste: str | None, task_ids: list[str]) -> tuple[list[Track],
@@ -48,7 +44,7 @@ def tracks_for_tasks(root: Path, piste: str | None, task_ids: list[str]) -> tupl
     shape of its ``enonce.id``); no id: every track, each with all its tasks. An id no selected track's
     pattern takes is a usage error listing the tasks of those tracks."""
     every = load_tracks(root)
-    chosen = [track_named(root, piste)] if piste else every
+    chosen = [pick_track(every, piste)] if piste else every
     if not task_ids:
         return every, [(track, []) for track in chosen]
     owned: dict[str, list[str]] = {}

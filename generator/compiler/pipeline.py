@@ -94,7 +94,7 @@ def _cyclic_gc_paused() -> Iterator[None]:
 
 @_cyclic_gc_paused()
 def check(src: Path, track: Track) -> list[Problem]:
-    """Every problem of the sources, errors and warnings, sorted by place."""
+    """Every problem of the sources, errors and warnings, cause first (see :meth:`Validator.run`)."""
     sources = load_sources(src, track)
     problems, _ = validate(sources, track)
     return problems
@@ -107,7 +107,7 @@ def compile_build(src: Path, base_url: str, track: Track) -> BuildResult:
     problems, index = validate(sources, track)
     errors = [p for p in problems if p.severity is Severity.ERROR]
     if errors:
-        raise _cause_first(errors)
+        raise CorpusError(errors, keep_order=True)  # validate's order: cause first
     documents = compile_documents(sources, index, base_url, track)
     body_errors = check_bodies(documents)
     if body_errors:
@@ -117,15 +117,6 @@ def compile_build(src: Path, base_url: str, track: Track) -> BuildResult:
     manifest = build_manifest(sources.corpus.data[track.corpus_key], base_url, built)
     return BuildResult(built, manifest, [p for p in problems if p.severity is Severity.WARNING],
                        track.trees.build, track.trees.manifest)
-
-
-def _cause_first(errors: list[Problem]) -> CorpusError:
-    """The error of a refused build, its problems in :func:`validate`'s order (a file's own syntax error
-    before its consequences in other files), which :class:`CorpusError` would sort by place."""
-    refused = CorpusError(errors)
-    refused.problems = list(errors)
-    refused.args = ("\n".join(str(p) for p in errors),)
-    return refused
 
 
 def build(src: Path, out: Path, base_url: str, track: Track, *, wait: bool = True,

@@ -116,7 +116,8 @@ def _walk(container: Any, parts: list[str], i: int, prefix: str) -> Iterator[tup
 
 
 class Validator:
-    """Runs every rule of a track over loaded sources; ``problems`` holds errors and warnings in place order."""
+    """Runs every rule of a track over loaded sources; ``run`` returns errors and warnings cause first:
+    the files' own problems, then what they say, each part sorted by place."""
 
     def __init__(self, sources: Sources, track: Track) -> None:
         self.sources = sources
@@ -125,6 +126,8 @@ class Validator:
         self.problems: list[Problem] = list(sources.problems)
         self.vocabularies: dict[str, set[str]] = {}
         self._examples: dict[str, str] = {}
+        # for each link with ``memes`` (by its index in the track's links), the places citing each record
+        self._cited_by: dict[int, dict[str, list[tuple[Record, Any, str | int, str]]]] = {}
 
     # -- entry point -------------------------------------------------------------------------------
     def run(self) -> list[Problem]:
@@ -287,11 +290,16 @@ class Validator:
         return None
 
     def _check_references(self) -> None:
-        for link in self.track.links:
+        """Every reference of every link; for a link with ``memes``, who cites each record
+        (:meth:`_check_same_fields` reads it)."""
+        for n, link in enumerate(self.track.links):
             target = self.track.collection(link.target)
+            cited_by = self._cited_by.setdefault(n, {}) if link.same else None
             for record in self.sources.of(link.source):
                 for container, key, fieldname in _sites(record.data, link.field):
-                    self._cite(record, container, key, fieldname, target)
+                    path = self._cite(record, container, key, fieldname, target)
+                    if cited_by is not None and path is not None and path in self.index.records:
+                        cited_by.setdefault(path, []).append((record, container, key, fieldname))
 
     def _listed_by(self, owner_kind: str, key: str) -> dict[str, list[tuple[str, Location]]]:
         """For each resource path, the owners (entity or attestation paths) whose ``key`` list cites it, with
@@ -468,16 +476,10 @@ class Validator:
         only products of its category); with ``memes_avertissement`` a mismatch is served and warned about
         (a trap may need it). Said at the entry when another list of the right value cites the record too
         (the entry is the odd one), else at the cited record's field."""
-        for link in self.track.links:
-            if not link.same:
+        for n, link in enumerate(self.track.links):
+            cited_by = self._cited_by.get(n)
+            if cited_by is None:
                 continue
-            cited_by: dict[str, list[tuple[Record, Any, str | int, str]]] = {}
-            for record in self.sources.of(link.source):
-                for container, key, fieldname in _sites(record.data, link.field):
-                    path = container.get(key) if isinstance(container, dict) else \
-                        container[key] if isinstance(container, list) and isinstance(key, int) else None
-                    if isinstance(path, str) and path in self.index.records:
-                        cited_by.setdefault(path, []).append((record, container, key, fieldname))
             source = self.track.collection(link.source)
             severity = Severity.WARNING if link.same_warns else Severity.ERROR
             served = " (served as written; make sure the trap is intended)" if link.same_warns else ""

@@ -75,11 +75,10 @@ def _b64url(text: str, size: int, field: str, what: str) -> bytes:
 
 
 def public_key(text: str, field: str = "--trust-layer-key") -> Ed25519PublicKey:
-    """An Ed25519 public key written as Trust Layer writes ``arkforge_pubkey``."""
-    try:
-        return Ed25519PublicKey.from_public_bytes(_b64url(text, 32, field, "an Ed25519 public key"))
-    except ValueError:
-        raise ProofError(f"{field}: not an Ed25519 public key") from None
+    """An Ed25519 public key written as Trust Layer writes ``arkforge_pubkey``.
+
+    ``from_public_bytes`` refuses only a length other than 32, which ``_b64url`` already guarantees."""
+    return Ed25519PublicKey.from_public_bytes(_b64url(text, 32, field, "an Ed25519 public key"))
 
 
 @dataclass(frozen=True)
@@ -219,9 +218,10 @@ def _served(value: dict[str, Any]) -> TrustProof:
                              upstream, receipt)
     signature = _text(value.get("arkforge_signature"), "arkforge_signature", optional=True)
     pubkey = _text(value.get("arkforge_pubkey"), "arkforge_pubkey", optional=True)
-    tsr, status = _at(value, "timestamp_authority", "tsr_base64"), _at(value, "timestamp_authority", "status")
+    tsr = _text(_at(value, "timestamp_authority", "tsr_base64"), "timestamp_authority.tsr_base64", optional=True)
+    status = _text(_at(value, "timestamp_authority", "status"), "timestamp_authority.status", optional=True)
     return TrustProof(_proof_id(value), request, response, spec_version, chain, fields, signature, pubkey,
-                      missing, tsr if isinstance(tsr, str) else None, status if isinstance(status, str) else None)
+                      missing, tsr, status)
 
 
 def read_proof(value: Any) -> TrustProof:

@@ -88,8 +88,8 @@ def score_task(statement: Statement, key_entry: KeyEntry, submission: dict[str, 
                        [], verified, rejets)
     pending = sorted({p for a in submission["assertions"] for p in a["proof_ids"]
                       if proofs is not None and (proofs.get(p) or {}).get("en_attente") is True})
-    if pending:
-        why = sorted({m for p in pending if isinstance(m := (proofs or {}).get(p, {}).get("motif"), str)})
+    if pending and proofs is not None:  # pending names only proofs of ``proofs``, each an en_attente verdict
+        why = sorted({m for p in pending if isinstance(m := proofs[p].get("motif"), str)})
         return _result(statement, key_entry, submission, EN_ATTENTE, f"cites {', '.join(pending)}, awaiting "
                        "anchoring: no score for this submission until it is replayed (spec §4.1)"
                        + "".join(f" ({m})" for m in why), [], verified)

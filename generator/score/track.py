@@ -87,7 +87,8 @@ def check_proofs(proofs: Any) -> Proofs:
             and set(verdict) <= {"en_attente", "motif"} and isinstance(verdict.get("motif", ""), str)
         if not (verified or pending):
             raise ScoreInputError(f"proofs: {proof_id}: expected {{\"valide\": true|false, \"identite_liee\": "
-                                  f"true|false}} or {{\"en_attente\": true}}, got {json.dumps(verdict)}")
+                                  f"true|false}} or {{\"en_attente\": true}} (and, if given, a \"motif\" "
+                                  f"string), got {json.dumps(verdict)}")
     return proofs
 
 

@@ -62,8 +62,11 @@ def _problem(where: Location, task_id: str, message: str) -> Problem:
 
 
 def check_fact(reader: CorpusReader, graph: Graph, report: TaskReport, fact: Fact, where: Location,
-               label: str) -> list[Problem]:
-    """A founding fact (or one of its forms) is in the graph, probant, served exactly, admissible."""
+               label: str, *, exact: bool = True) -> list[Problem]:
+    """A founding fact (or one of its forms) is in the graph, probant, served exactly, admissible.
+
+    ``exact=False`` skips the served-value check, for a fact whose changed value :func:`check_rule` says once,
+    with the fix."""
     task = report.statement.task
     text = f"{label} ({fact.ressource}, {fact.champ}) = {_json(fact.valeur)}"
     if fact.ressource not in graph:
@@ -74,7 +77,7 @@ def check_fact(reader: CorpusReader, graph: Graph, report: TaskReport, fact: Fac
         return [_problem(where, task.id, f"{text} is not on a probant field of {prefix} (spec §5.7)")]
     served = resolve_pointer(reader.fetch(fact.ressource), fact.champ)
     problems = []
-    if served is MISSING or type(served) is not type(fact.valeur) or served != fact.valeur:
+    if exact and (served is MISSING or type(served) is not type(fact.valeur) or served != fact.valeur):
         shown = "nothing" if served is MISSING else _json(served)
         problems.append(_problem(where, task.id, f"{text} is not served exactly: the corpus serves {shown}"))
     if not concerns_entity(reader, task, graph, fact):
@@ -113,10 +116,8 @@ def check_task(reader: CorpusReader, logic: TrackLogic[Any], report: TaskReport)
     for i, kf in enumerate(entry.faits):
         for n, form in enumerate(kf.forms):
             label = "founding fact" if n == 0 else "equivalent form"
-            found = check_fact(reader, graph, report, form, kf.location, label)
-            if n == 0 and i in stale:  # its value changed in the corpus: check_rule says it once, with the fix
-                found = [p for p in found if "is not served exactly" not in p.message]
-            problems += found
+            changed = n == 0 and i in stale  # its value changed in the corpus: check_rule says it, with the fix
+            problems += check_fact(reader, graph, report, form, kf.location, label, exact=not changed)
     # With fonde_par: un_critere one deciding criterion's facts found the verdict: each group must fit.
     groups = Counter(k.critere for k in entry.faits) if entry.fonde_par == "un_critere" else \
         Counter({"": len(entry.faits)})
@@ -133,7 +134,7 @@ def check_task(reader: CorpusReader, logic: TrackLogic[Any], report: TaskReport)
                                  f"the graph offers {len(proper)} distinct probant facts on proper resources "
                                  f"(at least {need_proper} needed) and {len(common)} admissible on common lists"))
     problems += check_trap(logic, report) + check_control(reader, logic, st, entry)
-    problems += check_rule(reader, logic, report)
+    problems += check_rule(report, stale)
     return problems
 
 
@@ -197,17 +198,17 @@ def stale_facts(entry: KeyEntry, derived: list[FoundingFact]) -> dict[int, Found
     return out
 
 
-def check_rule(reader: CorpusReader, logic: TrackLogic[Any], report: TaskReport) -> list[Problem]:
-    """The key's founding facts are exactly what the published rule derives (generator.reading.founding)."""
+def check_rule(report: TaskReport, stale: dict[int, FoundingFact]) -> list[Problem]:
+    """The key's founding facts are exactly what the published rule derives (generator.reading.founding):
+    ``report.founding``, of which ``stale`` are the facts whose served value changed (:func:`stale_facts`)."""
     entry = report.entry
     assert entry is not None
     task_id = report.statement.task.id
-    derived = report.founding or founding_facts(reader, logic, report.evaluation)
-    report.founding = derived
+    derived = report.founding
     wanted = {_signature(f.critere, f.forms): f for f in derived}
     held = {_signature(k.critere, k.forms): k for k in entry.faits}
     problems = []
-    for index, fact in sorted(stale_facts(entry, derived).items()):  # one line per changed value
+    for index, fact in sorted(stale.items()):  # one line per changed value
         kf = entry.faits[index]
         held.pop(_signature(kf.critere, kf.forms), None)
         wanted.pop(_signature(fact.critere, fact.forms), None)

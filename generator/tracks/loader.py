@@ -17,6 +17,7 @@ from generator.base.errors import CorpusError, Location, Problem
 from generator.base.output_places import ALWAYS_PROTECTED, PROTECTED
 from generator.documents.records import Record, read_record
 from generator.documents.schema_checks import check_schema
+from generator.documents.schemas import checked_schema
 from generator.documents.yamlstrict import location_of
 from generator.tracks.model import (
     Bareme,
@@ -87,7 +88,12 @@ def protected_trees(root: Path) -> tuple[str, ...]:
 
 def track_named(root: Path, piste: str | None) -> Track:
     """The track called ``piste`` (None: the checkout's first track, conformité on this checkout)."""
-    tracks = load_tracks(root)
+    return pick_track(load_tracks(root), piste)
+
+
+def pick_track(tracks: list[Track], piste: str | None) -> Track:
+    """The track called ``piste`` among tracks already loaded (None: the first); a usage of ``--track``
+    naming no track is a :class:`CorpusError` listing them."""
     if piste is None:
         return tracks[0]
     for track in tracks:
@@ -162,6 +168,38 @@ class _Checker:
 
     def __init__(self, record: Record, problems: list[Problem]) -> None:
         self.record, self.problems = record, problems
+        self.folder: Path | None = None
+        self.schema_of: dict[str, str] = {}  # collection name -> schema name
+
+    def has_field(self, schema_name: str, dotted: str) -> bool:
+        """Whether the schema declares the field path (points go down nested ``properties``). A schema that
+        cannot be read, or a level written otherwise than with ``properties`` (a ``$ref``, a combination),
+        is accepted: another check names an unreadable schema, and nothing simple says what the other holds."""
+        if self.folder is None:
+            return True
+        try:
+            node: Any = checked_schema(schema_name, self.folder / "schemas")
+        except (OSError, ValueError):
+            return True
+        for part in dotted.split("."):
+            if not isinstance(node, dict):
+                return True
+            properties = node.get("properties")
+            if not isinstance(properties, dict):
+                return "$ref" in node or node.get("type") in (None, "object")  # a scalar holds no field
+            if part not in properties:
+                return False
+            node = properties[part]
+        return True
+
+    def check_field(self, collections: tuple[str, ...], container: Any, key: str | int, fieldname: str,
+                    name: str) -> None:
+        """``name`` is a field of each collection's records, else one line at its place naming those lacking it."""
+        lacking = [c for c in dict.fromkeys(collections)
+                   if c in self.schema_of and not self.has_field(self.schema_of[c], name)]
+        if lacking:
+            where = " nor ".join(f"{c} (schemas/{self.schema_of[c]}.schema.json)" for c in lacking)
+            self.fail(container, key, fieldname, f"{name!r} is not a field of the collection {where}")
 
     def at(self, container: Any, key: str | int | None, fieldname: str, message: str) -> Problem:
         return Problem(location_of(container, key, self.record.file), fieldname, message)
@@ -171,6 +209,8 @@ class _Checker:
 
     def track(self, folder: Path) -> Track:
         data = self.record.data
+        self.folder = folder
+        self.schema_of = {c["nom"]: c["schema"] for c in data["collections"]}
         collections = tuple(self.collection(i, c) for i, c in enumerate(data["collections"]))
         names = {c.name for c in collections}
         for i, item in enumerate(data["collections"]):
@@ -280,6 +320,7 @@ class _Checker:
         """``egal_au_chemin``: each field names a placeholder of the collection's path."""
         declared = item.get("egal_au_chemin", {})
         for name, placeholder in declared.items():
+            self.check_field((item["nom"],), declared, name, f"{where}.egal_au_chemin.{name}", name)
             if placeholder not in placeholders:
                 self.fail(declared, name, f"{where}.egal_au_chemin.{name}", f"{{{placeholder}}} is not a "
                           f"placeholder of {item['chemin']}")
@@ -289,6 +330,9 @@ class _Checker:
         if item["vers"] not in names:
             self.fail(item, "vers", f"collections[{index}].liens[{k}].vers", f"{item['vers']!r} is not a "
                       "collection of this track")
+        for j, name in enumerate(item.get("memes", ())):  # the citing record and the cited one both hold it
+            where = f"collections[{index}].liens[{k}].memes[{j}]"
+            self.check_field((source, item["vers"]), item["memes"], j, where, name)
         return Link(source=source, field=item["champ"], target=item["vers"], back=item.get("retour"),
                     mismatch=item.get("incoherence"), first_own_page=item.get("premiere_page_propre", False),
                     belongs=item.get("appartient", False), same=tuple(item.get("memes", ())),
@@ -298,6 +342,8 @@ class _Checker:
         if item["collection"] not in names:
             self.fail(item, "collection", f"ordres_de_dates[{index}].collection", f"{item['collection']!r} is "
                       "not a collection of this track")
+        for key in ("debut", "fin"):
+            self.check_field((item["collection"],), item, key, f"ordres_de_dates[{index}].{key}", item[key])
         return DateOrder(item["collection"], item["debut"], item["fin"], item.get("erreur", False))
 
     def vocabulary(self, index: int, item: dict[str, Any], names: set[str]) -> Vocabulary:

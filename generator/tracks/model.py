@@ -65,7 +65,8 @@ def sample(pattern: str) -> str:
                     out.append(low)
             elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
                 least, _, inner = arg
-                for _ in range(least if least != 1 or arg[1] == 1 else 4):  # '+': a word, not a letter
+                most = arg[1]  # '+': a word, not a letter, within the repeat's most ({1,2}: two)
+                for _ in range(least if least != 1 else min(4, most)):
                     emit(inner)
             elif name == "SUBPATTERN":
                 emit(arg[-1])

@@ -25,7 +25,7 @@ DEFAULT_PROXY_AGENT = r"^python-httpx/"  # the Trust Layer proxy's client (CONTR
 # Our own probes: corpus verify (its User-Agent) and the curl lines the `corpus serve` banner prints (curl's
 # default User-Agent, curl/<version>): counted apart, never the proxy, never an incident.
 DEFAULT_PROBE_AGENT = rf"^({VERIFY_AGENT_NAME}|curl)/"
-NO_TRACK = ""  # the track of a URI no track serves (a /_systeme path, a typo answered 404)
+NO_TRACK = ""  # the track of a URI no track owns: a typo answered 404, a /_systeme path (every track lists it)
 MAX_KEYS = 1000  # distinct user agents or paths kept per hour and role; the rest are counted as one
 MAX_KEY_CHARS = 300  # a hostile URI or user agent is kept truncated
 MAX_MALFORMED_LISTED = 50
@@ -122,15 +122,24 @@ class TrackPaths:
 @dataclass(frozen=True)
 class PathKinds:
     """Which track a request URI belongs to, and whether it asks for an absent identifier of that track:
-    each track's declared absents, and its canonical shapes its own manifest lacks (paths of two tracks
-    never meet)."""
+    each track's declared absents, and its canonical shapes its own manifest lacks. A path more than one
+    manifest lists (the ``/_systeme`` bodies) belongs to no track: counting it under one would be a guess."""
 
     tracks: tuple[TrackPaths, ...]
+    declared_absent: frozenset[str] = field(init=False, repr=False, compare=False)  # every track's, for the report
+    _owners: dict[str, TrackPaths | None] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        owners: dict[str, TrackPaths | None] = {}
+        for track in self.tracks:
+            for path in track.known:
+                owners[path] = None if path in owners else track
+        object.__setattr__(self, "_owners", owners)  # built once: track_of runs for every log line
+        object.__setattr__(self, "declared_absent", frozenset().union(*(t.declared_absent for t in self.tracks)))
 
     def track_of(self, uri: str) -> TrackPaths | None:
-        for track in self.tracks:
-            if uri in track.known:
-                return track
+        if uri in self._owners:
+            return self._owners[uri]
         for track in self.tracks:
             if any(c.matches(uri) for c in track.collections):
                 return track
@@ -138,10 +147,6 @@ class PathKinds:
 
     def is_absent(self, uri: str, track: TrackPaths | None) -> bool:
         return track is not None and (uri in track.declared_absent or uri not in track.known)
-
-    @property
-    def declared_absent(self) -> frozenset[str]:
-        return frozenset().union(*(t.declared_absent for t in self.tracks))
 
 
 @dataclass
@@ -309,15 +314,16 @@ class Report:
                     found.append(_finding(hour, kind, count, True,
                                           f"{count} x {status} to {agent!r} ({why}): {_PROXY_CAUSES[status]}; "
                                           f"every proof of these calls hashes /_systeme/{status}"))
-        if client.statuses[503]:
-            found.append(_finding(hour, "unavailable", client.statuses[503], True,
-                                  f"{client.statuses[503]} x 503 answered to clients: no replica answered (or "
+        unavailable = client.statuses[503] - client.probes[503]  # our probes' 503s are no client's proof
+        if unavailable:
+            found.append(_finding(hour, "unavailable", unavailable, True,
+                                  f"{unavailable} x 503 answered to clients: no replica answered (or "
                                   "maintenance); every proof of these calls hashes /_systeme/503"))
         if client.failovers:
             lost = client.failovers - client.failovers_recovered
             found.append(_finding(hour, "failover", client.failovers, False,
                                   f"{client.failovers} request(s) retried on another replica, {lost} without "
-                                  f"a good answer; failed tries: {_pairs(client.failed_attempts.top(5))}"))
+                                  f"a good answer; failed tries: {pairs_text(client.failed_attempts.top(5))}"))
         return found
 
     def _replica_findings(self, hour: str, replicas: Bucket) -> list[dict[str, Any]]:
@@ -337,5 +343,6 @@ def _finding(hour: str, kind: str, count: int, defect: bool, message: str) -> di
     return {"hour": hour, "kind": kind, "count": count, "defect": defect, "message": message}
 
 
-def _pairs(items: list[tuple[str, int]]) -> str:
+def pairs_text(items: Iterable[tuple[object, int]]) -> str:
+    """``key xN, ...``, or ``none``: how the report writes a breakdown, in findings and in the text alike."""
     return ", ".join(f"{key} x{count}" for key, count in items) or "none"

@@ -23,6 +23,7 @@ def report_document(report: Report, top: int) -> dict[str, Any]:
             replicas = report.merged(hour, report.replica_roles())
             entry["replicas"] = {"requests": replicas.requests, "statuses": _statuses(replicas.statuses)}
         hours.append(entry)
+    total = report.merged(None, client_roles)
     return {
         "format": REPORT_FORMAT,
         "since": report.since.isoformat().replace("+00:00", "Z") if report.since else None,
@@ -33,22 +34,26 @@ def report_document(report: Report, top: int) -> dict[str, Any]:
         "malformed": {"count": report.malformed_count,
                       "listed": [{"file": m.file, "line": m.line, "reason": m.reason}
                                  for m in report.malformed]},
-        "total": _bucket_json(report.merged(None, client_roles), top, report),
-        "tracks": tracks_json(report, top),
+        "total": _bucket_json(total, top, report),
+        "tracks": tracks_json(report, total, top),
         "probe_agent": report.probe_agent.pattern,
         "hours": hours,
         "findings": report.findings(),
     }
 
 
-def tracks_json(report: Report, top: int) -> list[dict[str, Any]]:
-    """One entry per track (its own manifest): its requests and statuses, the absents asked for, and its
-    declared absents each with how often it was asked; then the requests no track serves (``piste`` null)."""
-    total = report.merged(None, report.client_roles)
+def tracks_json(report: Report, total: Bucket, top: int) -> list[dict[str, Any]]:
+    """One entry per track (its own manifest): its requests and statuses (of ``total``, the clients' bucket),
+    the absents asked for, and its declared absents each with how often it was asked; then the requests no
+    track serves (``piste`` null)."""
+    asked_of: dict[str, list[tuple[str, int]]] = {}
+    for path, count in total.absent.items():  # each path's track looked up once, not once per track
+        track = report.kinds.track_of(path) if path != OTHERS else None
+        if track is not None:
+            asked_of.setdefault(track.piste, []).append((path, count))
     out = []
     for track in report.kinds.tracks:
-        asked = sorted(((p, c) for p, c in total.absent.items() if p != OTHERS
-                        and report.kinds.track_of(p) is track), key=lambda pc: (-pc[1], pc[0]))
+        asked = sorted(asked_of.get(track.piste, []), key=lambda pc: (-pc[1], pc[0]))
         out.append({
             "piste": track.piste, "manifest": track.manifest, **_track_counts(total, track.piste),
             "absent": {"count": total.absent_by_track[track.piste],
@@ -87,6 +92,6 @@ def _bucket_json(bucket: Bucket, top: int, report: Report) -> dict[str, Any]:
                    "paths": [{"path": p, "count": c, "declared": p in report.kinds.declared_absent}
                              for p, c in bucket.absent.top(top)]},
         "probes": {"count": sum(bucket.probes.values()), "statuses": _statuses(bucket.probes)},
-        "unknown": {"count": bucket.statuses[404] - bucket.probes[404],
+        "unknown": {"count": sum(bucket.unknown.values()),  # the clients' 404s: capped keys, exact total
                     "uris": [{"uri": u, "count": c} for u, c in bucket.unknown.top(top)]},
     }

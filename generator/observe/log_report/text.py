@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.observe.log_report.counts import Report
+from generator.observe.log_report.counts import Report, pairs_text
 from generator.observe.log_report.document import report_document
 
 
@@ -34,11 +34,11 @@ def render_text(report: Report, top: int) -> str:
     probes = data["total"]["probes"]
     out.append("")
     out.append(f"probes: {probes['count']} call(s) of corpus verify and curl (User-Agent matching "
-               f"{data['probe_agent']!r}): {_counts(probes['statuses'])}; ours, never the proxy: counted "
-               "in the table above, in no list below")
+               f"{data['probe_agent']!r}): {pairs_text(probes['statuses'].items())}; ours, never the proxy: "
+               "counted in the table above, in no list below")
     out.extend(_tracks(data["tracks"]))
 
-    out.extend(_section("statuses", [(h["hour"], ", ".join(f"{k} x{v}" for k, v in h["statuses"].items()))
+    out.extend(_section("statuses", [(h["hour"], pairs_text(h["statuses"].items()))
                                      for h in data["hours"] if h["statuses"]]))
     out.extend(_section("403 by user agent (! = the proxy: instrument defect, spec §4.1)", [
         (h["hour"], f"{'!' if a['proxy'] else ' '} {a['count']:>7}  {a['user_agent'] or '(none)'}")
@@ -66,18 +66,15 @@ def render_text(report: Report, top: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def _counts(statuses: dict[str, int]) -> str:
-    return ", ".join(f"{k} x{v}" for k, v in statuses.items()) or "none"
-
-
 def _tracks(tracks: list[dict[str, Any]]) -> list[str]:
     """One section per track, each path counted in its own track (``*``: declared absent of that track)."""
     out = []
     for t in tracks:
+        statuses = pairs_text(t["statuses"].items())
         if t["piste"] is None:
-            out += ["", f"no track ({t['requests']} request(s) no track serves): {_counts(t['statuses'])}"]
+            out += ["", f"no track ({t['requests']} request(s) no track serves): {statuses}"]
             continue
-        out += ["", f"track {t['piste']} ({t['manifest']}): {t['requests']} request(s): {_counts(t['statuses'])}; "
+        out += ["", f"track {t['piste']} ({t['manifest']}): {t['requests']} request(s): {statuses}; "
                     f"{t['absent']['count']} absent asked for"]
         out += [f"  {p['count']:>7}  {p['path']}{' *' if p['declared'] else ''}" for p in t["absent"]["paths"]]
         out.append("  declared absents: " + (", ".join(f"{d['path']} * (asked {d['asked']})"

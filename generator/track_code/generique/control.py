@@ -12,12 +12,7 @@ from typing import Any
 
 from generator.reading.reader import MISSING, CorpusReader, resolve_pointer
 from generator.reading.task import Task
-
-NONE_VALID = "aucune_option_valide"
-
-
-def _amount(value: Any) -> Decimal | None:
-    return Decimal(value) if isinstance(value, str) and value.replace(".", "", 1).isdigit() else None
+from generator.track_code.generique.evaluator import NONE_VALID, _amount
 
 
 def _entries(task: Task, reader: CorpusReader) -> list[dict[str, Any]]:
