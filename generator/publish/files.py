@@ -1,0 +1,54 @@
+"""What ``corpus index`` reads from the season service, read as a participant's file is: bounded, regular
+files only, strict JSON; and its two refusals, each one line (exit 1)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from generator.base import strict_json
+from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, read_bounded
+from generator.base.errors import GeneratorError, unreadable_text
+
+UTC_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
+
+
+class IndexRefused(GeneratorError):
+    """Nothing is published: the track is not frozen and anchored, or the season is not closed (spec §7.4)."""
+
+
+class IndexInputError(GeneratorError):
+    """An input of ``corpus index`` that cannot be used: one line naming the file and the field, exit 1."""
+
+
+def utc_time(text: Any) -> datetime | None:
+    """``YYYY-MM-DDTHH:MM:SS[.ffffff]Z`` as an aware UTC time; None for anything else."""
+    if not isinstance(text, str) or not UTC_TIME.match(text):
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def read_json(path: Path, limit: int = SUBMISSION_LIMIT) -> tuple[Any, list[str]]:
+    """A participant-side JSON file read bounded and strictly: its value and its defects
+    (:func:`strict_json.loads`); :class:`IndexInputError` when it is no JSON at all."""
+    try:
+        data = read_bounded(path, limit)
+    except ReadRefused as exc:
+        raise IndexInputError(str(exc)) from None
+    except OSError as exc:
+        raise IndexInputError(unreadable_text(path, exc)) from None
+    try:
+        return strict_json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise IndexInputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except ValueError as exc:  # JSONDecodeError included
+        line = getattr(exc, "lineno", None)
+        where = f"{path}:{line}:{getattr(exc, 'colno', 0)}" if line else f"{path}"
+        raise IndexInputError(f"{where}: not JSON: {getattr(exc, 'msg', exc)}") from None
+    except RecursionError:
+        raise IndexInputError(f"{path}: not JSON: nested too deeply") from None

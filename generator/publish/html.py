@@ -1,0 +1,46 @@
+"""The index and the reports as static HTML pages: one Jinja2 environment of their own, templates found by
+name in ``generator/templates/index/``, every value HTML-escaped (autoescape), no script, nothing loaded from
+elsewhere (the style is in the page): a page reads the same opened from a disk or served as a file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from generator.publish import wording
+from generator.publish.publication import Publication
+
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "index"
+
+
+def overclaim_text(overclaim: Any) -> str:
+    """``2/41 (4,9 %)``; ``sans objet`` for the constant line or when nothing was rendered."""
+    if not isinstance(overclaim, dict):
+        return wording.SANS_OBJET
+    if overclaim.get("taux") is None:
+        return f"{wording.SANS_OBJET} (aucune assertion rendue)"
+    return f"{overclaim['non_etayees']}/{overclaim['rendues']} ({wording.percent(overclaim['taux'])})"
+
+
+def value_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True)
+    env.filters.update(overclaim=overclaim_text, valeur=value_text)
+    env.globals.update(w=wording)
+    return env
+
+
+def render_index(index: dict[str, Any], pub: Publication) -> str:
+    return environment().get_template("index.html.j2").render(index=index, pub=pub)
+
+
+def render_report(report: dict[str, Any], pub: Publication) -> str:
+    return environment().get_template("rapport.html.j2").render(r=report, pub=pub)

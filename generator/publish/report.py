@@ -1,0 +1,102 @@
+"""Each participant's report (spec §7.5): every task as ``corpus score`` judged it, each assertion linked to
+its proofs, and apart: the unsupported assertions with their cause, the rejections (at entry, at the close),
+the instrument defects (out of the overclaim), the pending proofs (never a cause of overclaim), the
+submissions replaced or received after the close, and the DIDs merged into this participant (§9.1).
+
+The ``corpus-score/1`` report is read generically: a status or a cause this module does not know (a new one
+of the scorer's) is published under its own name, never dropped. The negative parts name no agent, model or
+vendor (spec §7.3): a task, an assertion, a claim and a cause only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.publish.merge import Participant
+from generator.publish.publication import Publication
+from generator.publish.selection import Selection
+from generator.publish.submissions import Received
+from generator.publish.wording import (
+    FORMAT_RAPPORT,
+    MENTION_STACK,
+    RECIT,
+    cause_label,
+    statut_label,
+    without_emoji,
+)
+
+ETAYEE, DEFAUT, EN_ATTENTE = "etayee", "defaut_instrument", "en_attente"
+REJETS = ("rejetee_entree", "rejetee_cloture")
+SCORE_FIELDS = ("reussite", "taches_total", "overclaim", "taches_rendues", "en_attente",
+                "meilleure_reponse_constante", "causes", "gel", "conditions_1_2")
+
+
+def cited_proofs(received: Received | None) -> dict[str, list[str]]:
+    """Each assertion id of a submission and the proofs it cites, as submitted (the scorer keeps no ids)."""
+    sub = received.soumission if received is not None else None
+    assertions = sub.get("assertions") if isinstance(sub, dict) else None
+    out: dict[str, list[str]] = {}
+    for a in assertions if isinstance(assertions, list) else []:
+        if isinstance(a, dict) and isinstance(a.get("id"), str) and isinstance(a.get("proof_ids"), list):
+            out.setdefault(a["id"], [p for p in a["proof_ids"] if isinstance(p, str)])
+    return out
+
+
+def _assertion(pub: Publication, a: dict[str, Any], proofs: dict[str, list[str]]) -> dict[str, Any]:
+    links = [{"proof_id": p, "lien": pub.proof_link(p)} for p in proofs.get(a["id"], [])]
+    cause = a.get("cause")
+    return {**a, "statut_texte": statut_label(a["statut"]),
+            "cause_texte": cause_label(cause) if isinstance(cause, str) else None, "preuves": links}
+
+
+def _task(pub: Publication, t: dict[str, Any], received: Received | None) -> dict[str, Any]:
+    proofs = cited_proofs(received)
+    narrative = received.narrative if received is not None else None
+    shown = {k: v for k, v in t.items() if k not in ("assertions", "fichier")}
+    return {**shown, "statut_texte": statut_label(t["statut"]),
+            "fichier": received.fichier if received else None,
+            "recu_le": received.recu_le_texte if received else None,
+            "recit": without_emoji(narrative) if narrative is not None else None,
+            "assertions": [_assertion(pub, a, proofs) for a in t["assertions"]]}
+
+
+def _negative(tasks: list[dict[str, Any]], wanted: Any) -> list[dict[str, Any]]:
+    return [{"tache": t["tache"], "assertion": a["id"], "cause": a.get("cause"), "cause_texte": a["cause_texte"],
+             "ressource": a["ressource"], "champ": a["champ"], "valeur": a["valeur"], "detail": a["detail"],
+             "preuves": a["preuves"]}
+            for t in tasks for a in t["assertions"] if wanted(a["statut"])]
+
+
+def participant_report(pub: Publication, participant: Participant, selection: Selection, score: dict[str, Any],
+                       merged: list[dict[str, Any]], index_link: str) -> dict[str, Any]:
+    """The ``corpus-rapport/1`` document of one ranked participant."""
+    r = participant.ranked
+    kept = {s.task_id: s for s in selection.kept}
+    tasks = [_task(pub, t, kept.get(t["tache"])) for t in score["taches"]]
+    strays = [{"tache": s.get("task_id") if isinstance(s.get("task_id"), str) else None,
+               "statut": "rejetee_entree", "statut_texte": statut_label("rejetee_entree"),
+               "fichier": selection.kept[s["index"]].fichier, "motifs": s["rejets"]} for s in score["hors_saison"]]
+    return {
+        **pub.head(FORMAT_RAPPORT),
+        "agent": r.agent, "did": r.did, "tableau": r.tableau, "inscrit_le": r.inscrit_le_texte,
+        "stack": {"texte": r.stack, "mention": MENTION_STACK[r.tableau]},
+        "index": index_link, "recit_note": RECIT,
+        "score": {name: score[name] for name in SCORE_FIELDS if name in score},
+        "taches": tasks,
+        "assertions_non_etayees": _negative(tasks, lambda s: s not in (ETAYEE, DEFAUT, EN_ATTENTE)),
+        "rejets": [{"tache": t["tache"], "statut": t["statut"], "statut_texte": t["statut_texte"],
+                    "fichier": t["fichier"], "motifs": t.get("rejets", [])}
+                   for t in tasks if t["statut"] in REJETS] + strays,
+        "defauts_instrument": _negative(tasks, lambda s: s == DEFAUT),
+        "en_attente": [{"tache": t["tache"], "assertion": None, "motif": t.get("motif", "")}
+                       for t in tasks if t["statut"] == EN_ATTENTE]
+                      + [{"tache": p["tache"], "assertion": p["assertion"], "motif": p["detail"]}
+                         for p in _negative(tasks, lambda s: s == EN_ATTENTE)],
+        "remplacees": [{"tache": old.task_id, "fichier": old.fichier, "recu_le": old.recu_le_texte,
+                        "remplacee_par": new.fichier, "remplacee_le": new.recu_le_texte}
+                       for old, new in selection.replaced],
+        "hors_delai": [{"tache": s.task_id, "fichier": s.fichier, "recu_le": s.recu_le_texte}
+                       for s in selection.late],
+        "fusionnes": merged,
+        "score_corpus": score,
+    }

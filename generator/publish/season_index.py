@@ -1,0 +1,122 @@
+"""A track's close, assembled (spec §7): refuse unless the track is frozen and anchored and the season closed
+(or write a draft that says so on every page), read the registrations and the submissions, merge the DIDs of
+one key (§9.1), keep the last submission of each task before the close (§7.4), score each ranked
+participant with ``corpus score``'s own function, and lay out the index and the reports.
+
+The result is ``{relative path: bytes}`` under ``<out>/<piste>/``; the CLI writes it all at once or not at
+all. Nothing here reads the clock: the instant to compare with the close is given (``now``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from generator.publish.files import IndexRefused, utc_time
+from generator.publish.html import render_index, render_report
+from generator.publish.merge import Participant, participants
+from generator.publish.publication import Publication
+from generator.publish.registrations import read_registrations
+from generator.publish.report import participant_report
+from generator.publish.selection import select
+from generator.publish.submissions import Received, read_submissions
+from generator.publish.tables import index_document, participant_line
+from generator.score import score_submissions
+from generator.tracks.model import Track
+
+DEFAULT_TRUST_LAYER = "https://arkforge.tech/trust"  # GET <this>/v1/proof/<proof_id>: a proof's public view
+
+
+@dataclass(frozen=True)
+class IndexRequest:
+    """What ``corpus index`` was given; the proof and freeze values are passed on to ``corpus score`` as is."""
+
+    root: Path
+    track: Track
+    submissions: Path
+    registrations: Path
+    close: str | None
+    draft: bool
+    now: datetime
+    trust_layer_url: str = DEFAULT_TRUST_LAYER
+    proofs: dict[str, Any] | None = None
+    salt_file: Path | None = None
+    anchor_file: Path | None = None
+    trust_layer_key: str | None = None
+    fingerprint: str | None = None
+
+    def score(self, submissions: list[Any]) -> dict[str, Any]:
+        """``corpus score``'s report of these submissions: the one function, the same flags."""
+        return score_submissions(submissions, root=self.root, track=self.track, proofs=self.proofs,
+                                 salt_file=self.salt_file, anchor_file=self.anchor_file,
+                                 trust_layer_key=self.trust_layer_key, fingerprint=self.fingerprint)
+
+
+def publication_close(req: IndexRequest) -> datetime | None:
+    """The close, once publication is allowed: the track frozen (record) and anchored (published anchor or
+    ``--anchor``), and the close passed. A draft skips both, and says so on every page."""
+    close = utc_time(req.close) if req.close is not None else None
+    if req.close is not None and close is None:
+        raise IndexRefused(f"--season-close {req.close!r}: expected a UTC time YYYY-MM-DDTHH:MM:SSZ")
+    if req.draft:
+        return close
+    places = req.track.places
+    missing = [str(p) for p in (places.record, places.anchor) if not os.path.lexists(req.root / p)
+               and not (p == places.anchor and req.anchor_file is not None)]
+    if missing:
+        raise IndexRefused(f"the track {req.track.piste} is not frozen and anchored ({' and '.join(missing)} "
+                           "missing): nothing is published before the freeze and its anchor (spec §7.4, §8); "
+                           "--brouillon writes a draft marked as such")
+    if close is None:
+        raise IndexRefused("give --season-close, the close of the season: nothing is published before it (spec "
+                           "§7.4); --brouillon writes a draft marked as such")
+    if req.now < close:
+        raise IndexRefused(f"the season closes at {req.close}, it is {req.now.strftime('%Y-%m-%dT%H:%M:%SZ')}: "
+                           "nothing is published before the close (spec §7.4); --brouillon writes a draft "
+                           "marked as such")
+    return close
+
+
+def document_bytes(document: dict[str, Any]) -> bytes:
+    return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def _merged(p: Participant, by_did: dict[str, list[Received]]) -> list[dict[str, Any]]:
+    return [{"agent": m.registration.agent, "did": m.registration.did, "tableau": m.registration.tableau,
+             "inscrit_le": m.registration.inscrit_le_texte,
+             "classe_sous": {"agent": p.ranked.agent, "did": p.ranked.did}, "motif": m.motif(p.ranked),
+             "soumissions_ecartees": len(by_did.get(m.registration.did, []))} for m in p.merged]
+
+
+def build_index(req: IndexRequest) -> dict[str, bytes]:
+    """Every file of ``<out>/<piste>/``, by its path there."""
+    close = publication_close(req)
+    baseline = req.score([])  # the freeze check, the season, the best constant answer: corpus score's own
+    pub = Publication(req.track.piste, req.track.title, baseline["saison"], req.draft, req.close, baseline["gel"],
+                      req.trust_layer_url)
+    registrations = read_registrations(req.registrations)
+    received = read_submissions(req.submissions, pub.saison, pub.piste, {r.did for r in registrations})
+    by_did: dict[str, list[Received]] = defaultdict(list)
+    for r in received:
+        by_did[r.did].append(r)
+    files: dict[str, bytes] = {}
+    lines, fusionnes = [], []
+    for p in participants(registrations):
+        selection = select(by_did.get(p.ranked.did, []), close)
+        score = req.score([s.soumission for s in selection.kept])
+        merged = _merged(p, by_did)
+        fusionnes += merged
+        report = participant_report(pub, p, selection, score, merged, "../index.html")
+        files[f"rapports/{p.ranked.slug}.json"] = document_bytes(report)
+        files[f"rapports/{p.ranked.slug}.html"] = render_report(report, pub).encode("utf-8")
+        lines.append((p.ranked.tableau, participant_line(p, score, f"rapports/{p.ranked.slug}")))
+    index = index_document(pub, baseline["meilleure_reponse_constante"], baseline["taches_total"], lines,
+                           fusionnes)
+    files["index.json"] = document_bytes(index)
+    files["index.html"] = render_index(index, pub).encode("utf-8")
+    return files

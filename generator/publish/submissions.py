@@ -1,0 +1,124 @@
+"""The season service's submissions: ``{"recu_le": "<UTC time>", "soumission": {spec §4}}`` files anywhere
+below one folder, each routed to its participant by its ``agent_did``.
+
+Only what routing needs is checked here: the envelope, the time it was received, and the submission's
+``season``, ``track``, ``task_id`` and ``agent_did``. Everything else is the scorer's to judge: a
+submission the schema refuses is rejected at entry by ``corpus score`` (spec §4), and so is one whose JSON
+has a defect (a key written twice...), kept as :class:`FormatDefects` exactly as ``corpus score`` keeps it.
+A submission of another season or track, or of a DID nobody registered, is one line naming its file.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from generator.base.bounded_read import kind_of
+from generator.base.text_policy import cut
+from generator.publish.files import IndexInputError, read_json, utc_time
+from generator.score.entry import FormatDefects
+
+ENVELOPE = ("recu_le", "soumission")
+ROUTING = ("season", "track", "task_id", "agent_did")
+FILE_LIMIT = 100_000  # submissions below one folder: ten tasks for ten thousand participants
+
+
+@dataclass(frozen=True)
+class Received:
+    """One submission as the season service recorded it."""
+
+    path: Path
+    fichier: str  # relative to the submissions folder, POSIX: what the pages show
+    recu_le: datetime
+    recu_le_texte: str
+    soumission: Any  # the §4 object, or FormatDefects
+    did: str
+    task_id: str
+
+    @property
+    def narrative(self) -> str | None:
+        text = self.soumission.get("narrative") if isinstance(self.soumission, dict) else None
+        return text if isinstance(text, str) else None
+
+
+def submission_files(folder: Path) -> list[Path]:
+    """Every ``*.json`` file below ``folder``, in path order; any other entry (a FIFO, a link, ``x.txt``) is
+    named as an error, never skipped: skipping it would drop a participant's answer without a word."""
+    if not folder.is_dir():
+        raise IndexInputError(f"{folder}: not a folder (--submissions: the folder of the season's submissions)")
+    files: list[Path] = []
+    for top, dirs, names in os.walk(folder, onerror=_walk_error):
+        dirs.sort()
+        for name in sorted([*names, *(d for d in dirs if os.path.islink(os.path.join(top, d)))]):
+            path = Path(top) / name
+            mode = path.lstat().st_mode
+            what = "not a *.json file" if stat.S_ISREG(mode) else kind_of(mode)
+            if not (stat.S_ISREG(mode) and name.endswith(".json")):
+                raise IndexInputError(f"{path}: {what}: the submissions folder holds the season service's *.json "
+                                      "records only, and sub-folders of them")
+            files.append(path)
+            if len(files) > FILE_LIMIT:
+                raise IndexInputError(f"{folder}: more than {FILE_LIMIT} files below it")
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(top, d))]
+    return files
+
+
+def _walk_error(exc: OSError) -> None:
+    raise IndexInputError(f"{exc.filename}: cannot read the folder: {exc.strerror}")
+
+
+def _soumission(path: Path, value: Any, defects: list[str]) -> Any:
+    """The submission, or FormatDefects for defects inside it; a defect elsewhere is the envelope's."""
+    inside = [d.removeprefix("/soumission") for d in defects if d.startswith("/soumission/")]
+    if len(inside) < len(defects):
+        raise IndexInputError(f"{path}: {next(d for d in defects if not d.startswith('/soumission/'))}")
+    soumission = value["soumission"]
+    if not inside:
+        return soumission
+    if any(d.startswith(f"/{name}:") for d in inside for name in ROUTING) \
+            or set(ROUTING) & set(getattr(soumission, "repeated", ())):
+        raise IndexInputError(f"{path}: /soumission{inside[0]}")
+    return FormatDefects(inside, soumission["task_id"])
+
+
+def read_received(path: Path, folder: Path, saison: int, piste: str) -> Received:
+    value, defects = read_json(path)
+    if not isinstance(value, dict) or set(value) != set(ENVELOPE):
+        raise IndexInputError(f"{path}: expected the season service's record {{\"recu_le\": \"<UTC time>\", "
+                              "\"soumission\": {the submission, spec §4}}, and nothing else")
+    when = utc_time(value["recu_le"])
+    if when is None:
+        raise IndexInputError(f"{path}: /recu_le: expected a UTC time YYYY-MM-DDTHH:MM:SSZ, got "
+                              f"{cut(value['recu_le'])}")
+    sub = value["soumission"]
+    if not isinstance(sub, dict):
+        raise IndexInputError(f"{path}: /soumission: expected the submission, a JSON object (spec §4)")
+    for name in ROUTING:
+        wanted = int if name == "season" else str
+        if type(sub.get(name)) is not wanted:
+            raise IndexInputError(f"{path}: /soumission/{name}: missing or not a "
+                                  f"{'number' if wanted is int else 'string'}: the season service records no "
+                                  "submission without it")
+    if sub["season"] != saison:
+        raise IndexInputError(f"{path}: /soumission/season: {sub['season']}, not season {saison} being published")
+    if sub["track"] != piste:
+        raise IndexInputError(f"{path}: /soumission/track: {cut(sub['track'])}, not the track {piste} being "
+                              "published: each track has an index of its own (spec §6.6)")
+    return Received(path, path.relative_to(folder).as_posix(), when, value["recu_le"],
+                    _soumission(path, value, defects), sub["agent_did"], sub["task_id"])
+
+
+def read_submissions(folder: Path, saison: int, piste: str, registered: set[str]) -> list[Received]:
+    """Every submission below ``folder``, each of a registered DID, of this season and track."""
+    out = []
+    for path in submission_files(folder):
+        received = read_received(path, folder, saison, piste)
+        if received.did not in registered:
+            raise IndexInputError(f"{path}: /soumission/agent_did: {received.did} is not registered for the "
+                                  "season: the season service records no submission of an unregistered DID")
+        out.append(received)
+    return out
