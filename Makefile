@@ -14,7 +14,7 @@ FRONTAL_PORT ?= 8443
 STATE_FILE ?=
 # Debian packages the tools need: nginx (the server), openssl (local certificates), wrk (the benchmarks),
 # graphviz (corpus graph).
-DEBIAN_TOOLS := nginx:nginx openssl:openssl wrk:wrk dot:graphviz
+DEBIAN_TOOLS := nginx:nginx openssl:openssl wrk:wrk dot:graphviz chromium:chromium
 
 .PHONY: setup build check check-season evaluate graph test test-fast lint serve serve-topology bench-build bench-nginx \
 	bench-frontal bench-release clean
@@ -25,7 +25,7 @@ $(BIN)/corpus: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-setup: $(BIN)/corpus  ## virtual environment with the dependencies; nginx, openssl, wrk and graphviz (dot) when missing
+setup: $(BIN)/corpus  ## virtual environment with the dependencies; nginx, openssl, wrk, graphviz (dot) and chromium when missing
 	@missing=""; for pair in $(DEBIAN_TOOLS); do tool=$${pair%%:*}; package=$${pair#*:}; \
 	  command -v $$tool >/dev/null 2>&1 || [ -x /usr/sbin/$$tool ] || missing="$$missing $$package"; done; \
 	if [ -n "$$missing" ]; then \

@@ -43,7 +43,8 @@ NGINX_NAMES = frozenset({
 NGINX_COMMANDS = frozenset({"serve", "render-nginx", "release"})
 # Names whose use means "starts another real process" (a ``corpus`` command, ``dot``, a build killed on
 # purpose): the ``slow`` marker, advisory (seconds per test, no guard), for ``-m "not nginx and not slow"``.
-PROCESS_NAMES = frozenset({"subprocess", "Popen", "fork", "multiprocessing", "ProcessPoolExecutor"})
+PROCESS_NAMES = frozenset({"subprocess", "Popen", "fork", "multiprocessing", "ProcessPoolExecutor",
+                           "sync_playwright"})  # the last: a headless Chromium (the index pages read)
 
 _GUARD_LOG = "PROVEIT_NGINX_GUARD_LOG"
 

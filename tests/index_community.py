@@ -117,7 +117,8 @@ class _Writer:
               narrative: str = "") -> dict[str, Any]:
         sub = make_submission(self.manifest, task, verdict, claims, piste=self.piste, agent_did=did_of(name))
         sub = _tagged(sub, hashlib.sha256(name.encode()).hexdigest()[:8])
-        sub["narrative"] = narrative or f"Verdict {verdict} sur {task}, chaque fait retenu porté par une assertion."
+        sub["narrative"] = narrative or f"Verdict {verdict} sur {task}, chaque fait retenu porté par une " \
+                                        "assertion."
         self.count += 1
         folder = self.submissions / when[:10] / hashlib.sha256(name.encode()).hexdigest()[:6]
         folder.mkdir(parents=True, exist_ok=True)

@@ -44,7 +44,7 @@ DID_NOTE = ("DID : ArkForge a constaté un binding DID, s'y est engagé avant l'
             "(spec §10).")
 RECIT = "Récit de l'agent : publié à côté du résultat, non scoré (spec §4)."
 RECIT_INDEX = ("Le récit (narrative) de chaque rendu est publié dans le rapport du participant, à côté du "
-               "résultat ; il n'est pas scoré et ne pèse sur aucune valeur (spec §4).")
+               "résultat, non scoré : il ne pèse sur aucune valeur (spec §4).")
 LIEN_PREUVES = "lien vers les preuves"
 FUSION = ("Des DID liés à une même clé, à l'inscription ou dans l'historique de liaison de la clé, forment un "
           "seul participant : seule la première inscription est classée (spec §9.1).")
