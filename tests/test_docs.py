@@ -16,7 +16,7 @@ SEASON = DOCS / "season.md"
 RULE_ANCHOR = "docs/season.md#founding-facts-the-rule"
 MAX_WORDS = 300  # under one heading, tables and examples included
 SHORT_PAGES = ("architecture.md", "authoring.md", "operating.md", "season.md", "scoring.md", "testing.md",
-               "topology.md")
+               "topology.md", "index.md")
 
 # The eight cases of a decisive C2/C3 document: the English of docs/season.md beside the words of the
 # served French (corpus_src/referentiel.yaml, principes.justification; tests/test_season_panel.py pins
