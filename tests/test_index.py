@@ -468,3 +468,24 @@ def test_dids_meet_through_a_key_history_and_two_keys_without_a_common_did_stay_
     linked = found[1]
     assert sorted(m.registration.did for m in linked.merged) == ["did:key:a", "did:key:b"]
     assert all(m.keys for m in linked.merged)
+
+
+def test_a_refused_submission_is_rejected_at_entry_and_a_narrative_loses_its_emoji(season: Season,
+                                                                                  tmp_path: Path) -> None:
+    c = _copy_service(season, tmp_path)
+    did = c.did("Agent Honnête 2")
+    file = next(f for f in sorted(c.submissions.rglob("*.json")) if load(f)["soumission"]["agent_did"] == did)
+
+    def edit(record: dict[str, Any]) -> None:
+        record["soumission"].update(verdict="peut-etre", narrative="Lu et relu \U0001f44d, fin.")
+
+    _rewrite(file, edit)
+    out = tmp_path / "out"
+    ran = run_corpus(*season.args("conformite", out, "--season-close", CLOSE, community=c))
+    assert ran.returncode == 0, ran.stderr
+    report = load(out / "conformite/rapports/agent-honnete-2.json")
+    [rejet] = report["rejets"]
+    assert rejet["statut"] == "rejetee_entree" and rejet["fichier"] == file.relative_to(c.submissions).as_posix()
+    assert "/verdict" in rejet["motifs"][0]
+    task = next(t for t in report["taches"] if t["tache"] == rejet["tache"])
+    assert task["recit"] == "Lu et relu , fin. [emoji retirés à la publication, spec §7.3]"

@@ -67,9 +67,10 @@ def statut_label(statut: str) -> str:
     return STATUTS.get(statut, statut.replace("_", " "))
 
 
-# Pictographs, dingbats, symbols and their joiners and variation selectors: what §7.3 calls emoji.
-_EMOJI = re.compile("[\u2190-\u21ff\u2300-\u23ff\u2460-\u24ff\u25a0-\u27bf\u2900-\u297f\u2b00-\u2bff"
-                    "\u3030\u303d\u3297\u3299\ufe0e\ufe0f\u200d\u20e3\U0001f000-\U0001faff\U000e0020-\U000e007f]")
+# Pictographs, dingbats, symbols and their joiners and variation selectors: what §7.3 calls emoji (arrows and
+# letters in circles are text, kept).
+_EMOJI = re.compile("[\u2300-\u23ff\u25a0-\u27bf\u2b00-\u2bff\u3030\u303d\u3297\u3299\ufe0e\ufe0f\u200d\u20e3"
+                    "\U0001f000-\U0001faff\U000e0020-\U000e007f]")
 EMOJI_RETIRES = " [emoji retirés à la publication, spec §7.3]"
 
 
