@@ -8,6 +8,7 @@ import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from generator.base.errors import GeneratorError
 from generator.base.output_places import OutputRefused, key_output_dir
@@ -18,6 +19,7 @@ from generator.publish.files import UTC_TIME
 from generator.publish.season_index import DEFAULT_TRUST_LAYER, IndexRequest, build_index
 from generator.publish.wording import FORMAT_INDEX
 from generator.tracks.loader import track_named
+from generator.tracks.model import Track
 
 
 def season_close(text: str) -> str:
@@ -54,15 +56,20 @@ def output_folder(args: argparse.Namespace, piste: str) -> Path:
     return out
 
 
+def score_options(args: argparse.Namespace, track: Track) -> dict[str, Any]:
+    """``score_submissions``'s options from the flags ``corpus score`` has, made as ``cmd_score`` makes them."""
+    proofs = judged_proofs(load_proofs(args.proofs), args, track.places) if args.proofs else None
+    return {"proofs": proofs, "salt_file": args.salt_file, "anchor_file": args.anchor,
+            "trust_layer_key": args.trust_layer_key, "fingerprint": args.challenge_key_fingerprint}
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     track = track_named(args.root, args.track)
     out = output_folder(args, track.piste)
-    proofs = judged_proofs(load_proofs(args.proofs), args, track.places) if args.proofs else None
     request = IndexRequest(root=args.root, track=track, submissions=args.submissions,
                            registrations=args.registrations, close=args.season_close, draft=args.brouillon,
-                           now=datetime.now(UTC), trust_layer_url=args.trust_layer_url, proofs=proofs,
-                           salt_file=args.salt_file, anchor_file=args.anchor, trust_layer_key=args.trust_layer_key,
-                           fingerprint=args.challenge_key_fingerprint)
+                           now=datetime.now(UTC), trust_layer_url=args.trust_layer_url,
+                           score_options=score_options(args, track))
     files = build_index(request)
     try:
         os.makedirs(out, exist_ok=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,10 @@ DEFAULT_TRUST_LAYER = "https://arkforge.tech/trust"  # GET <this>/v1/proof/<proo
 
 @dataclass(frozen=True)
 class IndexRequest:
-    """What ``corpus index`` was given; the proof and freeze values are passed on to ``corpus score`` as is."""
+    """What ``corpus index`` was given. ``score_options`` are the keyword arguments of ``score_submissions``
+    beside the submissions, the root and the track (``proofs``, ``salt_file``, ``anchor_file``...), as the
+    CLI makes them from the options ``corpus score`` has: passed on as they are, never read here but for the
+    anchor a publication requires."""
 
     root: Path
     track: Track
@@ -44,17 +47,11 @@ class IndexRequest:
     draft: bool
     now: datetime
     trust_layer_url: str = DEFAULT_TRUST_LAYER
-    proofs: dict[str, Any] | None = None
-    salt_file: Path | None = None
-    anchor_file: Path | None = None
-    trust_layer_key: str | None = None
-    fingerprint: str | None = None
+    score_options: dict[str, Any] = field(default_factory=dict)
 
     def score(self, submissions: list[Any]) -> dict[str, Any]:
-        """``corpus score``'s report of these submissions: the one function, the same flags."""
-        return score_submissions(submissions, root=self.root, track=self.track, proofs=self.proofs,
-                                 salt_file=self.salt_file, anchor_file=self.anchor_file,
-                                 trust_layer_key=self.trust_layer_key, fingerprint=self.fingerprint)
+        """``corpus score``'s report of these submissions: the one function, the same options."""
+        return score_submissions(submissions, root=self.root, track=self.track, **self.score_options)
 
 
 def publication_close(req: IndexRequest) -> datetime | None:
@@ -67,7 +64,7 @@ def publication_close(req: IndexRequest) -> datetime | None:
         return close
     places = req.track.places
     missing = [str(p) for p in (places.record, places.anchor) if not os.path.lexists(req.root / p)
-               and not (p == places.anchor and req.anchor_file is not None)]
+               and not (p == places.anchor and req.score_options.get("anchor_file") is not None)]
     if missing:
         raise IndexRefused(f"the track {req.track.piste} is not frozen and anchored ({' and '.join(missing)} "
                            "missing): nothing is published before the freeze and its anchor (spec §7.4, §8); "
