@@ -15,7 +15,7 @@ from generator.base.output_places import OutputRefused, key_output_dir
 from generator.base.transaction import commit_trees
 from generator.cli.options import Subparsers, add_root_options
 from generator.cli.score import add_pinned_options, judged_proofs, load_proofs
-from generator.publish.files import UTC_TIME
+from generator.publish.files import utc_time
 from generator.publish.season_index import DEFAULT_TRUST_LAYER, IndexRequest, build_index
 from generator.publish.wording import FORMAT_INDEX
 from generator.tracks.loader import track_named
@@ -23,8 +23,9 @@ from generator.tracks.model import Track
 
 
 def season_close(text: str) -> str:
-    """``--season-close``: a UTC time, checked before any work."""
-    if not UTC_TIME.match(text):
+    """``--season-close``: a UTC time, checked before any work (kept as text: ``corpus score``'s proof judging
+    reads it so)."""
+    if utc_time(text) is None:
         raise argparse.ArgumentTypeError(f"{text!r} is not a UTC time written YYYY-MM-DDTHH:MM:SSZ")
     return text
 
@@ -67,7 +68,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     track = track_named(args.root, args.track)
     out = output_folder(args, track.piste)
     request = IndexRequest(root=args.root, track=track, submissions=args.submissions,
-                           registrations=args.registrations, close=args.season_close, draft=args.brouillon,
+                           registrations=args.registrations, draft=args.brouillon,
+                           close=utc_time(args.season_close) if args.season_close else None,
                            now=datetime.now(UTC), trust_layer_url=args.trust_layer_url,
                            score_options=score_options(args, track))
     files = build_index(request)

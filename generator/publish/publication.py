@@ -16,7 +16,7 @@ class Publication:
     titre: str  # the track's title
     saison: int
     brouillon: bool
-    cloture: str | None  # the close as given (--season-close)
+    cloture: str | None  # the close (--season-close), ISO 8601 UTC
     gel: dict[str, Any]  # corpus score's freeze status
     trust_layer_url: str  # where a proof's public view is served: <url>/v1/proof/<proof_id>
 

@@ -13,11 +13,11 @@ import json
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from generator.publish.files import IndexRefused, utc_time
+from generator.publish.files import IndexRefused
 from generator.publish.html import render_index, render_report
 from generator.publish.merge import Participant, participants
 from generator.publish.publication import Publication
@@ -43,7 +43,7 @@ class IndexRequest:
     track: Track
     submissions: Path
     registrations: Path
-    close: str | None
+    close: datetime | None  # --season-close
     draft: bool
     now: datetime
     trust_layer_url: str = DEFAULT_TRUST_LAYER
@@ -57,9 +57,7 @@ class IndexRequest:
 def publication_close(req: IndexRequest) -> datetime | None:
     """The close, once publication is allowed: the track frozen (record) and anchored (published anchor or
     ``--anchor``), and the close passed. A draft skips both, and says so on every page."""
-    close = utc_time(req.close) if req.close is not None else None
-    if req.close is not None and close is None:
-        raise IndexRefused(f"--season-close {req.close!r}: expected a UTC time YYYY-MM-DDTHH:MM:SSZ")
+    close = req.close
     if req.draft:
         return close
     places = req.track.places
@@ -73,10 +71,15 @@ def publication_close(req: IndexRequest) -> datetime | None:
         raise IndexRefused("give --season-close, the close of the season: nothing is published before it (spec "
                            "§7.4); --brouillon writes a draft marked as such")
     if req.now < close:
-        raise IndexRefused(f"the season closes at {req.close}, it is {req.now.strftime('%Y-%m-%dT%H:%M:%SZ')}: "
+        raise IndexRefused(f"the season closes at {instant(close)}, it is {instant(req.now)}: "
                            "nothing is published before the close (spec §7.4); --brouillon writes a draft "
                            "marked as such")
     return close
+
+
+def instant(moment: datetime) -> str:
+    """An instant as the pages write it: ISO 8601 in UTC, ``Z``, fractions of a second only when given."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def document_bytes(document: dict[str, Any]) -> bytes:
@@ -94,7 +97,8 @@ def build_index(req: IndexRequest) -> dict[str, bytes]:
     """Every file of ``<out>/<piste>/``, by its path there."""
     close = publication_close(req)
     baseline = req.score([])  # the freeze check, the season, the best constant answer: corpus score's own
-    pub = Publication(req.track.piste, req.track.title, baseline["saison"], req.draft, req.close, baseline["gel"],
+    pub = Publication(req.track.piste, req.track.title, baseline["saison"], req.draft,
+                      instant(close) if close else None, baseline["gel"],
                       req.trust_layer_url)
     registrations = read_registrations(req.registrations)
     received = read_submissions(req.submissions, pub.saison, pub.piste, {r.did for r in registrations})
