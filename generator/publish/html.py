@@ -4,6 +4,7 @@ elsewhere (the style is in the page): a page reads the same opened from a disk o
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,9 @@ def value_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+@functools.cache
 def environment() -> jinja2.Environment:
+    """One environment for a run: each template is parsed and compiled once, not once per page."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
