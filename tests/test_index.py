@@ -489,3 +489,23 @@ def test_a_refused_submission_is_rejected_at_entry_and_a_narrative_loses_its_emo
     assert "/verdict" in rejet["motifs"][0]
     task = next(t for t in report["taches"] if t["tache"] == rejet["tache"])
     assert task["recit"] == "Lu et relu , fin. [emoji retirés à la publication, spec §7.3]"
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "https://user:pw@trust.example/", "ftp://trust.example",
+                                 "https://trust.example/?q=1"])
+def test_a_proof_link_is_an_http_url_only(season: Season, tmp_path: Path, url: str) -> None:
+    ran = run_corpus(*season.args("conformite", tmp_path / "out", "--season-close", CLOSE, "--trust-layer-url",
+                                  url))
+    assert ran.returncode == 2 and "--trust-layer-url" in ran.stderr and len(ran.stderr.splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_proof_links_follow_the_trust_layer_url(season: Season, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    ran = run_corpus(*season.args("conformite", out, "--season-close", CLOSE, "--trust-layer-url",
+                                  "https://preuves.example:8443/tl/"))
+    assert ran.returncode == 0, ran.stderr
+    report = load(out / "conformite/rapports/agent-constant.json")
+    links = [p["lien"] for t in report["taches"] for a in t["assertions"] for p in a["preuves"]]
+    assert links and all(re.fullmatch(r"https://preuves\.example:8443/tl/v1/proof/prf_[0-9a-f]{8}_[0-9a-f]+", x)
+                         for x in links)

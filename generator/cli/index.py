@@ -4,12 +4,14 @@ report, from ``corpus score``'s reports of the season's submissions."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from generator.base import strict_json
+from generator.base.bounded_read import PUBLISHED_LIMIT, read_bounded
 from generator.base.errors import GeneratorError
 from generator.base.output_places import OutputRefused, key_output_dir
 from generator.base.transaction import commit_trees
@@ -33,10 +35,10 @@ def season_close(text: str) -> str:
 def _earlier_index(target: Path) -> bool:
     """``target`` holds an index this command wrote (its index.json says so): only such a folder is replaced."""
     try:
-        with open(target / "index.json", "rb") as file:
-            return bool(json.loads(file.read(1 << 20)).get("format") == FORMAT_INDEX)
-    except (OSError, ValueError, AttributeError):
+        document = strict_json.document(read_bounded(target / "index.json", PUBLISHED_LIMIT))
+    except (OSError, ValueError):
         return False
+    return isinstance(document, dict) and document.get("format") == FORMAT_INDEX
 
 
 def output_folder(args: argparse.Namespace, piste: str) -> Path:
@@ -55,6 +57,14 @@ def output_folder(args: argparse.Namespace, piste: str) -> Path:
             raise OutputRefused(f"--out {args.out}: {given} is inside {target}, which is replaced whole: "
                                 "write the index elsewhere")
     return out
+
+
+def trust_layer_url(text: str) -> str:
+    """``--trust-layer-url``: an http(s) URL, the only kind of link the pages may carry to a proof."""
+    if not re.fullmatch(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/-]*)?", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an http(s) URL of a host and a path (no query, no "
+                                         "credentials)")
+    return text
 
 
 def score_options(args: argparse.Namespace, track: Track) -> dict[str, Any]:
@@ -106,7 +116,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--season-close", type=season_close, metavar="YYYY-MM-DDTHH:MM:SSZ",
                    help="the close: required to publish, refused before it; the last submission of a task "
                         "received before it counts (spec §7.4)")
-    p.add_argument("--trust-layer-url", default=DEFAULT_TRUST_LAYER, metavar="URL",
+    p.add_argument("--trust-layer-url", type=trust_layer_url, default=DEFAULT_TRUST_LAYER, metavar="URL",
                    help=f"where a proof's public view is served, <URL>/v1/proof/<id> (default "
                         f"{DEFAULT_TRUST_LAYER})")
     p.add_argument("--proofs", type=Path, help="passed to corpus score: the third-party proof verification, or a "
