@@ -509,3 +509,18 @@ def test_the_proof_links_follow_the_trust_layer_url(season: Season, tmp_path: Pa
     links = [p["lien"] for t in report["taches"] for a in t["assertions"] for p in a["preuves"]]
     assert links and all(re.fullmatch(r"https://preuves\.example:8443/tl/v1/proof/prf_[0-9a-f]{8}_[0-9a-f]+", x)
                          for x in links)
+
+
+def test_the_index_public_harness_shows_every_point() -> None:
+    """bars/index-public (bench/index_public.py): both tracks published from the blind community, the constant
+    line first, the overclaimer's cause, the merged DID, the labels, and the refusal on an unfrozen track."""
+    import subprocess
+    import sys
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / "index_public.py")], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    out = result.stdout
+    assert out.count("meilleure réponse constante  réussite  4/10") == 4  # two tables, two tracks
+    assert out.count("Agent Surconfiant, non étayée:") == 2 and out.count("cause valeur") == 2
+    assert out.count("fusionné: Agent Lié") == 2 and out.count("AI Act art. 50 label on 8 of 8 pages") == 2
+    assert "exit 1; written: False" in out and out.rstrip().endswith("index-public: every point shown holds")
