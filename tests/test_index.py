@@ -122,6 +122,7 @@ def test_each_track_publishes_its_index_and_reports(season: Season, published: d
     assert (index["format"], index["piste"], index["saison"], index["statut"]) == ("corpus-index/1", piste, 1,
                                                                                     "publie")
     assert "brouillon" not in index and index["gel"]["statut"] == "verifie"
+    assert index["conditions_1_2"] == "non_verifiees_hors_ligne"  # no --proofs: said, never implied verified
     assert set(index["tableaux"]) == {"reference", "communaute"}
     expected_constant = sum(e["verdict"] == constant_verdict(season.root, piste)
                             for e in load(season.root / ("season" if piste == "conformite" else
@@ -449,6 +450,7 @@ def test_proofs_are_passed_to_the_scorer_and_pending_ones_kept_apart(season: Sea
                 if line["agent"] == "Agent Honnête 3")
     assert line["en_attente"] == third["score"]["en_attente"]
     assert "en attente d'ancrage" in (out / "conformite/index.html").read_text("utf-8")
+    assert load(out / "conformite/index.json")["conditions_1_2"] == "verifiees"
 
 
 # ------------------------------------------------------------------------------------------- §9.1 by itself

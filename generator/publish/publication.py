@@ -19,6 +19,7 @@ class Publication:
     cloture: str | None  # the close (--season-close), ISO 8601 UTC
     gel: dict[str, Any]  # corpus score's freeze status
     trust_layer_url: str  # where a proof's public view is served: <url>/v1/proof/<proof_id>
+    conditions_1_2: str = "non_verifiees_hors_ligne"  # corpus score's: were proofs verified (--proofs)?
 
     @property
     def statut(self) -> str:

@@ -10,6 +10,7 @@ vendor (spec §7.3): a task, an assertion, a claim and a cause only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from generator.publish.merge import Participant
@@ -28,7 +29,7 @@ from generator.publish.wording import (
 ETAYEE, DEFAUT, EN_ATTENTE = "etayee", "defaut_instrument", "en_attente"
 REJETS = ("rejetee_entree", "rejetee_cloture")
 SCORE_FIELDS = ("reussite", "taches_total", "overclaim", "taches_rendues", "en_attente",
-                "meilleure_reponse_constante", "causes", "gel", "conditions_1_2")
+                "meilleure_reponse_constante", "causes", "gel", "conditions_1_2", "preuves")  # those it has
 
 
 def cited_proofs(received: Received | None) -> dict[str, list[str]]:
@@ -60,7 +61,7 @@ def _task(pub: Publication, t: dict[str, Any], received: Received | None) -> dic
             "assertions": [_assertion(pub, a, proofs) for a in t["assertions"]]}
 
 
-def _negative(tasks: list[dict[str, Any]], wanted: Any) -> list[dict[str, Any]]:
+def _negative(tasks: list[dict[str, Any]], wanted: Callable[[str], bool]) -> list[dict[str, Any]]:
     return [{"tache": t["tache"], "assertion": a["id"], "cause": a.get("cause"), "cause_texte": a["cause_texte"],
              "ressource": a["ressource"], "champ": a["champ"], "valeur": a["valeur"], "detail": a["detail"],
              "preuves": a["preuves"]}

@@ -98,8 +98,8 @@ def build_index(req: IndexRequest) -> dict[str, bytes]:
     close = publication_close(req)
     baseline = req.score([])  # the freeze check, the season, the best constant answer: corpus score's own
     pub = Publication(req.track.piste, req.track.title, baseline["saison"], req.draft,
-                      instant(close) if close else None, baseline["gel"],
-                      req.trust_layer_url)
+                      instant(close) if close else None, baseline["gel"], req.trust_layer_url,
+                      baseline["conditions_1_2"])
     registrations = read_registrations(req.registrations)
     received = read_submissions(req.submissions, pub.saison, pub.piste, {r.did for r in registrations})
     by_did: dict[str, list[Received]] = defaultdict(list)

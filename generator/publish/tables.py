@@ -49,6 +49,7 @@ def index_document(pub: Publication, constant: dict[str, Any], taches_total: int
         **pub.head(FORMAT_INDEX),
         "titre": pub.titre, "cloture": pub.cloture,
         "gel": {k: v for k, v in pub.gel.items() if k in ("statut", "ancre")},
+        "conditions_1_2": pub.conditions_1_2,
         "taches_total": taches_total, "ordre": ORDRE, "ordre_texte": ORDRE_TEXTE,
         "notes": {"constante": CONSTANTE_NOTE, "lecture": LECTURE, "did": DID_NOTE, "recit": RECIT_INDEX,
                   "fusion": FUSION},

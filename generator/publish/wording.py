@@ -55,6 +55,9 @@ CAUSES = {"preuve_invalide": "preuve invalide", "identite_non_liee": "identité 
 STATUTS = {"rendue": "rendue", "non_rendue": "non rendue", "rejetee_entree": "rejetée à l'entrée",
            "rejetee_cloture": "rejetée à la clôture", "en_attente": "en attente d'ancrage",
            "etayee": "étayée", "non_etayee": "non étayée", "defaut_instrument": "défaut d'instrument"}
+CONDITIONS_1_2 = {"verifiees": "vérifiées (preuve valide, identité liée, spec §4.1)",
+                  "non_verifiees_hors_ligne": "non vérifiées hors ligne : aucune vérification tierce des preuves "
+                                              "n'a été fournie au scorer"}
 GEL = {"non_gele": "non gelée", "verifie": "gel et ancrage vérifiés par corpus score"}
 
 
