@@ -90,6 +90,16 @@ def test_the_installed_package_is_not_the_checkout(installed: Path, tmp_path: Pa
         assert _files(shipped) == _files(source), f"{shipped} is not {source}"
 
 
+def test_the_index_templates_are_installed(installed: Path, tmp_path: Path) -> None:
+    """``corpus index`` renders its pages from the templates of the installed version (package data)."""
+    code = "import generator.publish.html as h; print(h.TEMPLATES)"
+    result = subprocess.run([str(installed / "python"), "-c", code], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60, check=True)
+    shipped = Path(result.stdout.strip())
+    assert installed.parent in shipped.parents
+    assert _files(shipped) == _files(ROOT / "generator" / "templates" / "index") != {}
+
+
 def _files(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*.j2")}
 
