@@ -526,3 +526,16 @@ def test_the_index_public_harness_shows_every_point() -> None:
     assert out.count("Agent Surconfiant, non étayée:") == 2 and out.count("cause valeur") == 2
     assert out.count("fusionné: Agent Lié") == 2 and out.count("AI Act art. 50 label on 8 of 8 pages") == 2
     assert "exit 1; written: False" in out and out.rstrip().endswith("index-public: every point shown holds")
+
+
+def test_a_participant_without_any_submission_is_a_line_of_its_own(season: Season, tmp_path: Path) -> None:
+    c = _copy_service(season, tmp_path)
+    _edit_registrations(c, lambda d: d["participants"].append(
+        {"agent": "Agent Muet", "did": "did:key:z6MkMuet", "cle_empreinte": "ab" * 32, "stack": "pile",
+         "tableau": "communaute", "inscrit_le": "2026-10-20T09:00:00Z", "verified_did_history": []}))
+    out = tmp_path / "out"
+    assert run_corpus(*season.args("conformite", out, "--season-close", CLOSE, community=c)).returncode == 0
+    line = load(out / "conformite/index.json")["tableaux"]["communaute"]["lignes"][-1]
+    assert (line["agent"], line["reussite"], line["taches_rendues"]) == ("Agent Muet", 0, 0)
+    assert line["overclaim"] == {"non_etayees": 0, "rendues": 0, "taux": None}
+    assert "sans objet (aucune assertion rendue)" in (out / "conformite/index.html").read_text("utf-8")
