@@ -376,6 +376,8 @@ BAD = {
     "two submissions for one task at one instant": (
         lambda s, c: shutil.copy(_one_submission(c), c.submissions / "copie.json"), "copie.json",
         "same instant"),
+    "a link among the submissions": (
+        lambda s, c: (c.submissions / "lien.json").symlink_to(_one_submission(c)), "lien.json", "symbolic link"),
     "a stray file in the folder": (
         lambda s, c: (c.submissions / "notes.txt").write_text("x", "utf-8"), "notes.txt", "not a *.json file"),
 }
