@@ -73,7 +73,8 @@ class TrustLayerReads:
         self.unit: dict[str, tuple[int, bytes]] = {}  # a proof's own answer, instead of its view
         self.batch_answer: tuple[int, bytes] | None = None  # the batch's answer, instead of the views
         self.too_many: list[str | None] = []  # the next answers are 429, with this Retry-After (None: none)
-        self.delay = 0.0
+        self.delay = 0.0  # seconds before the answer
+        self.drip = 0.0  # seconds between two bytes of the body
         self.limit = 100  # reads an address may make in the hour of the counter (then 429)
         self.log: list[tuple[str, str, Any]] = []
         self.blocked = 0
@@ -149,7 +150,12 @@ class TrustLayerReads:
                     for name, value in headers.items():
                         self.send_header(name, value)
                     self.end_headers()
-                    self.wfile.write(body)
+                    if reads.drip:
+                        for at in range(len(body)):
+                            time.sleep(reads.drip)
+                            self.wfile.write(body[at:at + 1])
+                    else:
+                        self.wfile.write(body)
                 except OSError:  # the client gave up (a timeout test)
                     pass
 
@@ -416,6 +422,17 @@ def test_no_answer_in_time_stops_naming_the_request(tl: TrustLayerReads, clock: 
     with pytest.raises(FetchError) as stop:
         fetcher(tl, tmp_path, clock, timeout=0.2)[0].run([pid(1)])
     assert str(stop.value) == (f"POST {tl.url}/v1/proofs: no answer (ReadTimeout; timeout 0.2 s); 0/1 proofs "
+                               f"kept in {tmp_path}, run again to read the rest")
+
+
+def test_an_answer_that_drips_stops_at_four_times_the_timeout(tl: TrustLayerReads, clock: FakeClock,
+                                                              tmp_path: Path) -> None:
+    """Each byte within the timeout, the whole far beyond it: the fetch ends, it does not hang."""
+    tl.add(view(pid(1)))
+    tl.drip = 0.005  # a ~300 bytes batch answer: 1.5 s, four times a timeout of 0.1 s is 0.4 s
+    with pytest.raises(FetchError) as stop:
+        fetcher(tl, tmp_path, clock, timeout=0.1)[0].run([pid(1)])
+    assert str(stop.value) == (f"POST {tl.url}/v1/proofs: the answer took more than 0.4 s to read; 0/1 proofs "
                                f"kept in {tmp_path}, run again to read the rest")
 
 

@@ -32,6 +32,7 @@ from generator.contract.freeze import check_anchor, check_freeze, freeze, freeze
 from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest
 from generator.contract.places import Places
+from generator.observe.http_body import first_bytes
 from generator.tracks.listing import track_listing
 from generator.tracks.loader import load_tracks, track_named
 from generator.tracks.model import Track
@@ -135,17 +136,6 @@ def cmd_tracks(args: argparse.Namespace) -> int:
     return 0
 
 
-def _first_bytes(answer: requests.Response, limit: int) -> bytes:
-    """At most ``limit`` bytes of the body, through ``iter_content``: requests wraps urllib3's read errors
-    (a body cut short, a read timeout, a bad encoding) as ``RequestException``, which ``raw.read`` does not."""
-    body = bytearray()
-    for chunk in answer.iter_content(64 * 1024):
-        body += chunk
-        if len(body) >= limit:
-            break
-    return bytes(body[:limit])
-
-
 def _served_problems(args: argparse.Namespace, places: Places) -> list[str]:
     """``--url``: the record as the server serves it at the track's ``gel_servi``, byte for byte the file's."""
     secret = read_secret_file(args.secret_file)[0]
@@ -153,7 +143,7 @@ def _served_problems(args: argparse.Namespace, places: Places) -> list[str]:
     try:
         with requests.get(url, headers={"X-Challenge-Secret": secret}, timeout=args.timeout, stream=True,
                           verify=str(args.ca) if args.ca else True, allow_redirects=False) as answer:
-            body = _first_bytes(answer, MIB + 1)  # a record is a few hundred bytes
+            body = first_bytes(answer, MIB + 1)  # a record is a few hundred bytes
     except (requests.RequestException, OSError) as exc:
         return [f"GET {url}: no answer ({type(exc).__name__}): the served record cannot be compared"]
     if answer.status_code != 200:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import email.utils
 import json
 import re
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from generator.base import strict_json
 from generator.base.atomic_file import write_atomic
 from generator.base.bounded_read import MIB, read_bounded, size_text
 from generator.base.errors import GeneratorError, unreadable_text
+from generator.observe.http_body import first_bytes
 from generator.observe.read_budget import WINDOW, ReadBudget, duration
 
 # -- Trust Layer's read endpoints: their shapes, in this one place ---------------------------------------
@@ -237,20 +237,14 @@ class ProofFetch:
 
     def _send(self, method: str, url: str, body: Any, limit: int) -> _Answer:
         """The status and, for a 200, at most ``limit + 1`` bytes of the body; any failure stops the run."""
-        deadline = time.monotonic() + 4 * self.timeout  # the whole answer, however slowly it drips
         try:
             with self.session.request(method, url, json=body, headers={"Accept": "application/json"},
                                       timeout=self.timeout, stream=True, allow_redirects=False) as answer:
-                data = bytearray()
-                if answer.status_code == 200:
-                    for chunk in answer.iter_content(16 * 1024):
-                        data += chunk
-                        if len(data) > limit:
-                            break
-                        if time.monotonic() > deadline:
-                            raise self._stop(f"{method} {url}: the answer took more than "
-                                             f"{duration(4 * self.timeout)}")
-                return _Answer(answer.status_code, bytes(data[:limit + 1]), answer.headers.get("Retry-After"))
+                whole = 4 * self.timeout
+                data = first_bytes(answer, limit + 1, seconds=whole) if answer.status_code == 200 else b""
+                return _Answer(answer.status_code, data, answer.headers.get("Retry-After"))
+        except TimeoutError as exc:  # the whole answer's deadline
+            raise self._stop(f"{method} {url}: {exc}") from None
         except (requests.RequestException, OSError) as exc:
             raise self._stop(f"{method} {url}: no answer ({type(exc).__name__}; timeout {self.timeout:g} s)") \
                 from None
