@@ -127,6 +127,8 @@ class TrustLayerReads:
             found = re.fullmatch(r"/v1/proof/([^/]+)", path)
             if method == "GET" and found:
                 proof_id = found.group(1)
+                if not ID_FORM.fullmatch(proof_id):
+                    return 400, b'{"error": {"code": "invalid_request", "status": 400}}', {}
                 if proof_id in self.unit:
                     return (*self.unit[proof_id], {})
                 if proof_id in self.views:
@@ -380,12 +382,12 @@ def test_a_429_that_lasts_stops_the_fetch(tl: TrustLayerReads, clock: FakeClock,
 
 @pytest.mark.parametrize(("answer", "why"), [
     ((502, b"bad gateway"), "status 502, not 200"),
-    ((400, b"{}"), "status 400, not 200"),
+    ((403, b"{}"), "status 403, not 200"),
     ((200, b"{\"proofs\": "), "answer:1:12: not JSON: Expecting value"),
     ((200, b"[]"), 'answer not {"proofs": {proof_id: view or null}}'),
     ((200, b'{"proofs": {}, "proofs": {}}'), 'answer: /: the key "proofs" appears more than once in this '
                                               "object: write each key once"),
-], ids=["502", "400", "not-json", "another-shape", "key-twice"])
+], ids=["502", "403", "not-json", "another-shape", "key-twice"])
 def test_a_bad_batch_answer_stops_naming_the_request_and_keeps_what_was_read(
         tl: TrustLayerReads, clock: FakeClock, tmp_path: Path, answer: tuple[int, bytes], why: str) -> None:
     ids = tl.add(*(view(pid(n)) for n in range(60)))
@@ -455,6 +457,32 @@ def test_a_trust_layer_without_the_batch_read_is_read_one_by_one(tl: TrustLayerR
     assert (tl.count("POST"), tl.count("GET")) == (1, 60)
     assert said[0] == (f"POST {tl.url}/v1/proofs: status 404: this Trust Layer serves no batch read; reading "
                        "each proof alone")
+
+
+def test_a_batch_refused_is_read_one_by_one(tl: TrustLayerReads, clock: FakeClock, tmp_path: Path) -> None:
+    """Trust Layer takes 6 hex digits today; a longer id passes here, and its batch is refused whole (400)."""
+    longer = "prf_20261202_013023_ae4117aa"
+    ids = tl.add(view(pid(1)), view(pid(2)))
+    fetch, said = fetcher(tl, tmp_path, clock)
+    outcome = fetch.run([*ids, longer])
+    assert [(m, p) for m, p, _ in tl.log] == [("POST", "/v1/proofs"), *(("GET", f"/v1/proof/{i}") for i in
+                                                                        [*ids, longer])]
+    assert sorted(kept(tmp_path)) == sorted(f"{i}.json" for i in ids)
+    assert said[0] == f"POST {tl.url}/v1/proofs: status 400: the batch of 3 refused; reading each alone"
+    assert outcome.problems == [f"GET {tl.url}/v1/proof/{longer}: 400: Trust Layer takes no proof_id of this "
+                                f"form: {longer} not read"]
+
+
+def test_a_kept_symbolic_link_is_named(tl: TrustLayerReads, clock: FakeClock, tmp_path: Path) -> None:
+    ids = tl.add(view(pid(1)))
+    target = tmp_path / "elsewhere.json"
+    target.write_text(json.dumps(view(pid(1))))
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / f"{pid(1)}.json").symlink_to(target)
+    outcome = fetcher(tl, tmp_path / "out", clock)[0].run(ids)
+    assert outcome.problems == [f"{tmp_path / 'out' / pid(1)}.json: a symbolic link, not a view this fetch wrote; "
+                                "a kept view that cannot be used; remove it to read the proof again"]
+    assert tl.log == []
 
 
 # -- the proof_id form and the ids a submission cites -------------------------------------------------------

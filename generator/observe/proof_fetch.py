@@ -148,9 +148,8 @@ class ProofFetch:
     """One run: the ids asked, read from ``url`` into ``out`` within ``budget``; ``say`` shows progress."""
 
     def __init__(self, url: str, out: Path, budget: ReadBudget, *, timeout: float = 30.0,
-                 say: Callable[[str], None] = lambda _: None, session: requests.Session | None = None) -> None:
+                 say: Callable[[str], None] = lambda _: None) -> None:
         self.url, self.out, self.budget, self.timeout, self.say = url, out, budget, timeout, say
-        self.session = session or requests.Session()
         self.batch_served = True
         self.outcome = Outcome([])
 
@@ -161,6 +160,9 @@ class ProofFetch:
         kept, or one not anchored yet). None: the kept file cannot be used (a problem; never read over it)."""
         path = self.out / f"{proof_id}.json"
         fix = "a kept view that cannot be used; remove it to read the proof again"
+        if path.is_symlink():
+            self._problem(f"{path}: a symbolic link, not a view this fetch wrote; {fix}")
+            return None
         try:
             view = strict_json.document(read_bounded(path, VIEW_LIMIT, follow_symlinks=False))
         except FileNotFoundError:
@@ -238,8 +240,8 @@ class ProofFetch:
     def _send(self, method: str, url: str, body: Any, limit: int) -> _Answer:
         """The status and, for a 200, at most ``limit + 1`` bytes of the body; any failure stops the run."""
         try:
-            with self.session.request(method, url, json=body, headers={"Accept": "application/json"},
-                                      timeout=self.timeout, stream=True, allow_redirects=False) as answer:
+            with requests.request(method, url, json=body, headers={"Accept": "application/json"},
+                                  timeout=self.timeout, stream=True, allow_redirects=False) as answer:
                 whole = 4 * self.timeout
                 data = first_bytes(answer, limit + 1, seconds=whole) if answer.status_code == 200 else b""
                 return _Answer(answer.status_code, data, answer.headers.get("Retry-After"))
@@ -266,6 +268,9 @@ class ProofFetch:
             self.say(f"POST {url}: status {answer.status}: this Trust Layer serves no batch read; "
                      "reading each proof alone")
             return ids
+        if answer.status in (400, 422):  # an id it does not take, or a body of another shape than batch_body's
+            self.say(f"POST {url}: status {answer.status}: the batch of {len(ids)} refused; reading each alone")
+            return ids
         if answer.status != 200:
             raise self._stop(f"POST {url}: status {answer.status}, not 200")
         if len(answer.body) > BATCH_LIMIT:
@@ -291,6 +296,8 @@ class ProofFetch:
         answer = self._call("GET", url, None, VIEW_LIMIT)
         if answer.status == 404:
             self._problem(f"GET {url}: 404: Trust Layer holds no proof {proof_id}")
+        elif answer.status == 400:
+            self._problem(f"GET {url}: 400: Trust Layer takes no proof_id of this form: {proof_id} not read")
         elif answer.status != 200:
             raise self._stop(f"GET {url}: status {answer.status}, not 200")
         elif len(answer.body) > VIEW_LIMIT:
@@ -300,7 +307,8 @@ class ProofFetch:
                 self._keep(proof_id, strict_json.document(answer.body), f"GET {url}")
             except strict_json.NotJson as exc:
                 self._problem(f"{exc.text(f'GET {url}: answer')}: no view of {proof_id} kept")
-        self._after_read()
+        if self.outcome.unit_reads % 10 == 0:
+            self._after_read()
 
     def run(self, ids: Iterable[str]) -> Outcome:
         """Keep a view of each of ``ids`` (checked :func:`proof_id_problem` first) in ``out``."""
@@ -327,6 +335,8 @@ class ProofFetch:
             alone += self._batch(chunk) if self.batch_served else chunk
         for proof_id in alone:
             self._unit(proof_id)
+        if alone and self.outcome.unit_reads % 10:
+            self._after_read()
         return self.outcome
 
 
