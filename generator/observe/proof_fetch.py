@@ -10,10 +10,10 @@ anchored yet is kept too (the scorer says *en attente* for it) and read again by
 
 Each view is written ``<out>/<proof_id>.json`` at once (:func:`write_atomic`), the folder ``corpus score
 --proofs`` reads. A problem with one proof (a view naming another ``proof_id``, a 404, an unreadable view,
-a corrupt kept file) is one line naming it, and the others go on; a problem with the service (no answer, a
-timeout, a 5xx or another unexpected status, a batch answer oversized or not JSON, a 429 that lasts) stops
-the run at once with one line naming the request: what is kept stays whole, and the next run goes on from
-there.
+a corrupt kept file) is one line naming it, and the others go on (a batch refused, 400, is read one by
+one); a problem with the service (no answer, a timeout, a 5xx or another unexpected status, a batch answer
+oversized or not JSON, a 429 that lasts) stops the run at once with one line naming the request: what is
+kept stays whole, and the next run goes on from there.
 """
 
 from __future__ import annotations
@@ -47,8 +47,9 @@ VIEW_LIMIT = MIB  # a public view is a few KiB (its RFC 3161 token included)
 BATCH_LIMIT = 16 * MIB  # 50 views
 MAX_429_WAITS = 2  # a 429 after two waits of up to an hour each: someone else reads from this address
 
-# The form Trust Layer gives its proofs (prf_YYYYMMDD_HHMMSS_<6 hex> today); an id of another form is never
-# sent (the batch read refuses the whole batch for one). Issue 34 adds such a check to contract/: fold them.
+# The form Trust Layer gives its proofs (prf_YYYYMMDD_HHMMSS_<6 hex> today, up to 32 taken here); an id of
+# another form is never sent (a batch Trust Layer refuses for one is read one by one). Issue 34 adds such a
+# check to contract/: fold the two.
 PROOF_ID = re.compile(r"prf_[0-9]{8}_[0-9]{6}_[0-9a-f]{6,32}")
 PROOF_ID_FORM = "prf_YYYYMMDD_HHMMSS_<hex>"
 
@@ -78,9 +79,14 @@ def proof_id_problem(value: object) -> str | None:
     if not isinstance(value, str):
         return f"not a proof_id ({type(value).__name__}): write it as {PROOF_ID_FORM}"
     if not PROOF_ID.fullmatch(value):
-        shown = json.dumps(value[:80] + ("…" if len(value) > 80 else ""), ensure_ascii=True)
-        return f"{shown} is not a Trust Layer proof_id: write it as {PROOF_ID_FORM}"
+        return f"{_shown(value)} is not a Trust Layer proof_id: write it as {PROOF_ID_FORM}"
     return None
+
+
+def _shown(value: object) -> str:
+    """A value in a message: its JSON, ASCII only, cut at 80 characters."""
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def base_url(text: str) -> str:
@@ -184,7 +190,7 @@ class ProofFetch:
         if not isinstance(view, dict):
             return f"not a proof's view (a JSON {type(view).__name__}, not an object)"
         if view.get("proof_id") != proof_id:
-            return f"names proof_id {json.dumps(view.get('proof_id'))}, not {proof_id}"
+            return f"names proof_id {_shown(view.get('proof_id'))}, not {proof_id}"
         return None
 
     def _keep(self, proof_id: str, view: Any, where: str) -> None:
