@@ -25,7 +25,14 @@ from trust_layer_fixtures import TrustLayer
 
 from generator.cli.score import ProofFolder, load_proofs
 from generator.observe import proof_fetch
-from generator.observe.proof_fetch import FetchError, ProofFetch, cited_proof_ids, proof_id_problem, retry_after
+from generator.observe.proof_fetch import (
+    FetchError,
+    ProofFetch,
+    cited_proof_ids,
+    proof_id_problem,
+    retry_after,
+    waiting,
+)
 from generator.observe.read_budget import WINDOW, ReadBudget, duration
 
 PROVE_IT = ("corpus.arkforge.tech", "proveit.arkforge.tech")
@@ -275,6 +282,18 @@ def test_a_view_not_anchored_yet_is_kept_and_read_again_until_it_is(tl: TrustLay
     tl.log.clear()
     fetcher(tl, tmp_path, clock)[0].run(ids)
     assert tl.log == []
+
+
+@pytest.mark.parametrize(("fields", "still"), [
+    ({"batch_anchor": {"status": "pending"}}, True),
+    ({"batch_anchor": {"status": "anchored"}, "timestamp_authority": {"status": "failed"}}, False),
+    ({"batch_anchor": {"status": "anchored"}, "timestamp_authority": {"status": "submitted"}}, False),
+    ({"timestamp_authority": {"status": "submitted", "provider": "freetsa.org"}}, True),  # 1.2: no batch
+    ({"timestamp_authority": {"status": "verified", "tsr_base64": "MIIB"}}, False),
+], ids=["3.1-pending", "3.1-anchored-tsa-failed", "3.1-anchored", "1.2-submitted", "1.2-token"])
+def test_a_view_waits_until_its_batch_is_anchored(fields: dict[str, Any], still: bool) -> None:
+    """As Trust Layer's tests/test_batch_anchor.py moves a proof: batch_anchor pending, then anchored."""
+    assert waiting({"proof_id": pid(1), **fields}) is still
 
 
 @pytest.mark.parametrize(("data", "why"), [
