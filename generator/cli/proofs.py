@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 from generator.base import strict_json
+from generator.base.atomic_file import FileWriteError
 from generator.base.bounded_read import SUBMISSION_LIMIT
-from generator.base.errors import read_file
+from generator.base.errors import GeneratorError, read_file
 from generator.base.output_places import OutputRefused, not_an_input, outside_protected
 from generator.cli.options import PROBLEM, Subparsers, UsageError, add_root_options
 from generator.cli.score import submission_files
@@ -133,10 +134,10 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     ids, problems = _asked(args)
     fetch = ProofFetch(args.base_url, out, ReadBudget(args.reads_per_hour, SystemClock()), timeout=args.timeout,
                        say=_say)
-    stopped: FetchError | None = None
+    stopped: GeneratorError | None = None
     try:
         outcome = fetch.run(ids)
-    except FetchError as exc:
+    except (FetchError, FileWriteError) as exc:  # the problems found before are said too
         stopped, outcome = exc, fetch.outcome
     for problem in [*problems, *outcome.problems]:
         _say(problem)
