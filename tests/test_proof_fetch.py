@@ -569,11 +569,14 @@ def test_the_command_stops_in_one_line_when_the_service_fails(tl: TrustLayerRead
     (["--id", "prf_0001"], 'argument --id: "prf_0001" is not a Trust Layer proof_id'),
     (["--reads-per-hour", "101"], "argument --reads-per-hour: '101': give a whole number from 1 to 100"),
     (["--base-url", "ftp://x"], "argument --base-url: 'ftp://x': not a base URL"),
+    (["--base-url", "http://[::1"], "argument --base-url: 'http://[::1': not a base URL"),
+    (["--base-url", "https://me:pw@trust.example"], "argument --base-url: the base URL holds credentials"),
     (["--timeout", "0"], "argument --timeout: '0': give seconds"),
     (["--out", "build/proofs"], "--out build/proofs: resolves to"),
     (["--out", "generique/season/p"], "inside generique/season/ of the checkout"),
     ([], "give submissions (files or folders), --id PROOF_ID or --ids-file FILE"),
-], ids=["bad-id", "budget", "url", "timeout", "in-build", "in-generique", "nothing"])
+], ids=["bad-id", "budget", "url", "url-broken", "url-credentials", "timeout", "in-build", "in-generique",
+        "nothing"])
 def test_the_command_refuses_a_bad_command_line_before_any_read(root: Path, tmp_path: Path, args: list[str],
                                                                 message: str) -> None:
     given = {"--base-url": "http://127.0.0.1:9", "--out": str(tmp_path / "p"), "--id": pid(1)}

@@ -91,9 +91,15 @@ def _shown(value: object) -> str:
 
 def base_url(text: str) -> str:
     """A Trust Layer base URL (``https://host[:port][/prefix]``), without its last ``/``."""
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+    try:
+        parts = urlsplit(text)
+        fine = parts.scheme in ("http", "https") and parts.hostname and not (parts.query or parts.fragment)
+    except ValueError:
+        fine = False
+    if not fine:
         raise FetchError(f"{text!r}: not a base URL: give http(s)://host[:port], e.g. https://trust.arkforge.tech")
+    if "@" in parts.netloc:  # the public views need no credentials, and every message names the URL
+        raise FetchError("the base URL holds credentials (user@host): the public views need none; remove them")
     return text.rstrip("/")
 
 
