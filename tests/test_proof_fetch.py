@@ -79,6 +79,7 @@ class TrustLayerReads:
         self.views: dict[str, Any] = {}  # what GET /v1/proof/{id} serves (any seller)
         self.unit: dict[str, tuple[int, bytes]] = {}  # a proof's own answer, instead of its view
         self.batch_answer: tuple[int, bytes] | None = None  # the batch's answer, instead of the views
+        self.redirect = ""  # every answer a 301 to this Location
         self.too_many: list[str | None] = []  # the next answers are 429, with this Retry-After (None: none)
         self.delay = 0.0  # seconds before the answer
         self.drip = 0.0  # seconds between two bytes of the body
@@ -124,6 +125,8 @@ class TrustLayerReads:
         with self.lock:
             body = json.loads(data) if method == "POST" and data else None
             self.log.append((method, path, body))
+            if self.redirect:
+                return 301, b"", {"Location": self.redirect}
             if self.too_many:
                 after = self.too_many.pop(0)
                 return 429, b'{"error": {"code": "rate_limited"}}', {} if after is None else {"Retry-After": after}
@@ -423,6 +426,16 @@ def test_a_bad_batch_answer_stops_naming_the_request_and_keeps_what_was_read(
     assert str(stop.value) == f"POST {tl.url}/v1/proofs: {why}; 50/60 proofs kept in {tmp_path}, run again to " \
                               "read the rest"
     assert sorted(kept(tmp_path)) == sorted(f"{i}.json" for i in ids[:50])
+
+
+def test_a_redirect_is_not_followed_but_said(tl: TrustLayerReads, clock: FakeClock, tmp_path: Path) -> None:
+    tl.redirect = "https://trust.example/v1/proofs"
+    with pytest.raises(FetchError) as stop:
+        fetcher(tl, tmp_path, clock)[0].run([pid(1)])
+    assert str(stop.value) == (f'POST {tl.url}/v1/proofs: status 301, not 200: a redirect to "https://trust.example/'
+                               f'v1/proofs": give that base URL; 0/1 proofs kept in {tmp_path}, run again to read '
+                               "the rest")
+    assert [m for m, _, _ in tl.log] == ["POST"]
 
 
 def test_an_oversized_answer_is_refused(tl: TrustLayerReads, clock: FakeClock, tmp_path: Path,

@@ -154,6 +154,11 @@ class _Answer:
     status: int
     body: bytes  # empty unless 200
     retry_after: str | None
+    location: str | None  # a redirect's target: never followed (a POST would turn into a GET), said
+
+    def unexpected(self, method: str, url: str) -> str:
+        moved = f": a redirect to {_shown(self.location)}: give that base URL" if self.location else ""
+        return f"{method} {url}: status {self.status}, not 200{moved}"
 
 
 class ProofFetch:
@@ -256,7 +261,8 @@ class ProofFetch:
                                   timeout=self.timeout, stream=True, allow_redirects=False) as answer:
                 whole = 4 * self.timeout
                 data = first_bytes(answer, limit + 1, seconds=whole) if answer.status_code == 200 else b""
-                return _Answer(answer.status_code, data, answer.headers.get("Retry-After"))
+                return _Answer(answer.status_code, data, answer.headers.get("Retry-After"),
+                               answer.headers.get("Location") if answer.is_redirect else None)
         except TimeoutError as exc:  # the whole answer's deadline
             raise self._stop(f"{method} {url}: {exc}") from None
         except (requests.RequestException, OSError) as exc:
@@ -284,7 +290,7 @@ class ProofFetch:
             self.say(f"POST {url}: status {answer.status}: the batch of {len(ids)} refused; reading each alone")
             return ids
         if answer.status != 200:
-            raise self._stop(f"POST {url}: status {answer.status}, not 200")
+            raise self._stop(answer.unexpected("POST", url))
         if len(answer.body) > BATCH_LIMIT:
             raise self._stop(f"POST {url}: answer larger than {size_text(BATCH_LIMIT)}")
         try:
@@ -311,7 +317,7 @@ class ProofFetch:
         elif answer.status == 400:
             self._problem(f"GET {url}: 400: Trust Layer takes no proof_id of this form: {proof_id} not read")
         elif answer.status != 200:
-            raise self._stop(f"GET {url}: status {answer.status}, not 200")
+            raise self._stop(answer.unexpected("GET", url))
         elif len(answer.body) > VIEW_LIMIT:
             self._problem(f"GET {url}: answer larger than {size_text(VIEW_LIMIT)}: no view of {proof_id} kept")
         else:
