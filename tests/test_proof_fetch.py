@@ -569,6 +569,26 @@ def test_the_command_reads_the_submissions_ids_and_the_others(tl: TrustLayerRead
                                                            "before\n")
 
 
+def test_a_submission_is_read_as_corpus_score_reads_it(tl: TrustLayerReads, tmp_path: Path) -> None:
+    """A key twice: rejected at entry, its ids not read (a line says so); JSON that does not parse: one line."""
+    ids = tl.add(view(pid(1)), view(pid(2)))
+    twice = tmp_path / "conf-01.json"
+    twice.write_text(f'{{"task_id": "conf-01", "verdict": "conforme", "verdict": "non_conforme", '
+                     f'"assertions": [{{"id": "a1", "proof_ids": ["{ids[0]}"]}}]}}')
+    fine = _submission(tmp_path / "conf-02.json", [ids[1]])
+    ran = run_corpus("proofs", "fetch", str(twice), str(fine), "--base-url", tl.url, "--out", str(tmp_path / "p"),
+                     "--root", str(tmp_path))
+    assert ran.returncode == 1 and sorted(kept(tmp_path / "p")) == [f"{ids[1]}.json"]
+    assert (f'corpus proofs fetch: {twice}: /: the key "verdict" appears more than once in this object: write '
+            "each key once: corpus score rejects it at entry; none of its proofs read\n") in ran.stderr
+    broken = tmp_path / "conf-03.json"
+    broken.write_text('{"task_id": "conf-03",\n  "assertions": [}')
+    ran = run_corpus("proofs", "fetch", str(broken), str(fine), "--base-url", tl.url, "--out", str(tmp_path / "q"),
+                     "--root", str(tmp_path))
+    assert (ran.returncode, ran.stderr) == (1, f"corpus proofs fetch: {broken}:2:18: json: Expecting value\n")
+    assert not (tmp_path / "q").exists()
+
+
 def test_the_command_stops_in_one_line_when_the_service_fails(tl: TrustLayerReads, tmp_path: Path) -> None:
     tl.batch_answer = (503, b"")
     ran = run_corpus("proofs", "fetch", "--id", pid(1), "--base-url", tl.url, "--out", str(tmp_path / "p"),

@@ -7,12 +7,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from generator.base import strict_json
 from generator.base.atomic_file import FileWriteError
 from generator.base.bounded_read import SUBMISSION_LIMIT
 from generator.base.errors import GeneratorError, read_file
 from generator.base.output_places import OutputRefused, not_an_input, outside_protected
 from generator.cli.options import PROBLEM, Subparsers, UsageError, add_root_options
+from generator.cli.score import _load_submission as load_submission
 from generator.cli.score import submission_files
 from generator.observe.proof_fetch import (
     FetchError,
@@ -23,6 +23,7 @@ from generator.observe.proof_fetch import (
     proof_id_problem,
 )
 from generator.observe.read_budget import TRUST_LAYER_READS_PER_HOUR, ReadBudget, SystemClock
+from generator.score.entry import FormatDefects
 from generator.tracks.loader import protected_trees
 
 WHO = "corpus proofs fetch"
@@ -63,14 +64,6 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _document(path: Path) -> object:
-    data = read_file(path, FetchError, "no such file", limit=SUBMISSION_LIMIT)
-    try:
-        return strict_json.document(data)
-    except strict_json.NotJson as exc:
-        raise FetchError(exc.text(path)) from None
-
-
 def _ids_file(path: Path) -> list[str]:
     """``--ids-file``: one proof_id a line; blank lines and ``#`` comments skipped."""
     data = read_file(path, FetchError, "no such file", limit=SUBMISSION_LIMIT)
@@ -96,7 +89,12 @@ def _asked(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     problems: list[str] = []
     if args.submissions:
         for path in submission_files(args.submissions):
-            cited, wrong = cited_proof_ids(_document(path), str(path))
+            submission = load_submission(path)  # as corpus score reads it: JSON it cannot parse stops here
+            if isinstance(submission, FormatDefects):  # a key twice...: rejected at entry, its ids unread
+                problems.append(f"{path}: {submission.problems[0]}: corpus score rejects it at entry; none of its "
+                                "proofs read")
+                continue
+            cited, wrong = cited_proof_ids(submission, str(path))
             ids += cited
             problems += wrong
     ids += args.ids
