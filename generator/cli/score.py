@@ -8,17 +8,18 @@ import json
 import os
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from generator.base import strict_json
 from generator.base.atomic_file import FileWriteError, check_target, write_atomic
 from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, kind_of, read_bounded
-from generator.base.errors import GeneratorError, unreadable_text
+from generator.base.errors import GeneratorError, shown_path, unreadable_text
 from generator.base.output_places import key_output_file, not_an_input
 from generator.cli.options import PROBLEM, Subparsers
 from generator.contract.anchor import Anchor
+from generator.contract.anchor_time import AnchorTimeError, parse_instant, proof_time
 from generator.contract.places import Places
 from generator.contract.trust_proof import ProofError, TrustProof, check_fingerprint, public_key, read_proof
 from generator.contract.tsa_token import Authority
@@ -48,7 +49,7 @@ def _text(path: Path) -> str:
         raise _BadFile(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _parse(path: Path) -> tuple[Any, list[str]]:
+def _parse(path: Path, what: str = "a submission") -> tuple[Any, list[str]]:
     """A JSON file and its defects (:func:`strict_json.loads`), or ``file:line:column: message``."""
     text = _text(path)
     try:
@@ -58,7 +59,7 @@ def _parse(path: Path) -> tuple[Any, list[str]]:
     except ValueError as exc:
         raise _BadFile(f"{path}: json: {exc}") from None
     except RecursionError:
-        raise _BadFile(f"{path}: json: nested too deeply to be a submission") from None
+        raise _BadFile(f"{shown_path(path)}: json: nested too deeply to be {what}") from None
 
 
 def _load_submission(path: Path) -> Any:
@@ -90,7 +91,7 @@ def _proof_folder(path: Path) -> ProofFolder:
         raise _BadFile(f"{path}: no <proof_id>.json proof in this folder")
     proofs: dict[str, TrustProof] = {}
     for file in entries:
-        value, defects = _parse(file)
+        value, defects = _parse(file, "a proof")
         if defects:
             raise _BadFile(f"{file}: {'; '.join(defects)}")
         try:
@@ -101,16 +102,18 @@ def _proof_folder(path: Path) -> ProofFolder:
             raise _BadFile(f"{file}: an opened pair, not a proof: the folder holds proofs as GET /v1/proof/{{id}} "
                            "serves them (the pairs are the submission's disclosures)")
         if file.stem != proof.proof_id:
-            raise _BadFile(f"{file}: holds the proof {proof.proof_id}: name it {proof.proof_id}.json")
+            shown = shown_path(proof.proof_id)
+            raise _BadFile(f"{shown_path(file)}: holds the proof {shown}: name it {shown}.json")
         proofs[proof.proof_id] = proof
     return ProofFolder(path, proofs)
 
 
-def _utc(text: str, what: str) -> datetime:
+def season_close(text: str) -> datetime:
+    """``--season-close``: an ISO 8601 UTC instant, checked whether or not ``--proofs`` is given."""
     try:
-        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        raise _BadFile(f"{what}: {text!r} is not a UTC time written YYYY-MM-DDTHH:MM:SSZ") from None
+        return parse_instant(text, "--season-close")
+    except AnchorTimeError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--season-close: ")) from None
 
 
 def judged_proofs(loaded: Any, args: argparse.Namespace, places: Places) -> Any:
@@ -119,21 +122,23 @@ def judged_proofs(loaded: Any, args: argparse.Namespace, places: Places) -> Any:
     a verification file as it is."""
     if not isinstance(loaded, ProofFolder):
         return loaded
-    key, published = args.trust_layer_key, None
+    key, published = args.trust_layer_key or places.trust_layer_key, None  # never the key an anchor names
     if os.path.lexists(args.root / places.anchor):
         published = Anchor.read(args.root / places.anchor)
-        key = key or published.trust_layer_key
     if key is None:
-        raise _BadFile(f"{loaded.path}: a folder of proofs is verified against the pinned Trust Layer key: give "
-                       "--trust-layer-key ed25519:<key> (or publish the anchor with corpus freeze-anchor)")
+        raise _BadFile(f"{shown_path(loaded.path)}: a folder of proofs is verified against the pinned Trust Layer "
+                       "key: give --trust-layer-key ed25519:<key> (or pin trust_layer_key in the track's "
+                       "track.yaml)")
     tsa_ca, tsa_cert, close = (getattr(args, name, None) for name in ("tsa_ca", "tsa_cert", "season_close"))
     for given in (tsa_ca, tsa_cert):
         if given is not None and not given.is_file():
             raise _BadFile(f"{given}: no such file (--tsa-ca, --tsa-cert: PEM files of the timestamp authority)")
-    opening = published.proof.timestamp if published is not None else None
-    season = Season(Authority(tsa_ca, tsa_cert) if tsa_ca else None,
-                    _utc(opening, f"{places.anchor}: heure") if opening else None,
-                    _utc(close, "--season-close") if close else None)
+    fields = published.proof.fields if published is not None else None
+    try:  # the opening is a time that passed the anchor's time rule (contract/anchor_time.py)
+        opening = proof_time(fields.timestamp, fields.upstream_timestamp) if fields is not None else None
+    except AnchorTimeError as exc:
+        raise _BadFile(f"{places.anchor}: proof: {exc}") from None
+    season = Season(Authority(tsa_ca, tsa_cert) if tsa_ca else None, opening, close)
     return verdicts(loaded.proofs, key, season)
 
 
@@ -143,7 +148,7 @@ def load_proofs(path: Path) -> Any:
     be trusted, nor read as absent."""
     if path.is_dir():
         return _proof_folder(path)
-    value, defects = _parse(path)
+    value, defects = _parse(path, "a proofs file")
     if defects:
         raise _BadFile(f"{path}: {'; '.join(defects)}")
     try:
@@ -235,7 +240,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(f"corpus score: {exc}", file=sys.stderr)
         return PROBLEM
     try:
-        piste = args.track or submitted_track(submissions, [t.piste for t in load_tracks(args.root)])
+        pistes = [t.piste for t in load_tracks(args.root)]
+        piste = args.track if args.track is not None else submitted_track(submissions, pistes)
         track = track_named(args.root, piste)
         proofs = judged_proofs(proofs, args, track.places)
         report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
@@ -296,7 +302,7 @@ def register(sub: Subparsers) -> None:
                                                "each proof's RFC 3161 token is then verified with openssl")
     p.add_argument("--tsa-cert", type=Path, help="the authority's signing certificate, which Trust Layer's tokens "
                                                  "do not carry")
-    p.add_argument("--season-close", metavar="YYYY-MM-DDTHH:MM:SSZ",
+    p.add_argument("--season-close", type=season_close, metavar="YYYY-MM-DDTHH:MM:SSZ",
                    help="the close: a token time after it fails condition 1 (the opening is the anchor's time)")
     p.add_argument("--root", type=Path, default=Path.cwd(),
                    help="project folder holding build/, manifest/, season/ and freeze/ (default: .)")

@@ -9,7 +9,9 @@ answer, so a test can assert "0 failed" and "every body is a manifest body".
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import os
 import socket
 import ssl
 import threading
@@ -17,6 +19,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,77 @@ def fetch(addresses: list[tuple[str, int]], path: str, secret: str | None, conte
             sock.close()
     return Answer(0, b"", error="all connection attempts failed: " + "; ".join(errors),
                   seconds=time.perf_counter() - started, started=began)
+
+
+def ca_context(ca: Path | None, cadata: str | None) -> ssl.SSLContext:
+    """The context that verifies a server against the CA certificates ``cadata`` (PEM text read from ``ca``
+    beforehand), or the system's when None; :class:`ssl.SSLError` when ``cadata`` holds no certificate."""
+    if cadata is None:
+        return ssl.create_default_context()
+    return ssl.create_default_context(cadata=cadata)
+
+
+def _shut(fd: int) -> None:
+    """End every read and write of the socket ``fd`` now, from another thread (through a duplicate: the
+    reader's socket object, plain or TLS, is left to fail as a closed connection does)."""
+    with contextlib.suppress(OSError):
+        duplicate = socket.socket(fileno=os.dup(fd))
+        with duplicate:
+            duplicate.shutdown(socket.SHUT_RDWR)
+
+
+def fetch_within(url: str, headers: dict[str, str], seconds: float, context: ssl.SSLContext | None,
+                 limit: int) -> Answer:
+    """GET ``url`` (http or https, no redirect followed), at most ``limit + 1`` body bytes, the WHOLE exchange
+    (connection, TLS handshake, headers, body) within ``seconds``: a per-read timeout lets a server that drips
+    one byte at a time hold a client forever, so a watchdog shuts the socket at the deadline.
+    ``Answer.error`` says ``deadline`` when that is what ended it."""
+    parts = urlsplit(url)
+    started, began = time.perf_counter(), time.monotonic()
+    deadline = began + seconds
+    host, https = parts.hostname or "", parts.scheme == "https"
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    expired = threading.Event()
+    watchdog: threading.Timer | None = None
+    sock: socket.socket | None = None
+    try:
+        port = parts.port or (443 if https else 80)
+        sock = socket.create_connection((host, port), timeout=seconds)
+        fd = sock.fileno()
+
+        def expire() -> None:
+            expired.set()
+            _shut(fd)
+
+        watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), expire)
+        watchdog.daemon = True
+        watchdog.start()
+        if https:
+            sock = (context or ssl.create_default_context()).wrap_socket(sock, server_hostname=host)
+        conn = http.client.HTTPConnection(host, port, timeout=seconds)
+        conn.sock = sock
+        conn.request("GET", target, headers=headers)
+        resp = conn.getresponse()
+        body = bytearray()
+        while len(body) <= limit:
+            chunk = resp.read1(min(64 * 1024, limit + 1 - len(body)))
+            if not chunk:
+                break
+            body += chunk
+        if resp.length and len(body) <= limit:  # the connection ended before the Content-Length promised
+            raise http.client.IncompleteRead(bytes(body), resp.length)
+        if expired.is_set():
+            raise TimeoutError("deadline")
+        return Answer(resp.status, bytes(body), tuple(resp.getheaders()), seconds=time.perf_counter() - started,
+                      started=began)
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        error = "deadline" if expired.is_set() or time.monotonic() >= deadline else type(exc).__name__
+        return Answer(0, b"", error=error, seconds=time.perf_counter() - started, started=began)
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
+        if sock is not None:
+            sock.close()
 
 
 @dataclass

@@ -35,7 +35,11 @@ def freeze_status(root: Path, salt_file: Path | None, places: Places, anchor_fil
     changed after the freeze would be scored without a sound."""
     record = places.record
     refused = "the freeze check fails, no score is rendered (spec §8.5): "
-    if not is_frozen(root, places):
+    try:
+        frozen = is_frozen(root, places)  # a freeze folder that is a link, unreadable or a loop: refused
+    except FreezeRecordError as exc:
+        raise ScoreRefused(f"{refused}{exc}") from None
+    if not frozen:
         given = [flag for flag, value in (("--salt-file", salt_file), ("--anchor", anchor_file)) if value]
         if given:
             raise ScoreRefused(f"{' and '.join(given)} given, but {record} is not there: the track {places.piste} "

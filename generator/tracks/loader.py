@@ -253,6 +253,7 @@ class _Checker:
             verdicts=tuple(data["verdicts"]),
             drawing=self.drawing(data.get("dessin"), names),
             verdict_reference=self.verdict_reference(data.get("verdict_reference")),
+            trust_layer_key=data.get("trust_layer_key"),
         )
 
     def verdict_reference(self, item: dict[str, Any] | None) -> VerdictReference | None:
