@@ -12,6 +12,7 @@ import json
 import math
 from typing import Any
 
+from generator.base.errors import shown_path
 from generator.base.jsonvalue import token
 
 
@@ -107,7 +108,8 @@ class NotJson(ValueError):
         self.reason, self.line, self.column = reason, line, column
 
     def text(self, name: object) -> str:
-        where = f"{name}:{self.line}:{self.column}" if self.line else f"{name}"
+        shown = shown_path(str(name))  # a file name holding a line feed stays on the message's one line
+        where = f"{shown}:{self.line}:{self.column}" if self.line else shown
         return f"{where}: {self.reason}"
 
 

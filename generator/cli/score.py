@@ -40,13 +40,13 @@ def _text(path: Path) -> str:
     try:
         data = read_bounded(path, SUBMISSION_LIMIT)
     except ReadRefused as exc:
-        raise _BadFile(str(exc)) from None
+        raise _BadFile(f"{shown_path(path)}: {exc.strerror}") from None
     except OSError as exc:
-        raise _BadFile(f"{path}: cannot read: {exc.strerror}") from None
+        raise _BadFile(f"{shown_path(path)}: cannot read: {exc.strerror}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _BadFile(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        raise _BadFile(f"{shown_path(path)}: not UTF-8 text (byte {exc.start})") from None
 
 
 def _parse(path: Path, what: str = "a submission") -> tuple[Any, list[str]]:
@@ -55,9 +55,9 @@ def _parse(path: Path, what: str = "a submission") -> tuple[Any, list[str]]:
     try:
         return strict_json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _BadFile(f"{path}:{exc.lineno}:{exc.colno}: json: {exc.msg}") from None
+        raise _BadFile(f"{shown_path(path)}:{exc.lineno}:{exc.colno}: json: {exc.msg}") from None
     except ValueError as exc:
-        raise _BadFile(f"{path}: json: {exc}") from None
+        raise _BadFile(f"{shown_path(path)}: json: {exc}") from None
     except RecursionError:
         raise _BadFile(f"{shown_path(path)}: json: nested too deeply to be {what}") from None
 
@@ -150,11 +150,11 @@ def load_proofs(path: Path) -> Any:
         return _proof_folder(path)
     value, defects = _parse(path, "a proofs file")
     if defects:
-        raise _BadFile(f"{path}: {'; '.join(defects)}")
+        raise _BadFile(f"{shown_path(path)}: {'; '.join(defects)}")
     try:
         return check_proofs(value)
     except ScoreInputError as exc:
-        raise _BadFile(f"{path}: {str(exc).removeprefix('proofs: ')}") from None
+        raise _BadFile(f"{shown_path(path)}: {str(exc).removeprefix('proofs: ')}") from None
 
 
 def trust_layer_key(text: str) -> str:
@@ -212,7 +212,7 @@ def submission_files(paths: list[Path]) -> list[Path]:
             try:
                 reason = f"not a regular file ({kind_of(path.stat().st_mode)})"
             except OSError as exc:
-                reason = unreadable_text(path, exc).removeprefix(f"{path}: ")
+                reason = unreadable_text(path, exc).removeprefix(f"{shown_path(path)}: ")
             raise _BadFile(f"{_printable(str(path))}: {reason}: give a submission file or a folder of them")
         else:
             raise _BadFile(f"{path}: no such file or folder")

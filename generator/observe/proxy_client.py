@@ -74,7 +74,9 @@ def ca_context(ca: Path | None, cadata: str | None) -> ssl.SSLContext:
     beforehand), or the system's when None; :class:`ssl.SSLError` when ``cadata`` holds no certificate."""
     if cadata is None:
         return ssl.create_default_context()
-    return ssl.create_default_context(cadata=cadata)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # certificate and host name checked; no system CA
+    context.load_verify_locations(cadata=cadata)
+    return context
 
 
 def _shut(fd: int) -> None:
