@@ -111,7 +111,7 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--listen", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=None,
                         help="port to listen on (default 8080; 8443 for the frontal of serve --replicas)")
-    parser.add_argument("--server-name", default="", type=server_name_value,
+    parser.add_argument("--server-name", default=None, type=server_name_value,
                         help="server_name (default: host of the manifest's base URL)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--secret-file", type=Path,
@@ -136,7 +136,8 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
 def render_settings(args: argparse.Namespace, prefix: Path, **changes: Any) -> Settings:
     """The :class:`Settings` that :func:`add_render_options` (and ``--root``) describe, with ``changes``."""
     values: dict[str, Any] = dict(
-        root=args.root, prefix=prefix, listen=args.listen, port=args.port or 8080, server_name=args.server_name,
+        root=args.root, prefix=prefix, listen=args.listen, port=args.port or 8080,
+        server_name=args.server_name or "",
         tls_cert=args.tls_cert, tls_key=args.tls_key, secret_file=args.secret_file, secret_env=args.secret_env,
         access_log=args.access_log, error_log=args.error_log, maintenance_flag=args.maintenance_flag,
         worker_processes=args.workers, worker_user=args.worker_user,
