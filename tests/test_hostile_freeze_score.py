@@ -526,3 +526,30 @@ def test_a_too_deep_proofs_file_is_called_a_proofs_file(world: World, command: s
             check_cmd(w, "--proofs", proofs, "--anchor", pair))
     err = refused(w, argv, str(proofs))
     assert "submission" not in err and ("proofs file" in err or "nested" in err), err
+
+
+@pytest.mark.parametrize("case", ["a key of 20,000 characters twice", "a key holding a newline",
+                                  "a value of 20,000 characters"])
+@pytest.mark.parametrize("command", ["score --proofs", "freeze-check --proofs"])
+def test_a_proofs_files_keys_and_values_are_cut_and_one_line(world: World, case: str, command: str) -> None:
+    w = world
+    long = "k" * 20_000
+    text = {"a key of 20,000 characters twice": f'{{"{long}": 1, "{long}": 2}}',
+            "a key holding a newline": '{"a\\nb": {"valide": 1}}',
+            "a value of 20,000 characters": json.dumps({"prf_x": long})}[case]
+    proofs = w.write("proofs.json", text)
+    pair = w.write("pair.json", anchor_of(w.root))
+    argv = (score_cmd(w, "--proofs", proofs) if command.startswith("score") else
+            check_cmd(w, "--proofs", proofs, "--anchor", pair))
+    err = refused(w, argv, str(proofs))
+    assert long[:300] not in err
+
+
+def test_a_long_unknown_field_of_the_record_is_cut(world: World) -> None:
+    w = world
+    record = w.freeze_dir / "record.json"
+    data = json.loads(record.read_text("utf-8"))
+    data["z" * 20_000] = 1
+    record.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    err = refused(w, check_cmd(w), "unknown field", "characters)")
+    assert "z" * 300 not in err

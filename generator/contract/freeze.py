@@ -21,7 +21,14 @@ from typing import Any
 
 from generator.base import strict_json
 from generator.base.bounded_read import PUBLISHED_LIMIT, SALT_LIMIT, read_bounded
-from generator.base.errors import FreezeRecordError, FrozenMismatch, ManifestError, read_file, unreadable_text
+from generator.base.errors import (
+    FreezeRecordError,
+    FrozenMismatch,
+    ManifestError,
+    read_file,
+    shown_path,
+    unreadable_text,
+)
 from generator.base.path_checks import inside_checkout
 from generator.base.transaction import builder_lock, make_dir, reading, write_file
 from generator.contract.anchor import Anchor, RecordCall, anchor_problems, record_call
@@ -85,7 +92,7 @@ class FreezeRecord:
         if record.get("format") != FORMAT:
             raise fail(f"format: expected {FORMAT!r}")
         for name in _unknown_fields(record):
-            raise fail(f"{name}: unknown field (a record holds {', '.join(RECORD_FIELDS)})")
+            raise fail(f"{shown_path(name)}: unknown field (a record holds {', '.join(RECORD_FIELDS)})")
 
         def field(*keys: str) -> Any:
             value: Any = record

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from generator.base.errors import FreezeRecordError, ManifestError
+from generator.base.errors import FreezeRecordError, ManifestError, shown_path
 from generator.contract.anchor import AnchorError
 from generator.contract.freeze import check_anchor, check_freeze, is_frozen, read_salt
 from generator.contract.places import Places
@@ -90,9 +90,9 @@ def check_proofs(proofs: Any) -> Proofs:
         pending = isinstance(verdict, dict) and verdict.get("en_attente") is True \
             and set(verdict) <= {"en_attente", "motif"} and isinstance(verdict.get("motif", ""), str)
         if not (verified or pending):
-            raise ScoreInputError(f"proofs: {proof_id}: expected {{\"valide\": true|false, \"identite_liee\": "
-                                  f"true|false}} or {{\"en_attente\": true}} (and, if given, a \"motif\" "
-                                  f"string), got {json.dumps(verdict)}")
+            raise ScoreInputError(f"proofs: {shown_path(proof_id)}: expected {{\"valide\": true|false, "
+                                  f"\"identite_liee\": true|false}} or {{\"en_attente\": true}} (and, if given, a "
+                                  f"\"motif\" string), got {shown_path(json.dumps(verdict))}")
     return proofs
 
 
