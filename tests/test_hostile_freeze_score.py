@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 from cli_run import Ran, run_corpus
+from nginx_server import NginxServer, private_folder
 from score_fixtures import HONEST_01, ScoreWorld, anchor_of, make_score_world, submission
 from test_hostile_operator_files import _limits
 from trackfix import CONFORMITE, ROOT
@@ -553,3 +554,19 @@ def test_a_long_unknown_field_of_the_record_is_cut(world: World) -> None:
     record.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
     err = refused(w, check_cmd(w), "unknown field", "characters)")
     assert "z" * 300 not in err
+
+
+def test_freeze_check_over_tls_reads_the_record_with_the_ca_given(pristine: Path) -> None:
+    """The bounded fetch is a real HTTPS client: the record compared byte for byte through a real nginx with
+    --ca; without it, the local CA is unknown and the check fails in one line (no traceback, no hang)."""
+    with private_folder("corpus-hostile-freeze-tls-") as folder:
+        shutil.copytree(pristine / "root", folder / "root", symlinks=True)
+        with NginxServer(build_root=folder / "root", tls=True) as server:
+            assert server.local_tls is not None
+            argv = ["freeze-check", "--root", folder / "root", "--url", server.base_url, "--secret-file",
+                    server.secret_file, "--timeout", "5"]
+            done = corpus(*argv, "--ca", server.local_tls.ca)
+            assert "serves freeze/record.json byte for byte" in done.stderr, done.stderr
+            done = corpus(*argv)
+            assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+            assert f"GET {server.base_url}/gel: no answer (SSLCertVerificationError)" in done.stderr, done.stderr
