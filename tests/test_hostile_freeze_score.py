@@ -393,8 +393,8 @@ def test_a_ca_that_is_no_certificate_is_named_before_any_connection(world: World
     elif case == "a private key":
         ca.write_text("-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n",
                       "ascii")
-    says = {"missing": "no such file", "a folder": "not a regular file (a folder)"}.get(case,
-                                                                                        "not a PEM certificate")
+    says = {"missing": "no such file", "a folder": "a folder, not a PEM file", "empty": "empty; give a PEM CA",
+            "a private key": "not a PEM CA certificate (holds private key)"}.get(case, "not a PEM CA certificate")
     with socket.create_server(("127.0.0.1", 0)) as listener:
         url = f"https://127.0.0.1:{listener.getsockname()[1]}"
         refused(w, check_cmd(w, "--url", url, "--secret-file", _secret(w), "--ca", ca), str(ca), says)

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from generator.base.bounded_read import MIB
-from generator.base.errors import CorpusError, FrozenMismatch, Severity, TlsError, read_file, shown_path
+from generator.base.bounded_read import MIB, read_bounded
+from generator.base.errors import CorpusError, FrozenMismatch, Severity, TlsError, shown_path
 from generator.base.secret_values import read_secret_file
 from generator.base.transaction import reading
 from generator.cli.options import (
@@ -34,6 +34,7 @@ from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest
 from generator.contract.places import Places
 from generator.observe import proxy_client
+from generator.serving.tls_files import TLS_FILE_LIMIT, check_tls_file
 from generator.tracks.listing import track_listing
 from generator.tracks.loader import load_tracks, track_named
 from generator.tracks.model import Track
@@ -137,23 +138,16 @@ def cmd_tracks(args: argparse.Namespace) -> int:
     return 0
 
 
-CA_LIMIT = MIB  # a CA bundle is a few kilobytes
-
-
 def ca_context(ca: Path | None) -> ssl.SSLContext:
-    """``--ca`` read (bounded, a regular file) and checked to hold certificates, before any connection."""
+    """``--ca`` checked as a PEM CA certificate (:func:`check_tls_file`, as every TLS file an instance is
+    given) and loaded, before any connection; None: the system's CAs."""
     if ca is None:
-        return proxy_client.ca_context(None, None)
-    data = read_file(ca, TlsError, "no such file: give the CA certificate (PEM) the server's chain ends in",
-                     limit=CA_LIMIT)
+        return proxy_client.ca_context(None)
+    check_tls_file(ca, "--ca", "ca")
     try:
-        context = proxy_client.ca_context(ca, data.decode("ascii"))
-    except (UnicodeDecodeError, ssl.SSLError, ValueError):
-        context = None
-    if context is None or not context.cert_store_stats().get("x509"):
-        raise TlsError(f"{shown_path(ca)}: not a PEM certificate (--ca wants the CA certificate the server's "
-                       "chain ends in, -----BEGIN CERTIFICATE-----)")
-    return context
+        return proxy_client.ca_context(read_bounded(ca, TLS_FILE_LIMIT).decode("ascii"))
+    except (OSError, UnicodeDecodeError, ssl.SSLError, ValueError):  # changed since it was checked
+        raise TlsError(f"--ca {shown_path(ca)}: not a PEM CA certificate OpenSSL can load") from None
 
 
 def _served_problems(args: argparse.Namespace, places: Places, context: ssl.SSLContext) -> list[str]:

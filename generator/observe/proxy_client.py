@@ -69,9 +69,9 @@ def fetch(addresses: list[tuple[str, int]], path: str, secret: str | None, conte
                   seconds=time.perf_counter() - started, started=began)
 
 
-def ca_context(ca: Path | None, cadata: str | None) -> ssl.SSLContext:
-    """The context that verifies a server against the CA certificates ``cadata`` (PEM text read from ``ca``
-    beforehand), or the system's when None; :class:`ssl.SSLError` when ``cadata`` holds no certificate."""
+def ca_context(cadata: str | None) -> ssl.SSLContext:
+    """The context that verifies a server (certificate and host name) against the CA certificates ``cadata``
+    (PEM text), or the system's when None; :class:`ssl.SSLError` when ``cadata`` holds no certificate."""
     if cadata is None:
         return ssl.create_default_context()
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # certificate and host name checked; no system CA
