@@ -570,3 +570,10 @@ def test_freeze_check_over_tls_reads_the_record_with_the_ca_given(pristine: Path
             done = corpus(*argv)
             assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
             assert f"GET {server.base_url}/gel: no answer (SSLCertVerificationError)" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("url", ["http://", "http://host:99999", "http://[::1", "https://127.0.0.1:0", "ftp://x",
+                                 "http://a\nb", "127.0.0.1:8080"])
+def test_a_url_that_is_no_server_url_is_refused_before_anything(world: World, url: str) -> None:
+    w = world
+    refused(w, check_cmd(w, "--url", url, "--secret-file", _secret(w)), "argument --url", code=2)

@@ -8,7 +8,6 @@ import json
 import ssl
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from generator.base.bounded_read import MIB, read_bounded
 from generator.base.errors import CorpusError, FrozenMismatch, Severity, TlsError, shown_path
@@ -21,6 +20,7 @@ from generator.cli.options import (
     add_root_options,
     add_track_option,
     base_url_option,
+    http_url,
     named,
     positive_seconds,
     print_problems,
@@ -176,8 +176,6 @@ def _served_problems(args: argparse.Namespace, places: Places, context: ssl.SSLC
 def cmd_freeze_check(args: argparse.Namespace) -> int:
     if args.url is not None and args.secret_file is None:  # a usage error, before anything is read
         raise UsageError("--url needs --secret-file: the corpus answers only calls that carry the secret")
-    if args.url is not None and urlsplit(args.url).scheme not in ("http", "https"):
-        raise UsageError(f"--url {shown_path(args.url)}: expected http://HOST[:PORT] or https://HOST[:PORT]")
     context = ca_context(args.ca) if args.url is not None else None  # --ca checked before any connection
     places = _track(args).places
     given = [flag for flag, value in (("--salt-file", args.salt_file), ("--anchor", args.anchor),
@@ -308,8 +306,9 @@ def register(sub: Subparsers) -> None:
     add_pinned_options(p)
     p.add_argument("--proofs", type=Path, help="the third-party proof verification (as corpus score --proofs): an "
                                                "opened pair must be held valid and bound there")
-    p.add_argument("--url", help="base URL of a running server: fetch the record at the track's gel_servi (with "
-                                 "--secret-file) and compare it byte for byte")
+    p.add_argument("--url", type=http_url,
+                   help="base URL of a running server: fetch the record at the track's gel_servi (with "
+                        "--secret-file) and compare it byte for byte")
     p.add_argument("--secret-file", type=Path, help="file of accepted secrets (the first is sent), with --url")
     p.add_argument("--ca", type=Path, help="CA to verify the server's certificate against, with --url")
     p.add_argument("--timeout", type=positive_seconds, default=10.0,

@@ -23,6 +23,7 @@ from generator.cli.options import (
     UsageError,
     add_root_options,
     add_track_option,
+    http_url,
     positive_seconds,
 )
 from generator.contract.manifest import Manifest
@@ -181,7 +182,7 @@ def register_verify(sub: Subparsers) -> None:
                     "forms, 405, the other accepted secrets and one undeclared identifier per collection "
                     "(the absent template). Exit 1 on any difference, naming the resources.")
     add_root_options(p)
-    p.add_argument("--url", required=True, help="base URL of the running server, e.g. http://127.0.0.1:8080")
+    p.add_argument("--url", required=True, type=http_url, help="base URL of the running server, e.g. http://127.0.0.1:8080")
     source = p.add_mutually_exclusive_group()
     source.add_argument("--secret-file", type=Path, help="file of accepted secrets (the first is used to crawl)")
     source.add_argument("--secret-env", metavar="NAME", help="environment variable holding the secrets")

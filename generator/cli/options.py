@@ -10,6 +10,7 @@ import stat
 import sys
 from pathlib import Path
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
 from generator.base.errors import GeneratorError, shown_path
 from generator.base.path_checks import path_mode
@@ -61,6 +62,20 @@ def positive_seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"{shown_path(text)}: expected a finite number of seconds above 0")
     return value
+
+
+def http_url(text: str) -> str:
+    """A server's base URL (``--url``): http or https, a host, a valid port, nothing that breaks a line."""
+    shown = shown_path(text)
+    try:
+        parts = urlsplit(text)
+        port = parts.port  # a port out of range is a ValueError here, not at the connection
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{shown}: not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in text) \
+            or port == 0:
+        raise argparse.ArgumentTypeError(f"{shown}: expected http://HOST[:PORT] or https://HOST[:PORT]")
+    return text
 
 
 def server_name_value(text: str) -> str:
