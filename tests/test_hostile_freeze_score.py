@@ -458,8 +458,10 @@ def test_season_close_is_an_instant_with_or_without_proofs(world: World, close: 
     refused(w, score_cmd(w, "--season-close", close, *extra), "argument --season-close", code=2)
 
 
+@pytest.mark.parametrize(("name", "shown"), [("", "no track '' in tracks/"), ("a\nb", "no track 'a\\nb' in"),
+                                             ("x" * 20_000, "(20000 characters) in tracks/")])
 @pytest.mark.parametrize("command", ["score", "freeze-check", "freeze", "freeze-anchor", "manifest-hash", "check"])
-def test_an_empty_track_name_is_no_track(world: World, command: str) -> None:
+def test_a_track_name_that_names_no_track_is_no_track(world: World, command: str, name: str, shown: str) -> None:
     w = world
     argv: list[str | Path] = {
         "score": score_cmd(w),
@@ -470,9 +472,10 @@ def test_an_empty_track_name_is_no_track(world: World, command: str) -> None:
         "check": ["check", "--root", w.root],
     }[command]
     before = w.listing()
-    done = corpus(*argv, "--track", "")
+    done = corpus(*argv, "--track", name)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert "no track '' in tracks/" in done.stderr, done.stderr
+    assert shown in done.stderr and len(done.stderr) < 1000, done.stderr
+    assert done.stderr.count("\n") == 2, done.stderr  # the located problem, then the count of errors
     assert w.listing() == before
 
 

@@ -117,9 +117,9 @@ def season_close(text: str) -> datetime:
 
 
 def judged_proofs(loaded: Any, args: argparse.Namespace, places: Places) -> Any:
-    """A :class:`ProofFolder` judged against the pinned key (``--trust-layer-key``, else the published
-    anchor's), the token times within the season (from the published anchor's time to ``--season-close``);
-    a verification file as it is."""
+    """A :class:`ProofFolder` judged against the pinned key (``--trust-layer-key``, else the track's
+    ``trust_layer_key``; never the published anchor's), the token times within the season (from the published
+    anchor's time, once it passes the time rule, to ``--season-close``); a verification file as it is."""
     if not isinstance(loaded, ProofFolder):
         return loaded
     key, published = args.trust_layer_key or places.trust_layer_key, None  # never the key an anchor names
@@ -175,10 +175,12 @@ def key_fingerprint(text: str) -> str:
 
 
 def add_pinned_options(p: argparse.ArgumentParser) -> None:
-    """The two values a proof of Trust Layer's is checked against (default: those of the published anchor)."""
+    """The two values a proof of Trust Layer's is checked against: the key pinned here or in track.yaml, and
+    the challenge key's fingerprint (default: the published anchor's)."""
     p.add_argument("--trust-layer-key", type=trust_layer_key, metavar="ed25519:KEY",
                    help="the pinned Trust Layer public key (GET /v1/pubkey, ed25519:<base64url>) that must have "
-                        "signed the anchoring proof (default: the one the published anchor states)")
+                        "signed the anchoring proof (default: the track's trust_layer_key in track.yaml; never "
+                        "the one the published anchor names: with neither, the anchor's signature is not trusted)")
     p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, metavar="HEX",
                    help="SHA-256 of the challenge's API key, the proof's parties.buyer_fingerprint (default: the "
                         "one the published anchor states)")
