@@ -88,6 +88,26 @@ def _shut(fd: int) -> None:
             duplicate.shutdown(socket.SHUT_RDWR)
 
 
+def _connect(host: str, port: int, deadline: float) -> socket.socket:
+    """A connection to the first address of ``host`` that answers, all attempts within ``deadline``
+    (``socket.create_connection`` gives each address the whole timeout)."""
+    failure: OSError = OSError(f"{host}: no address")
+    for family, kind, proto, _, address in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("deadline")
+        sock = socket.socket(family, kind, proto)
+        sock.settimeout(remaining)
+        try:
+            sock.connect(address)
+        except OSError as exc:
+            sock.close()
+            failure = exc
+            continue
+        return sock
+    raise failure
+
+
 def fetch_within(url: str, headers: dict[str, str], seconds: float, context: ssl.SSLContext | None,
                  limit: int) -> Answer:
     """GET ``url`` (http or https, no redirect followed), at most ``limit + 1`` body bytes, the WHOLE exchange
@@ -104,7 +124,7 @@ def fetch_within(url: str, headers: dict[str, str], seconds: float, context: ssl
     sock: socket.socket | None = None
     try:
         port = parts.port or (443 if https else 80)
-        sock = socket.create_connection((host, port), timeout=seconds)
+        sock = _connect(host, port, deadline)
         fd = sock.fileno()
 
         def expire() -> None:
