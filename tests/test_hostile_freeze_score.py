@@ -580,3 +580,15 @@ def test_freeze_check_over_tls_reads_the_record_with_the_ca_given(pristine: Path
 def test_a_url_that_is_no_server_url_is_refused_before_anything(world: World, url: str) -> None:
     w = world
     refused(w, check_cmd(w, "--url", url, "--secret-file", _secret(w)), "argument --url", code=2)
+
+
+@pytest.mark.parametrize("name", ["a\nb.tar", "d" * 200 + "/" + "d" * 200 + ".tar"])
+def test_release_install_names_an_odd_artifact_on_one_line(world: World, name: str) -> None:
+    w = world
+    (w.folder / "releases").mkdir()
+    artifact = w.folder / name
+    artifact.parent.mkdir(exist_ok=True)
+    artifact.write_bytes(b"")
+    err = refused(w, ["release", "install", artifact, "--releases", w.folder / "releases"],
+                  "not named <release hash>.tar")
+    assert "d" * 250 not in err
