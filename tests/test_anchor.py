@@ -83,8 +83,8 @@ def test_freeze_check_opens_the_anchor(frozen: tuple[ScoreWorld, Path], tmp_path
                  "--proofs", str(_write(tmp_path, "proofs.json", proofs))])
     err = capsys.readouterr().err
     if case == "good":
-        opened = "anchor prf_20261202_013023_a0c401 is the proof of GET https://corpus.arkforge.tech/gel answered by the " \
-            "bytes of freeze/record.json"
+        opened = ("anchor prf_20261202_013023_a0c401 is the proof of GET https://corpus.arkforge.tech/gel "
+                  "answered by the bytes of freeze/record.json")
         assert code == 0 and opened in err, err
         return
     assert code == 1 and "FAILED" in err

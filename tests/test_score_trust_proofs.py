@@ -9,8 +9,8 @@ Proofs are made as Trust Layer 1.7.0 stores them right after the call (``timesta
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
 import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
