@@ -36,6 +36,7 @@ from generator.observe.proof_fetch import (
 from generator.observe.read_budget import WINDOW, ReadBudget, duration
 
 PROVE_IT = ("corpus.arkforge.tech", "proveit.arkforge.tech")
+FORM = "prf_YYYYMMDD_HHMMSS_<6 to 64 lowercase hex digits>"  # contract/trust_proof.py's words
 ID_FORM = re.compile(r"prf_[0-9]{8}_[0-9]{6}_[0-9a-f]{6}")  # Trust Layer's own _PROOF_ID_RE
 
 
@@ -520,17 +521,17 @@ def test_a_kept_symbolic_link_is_named(tl: TrustLayerReads, clock: FakeClock, tm
 # -- the proof_id form and the ids a submission cites -------------------------------------------------------
 
 
-def test_the_proof_id_form() -> None:
-    assert proof_id_problem("prf_20261202_013023_ae4117") is None
+def test_the_proof_id_form_is_the_contracts() -> None:
+    assert proof_id_problem("prf_20261202_013023_ae4117", "x") is None
     for bad in ("prf_0001", "prf_20261202_013023_AE4117", "prf_20261202_013023_ae41", "../../etc/passwd",
-                "prf_20261202_013023_" + "a" * 33, " prf_20261202_013023_ae4117"):
-        assert proof_id_problem(bad) is not None, bad
-    assert proof_id_problem(42) == "not a proof_id (int): write it as prf_YYYYMMDD_HHMMSS_<hex>"
+                "prf_20261202_013023_" + "a" * 65, " prf_20261202_013023_ae4117"):
+        assert proof_id_problem(bad, "x") is not None, bad
+    assert proof_id_problem(42, "x") == f"x: 42 is not a proof id of Trust Layer's ({FORM})"
     ids, problems = cited_proof_ids({"assertions": [{"proof_ids": [pid(1), "prf_0001"]}, {"proof_ids": [pid(2)]},
                                                     {"proof_ids": "x"}, 3]}, "s.json")
     assert ids == [pid(1), pid(2)]
-    assert problems == ['s.json: /assertions/0/proof_ids/1: "prf_0001" is not a Trust Layer proof_id: write it as '
-                        "prf_YYYYMMDD_HHMMSS_<hex>: not read"]
+    assert problems == ["s.json: /assertions/0/proof_ids/1: 'prf_0001' is not a proof id of Trust Layer's "
+                        f"({FORM}): not read"]
     with pytest.raises(FetchError, match="nothing read"):
         ProofFetch("http://127.0.0.1:9", Path("/nonexistent"), ReadBudget(1, FakeClock())).run(["prf_1"])
 
@@ -559,8 +560,8 @@ def test_the_command_reads_the_submissions_ids_and_the_others(tl: TrustLayerRead
     assert sorted(kept(out)) == sorted(f"{i}.json" for i in ids)
     assert [body["proof_ids"] for _, _, body in tl.log] == [ids]
     assert ran.stderr.splitlines()[-2:] == [
-        f'corpus proofs fetch: {folder / "conf-02.json"}: /assertions/0/proof_ids/1: "prf_0001" is not a Trust '
-        "Layer proof_id: write it as prf_YYYYMMDD_HHMMSS_<hex>: not read",
+        f'corpus proofs fetch: {folder / "conf-02.json"}: /assertions/0/proof_ids/1: \'prf_0001\' is not a proof '
+        f"id of Trust Layer's ({FORM}): not read",
         f"corpus proofs fetch: 6/6 proofs kept in {out}: 6 read now (1 batch read(s), 0 unit read(s)), 0 kept "
         "before"]
     again = run_corpus("proofs", "fetch", "--id", ids[0], "--base-url", tl.url, "--out", str(out), "--root",
@@ -599,7 +600,7 @@ def test_the_command_stops_in_one_line_when_the_service_fails(tl: TrustLayerRead
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--id", "prf_0001"], 'argument --id: "prf_0001" is not a Trust Layer proof_id'),
+    (["--id", "prf_0001"], "argument --id: 'prf_0001' is not a proof id of Trust Layer's"),
     (["--reads-per-hour", "101"], "argument --reads-per-hour: '101': give a whole number from 1 to 100"),
     (["--base-url", "ftp://x"], "argument --base-url: 'ftp://x': not a base URL"),
     (["--base-url", "http://[::1"], "argument --base-url: 'http://[::1': not a base URL"),
@@ -628,5 +629,5 @@ def test_a_bad_ids_file_is_named_with_its_line(tmp_path: Path) -> None:
     listed.write_text(f"{pid(1)}\nprf_x\n")
     ran = run_corpus("proofs", "fetch", "--ids-file", str(listed), "--base-url", "http://127.0.0.1:9", "--out",
                      str(tmp_path / "p"), "--root", str(tmp_path))
-    assert (ran.returncode, ran.stderr) == (1, f'corpus proofs fetch: {listed}:2: "prf_x" is not a Trust Layer '
-                                               "proof_id: write it as prf_YYYYMMDD_HHMMSS_<hex>: nothing read\n")
+    assert (ran.returncode, ran.stderr) == (1, f"corpus proofs fetch: {listed}:2: 'prf_x' is not a proof id of "
+                                               f"Trust Layer's ({FORM}): nothing read\n")

@@ -34,9 +34,9 @@ def _say(text: str) -> None:
 
 
 def _proof_id(text: str) -> str:
-    problem = proof_id_problem(text)
+    problem = proof_id_problem(text, "--id")
     if problem:
-        raise argparse.ArgumentTypeError(problem)
+        raise argparse.ArgumentTypeError(problem.removeprefix("--id: "))
     return text
 
 
@@ -75,9 +75,9 @@ def _ids_file(path: Path) -> list[str]:
     for number, line in enumerate(text.splitlines(), 1):
         value = line.split("#", 1)[0].strip()
         if value:
-            problem = proof_id_problem(value)
+            problem = proof_id_problem(value, f"{path}:{number}")
             if problem:
-                raise FetchError(f"{path}:{number}: {problem}: nothing read")
+                raise FetchError(f"{problem}: nothing read")
             ids.append(value)
     return ids
 

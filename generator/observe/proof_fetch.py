@@ -21,6 +21,7 @@ from __future__ import annotations
 import email.utils
 import json
 import re
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +34,7 @@ from generator.base import strict_json
 from generator.base.atomic_file import write_atomic
 from generator.base.bounded_read import MIB, read_bounded, size_text
 from generator.base.errors import GeneratorError, unreadable_text
-from generator.observe.http_body import first_bytes
+from generator.contract.trust_proof import ProofError, check_proof_id
 from generator.observe.read_budget import WINDOW, ReadBudget, duration
 
 # -- Trust Layer's read endpoints: their shapes, in this one place ---------------------------------------
@@ -46,13 +47,6 @@ UNIT_PATH = "/v1/proof/{}"
 VIEW_LIMIT = MIB  # a public view is a few KiB (its RFC 3161 token included)
 BATCH_LIMIT = 16 * MIB  # 50 views
 MAX_429_WAITS = 2  # a 429 after two waits of up to an hour each: someone else reads from this address
-
-# The form Trust Layer gives its proofs (prf_YYYYMMDD_HHMMSS_<6 hex> today, up to 32 taken here); an id of
-# another form is never sent (a batch Trust Layer refuses for one is read one by one). Issue 34 adds such a
-# check to contract/: fold the two.
-PROOF_ID = re.compile(r"prf_[0-9]{8}_[0-9]{6}_[0-9a-f]{6,32}")
-PROOF_ID_FORM = "prf_YYYYMMDD_HHMMSS_<hex>"
-
 
 def batch_body(ids: list[str]) -> dict[str, Any]:
     """The body of ``POST /v1/proofs`` asking for ``ids`` (at most :data:`BATCH_SIZE`)."""
@@ -70,16 +64,33 @@ def batch_views(document: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------------------
 
 
+def first_bytes(answer: requests.Response, limit: int, *, seconds: float) -> bytes:
+    """At most ``limit`` bytes of the body, read through ``iter_content`` (requests wraps urllib3's read
+    errors as ``RequestException``); ``TimeoutError`` when reading it takes more than ``seconds``, however
+    slowly the server drips it (the timeout of requests bounds each socket read only)."""
+    deadline = time.monotonic() + seconds
+    body = bytearray()
+    for chunk in answer.iter_content(16 * 1024):
+        body += chunk
+        if len(body) >= limit:
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the answer took more than {seconds:g} s to read")
+    return bytes(body[:limit])
+
+
 class FetchError(GeneratorError):
     """The fetch cannot go on (the service, the command line, the output folder): one line naming it."""
 
 
-def proof_id_problem(value: object) -> str | None:
-    """Why ``value`` is no proof_id Trust Layer gives (None: it is one)."""
-    if not isinstance(value, str):
-        return f"not a proof_id ({type(value).__name__}): write it as {PROOF_ID_FORM}"
-    if not PROOF_ID.fullmatch(value):
-        return f"{_shown(value)} is not a Trust Layer proof_id: write it as {PROOF_ID_FORM}"
+def proof_id_problem(value: object, field: str) -> str | None:
+    """Why ``value`` (at ``field``) is no proof_id Trust Layer gives (None: it is one): ``check_proof_id``'s
+    form, the one check before an id names a file. An id of another form is never sent (a batch Trust Layer
+    refuses for one is read one by one)."""
+    try:
+        check_proof_id(value, field)
+    except ProofError as exc:
+        return str(exc)
     return None
 
 
@@ -332,7 +343,7 @@ class ProofFetch:
         """Keep a view of each of ``ids`` (checked :func:`proof_id_problem` first) in ``out``."""
         asked = list(dict.fromkeys(ids))
         for proof_id in asked:
-            problem = proof_id_problem(proof_id)
+            problem = proof_id_problem(proof_id, "proof_id")
             if problem:
                 raise FetchError(f"{problem}: nothing read")
         self.outcome = Outcome(asked)
@@ -370,9 +381,9 @@ def cited_proof_ids(submission: Any, where: str) -> tuple[list[str], list[str]]:
     for index, assertion in enumerate(assertions if isinstance(assertions, list) else []):
         cited = assertion.get("proof_ids") if isinstance(assertion, dict) else None
         for position, proof_id in enumerate(cited if isinstance(cited, list) else []):
-            problem = proof_id_problem(proof_id)
+            problem = proof_id_problem(proof_id, f"/assertions/{index}/proof_ids/{position}")
             if problem:
-                problems.append(f"{where}: /assertions/{index}/proof_ids/{position}: {problem}: not read")
+                problems.append(f"{where}: {problem}: not read")
             else:
                 ids.append(proof_id)
     return ids, problems
