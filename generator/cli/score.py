@@ -20,6 +20,7 @@ from generator.base.output_places import key_output_file, not_an_input
 from generator.cli.options import PROBLEM, Subparsers
 from generator.contract.anchor import Anchor
 from generator.contract.places import Places
+from generator.contract.proof_v3 import ProofV3, is_v3, read_v3
 from generator.contract.trust_proof import ProofError, TrustProof, check_fingerprint, public_key, read_proof
 from generator.contract.tsa_token import Authority
 from generator.score.entry import FormatDefects
@@ -77,7 +78,7 @@ class ProofFolder:
     """``--proofs`` given as a folder of proofs as Trust Layer serves them, one ``<proof_id>.json`` each."""
 
     path: Path
-    proofs: dict[str, TrustProof]
+    proofs: dict[str, TrustProof | ProofV3]
 
 
 def _proof_folder(path: Path) -> ProofFolder:
@@ -88,13 +89,13 @@ def _proof_folder(path: Path) -> ProofFolder:
                        "folder holds <proof_id>.json proofs only")
     if not entries:
         raise _BadFile(f"{path}: no <proof_id>.json proof in this folder")
-    proofs: dict[str, TrustProof] = {}
+    proofs: dict[str, TrustProof | ProofV3] = {}
     for file in entries:
         value, defects = _parse(file)
         if defects:
             raise _BadFile(f"{file}: {'; '.join(defects)}")
         try:
-            proof = read_proof(value)
+            proof: TrustProof | ProofV3 = read_v3(value) if is_v3(value) else read_proof(value)
         except ProofError as exc:
             raise _BadFile(f"{file}: {exc}") from None
         if proof.is_pair:
@@ -119,22 +120,35 @@ def judged_proofs(loaded: Any, args: argparse.Namespace, places: Places) -> Any:
     a verification file as it is."""
     if not isinstance(loaded, ProofFolder):
         return loaded
-    key, published = args.trust_layer_key, None
+    keys, published = list(args.trust_layer_key or []), None
     if os.path.lexists(args.root / places.anchor):
         published = Anchor.read(args.root / places.anchor)
-        key = key or published.trust_layer_key
-    if key is None:
+        if not keys and published.trust_layer_key:
+            keys = [published.trust_layer_key]
+    if not keys:
         raise _BadFile(f"{loaded.path}: a folder of proofs is verified against the pinned Trust Layer key: give "
                        "--trust-layer-key ed25519:<key> (or publish the anchor with corpus freeze-anchor)")
     tsa_ca, tsa_cert, close = (getattr(args, name, None) for name in ("tsa_ca", "tsa_cert", "season_close"))
     for given in (tsa_ca, tsa_cert):
         if given is not None and not given.is_file():
             raise _BadFile(f"{given}: no such file (--tsa-ca, --tsa-cert: PEM files of the timestamp authority)")
-    opening = published.proof.timestamp if published is not None else None
+    opening = published.opening if published is not None else None
     season = Season(Authority(tsa_ca, tsa_cert) if tsa_ca else None,
                     _utc(opening, f"{places.anchor}: heure") if opening else None,
                     _utc(close, "--season-close") if close else None)
-    return verdicts(loaded.proofs, key, season)
+    return verdicts(loaded.proofs, keys, season)
+
+
+def anchor_key(keys: list[str] | None, root: Path, places: Places) -> str | None:
+    """The one pinned key an anchor is checked against when ``--trust-layer-key`` is repeated (a rotation
+    concerns the participants' proofs): the published anchor's when given, else the first."""
+    if not keys or len(keys) == 1:
+        return keys[0] if keys else None
+    if os.path.lexists(root / places.anchor):
+        published = Anchor.read(root / places.anchor).trust_layer_key
+        if published in keys:
+            return published
+    return keys[0]
 
 
 def load_proofs(path: Path) -> Any:
@@ -171,9 +185,10 @@ def key_fingerprint(text: str) -> str:
 
 def add_pinned_options(p: argparse.ArgumentParser) -> None:
     """The two values a proof of Trust Layer's is checked against (default: those of the published anchor)."""
-    p.add_argument("--trust-layer-key", type=trust_layer_key, metavar="ed25519:KEY",
+    p.add_argument("--trust-layer-key", type=trust_layer_key, metavar="ed25519:KEY", action="append",
                    help="the pinned Trust Layer public key (GET /v1/pubkey, ed25519:<base64url>) that must have "
-                        "signed the anchoring proof (default: the one the published anchor states)")
+                        "signed the anchoring proof (default: the one the published anchor states); repeat it "
+                        "for a key rotation: a 3.x proof then verifies on any of them")
     p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, metavar="HEX",
                    help="SHA-256 of the challenge's API key, the proof's parties.buyer_fingerprint (default: the "
                         "one the published anchor states)")
@@ -240,7 +255,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         proofs = judged_proofs(proofs, args, track.places)
         report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
                                    salt_file=args.salt_file, anchor_file=args.anchor,
-                                   trust_layer_key=args.trust_layer_key,
+                                   trust_layer_key=anchor_key(args.trust_layer_key, args.root, track.places),
                                    fingerprint=args.challenge_key_fingerprint)
     except DuplicateTask as exc:
         print(f"corpus score: {exc.task_id} is submitted by {', '.join(str(files[i]) for i in exc.positions)}: "
