@@ -60,34 +60,44 @@ def _unopened(proof_id: str, disclosure: dict[str, Any], verdict: dict[str, Any]
     return ""
 
 
+def conditions_1_2(proof_id: str, disclosure: dict[str, Any], verdict: dict[str, Any] | None,
+                   agent_did: Any) -> tuple[str, str] | None:
+    """Conditions 1 and 2 of one cited proof with the submission's pair and DID: ``(cause, detail)`` of the
+    first that fails, or None. A 3.x proof's pairs must open its commitments and its opened DID be the
+    submission's; a 1.2 proof's flat hashes must be the pair's values."""
+    if verdict is None:
+        return PREUVE_INVALIDE, f"{proof_id} is not in the proof verification file: no valid proof known"
+    committed = "engagements" in verdict  # a 3.x proof: the pairs open commitments, flat hashes inform
+    incident = "" if committed else _incident(proof_id, disclosure, verdict)  # 3.x: said as a note
+    if verdict.get("valide") is not True:
+        why = f": {verdict['motif_1']}" if verdict.get("motif_1") else ""
+        return PREUVE_INVALIDE, f"{proof_id} fails third-party verification (condition 1){why}{incident}"
+    unopened = _unopened(proof_id, disclosure, verdict) if committed else ""
+    if unopened:
+        return PREUVE_INVALIDE, unopened
+    if incident and not committed:
+        return PREUVE_INVALIDE, (f"{proof_id}: the opened pair is not what the proof anchors (condition 1)"
+                                 f"{incident}")
+    if verdict.get("identite_liee") is not True:
+        why = f": {verdict['motif_2']}" if verdict.get("motif_2") else ""
+        time = f"; {verdict['heure']}" if verdict.get("heure") else ""
+        return IDENTITE_NON_LIEE, f"{proof_id} does not open an identity bound to the registered DID " \
+                                  f"(condition 2){why}{time}"
+    if committed and verdict.get("agent_identity") != agent_did:
+        return IDENTITE_NON_LIEE, (f"{proof_id} opens agent_identity {verdict.get('agent_identity')!r}, not "
+                                   f"the submission's agent_did {agent_did!r} (condition 2): a proof of "
+                                   "another participant")
+    return None
+
+
 def _proof_failure(proof_id: str, disclosure: dict[str, Any], resource: str, inputs: ScoringInputs,
                    proofs: Proofs | None, agent_did: Any = None) -> tuple[str, str] | None:
     """One cited proof through §4.1 in order: conditions 1, 2, 3, the defect bodies, then the response hash
     of condition 4. ``(cause, detail)`` of the first that fails, or None when the proof holds."""
     if proofs is not None:
-        verdict = proofs.get(proof_id)
-        if verdict is None:
-            return PREUVE_INVALIDE, f"{proof_id} is not in the proof verification file: no valid proof known"
-        committed = "engagements" in verdict  # a 3.x proof: the pairs open commitments, flat hashes inform
-        incident = "" if committed else _incident(proof_id, disclosure, verdict)  # 3.x: said as a note
-        if verdict.get("valide") is not True:
-            why = f": {verdict['motif_1']}" if verdict.get("motif_1") else ""
-            return PREUVE_INVALIDE, f"{proof_id} fails third-party verification (condition 1){why}{incident}"
-        unopened = _unopened(proof_id, disclosure, verdict) if committed else ""
-        if unopened:
-            return PREUVE_INVALIDE, unopened
-        if incident and not committed:
-            return PREUVE_INVALIDE, (f"{proof_id}: the opened pair is not what the proof anchors (condition 1)"
-                                     f"{incident}")
-        if verdict.get("identite_liee") is not True:
-            why = f": {verdict['motif_2']}" if verdict.get("motif_2") else ""
-            time = f"; {verdict['heure']}" if verdict.get("heure") else ""
-            return IDENTITE_NON_LIEE, f"{proof_id} does not open an identity bound to the registered DID " \
-                                      f"(condition 2){why}{time}"
-        if committed and verdict.get("agent_identity") != agent_did:
-            return IDENTITE_NON_LIEE, (f"{proof_id} opens agent_identity {verdict.get('agent_identity')!r}, not "
-                                       f"the submission's agent_did {agent_did!r} (condition 2): a proof of "
-                                       "another participant")
+        failed = conditions_1_2(proof_id, disclosure, proofs.get(proof_id), agent_did)
+        if failed is not None:
+            return failed
     if disclosure["request_hash"]["value"] != inputs.manifest.request_hash(resource):
         return RESSOURCE, (f"{proof_id} opens a request hash that is not the one of GET "
                            f"{inputs.manifest.base_url}{resource} (condition 3): the proof is of another call")

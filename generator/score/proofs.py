@@ -55,7 +55,7 @@ def _time(proof: TrustProof, season: Season) -> tuple[str, str]:
     try:
         when = token_time(proof.tsr_base64, proof.chain or "", season.authority)
     except TokenError as exc:
-        return f"timestamp_authority.tsr_base64: {exc}", ""
+        return str(exc), ""
     shown = when.strftime("%Y-%m-%dT%H:%M:%SZ")
     if season.opening is not None and when < season.opening:
         return f"timestamp_authority: RFC 3161 time {shown} is before the season opened " \

@@ -13,7 +13,7 @@ from generator.base.errors import FreezeRecordError, ManifestError
 from generator.contract.anchor import AnchorError
 from generator.contract.freeze import check_anchor, check_freeze, is_frozen, read_salt
 from generator.contract.places import Places
-from generator.score.assertion import CAUSES, Proofs
+from generator.score.assertion import CAUSES, Proofs, conditions_1_2
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused, ScoringInputs, load_inputs
 from generator.score.key import KeyEntry
@@ -146,6 +146,52 @@ def _by_task(submissions: list[Any], inputs: ScoringInputs) -> tuple[dict[str, A
     return by_task, stray
 
 
+def _pair_shape(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(value.get(side), dict) and isinstance(
+        value[side].get("nonce"), str) and isinstance(value[side].get("value"), str)
+        for side in ("request_hash", "response_hash"))
+
+
+def _cited(submissions: list[Any]) -> list[tuple[str, dict[str, Any], Any]]:
+    """``(proof_id, its disclosure, the submission's agent_did)`` of every proof a submission cites with a
+    well-formed pair (a malformed one is rejected at entry and judged nowhere), once per submission."""
+    found: dict[tuple[int, str], tuple[str, dict[str, Any], Any]] = {}
+    for index, sub in enumerate(submissions):
+        if not (isinstance(sub, dict) and isinstance(sub.get("assertions"), list)
+                and isinstance(sub.get("disclosures"), dict)):
+            continue
+        for a in sub["assertions"]:
+            ids = a.get("proof_ids") if isinstance(a, dict) else None
+            for proof_id in ids if isinstance(ids, list) else []:
+                pair = sub["disclosures"].get(proof_id) if isinstance(proof_id, str) else None
+                if isinstance(proof_id, str) and isinstance(pair, dict) and _pair_shape(pair):
+                    found[(index, proof_id)] = (proof_id, pair, sub.get("agent_did"))
+    return [found[key] for key in sorted(found)]
+
+
+def proofs_summary(submissions: list[Any], proofs: Proofs) -> dict[str, Any]:
+    """What was checked of the cited proofs, in counts a reader cannot misread (spec §4.1, §7.5): how many meet
+    conditions 1 and 2, fail them, or are en attente; what was not verified offline, and the Trust Layer
+    incidents. The registered DID is compared per assertion, not here."""
+    cited = _cited(submissions)
+    met = failed = pending = 0
+    unchecked: set[str] = set()
+    incidents: list[str] = []
+    for proof_id, disclosure, agent_did in cited:
+        verdict = proofs.get(proof_id) or {}
+        if verdict.get("en_attente") is True:
+            pending += 1
+            continue
+        if conditions_1_2(proof_id, disclosure, proofs.get(proof_id), agent_did) is None:
+            met += 1
+        else:
+            failed += 1
+        unchecked.update(n for n in verdict.get("non_verifie", []) if isinstance(n, str))
+        incidents += [f"{proof_id}: {n}" for n in verdict.get("incidents", []) if isinstance(n, str)]
+    return {"citees": len(cited), "conditions_1_2_remplies": met, "echouees": failed, "en_attente": pending,
+            "non_verifie": sorted(unchecked), "incidents": incidents}
+
+
 def score_with(inputs: ScoringInputs, submissions: list[Any], proofs: Proofs | None,
                gel: dict[str, Any]) -> dict[str, Any]:
     by_task, stray = _by_task(submissions, inputs)
@@ -167,6 +213,7 @@ def score_with(inputs: ScoringInputs, submissions: list[Any], proofs: Proofs | N
         "causes": {cause: causes.get(cause, 0) for cause in CAUSES},
         "taches": taches,
         "hors_saison": stray,
+        **({"preuves": proofs_summary(submissions, proofs)} if proofs is not None else {}),
     }
 
 
