@@ -181,7 +181,7 @@ class Issuer:
         issued.signature = "ed25519:" + base64.urlsafe_b64encode(
             self.private.sign(issued.chain.encode())).rstrip(b"=").decode()
 
-    def close_batch(self, proofs: list[Issued], others: int = 0, batch_id: str = "batch_20261205_120000_000") -> str:
+    def close_batch(self, proofs: list[Issued], others: int = 0, batch_id: str = "batch_20261205_120000") -> str:
         """Close a batch of ``proofs`` (after ``others`` chains of other proofs): each gets its inclusion in
         the batch root, the root's RFC 3161 token and a Rekor reference. Returns the root (hex)."""
         chains = [hashlib.sha256(f"other-{i}".encode()).digest() for i in range(others)]

@@ -124,19 +124,22 @@ def _incident(proof_id: str, disclosure: dict[str, Any], verdict: dict[str, Any]
                    f"value {disclosure[side]['value']}" for side in differing)
 
 
+def incidents_of(proof_id: str, disclosure: dict[str, Any], verdict: dict[str, Any]) -> list[str]:
+    """A 3.x proof's Trust Layer incidents: a flat field (identity, or a hash the submission opens otherwise)
+    that differs from the opened value. The assertion is judged on the opened value; the incident is said."""
+    if "engagements" not in verdict:
+        return []
+    flat = _incident(proof_id, disclosure, verdict)
+    return [*(n for n in verdict.get("incidents", []) if isinstance(n, str)),
+            *(part for part in flat.split("; ") if part)]
+
+
 def notes_of(proof_ids: list[str], disclosures: dict[str, Any], proofs: Proofs | None) -> str:
-    """The Trust Layer incidents of 3.x proofs (a flat field that differs from the opened value), said beside
-    the status: the assertion is judged on the opened values, the incident is reported, never silent."""
+    """The Trust Layer incidents of the cited 3.x proofs, said beside the assertion's status, never silent."""
     if proofs is None:
         return ""
-    notes: list[str] = []
-    for proof_id in proof_ids:
-        verdict = proofs.get(proof_id) or {}
-        if "engagements" in verdict:
-            notes += [f"{proof_id}: {n}" for n in verdict.get("incidents", [])]
-            flat = _incident(proof_id, disclosures[proof_id], verdict)
-            notes += [f"{proof_id}: {part}" for part in flat.split("; ") if part]
-    return "".join(f"; {note}" for note in notes)
+    return "".join(f"; {proof_id}: {note}" for proof_id in proof_ids
+                   for note in incidents_of(proof_id, disclosures[proof_id], proofs.get(proof_id) or {}))
 
 
 def _served(inputs: ScoringInputs, resource: str, field: str) -> Any:

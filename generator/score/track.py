@@ -13,7 +13,7 @@ from generator.base.errors import FreezeRecordError, ManifestError
 from generator.contract.anchor import AnchorError
 from generator.contract.freeze import check_anchor, check_freeze, is_frozen, read_salt
 from generator.contract.places import Places
-from generator.score.assertion import CAUSES, Proofs, conditions_1_2
+from generator.score.assertion import CAUSES, Proofs, conditions_1_2, incidents_of
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused, ScoringInputs, load_inputs
 from generator.score.key import KeyEntry
@@ -187,7 +187,7 @@ def proofs_summary(submissions: list[Any], proofs: Proofs) -> dict[str, Any]:
         else:
             failed += 1
         unchecked.update(n for n in verdict.get("non_verifie", []) if isinstance(n, str))
-        incidents += [f"{proof_id}: {n}" for n in verdict.get("incidents", []) if isinstance(n, str)]
+        incidents += [f"{proof_id}: {n}" for n in incidents_of(proof_id, disclosure, verdict)]
     return {"citees": len(cited), "conditions_1_2_remplies": met, "echouees": failed, "en_attente": pending,
             "non_verifie": sorted(unchecked), "incidents": incidents}
 
