@@ -213,7 +213,8 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
         print(f"corpus freeze-check: not anchored yet: no {places.anchor} and no --anchor ('corpus freeze-anchor' "
               "publishes the proof of the call)", file=sys.stderr)
     elif anchor is not None and not anchored:
-        how = ("an opened pair: its chain and signature are not verified offline" if anchor.proof.is_pair else
+        how = anchor.v3_words() or ("an opened pair: its chain and signature are not verified offline"
+                                    if anchor.proof.is_pair else
                f"made at {anchor.proof.timestamp} (Trust Layer's time, bound by the chain), chain and signature "
                "verified against the pinned key")
         print(f"corpus freeze-check: anchor {anchor.proof_id} is the proof of GET "

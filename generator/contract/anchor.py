@@ -149,6 +149,15 @@ class Anchor:
         return cls(proof, value["proof"], key, fingerprint, (tsa["ca_pem"].encode("ascii", "replace"), cert),
                    value["heure"])
 
+    def v3_words(self) -> str:
+        """What was verified of a 3.x anchor, said by freeze-check and score (empty for a 1.2 proof)."""
+        if not isinstance(self.proof, ProofV3):
+            return ""
+        when = f"its RFC 3161 token at {self.heure} (the season's opening)" if self.heure else "its token"
+        return (f"spec {self.proof.spec_version}: commitments root, signature by the pinned key, batch inclusion, "
+                f"{when} by the pinned authority, the owner's pairs opening the call and the challenge's key; "
+                "Rekor not checked offline")
+
     @property
     def opening(self) -> str | None:
         """When the season opens: a 3.x anchor's token time, else the 1.2 proof's time."""

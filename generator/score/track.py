@@ -61,8 +61,9 @@ def freeze_status(root: Path, salt_file: Path | None, places: Places, anchor_fil
         raise ScoreRefused(f"the season is frozen ({record}) and {places.anchor} is not published: give --anchor, "
                            f"the proof of the call GET {places.served_record} through the proxy; the scorer "
                            "checks that it opens to this very record before any score (spec §8.5)")
-    how = ("an opened pair: chain and signature not verified offline" if anchor.proof.is_pair else
-           f"made at {anchor.proof.timestamp}, chain and signature verified against the pinned Trust Layer key")
+    how = anchor.v3_words() or ("an opened pair: chain and signature not verified offline" if anchor.proof.is_pair
+                                else f"made at {anchor.proof.timestamp}, chain and signature verified against the "
+                                "pinned Trust Layer key")
     return {"statut": "verifie", "ancre": anchor.proof_id,
             "detail": f"{record}: anchored by {anchor.proof_id} ({how}); manifest hash, task statements hash and "
                       "key commitment match"}
