@@ -43,7 +43,8 @@ def proof_lines(report: dict[str, Any]) -> list[str]:
         return [head + "vérifiées (--proofs)"]
     cited, met = summary["citees"], summary["conditions_1_2_remplies"]
     if cited and met == cited:
-        lines = [f"conditions 1 et 2 vérifiées: les {cited} preuve(s) citée(s) les remplissent"]
+        rest = " (hors ce qui suit, non vérifiable hors ligne)" if summary["non_verifie"] else ""
+        lines = [f"conditions 1 et 2 vérifiées: les {cited} preuve(s) citée(s) les remplissent{rest}"]
     else:
         lines = [head + f"{met} preuve(s) les remplissent, {summary['echouees']} échouent, "
                  f"{summary['en_attente']} en attente, sur {cited} citée(s)"]
