@@ -308,7 +308,7 @@ def register(sub: Subparsers) -> None:
                                                "<freeze folder>/anchor.json; spec §8.5)")
     add_pinned_options(p)
     p.add_argument("--tsa-ca", type=Path, help="with a --proofs folder: the CA bundle of the timestamp authority; "
-                                               "each proof's RFC 3161 token is then verified with openssl")
+                                               "each proof's RFC 3161 token is then verified (rfc3161-client)")
     p.add_argument("--tsa-cert", type=Path, help="the authority's signing certificate, which Trust Layer's tokens "
                                                  "do not carry")
     p.add_argument("--season-close", metavar="YYYY-MM-DDTHH:MM:SSZ",

@@ -1,18 +1,19 @@
 """Submissions' proofs as Trust Layer serves them, judged offline for conditions 1 and 2 (spec §4.1).
 
 ``--proofs`` may be a folder of proof JSONs, one per ``proof_id``. Each becomes the verdict the scorer reads
-(``{"valide", "identite_liee"}``, as a third-party verification file gives it) with the reasons in words:
-condition 1 from the chain hash and the Ed25519 signature against the pinned Trust Layer key; condition 2
-as §4.1 words it, so below ``spec_version`` 3.1 the identity a proof carries is covered by no anchor and is
-not receivable. The proof's time is the RFC 3161 token's (never Trust Layer's ``timestamp``), verified with
-openssl against the authority given and kept within the season (from the anchor's time to the close, when
-given); a proof without a token, or no authority or no openssl at hand, says its time was not verified
-offline. A proof whose token Trust Layer has not got yet (``timestamp_authority.status`` ``submitted``) is
-neither valid nor invalid: ``{"en_attente": true}``, and the submission citing it gets no score until the
-scoring is replayed (spec §4.1, "preuve en attente d'ancrage"); one whose chain or signature fails is invalid
-at once. The flat hashes are kept: one that differs from the opened pair of the submission is a Trust Layer
-incident (``generator/score/assertion.py``).
+(``{"valide", "identite_liee"}``, as a third-party verification file gives it) with the reasons in words.
+One dispatch on ``spec_version``: from 3.0 on (the season's proxy) :func:`verdict_v3` reads the public view
+(``generator/contract/proof_v3.py``: commitments root, signature on a pinned key, batch inclusion, the batch
+root's RFC 3161 token within the season; condition 2 from ``disclosed``) and leaves ``engagements`` and the
+opened DID to the assertion, which holds the submission's pairs and ``agent_did``. Below 3.0,
+:func:`verdict_of`: chain hash and Ed25519 signature against the pinned key, the token over the chain (a
+proof whose token is still ``submitted`` is en attente), and an identity that no anchor covers, not
+receivable for condition 2. The proof's time is always the RFC 3161 token's (never Trust Layer's
+``timestamp``), within the season (from the anchor's time to the close, when given); without an authority,
+the verdict says its time was not verified offline. A pending proof is neither valid nor invalid:
+``{"en_attente": true}``, and the submission citing it gets no score until the scoring is replayed.
 """
+
 
 from __future__ import annotations
 
