@@ -192,3 +192,19 @@ def test_an_edited_published_anchor_fails_freeze_check(frozen: tuple[ScoreWorld,
     capsys.readouterr()
     assert main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt)]) == 1
     assert "heure: 2020-01-01T00:00:00Z is not the token's time" in capsys.readouterr().err
+
+
+def test_freeze_check_verifies_a_3_1_anchor_given_with_the_authority(frozen: tuple[ScoreWorld, Path],
+                                                                     tmp_path: Path, authority: Authority,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Before it is published, an anchor is checked with --anchor and the authority pinned on the line."""
+    world, salt = frozen
+    issuer = Issuer(authority)
+    path = tmp_path / "anchor-proof.json"
+    path.write_text(json.dumps(_anchoring_proof(world.root, issuer).full()), "utf-8")
+    base = ["freeze-check", "--root", str(world.root), "--salt-file", str(salt), "--anchor", str(path),
+            "--trust-layer-key", issuer.key, "--challenge-key-fingerprint", FINGERPRINT]
+    assert main(base) == 1
+    assert "give --tsa-ca and --tsa-cert" in capsys.readouterr().err
+    assert main([*base, "--tsa-ca", str(authority.ca), "--tsa-cert", str(authority.cert)]) == 0
+    assert "passed" in capsys.readouterr().err

@@ -342,3 +342,24 @@ def test_without_the_authority_the_header_does_not_say_verified(world: ScoreWorl
                  "--trust-layer-key", issuer.key]) == 0
     out = capsys.readouterr().out
     assert "non vérifié hors ligne: the RFC 3161 token is not verified (no --tsa-ca given)" in out
+
+
+@needs_openssl
+def test_an_unusable_pinned_authority_is_one_line_not_every_proof_invalid(
+        world: ScoreWorld, tmp_path: Path, authority: Authority, capsys: pytest.CaptureFixture[str]) -> None:
+    sub = _proper_ids(submission(world, "conf-01", "conforme", HONEST_01))
+    (tmp_path / "conf-01.json").write_text(json.dumps(sub), "utf-8")
+    folder = tmp_path / "proofs"
+    folder.mkdir()
+    issuer = Issuer(authority)
+    for proof_id, p in sub["disclosures"].items():
+        proof = issuer.proof(p["request_hash"]["value"], p["response_hash"]["value"], agent_did=sub["agent_did"],
+                             proof_id=proof_id)
+        (folder / f"{proof_id}.json").write_text(json.dumps(proof.public()), "utf-8")
+    not_pem = tmp_path / "ca.pem"
+    not_pem.write_text("not a certificate\n", "ascii")
+    report = tmp_path / "report.json"
+    assert main(["score", str(tmp_path / "conf-01.json"), "--root", str(world.root), "--proofs", str(folder),
+                 "--trust-layer-key", issuer.key, "--tsa-ca", str(not_pem), "--json", str(report)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "ca.pem: not PEM certificates" in err[0] and not report.exists()

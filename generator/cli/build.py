@@ -31,6 +31,7 @@ from generator.cli.score import (
     judged_proofs,
     key_fingerprint,
     load_proofs,
+    pinned_window,
     trust_layer_key,
 )
 from generator.compiler.pipeline import build, check
@@ -205,7 +206,7 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
     if is_frozen(args.root, places):
         anchor, anchored = check_anchor(args.root, places, args.anchor, proofs,
                                         anchor_key(args.trust_layer_key, args.root, places),
-                                        args.challenge_key_fingerprint)
+                                        args.challenge_key_fingerprint, pinned_window(args))
         problems += anchored
         if args.url is not None:
             problems += _served_problems(args, places)
@@ -345,6 +346,9 @@ def register(sub: Subparsers) -> None:
     add_pinned_options(p)
     p.add_argument("--proofs", type=Path, help="the third-party proof verification (as corpus score --proofs): an "
                                                "opened pair must be held valid and bound there")
+    p.add_argument("--tsa-ca", type=Path, help="a 3.x --anchor not yet published: the pinned timestamp "
+                                               "authority's CA bundle (the published corpus-anchor/2 holds it)")
+    p.add_argument("--tsa-cert", type=Path, help="with --tsa-ca: the authority's signing certificate")
     p.add_argument("--url", help="base URL of a running server: fetch the record at the track's gel_servi (with "
                                  "--secret-file) and compare it byte for byte")
     p.add_argument("--secret-file", type=Path, help="file of accepted secrets (the first is sent), with --url")

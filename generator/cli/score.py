@@ -20,7 +20,7 @@ from generator.base.output_places import key_output_file, not_an_input
 from generator.cli.options import PROBLEM, Subparsers
 from generator.contract.anchor import Anchor
 from generator.contract.places import Places
-from generator.contract.proof_v3 import ProofV3, is_v3, read_v3
+from generator.contract.proof_v3 import ProofV3, Window, is_v3, read_v3
 from generator.contract.trust_proof import ProofError, TrustProof, check_fingerprint, public_key, read_proof
 from generator.contract.tsa_token import Authority
 from generator.score.entry import FormatDefects
@@ -137,6 +137,13 @@ def judged_proofs(loaded: Any, args: argparse.Namespace, places: Places) -> Any:
                     _utc(opening, f"{places.anchor}: heure") if opening else None,
                     _utc(close, "--season-close") if close else None)
     return verdicts(loaded.proofs, keys, season)
+
+
+def pinned_window(args: argparse.Namespace) -> Window | None:
+    """``--tsa-ca`` / ``--tsa-cert`` as the window a 3.x anchor given with ``--anchor`` is checked in (the
+    published ``corpus-anchor/2`` carries its own)."""
+    tsa_ca, tsa_cert = getattr(args, "tsa_ca", None), getattr(args, "tsa_cert", None)
+    return Window(*Authority(tsa_ca, tsa_cert).pems()) if tsa_ca is not None else None
 
 
 def anchor_key(keys: list[str] | None, root: Path, places: Places) -> str | None:
@@ -256,7 +263,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
                                    salt_file=args.salt_file, anchor_file=args.anchor,
                                    trust_layer_key=anchor_key(args.trust_layer_key, args.root, track.places),
-                                   fingerprint=args.challenge_key_fingerprint)
+                                   fingerprint=args.challenge_key_fingerprint, window=pinned_window(args))
     except DuplicateTask as exc:
         print(f"corpus score: {exc.task_id} is submitted by {', '.join(str(files[i]) for i in exc.positions)}: "
               "the season keeps the last one recorded; give one file per task", file=sys.stderr)

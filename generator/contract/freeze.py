@@ -330,8 +330,8 @@ def _pinned(option: str | None, published: str | None, what: str, flag: str) -> 
 
 
 def check_anchor(root: Path, places: Places, anchor_file: Path | None, proofs: dict[str, Any] | None = None,
-                 trust_layer_key: str | None = None,
-                 fingerprint: str | None = None) -> tuple[Anchor | None, list[str]]:
+                 trust_layer_key: str | None = None, fingerprint: str | None = None,
+                 window: Window | None = None) -> tuple[Anchor | None, list[str]]:
     """The anchor and why it is not the proof of the record served (spec §8.3, §8.5); ``(None, [])`` when no
     anchor is given nor published. ``anchor_file`` overrides the published ``<freeze folder>/anchor.json``; the
     Trust Layer key and the challenge key's fingerprint default to those the published anchor states. With
@@ -347,7 +347,8 @@ def check_anchor(root: Path, places: Places, anchor_file: Path | None, proofs: d
                             "Trust Layer key", "--trust-layer-key")
     fingerprint, more = _pinned(fingerprint, published.fingerprint if published else None,
                                 "challenge key fingerprint", "--challenge-key-fingerprint")
-    window = Window(*published.authority) if published and published.authority and not anchor.authority else None
+    if window is None and published and published.authority and not anchor.authority:
+        window = Window(*published.authority)  # a 3.x --anchor checked with the published authority
     problems += more + anchor_problems(anchor, record_call_of(root, places), key, fingerprint, window)
     if proofs is not None and anchor.proof.is_pair:
         verdict = proofs.get(anchor.proof_id)

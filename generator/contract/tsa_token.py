@@ -38,13 +38,14 @@ class Authority:
     cert_file: Path | None = None
 
     def pems(self) -> tuple[bytes, bytes | None]:
-        """The PEM bytes of the CA bundle and of the certificate (kept in a published anchor)."""
+        """The PEM bytes of the CA bundle and of the certificate (kept in a published anchor), checked."""
         try:
             ca = read_bounded(self.ca_file, PEM_LIMIT)
             cert = read_bounded(self.cert_file, PEM_LIMIT) if self.cert_file else None
         except OSError as exc:
             raise TokenError(f"{exc.filename or self.ca_file}: cannot read the authority's PEM file "
                              f"({exc.strerror or exc})") from None
+        check_authority(ca, cert, str(self.ca_file))
         return ca, cert
 
 
@@ -54,6 +55,15 @@ def _certificates(data: bytes, what: str) -> list[x509.Certificate]:
     except ValueError:
         raise TokenError(f"{what}: not PEM certificates") from None
     return found
+
+
+def check_authority(ca_pem: bytes, cert_pem: bytes | None, what: str = "--tsa-ca") -> None:
+    """Refuse unusable pinned PEMs before any proof is judged: an operator's mistake must be one line, never
+    every participant's proof turned invalid."""
+    if not _certificates(ca_pem, what):
+        raise TokenError(f"{what}: holds no certificate")
+    if cert_pem is not None and len(_certificates(cert_pem, "--tsa-cert")) != 1:
+        raise TokenError("--tsa-cert: expected exactly one PEM certificate")
 
 
 def decode(tsr_base64: str) -> TimeStampResponse:

@@ -128,6 +128,6 @@ def verdicts(proofs: dict[str, AnyProof], pinned_keys: str | Sequence[str],
     ``proof_id``; a 1.2 proof against the first pinned key, a 3.x one against any (a key rotation)."""
     keys = [pinned_keys] if isinstance(pinned_keys, str) else list(pinned_keys)
     season = season or Season()
-    window = window_of(season) if any(isinstance(p, ProofV3) for p in proofs.values()) else Window()
+    window = window_of(season)  # the pinned PEMs read and checked once, before any proof is judged
     return {proof_id: verdict_v3(proof, keys, window) if isinstance(proof, ProofV3)
             else verdict_of(proof, keys[0], season) for proof_id, proof in sorted(proofs.items())}

@@ -13,6 +13,7 @@ from generator.base.errors import FreezeRecordError, ManifestError
 from generator.contract.anchor import AnchorError
 from generator.contract.freeze import check_anchor, check_freeze, is_frozen, read_salt
 from generator.contract.places import Places
+from generator.contract.proof_v3 import Window
 from generator.score.assertion import CAUSES, Proofs, conditions_1_2, incidents_of
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused, ScoringInputs, load_inputs
@@ -25,7 +26,7 @@ FORMAT = "corpus-score/1"
 
 def freeze_status(root: Path, salt_file: Path | None, places: Places, anchor_file: Path | None = None,
                   proofs: dict[str, Any] | None = None, trust_layer_key: str | None = None,
-                  fingerprint: str | None = None) -> dict[str, Any]:
+                  fingerprint: str | None = None, window: Window | None = None) -> dict[str, Any]:
     """``{"statut": "non_gele"}`` before the freeze; after it, the whole check passes or scoring is refused.
 
     Frozen means the track's freeze folder holds a record or an anchor: a record then missing, a FIFO, a
@@ -52,7 +53,7 @@ def freeze_status(root: Path, salt_file: Path | None, places: Places, anchor_fil
         problems = check_freeze(root, salt_file, places)
         if problems:
             raise ScoreRefused(refused + "; ".join(problems))
-        anchor, problems = check_anchor(root, places, anchor_file, proofs, trust_layer_key, fingerprint)
+        anchor, problems = check_anchor(root, places, anchor_file, proofs, trust_layer_key, fingerprint, window)
     except (FreezeRecordError, AnchorError, ManifestError) as exc:
         raise ScoreRefused(f"{refused}{exc}") from None
     if problems:
@@ -221,7 +222,8 @@ def score_with(inputs: ScoringInputs, submissions: list[Any], proofs: Proofs | N
 def score_submissions(submissions: list[dict[str, Any]], *, root: Path, track: Track,
                       proofs: dict[str, Any] | None = None,
                       salt_file: Path | None = None, anchor_file: Path | None = None,
-                      trust_layer_key: str | None = None, fingerprint: str | None = None) -> dict[str, Any]:
+                      trust_layer_key: str | None = None, fingerprint: str | None = None,
+                      window: Window | None = None) -> dict[str, Any]:
     """Score a participant's submissions (parsed §4 JSON objects, at most one per task) against ``root``.
 
     ``root`` is the repository root holding the track's trees (conformité: ``build/``, ``manifest/``,
@@ -232,6 +234,6 @@ def score_submissions(submissions: list[dict[str, Any]], *, root: Path, track: T
     Raises :class:`ScoreRefused` when the freeze check fails, :class:`ScoreInputError` on unusable inputs.
     """
     checked = None if proofs is None else check_proofs(proofs)
-    gel = freeze_status(root, salt_file, track.places, anchor_file, checked, trust_layer_key, fingerprint)
+    gel = freeze_status(root, salt_file, track.places, anchor_file, checked, trust_layer_key, fingerprint, window)
     inputs = load_inputs(root, track)
     return score_with(inputs, submissions, checked, gel)
