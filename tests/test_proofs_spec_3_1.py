@@ -363,3 +363,13 @@ def test_an_unusable_pinned_authority_is_one_line_not_every_proof_invalid(
                  "--trust-layer-key", issuer.key, "--tsa-ca", str(not_pem), "--json", str(report)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "ca.pem: not PEM certificates" in err[0] and not report.exists()
+
+
+@needs_openssl
+def test_a_proof_without_batch_anchor_is_invalid_not_pending(world: ScoreWorld, tmp_path: Path,
+                                                             authority: Authority) -> None:
+    """Stripping ``batch_anchor`` must not buy an endless "en attente": the chain is in no anchored batch."""
+    report, _ = score_31(world, tmp_path, authority, after=lambda i, p, ctx: ctx["view"].pop("batch_anchor"))
+    assert report["en_attente"] == []
+    for a in _assertions(report):
+        assert a["cause"] == "preuve_invalide" and "batch_anchor: missing" in a["detail"]

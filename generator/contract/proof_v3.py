@@ -107,8 +107,10 @@ class ProofV3:
 
     @property
     def pending(self) -> bool:
-        """The batch is not closed yet: neither valid nor invalid (spec §4.1, "en attente")."""
-        return self.batch is None or self.batch.status == "pending"
+        """The batch is not closed yet: neither valid nor invalid (spec §4.1, "en attente"). A proof with no
+        ``batch_anchor`` at all is not pending but unanchored (condition 1 fails): stripping the block must
+        not buy a submission an endless "en attente"."""
+        return self.batch is not None and self.batch.status == "pending"
 
 
 def _shown(value: Any, limit: int = 60) -> str:
@@ -283,7 +285,9 @@ def _signature_key(proof: ProofV3, keys: Sequence[str]) -> tuple[str | None, str
 
 def _batch_problem(proof: ProofV3) -> str:
     batch = proof.batch
-    assert batch is not None and batch.root is not None
+    if batch is None:
+        return "batch_anchor: missing: the chain is in no anchored batch"
+    assert batch.root is not None
     if batch.status != "anchored":
         return f"batch_anchor.status: {_shown(batch.status)}, not anchored"
     index, size = batch.leaf_index, batch.tree_size
