@@ -373,3 +373,23 @@ def test_a_proof_without_batch_anchor_is_invalid_not_pending(world: ScoreWorld, 
     assert report["en_attente"] == []
     for a in _assertions(report):
         assert a["cause"] == "preuve_invalide" and "batch_anchor: missing" in a["detail"]
+
+
+@needs_openssl
+def test_the_harness_shows_the_honest_answer_and_each_variants_cause() -> None:
+    """bars/proofs-spec-3-1 on the repository's season: the honest blind answer 10/10 with nothing unsupported,
+    and each of the twelve variants ending with the cause the spec names."""
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run([sys.executable, str(root / "bench" / "proofs_spec_3_1.py")], cwd=root,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    assert "réussite 10/10, unsupported 0 of" in lines[0] and "conditions 1 et 2 met by" in lines[0]
+    expected = {1: "preuve_invalide", 2: "preuve_invalide", 3: "preuve_invalide", 4: "preuve_invalide",
+                5: "preuve_invalide", 6: "preuve_invalide", 7: "identite_non_liee", 8: "identite_non_liee",
+                9: "identite_non_liee", 10: "identite_non_liee", 11: "en attente", 12: "Trust Layer incident"}
+    for number, cause in expected.items():
+        line = next(line for line in lines if line.startswith(f"{number:2d}. "))
+        assert cause in line, line
