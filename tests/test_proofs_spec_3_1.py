@@ -393,3 +393,34 @@ def test_the_harness_shows_the_honest_answer_and_each_variants_cause() -> None:
     for number, cause in expected.items():
         line = next(line for line in lines if line.startswith(f"{number:2d}. "))
         assert cause in line, line
+
+
+@needs_openssl
+@pytest.mark.parametrize(("edit", "words"), [
+    (lambda v: v.__setitem__("commitments", ["not", "an", "object"]), "commitments: expected an object"),
+    (lambda v: v.__setitem__("commitments", {}), "commitments: empty"),
+    (lambda v: v["commitments"].__setitem__("seller", "sha256:XYZ"), "commitments.seller: expected sha256:"),
+    (lambda v: v["batch_anchor"].__setitem__("audit_path", "f3"), "batch_anchor.audit_path: expected a list"),
+    (lambda v: v["disclosed"].__setitem__("agent_identity", {"nonce": 1}), "disclosed.agent_identity: expected"),
+], ids=["commitments a list", "no commitment", "a commitment not a hash", "audit_path a string",
+        "a disclosed pair of another shape"])
+def test_a_3_1_proof_of_another_shape_is_one_line(world: ScoreWorld, tmp_path: Path, authority: Authority,
+                                                  edit: Callable[[dict[str, Any]], None], words: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    sub = _proper_ids(submission(world, "conf-01", "conforme", HONEST_01))
+    (tmp_path / "conf-01.json").write_text(json.dumps(sub), "utf-8")
+    folder = tmp_path / "proofs"
+    folder.mkdir()
+    issuer = Issuer(authority)
+    issued = [issuer.proof(p["request_hash"]["value"], p["response_hash"]["value"], agent_did=sub["agent_did"],
+                           proof_id=i) for i, p in sorted(sub["disclosures"].items())]
+    issuer.close_batch(issued)
+    for number, proof in enumerate(issued):
+        view = proof.public()
+        if number == 0:
+            edit(view)
+        (folder / f"{proof.proof_id}.json").write_text(json.dumps(view), "utf-8")
+    assert main(["score", str(tmp_path / "conf-01.json"), "--root", str(world.root), "--proofs", str(folder),
+                 "--trust-layer-key", issuer.key]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{issued[0].proof_id}.json: {words}" in err[0], err

@@ -26,7 +26,13 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from generator.contract.merkle import MerkleError, commitment, commitments_root, inclusion_root, leaf
-from generator.contract.trust_proof import KEY_PREFIX, ProofError, bare_hash, public_key
+from generator.contract.trust_proof import (
+    KEY_PREFIX,
+    ProofError,
+    _shown,  # one way to quote a served value in a message
+    bare_hash,
+    public_key,
+)
 from generator.contract.tsa_token import TokenError, verified_time
 
 IDENTITY_FIELDS = ("agent_identity", "agent_identity_verified", "did_resolution_status")
@@ -111,11 +117,6 @@ class ProofV3:
         ``batch_anchor`` at all is not pending but unanchored (condition 1 fails): stripping the block must
         not buy a submission an endless "en attente"."""
         return self.batch is not None and self.batch.status == "pending"
-
-
-def _shown(value: Any, limit: int = 60) -> str:
-    text = f"'{value}'" if isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _object(value: Any, name: str, *, optional: bool = False) -> dict[str, Any] | None:
