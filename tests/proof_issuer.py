@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from trust_layer_fixtures import Authority
@@ -139,13 +141,47 @@ class Issued:
         return {"request_hash": self.pair("request_hash"), "response_hash": self.pair("response_hash")}
 
 
+class RekorLog:
+    """A transparency log of the tests shaped as Rekor's API answers (``GET /api/v1/log/entries/{uuid}``):
+    a hashedrekord entry per batch, its signed entry timestamp by the log's ECDSA P-256 key."""
+
+    def __init__(self) -> None:
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        self.submitter = ec.generate_private_key(ec.SECP256R1())  # Trust Layer's own Rekor key
+        self.index = 2818513499
+
+    def pem(self) -> bytes:
+        return self.key.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+
+    def entry(self, artifact_hex: str) -> tuple[str, dict[str, Any]]:
+        """``(uuid, entry)`` logging ``artifact_hex`` as UTF-8, as Trust Layer submits a batch root."""
+        artifact = artifact_hex.encode()
+        public = self.submitter.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+        signature = base64.b64encode(self.submitter.sign(artifact, ec.ECDSA(hashes.SHA256()))).decode()
+        digest = {"algorithm": "sha256", "value": hashlib.sha256(artifact).hexdigest()}
+        record = {"apiVersion": "0.0.1", "kind": "hashedrekord",
+                  "spec": {"data": {"hash": digest},
+                           "signature": {"content": signature,
+                                         "publicKey": {"content": base64.b64encode(public).decode()}}}}
+        body = base64.b64encode(canonical(record).encode()).decode()
+        self.index += 1
+        der = self.key.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+        fields = {"body": body, "integratedTime": 1796380800, "logID": hashlib.sha256(der).hexdigest(),
+                  "logIndex": self.index}
+        signed = self.key.sign(canonical(fields).encode(), ec.ECDSA(hashes.SHA256()))
+        uuid = "24296fb24b8ad77a" + hashlib.sha256(b"\x00" + base64.b64decode(body)).hexdigest()
+        return uuid, {**fields, "verification": {"signedEntryTimestamp": base64.b64encode(signed).decode()}}
+
+
 class Issuer:
     """A Trust Layer of the tests: its signing key, a local RFC 3161 authority, batches of any size."""
 
-    def __init__(self, authority: Authority | None, private: Ed25519PrivateKey | None = None) -> None:
+    def __init__(self, authority: Authority | None, private: Ed25519PrivateKey | None = None,
+                 rekor: RekorLog | None = None) -> None:
         self.private = private or Ed25519PrivateKey.generate()
         self.key = public_text(self.private)
         self.authority = authority
+        self.rekor = rekor  # None: the transparency_log as Trust Layer serves it (uuid and index only)
 
     def proof(self, request_hash: str, response_hash: str, *, agent_did: str | None, api_key: str = "participant",
               proof_id: str | None = None, spec: str = "3.1", verified: bool | None = True,
@@ -188,6 +224,7 @@ class Issuer:
         chains += [bytes.fromhex(p.chain) for p in proofs]
         root = mth(chains).hex()
         token = self.authority.stamp(root) if self.authority is not None else None
+        logged = self.rekor.entry(root) if self.rekor is not None else None
         for offset, issued in enumerate(proofs):
             index = others + offset
             issued.batch_anchor = {"status": "anchored", "batch_id": batch_id, "leaf_index": index,
@@ -199,4 +236,7 @@ class Issuer:
             issued.transparency_log = {"provider": "sigstore-rekor", "status": "verified",
                                        "uuid": "24296fb24b8ad77a" + root[:48], "log_index": 2818513499,
                                        "integrated_time": 1796380800, "anchored": "batch_root"}
+            if logged is not None:
+                issued.transparency_log.update({"uuid": logged[0], "log_index": logged[1]["logIndex"],
+                                                "entry": copy.deepcopy(logged[1])})
         return root

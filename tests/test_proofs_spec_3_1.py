@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from proof_issuer import Issued, Issuer, audit_path, commit, mth, proof_id_at, public_text
+from proof_issuer import Issued, Issuer, RekorLog, audit_path, commit, mth, proof_id_at, public_text
 from score_fixtures import HONEST_01, ScoreWorld, make_score_world, submission
 from trust_layer_fixtures import Authority
 
@@ -424,3 +424,68 @@ def test_a_3_1_proof_of_another_shape_is_one_line(world: ScoreWorld, tmp_path: P
                  "--trust-layer-key", issuer.key]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{issued[0].proof_id}.json: {words}" in err[0], err
+
+
+# ------------------------------------------------------------------------------ Rekor, when the entry is carried
+
+
+def _rekor_key(tmp_path: Path, log: RekorLog) -> str:
+    path = tmp_path / "rekor.pub"
+    path.write_bytes(log.pem())
+    return str(path)
+
+
+@needs_openssl
+def test_a_carried_rekor_entry_verifies_on_the_pinned_rekor_key(world: ScoreWorld, tmp_path: Path,
+                                                               authority: Authority,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    log = RekorLog()
+    report, _ = score_31(world, tmp_path, authority, issuer=Issuer(authority, rekor=log),
+                         extra=("--rekor-key", _rekor_key(tmp_path, log)))
+    assert [a["statut"] for a in _assertions(report)] == ["etayee", "etayee"]
+    assert report["preuves"]["non_verifie"] == [] and "Rekor not checked" not in capsys.readouterr().out
+
+
+@needs_openssl
+def test_a_carried_rekor_entry_without_the_key_is_said_not_checked(world: ScoreWorld, tmp_path: Path,
+                                                                  authority: Authority) -> None:
+    report, _ = score_31(world, tmp_path, authority, issuer=Issuer(authority, rekor=RekorLog()))
+    assert report["preuves"]["non_verifie"] == [
+        "Rekor not checked offline: the proofs carry their Rekor entries, but no --rekor-key is pinned"]
+
+
+def _other_log_entry(issuer: Issuer, proof: Issued, ctx: dict[str, Any]) -> None:
+    uuid, entry = RekorLog().entry(proof.batch_anchor["root"].removeprefix("sha256:"))
+    ctx["view"]["transparency_log"].update({"uuid": uuid, "entry": entry})
+
+
+def _other_artifact(issuer: Issuer, proof: Issued, ctx: dict[str, Any]) -> None:
+    assert issuer.rekor is not None
+    uuid, entry = issuer.rekor.entry("0" * 64)
+    ctx["view"]["transparency_log"].update({"uuid": uuid, "entry": entry})
+
+
+def _forged_timestamp(issuer: Issuer, proof: Issued, ctx: dict[str, Any]) -> None:
+    _, forged = RekorLog().entry(proof.batch_anchor["root"].removeprefix("sha256:"))
+    ctx["view"]["transparency_log"]["entry"]["verification"] = forged["verification"]
+
+
+def _uuid_of_another_entry(issuer: Issuer, proof: Issued, ctx: dict[str, Any]) -> None:
+    ctx["view"]["transparency_log"]["uuid"] = "24296fb24b8ad77a" + "ab" * 32
+
+
+@needs_openssl
+@pytest.mark.parametrize(("after", "words"), [
+    (_other_log_entry, "transparency_log.entry.logID: not the pinned Rekor key's log"),
+    (_other_artifact, "transparency_log.entry.body: its hash is not sha256 of the batch root's hex"),
+    (_uuid_of_another_entry, "transparency_log.uuid: not the leaf hash of the entry's body"),
+    (_forged_timestamp, "signedEntryTimestamp: not Rekor's signature (pinned key) over the entry"),
+], ids=["another log", "another artifact", "another uuid", "a forged signed entry timestamp"])
+def test_a_carried_rekor_entry_that_does_not_verify_fails_condition_1(world: ScoreWorld, tmp_path: Path,
+                                                                     authority: Authority, after: Spoil,
+                                                                     words: str) -> None:
+    log = RekorLog()
+    report, _ = score_31(world, tmp_path, authority, issuer=Issuer(authority, rekor=log), after=after,
+                         extra=("--rekor-key", _rekor_key(tmp_path, log)))
+    for a in _assertions(report):
+        assert a["cause"] == "preuve_invalide" and words in a["detail"], a["detail"]

@@ -27,6 +27,7 @@ from generator.cli.options import (
 )
 from generator.cli.score import (
     add_pinned_options,
+    add_rekor_option,
     anchor_key,
     judged_proofs,
     key_fingerprint,
@@ -349,6 +350,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--tsa-ca", type=Path, help="a 3.x --anchor not yet published: the pinned timestamp "
                                                "authority's CA bundle (the published corpus-anchor/2 holds it)")
     p.add_argument("--tsa-cert", type=Path, help="with --tsa-ca: the authority's signing certificate")
+    add_rekor_option(p)
     p.add_argument("--url", help="base URL of a running server: fetch the record at the track's gel_servi (with "
                                  "--secret-file) and compare it byte for byte")
     p.add_argument("--secret-file", type=Path, help="file of accepted secrets (the first is sent), with --url")

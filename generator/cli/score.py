@@ -114,6 +114,14 @@ def _utc(text: str, what: str) -> datetime:
         raise _BadFile(f"{what}: {text!r} is not a UTC time written YYYY-MM-DDTHH:MM:SSZ") from None
 
 
+def _pem(path: Path, flag: str) -> bytes:
+    """A pinned PEM file, read bounded (a FIFO or a huge file is refused in one line)."""
+    try:
+        return read_bounded(path, SUBMISSION_LIMIT)
+    except OSError as exc:
+        raise _BadFile(f"{path}: cannot read ({flag}): {exc.strerror or exc}") from None
+
+
 def judged_proofs(loaded: Any, args: argparse.Namespace, places: Places) -> Any:
     """A :class:`ProofFolder` judged against the pinned key (``--trust-layer-key``, else the published
     anchor's), the token times within the season (from the published anchor's time to ``--season-close``);
@@ -133,9 +141,11 @@ def judged_proofs(loaded: Any, args: argparse.Namespace, places: Places) -> Any:
         if given is not None and not given.is_file():
             raise _BadFile(f"{given}: no such file (--tsa-ca, --tsa-cert: PEM files of the timestamp authority)")
     opening = published.opening if published is not None else None
+    rekor = getattr(args, "rekor_key", None)
     season = Season(Authority(tsa_ca, tsa_cert) if tsa_ca else None,
                     _utc(opening, f"{places.anchor}: heure") if opening else None,
-                    _utc(close, "--season-close") if close else None)
+                    _utc(close, "--season-close") if close else None,
+                    _pem(rekor, "--rekor-key") if rekor is not None else None)
     return verdicts(loaded.proofs, keys, season)
 
 
@@ -199,6 +209,13 @@ def add_pinned_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, metavar="HEX",
                    help="SHA-256 of the challenge's API key, the proof's parties.buyer_fingerprint (default: the "
                         "one the published anchor states)")
+
+
+def add_rekor_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rekor-key", type=Path, metavar="PEM",
+                   help="with a --proofs folder: Rekor's pinned public key (PEM); a 3.x proof that carries its "
+                        "Rekor entry (transparency_log.entry) then has it verified offline; otherwise the report "
+                        "says Rekor was not checked")
 
 
 def _printable(text: str) -> str:
@@ -318,6 +335,7 @@ def register(sub: Subparsers) -> None:
                                                "each proof's RFC 3161 token is then verified (rfc3161-client)")
     p.add_argument("--tsa-cert", type=Path, help="the authority's signing certificate, which Trust Layer's tokens "
                                                  "do not carry")
+    add_rekor_option(p)
     p.add_argument("--season-close", metavar="YYYY-MM-DDTHH:MM:SSZ",
                    help="the close: a token time after it fails condition 1 (the opening is the anchor's time)")
     p.add_argument("--root", type=Path, default=Path.cwd(),

@@ -23,9 +23,11 @@ from datetime import datetime
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from generator.contract.merkle import MerkleError, commitment, commitments_root, inclusion_root, leaf
+from generator.contract.rekor_entry import rekor_problem
 from generator.contract.trust_proof import (
     KEY_PREFIX,
     ProofError,
@@ -247,6 +249,7 @@ class Window:
     cert_pem: bytes | None = None
     opening: datetime | None = None
     closing: datetime | None = None
+    rekor_key: ec.EllipticCurvePublicKey | None = None  # --rekor-key: checks an entry the proof carries
 
 
 @dataclass(frozen=True)
@@ -333,16 +336,23 @@ def _time_problem(proof: ProofV3, window: Window) -> tuple[str, datetime | None,
     return "", when, close
 
 
-def rekor_words(proof: ProofV3) -> str:
-    """What is said of the Rekor entry: Trust Layer serves its uuid and log index only (no entry body, no
-    inclusion proof, no signed entry timestamp), which nothing offline can check with a pinned Rekor key; so
-    it is said, never silent. The same words for every proof, so that a report counts them once."""
-    entry = proof.rekor or {}
-    if entry.get("status") != "verified":
-        return (f"Rekor not checked offline: the batch has no Rekor entry (transparency_log status "
-                f"{_shown(entry.get('status'))})")
-    return ("Rekor not checked offline: the served transparency_log gives only its uuid and log_index, no entry "
-            "body, inclusion proof nor signed entry timestamp that a pinned Rekor key could verify")
+def rekor_check(proof: ProofV3, window: Window) -> tuple[str, str]:
+    """``(problem, unchecked)`` of the batch's Rekor entry. Verified offline only when the proof carries the
+    entry itself (``transparency_log.entry``) and a Rekor key is pinned (:mod:`.rekor_entry`); Trust Layer
+    serves a uuid and a log index only, so otherwise it is said in words, the same for every proof (a report
+    counts them once), never silent."""
+    log = proof.rekor or {}
+    entry = log.get("entry")
+    if entry is not None and window.rekor_key is not None:
+        assert proof.batch is not None and proof.batch.root is not None
+        return rekor_problem(entry, log.get("uuid"), proof.batch.root, window.rekor_key), ""
+    if entry is not None:
+        return "", "Rekor not checked offline: the proofs carry their Rekor entries, but no --rekor-key is pinned"
+    if log.get("status") != "verified":
+        return "", (f"Rekor not checked offline: the batch has no Rekor entry (transparency_log status "
+                    f"{_shown(log.get('status'))})")
+    return "", ("Rekor not checked offline: the served transparency_log gives only its uuid and log_index, no "
+                "entry body, inclusion proof nor signed entry timestamp that a pinned Rekor key could verify")
 
 
 def condition_1(proof: ProofV3, keys: Sequence[str], window: Window) -> Check:
@@ -366,8 +376,9 @@ def condition_1(proof: ProofV3, keys: Sequence[str], window: Window) -> Check:
     if problem:
         return Check([problem], key=key)
     problem, when, unchecked = _time_problem(proof, window)
-    notes = [n for n in (unchecked, rekor_words(proof)) if n]
-    return Check([problem] if problem else [], time=when, key=key, unchecked=notes)
+    logged, not_logged = rekor_check(proof, window)
+    notes = [n for n in (unchecked, not_logged) if n]
+    return Check([p for p in (problem, logged) if p], time=when, key=key, unchecked=notes)
 
 
 # ------------------------------------------------------------------------------ condition 2

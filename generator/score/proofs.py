@@ -31,6 +31,7 @@ from generator.contract.proof_v3 import (
     identity_problem,
     version_of,
 )
+from generator.contract.rekor_entry import load_rekor_key
 from generator.contract.trust_proof import TrustProof, verification_problems
 from generator.contract.tsa_token import Authority, TokenError, token_time
 
@@ -44,6 +45,7 @@ class Season:
     authority: Authority | None = None
     opening: datetime | None = None  # the anchor's time: the season opens after it
     closing: datetime | None = None
+    rekor_pem: bytes | None = None  # --rekor-key: Rekor's public key, for entries a proof carries
 
 
 def _time(proof: TrustProof, season: Season) -> tuple[str, str]:
@@ -94,7 +96,8 @@ def verdict_of(proof: TrustProof, pinned_key: str, season: Season | None = None)
 def window_of(season: Season) -> Window:
     """The season as a 3.x check takes it: the pinned authority's PEM bytes read once."""
     ca, cert = season.authority.pems() if season.authority is not None else (None, None)
-    return Window(ca, cert, season.opening, season.closing)
+    rekor = load_rekor_key(season.rekor_pem) if season.rekor_pem is not None else None
+    return Window(ca, cert, season.opening, season.closing, rekor)
 
 
 def verdict_v3(proof: ProofV3, keys: Sequence[str], window: Window) -> dict[str, Any]:
