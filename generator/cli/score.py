@@ -312,8 +312,9 @@ def register(sub: Subparsers) -> None:
                     "season/cle.json. Rejects at entry (schema, duplicates, disclosures, plafond) and at the "
                     "close (graph, probant fields, common-list entries), checks conditions 3 and 4 and the "
                     "instrument defect, then prints réussite, overclaim and the best constant answer. Conditions "
-                    "1 and 2 need Trust Layer: give their result with --proofs, or they are taken as met and "
-                    "every line says they were not verified. Once the track's freeze folder holds a record or an "
+                    "1 and 2 need Trust Layer's proofs: give a verification file or a folder of proofs with "
+                    "--proofs (proof-spec 3.x verified here offline: docs/proofs-3-1.md), or they are taken as "
+                    "met and every line says they were not verified. Once the track's freeze folder holds a record or an "
                     "anchor, requires --salt-file and the anchor (the published one, or --anchor), and refuses to "
                     "score unless the whole freeze check passes and the anchoring proof verifies (chain, "
                     "signature by the pinned Trust Layer key, the challenge's fingerprint) for the record served.")

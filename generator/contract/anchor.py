@@ -197,7 +197,8 @@ def anchor_problems(anchor: Anchor, call: RecordCall, trust_layer_key: str | Non
         hashes = CallHashes(call.target, call.request_hash, call.response_hash, call.seller, fingerprint)
         problems, check = anchor_v3_problems(proof, hashes, [trust_layer_key] if trust_layer_key else [],
                                              window or Window())
-        if anchor.heure is not None and check.time is not None and parse_time(anchor.heure) != check.time:
+        if anchor.heure is not None and check.time is not None \
+                and parse_time(anchor.heure) != check.time.replace(microsecond=0):  # heure: to the second
             problems.append(f"{where}: heure: {anchor.heure} is not the token's time "
                             f"{check.time:%Y-%m-%dT%H:%M:%SZ}")
         return problems
