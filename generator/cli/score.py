@@ -314,10 +314,11 @@ def register(sub: Subparsers) -> None:
                     "instrument defect, then prints réussite, overclaim and the best constant answer. Conditions "
                     "1 and 2 need Trust Layer's proofs: give a verification file or a folder of proofs with "
                     "--proofs (proof-spec 3.x verified here offline: docs/proofs-3-1.md), or they are taken as "
-                    "met and every line says they were not verified. Once the track's freeze folder holds a record or an "
-                    "anchor, requires --salt-file and the anchor (the published one, or --anchor), and refuses to "
-                    "score unless the whole freeze check passes and the anchoring proof verifies (chain, "
-                    "signature by the pinned Trust Layer key, the challenge's fingerprint) for the record served.")
+                    "met and every line says they were not verified. Once the track's freeze folder holds a "
+                    "record or an anchor, requires --salt-file and the anchor (the published one, or --anchor), "
+                    "and refuses to score unless the whole freeze check passes and the anchoring proof verifies "
+                    "(chain, signature by the pinned Trust Layer key, the challenge's fingerprint) for the record "
+                    "served.")
     p.add_argument("submissions", nargs="+", type=Path, help="submission files, or folders of *.json files")
     p.add_argument("--proofs", type=Path, help='third-party proof verification: {"<proof_id>": {"valide": '
                                                'bool, "identite_liee": bool}}, or a folder of <proof_id>.json '
