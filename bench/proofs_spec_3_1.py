@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: E402
-from proof_issuer import Issued, Issuer, proof_id_at, public_text  # noqa: E402
+from proof_issuer import Issued, Issuer, public_text, with_proxy_ids  # noqa: E402
 from trust_layer_fixtures import Authority  # noqa: E402
 
 from generator.cli.main import main  # noqa: E402
@@ -94,20 +94,6 @@ VARIANTS: list[tuple[str, Spoil | None, Callable[..., None] | None, bool, bool]]
 ]
 
 
-def _renamed(subs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Proof ids of the proxy's form, prf_YYYYMMDD_HHMMSS_<hex>."""
-    now, count = datetime.now(UTC), 0
-    for sub in subs:
-        names = {}
-        for old in sorted(sub["disclosures"]):
-            names[old] = proof_id_at(now, f"{count:06x}")
-            count += 1
-        sub["disclosures"] = {names[k]: v for k, v in sub["disclosures"].items()}
-        for a in sub["assertions"]:
-            a["proof_ids"] = [names[p] for p in a["proof_ids"]]
-    return subs
-
-
 def run(work: Path, issuer: Issuer, authority: Authority, subs: list[dict[str, Any]], *,
         before: Spoil | None = None, after: Callable[..., None] | None = None, past_close: bool = False,
         pending: bool = False) -> tuple[dict[str, Any], str]:
@@ -168,7 +154,7 @@ def main_harness() -> int:
         work = Path(tmp)
         authority = Authority(work / "tsa")
         issuer = Issuer(authority)
-        subs = _renamed(submissions(ROOT, "termes")[0])
+        subs = [with_proxy_ids(s, 1000 * n) for n, s in enumerate(submissions(ROOT, "termes")[0])]
         cited = sum(len(s["disclosures"]) for s in subs)
         (work / "honest").mkdir()
         report, table = run(work / "honest", issuer, authority, subs)

@@ -84,6 +84,18 @@ def proof_id_at(when: datetime, tail: str) -> str:
     return f"prf_{when:%Y%m%d_%H%M%S}_{tail}"
 
 
+def with_proxy_ids(sub: dict[str, Any], start: int = 0) -> dict[str, Any]:
+    """A copy of a §4 submission whose proof ids have the proxy's form (prf_YYYYMMDD_HHMMSS_<hex>), numbered
+    from ``start`` (give each submission of a participant its own range: a proof id names one proof)."""
+    now = datetime.now(UTC)
+    renamed = {old: proof_id_at(now, f"{start + i:06x}") for i, old in enumerate(sorted(sub["disclosures"]))}
+    sub = copy.deepcopy(sub)
+    sub["disclosures"] = {renamed[k]: v for k, v in sub["disclosures"].items()}
+    for a in sub["assertions"]:
+        a["proof_ids"] = [renamed[p] for p in a["proof_ids"]]
+    return sub
+
+
 @dataclass
 class Issued:
     """One proof as the proxy keeps it: chain data, nonces, commitments, and the served parts."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from proof_issuer import Issued, Issuer
+from proof_issuer import Issued, Issuer, with_proxy_ids
 from score_fixtures import HONEST_01, ScoreWorld, anchor_of, make_score_world, submission
 from trackfix import CONFORMITE, ROOT
 from trust_layer_fixtures import CHALLENGE_KEY, FINGERPRINT, Authority
@@ -96,7 +96,7 @@ def test_score_opens_the_season_at_the_anchors_token(frozen: tuple[ScoreWorld, P
     world, salt = frozen
     issuer = Issuer(authority)
     assert _anchor(world.root, _anchoring_proof(world.root, issuer).full(), tmp_path, issuer, authority) == 0
-    sub = submission(world, "conf-01", "conforme", HONEST_01)
+    sub = with_proxy_ids(submission(world, "conf-01", "conforme", HONEST_01))
     issued = [issuer.proof(p["request_hash"]["value"], p["response_hash"]["value"], agent_did=sub["agent_did"],
                            proof_id=i, nonces={s: p[s]["nonce"] for s in ("request_hash", "response_hash")})
               for i, p in sorted(sub["disclosures"].items())]

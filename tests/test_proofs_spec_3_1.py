@@ -7,7 +7,6 @@ and tokens from a local RFC 3161 authority (openssl's server)."""
 from __future__ import annotations
 
 import base64
-import copy
 import hashlib
 import json
 import shutil
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from proof_issuer import Issued, Issuer, RekorLog, audit_path, commit, mth, proof_id_at, public_text
+from proof_issuer import Issued, Issuer, RekorLog, audit_path, commit, mth, public_text, with_proxy_ids
 from score_fixtures import HONEST_01, ScoreWorld, make_score_world, submission
 from trust_layer_fixtures import Authority
 
@@ -116,24 +115,13 @@ Spoil = Callable[[Issuer, Issued, dict[str, Any]], None]
 SOON = datetime.now(UTC) + timedelta(days=1)
 
 
-def _proper_ids(sub: dict[str, Any]) -> dict[str, Any]:
-    """The submission with proof ids of the proxy's form (prf_YYYYMMDD_HHMMSS_<hex>)."""
-    now = datetime.now(UTC)
-    renamed = {old: proof_id_at(now, f"{i:06x}") for i, old in enumerate(sorted(sub["disclosures"]))}
-    sub = copy.deepcopy(sub)
-    sub["disclosures"] = {renamed[k]: v for k, v in sub["disclosures"].items()}
-    for a in sub["assertions"]:
-        a["proof_ids"] = [renamed[p] for p in a["proof_ids"]]
-    return sub
-
-
 def score_31(world: ScoreWorld, tmp_path: Path, authority: Authority, *, before: Spoil | None = None,
              after: Spoil | None = None, close: datetime = SOON, pending: bool = False,
              extra: tuple[str, ...] = (), issuer: Issuer | None = None) -> tuple[dict[str, Any], str]:
     """conf-01 answered honestly, each proof issued in 3.1 for the submission's pairs and DID, in a batch of
     five (three other chains first); ``before`` edits a proof before its batch closes, ``after`` the served
     view or the submission. Returns the corpus-score/1 report and the printed table."""
-    sub = _proper_ids(submission(world, "conf-01", "conforme", HONEST_01))
+    sub = with_proxy_ids(submission(world, "conf-01", "conforme", HONEST_01))
     issuer = issuer or Issuer(authority)
     issued = []
     for proof_id, pair in sorted(sub["disclosures"].items()):
@@ -327,7 +315,7 @@ def test_a_rotated_key_verifies_when_both_are_pinned(world: ScoreWorld, tmp_path
 def test_without_the_authority_the_header_does_not_say_verified(world: ScoreWorld, tmp_path: Path,
                                                                 authority: Authority,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    sub = _proper_ids(submission(world, "conf-01", "conforme", HONEST_01))
+    sub = with_proxy_ids(submission(world, "conf-01", "conforme", HONEST_01))
     issuer = Issuer(authority)
     issued = [issuer.proof(p["request_hash"]["value"], p["response_hash"]["value"], agent_did=sub["agent_did"],
                            proof_id=i, nonces={s: p[s]["nonce"] for s in ("request_hash", "response_hash")})
@@ -347,7 +335,7 @@ def test_without_the_authority_the_header_does_not_say_verified(world: ScoreWorl
 @needs_openssl
 def test_an_unusable_pinned_authority_is_one_line_not_every_proof_invalid(
         world: ScoreWorld, tmp_path: Path, authority: Authority, capsys: pytest.CaptureFixture[str]) -> None:
-    sub = _proper_ids(submission(world, "conf-01", "conforme", HONEST_01))
+    sub = with_proxy_ids(submission(world, "conf-01", "conforme", HONEST_01))
     (tmp_path / "conf-01.json").write_text(json.dumps(sub), "utf-8")
     folder = tmp_path / "proofs"
     folder.mkdir()
@@ -407,7 +395,7 @@ def test_the_harness_shows_the_honest_answer_and_each_variants_cause() -> None:
 def test_a_3_1_proof_of_another_shape_is_one_line(world: ScoreWorld, tmp_path: Path, authority: Authority,
                                                   edit: Callable[[dict[str, Any]], None], words: str,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    sub = _proper_ids(submission(world, "conf-01", "conforme", HONEST_01))
+    sub = with_proxy_ids(submission(world, "conf-01", "conforme", HONEST_01))
     (tmp_path / "conf-01.json").write_text(json.dumps(sub), "utf-8")
     folder = tmp_path / "proofs"
     folder.mkdir()
