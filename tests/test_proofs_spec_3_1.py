@@ -477,3 +477,32 @@ def test_a_carried_rekor_entry_that_does_not_verify_fails_condition_1(world: Sco
                          extra=("--rekor-key", _rekor_key(tmp_path, log)))
     for a in _assertions(report):
         assert a["cause"] == "preuve_invalide" and words in a["detail"], a["detail"]
+
+
+@needs_openssl
+def test_the_close_is_included(world: ScoreWorld, tmp_path: Path, authority: Authority) -> None:
+    """A token stamped at the very second of the close is in the season, one second later it is not (bounds
+    included, spec §4.1); the token's time is read here with the library, independently of the scorer."""
+    from rfc3161_client import decode_timestamp_response
+
+    sub = with_proxy_ids(submission(world, "conf-01", "conforme", HONEST_01))
+    issuer = Issuer(authority)
+    issued = [issuer.proof(p["request_hash"]["value"], p["response_hash"]["value"], agent_did=sub["agent_did"],
+                           proof_id=i, nonces={s: p[s]["nonce"] for s in ("request_hash", "response_hash")})
+              for i, p in sorted(sub["disclosures"].items())]
+    issuer.close_batch(issued, others=2)
+    folder = tmp_path / "proofs"
+    folder.mkdir()
+    for proof in issued:
+        (folder / f"{proof.proof_id}.json").write_text(json.dumps(proof.public()), "utf-8")
+    (tmp_path / "conf-01.json").write_text(json.dumps(sub), "utf-8")
+    token = base64.b64decode(issued[0].timestamp_authority["tsr_base64"])
+    stamped = decode_timestamp_response(token).tst_info.gen_time.replace(tzinfo=UTC, microsecond=0)
+    for close, statut in ((stamped, "etayee"), (stamped - timedelta(seconds=1), "non_etayee")):
+        report = tmp_path / f"report-{statut}.json"
+        assert main(["score", str(tmp_path / "conf-01.json"), "--root", str(world.root), "--proofs", str(folder),
+                     "--trust-layer-key", issuer.key, "--tsa-ca", str(authority.ca), "--tsa-cert",
+                     str(authority.cert), "--season-close", f"{close:%Y-%m-%dT%H:%M:%SZ}", "--json",
+                     str(report)]) == 0
+        result = json.loads(report.read_text("utf-8"))
+        assert [a["statut"] for a in _assertions(result)] == [statut, statut]

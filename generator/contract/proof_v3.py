@@ -102,18 +102,6 @@ class ProofV3:
         return found
 
     @property
-    def request_hash(self) -> str:
-        return str(self.flat.get("request_hash") or "")
-
-    @property
-    def response_hash(self) -> str:
-        return str(self.flat.get("response_hash") or "")
-
-    @property
-    def awaiting_token(self) -> bool:
-        return self.pending
-
-    @property
     def pending(self) -> bool:
         """The batch is not closed yet: neither valid nor invalid (spec §4.1, "en attente"). A proof with no
         ``batch_anchor`` at all is not pending but unanchored (condition 1 fails): stripping the block must
@@ -326,6 +314,7 @@ def _time_problem(proof: ProofV3, window: Window) -> tuple[str, datetime | None,
     except TokenError as exc:
         return str(exc), None, ""
     shown = f"{when:%Y-%m-%dT%H:%M:%SZ}"
+    when = when.replace(microsecond=0)  # the season's bounds are written to the second, and included
     if window.opening is not None and when < window.opening:
         return (f"timestamp_authority: RFC 3161 time {shown} is before the season opened "
                 f"({window.opening:%Y-%m-%dT%H:%M:%SZ}, the anchor's token time)"), when, ""
