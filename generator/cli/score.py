@@ -157,15 +157,10 @@ def pinned_window(args: argparse.Namespace) -> Window | None:
 
 
 def anchor_key(keys: list[str] | None, root: Path, places: Places) -> str | None:
-    """The one pinned key an anchor is checked against when ``--trust-layer-key`` is repeated (a rotation
-    concerns the participants' proofs): the published anchor's when given, else the first."""
-    if not keys or len(keys) == 1:
-        return keys[0] if keys else None
-    if os.path.lexists(root / places.anchor):
-        published = Anchor.read(root / places.anchor).trust_layer_key
-        if published in keys:
-            return published
-    return keys[0]
+    """The one pinned key an anchor is checked against when ``--trust-layer-key`` is repeated: the first
+    given (a rotation concerns the participants' proofs, which verify on any of them); never a key the
+    published anchor names."""
+    return keys[0] if keys else None
 
 
 def load_proofs(path: Path) -> Any:
