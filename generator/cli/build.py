@@ -206,7 +206,7 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
     anchored: list[str] = []
     if is_frozen(args.root, places):
         anchor, anchored = check_anchor(args.root, places, args.anchor, proofs,
-                                        anchor_key(args.trust_layer_key, args.root, places),
+                                        anchor_key(args.trust_layer_key),
                                         args.challenge_key_fingerprint, pinned_window(args))
         problems += anchored
         if args.url is not None:

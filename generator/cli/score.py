@@ -156,7 +156,7 @@ def pinned_window(args: argparse.Namespace) -> Window | None:
     return Window(*Authority(tsa_ca, tsa_cert).pems()) if tsa_ca is not None else None
 
 
-def anchor_key(keys: list[str] | None, root: Path, places: Places) -> str | None:
+def anchor_key(keys: list[str] | None) -> str | None:
     """The one pinned key an anchor is checked against when ``--trust-layer-key`` is repeated: the first
     given (a rotation concerns the participants' proofs, which verify on any of them); never a key the
     published anchor names."""
@@ -274,7 +274,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         proofs = judged_proofs(proofs, args, track.places)
         report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
                                    salt_file=args.salt_file, anchor_file=args.anchor,
-                                   trust_layer_key=anchor_key(args.trust_layer_key, args.root, track.places),
+                                   trust_layer_key=anchor_key(args.trust_layer_key),
                                    fingerprint=args.challenge_key_fingerprint, window=pinned_window(args))
     except DuplicateTask as exc:
         print(f"corpus score: {exc.task_id} is submitted by {', '.join(str(files[i]) for i in exc.positions)}: "
