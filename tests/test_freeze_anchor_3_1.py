@@ -75,7 +75,8 @@ def test_a_3_1_anchor_is_published_and_verified_again_without_the_authority(
     assert published["autorite_horodatage"]["ca_pem"] == authority.ca.read_text("ascii")
     assert published["proof"]["timestamp_authority"]["tsr_base64"] == proof.timestamp_authority["tsr_base64"]
     shutil.rmtree(authority.folder)  # years later: no authority at hand, no proxy
-    assert main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt)]) == 0
+    assert main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt), "--trust-layer-key",
+                 issuer.key]) == 0  # the key is pinned by the operator, never taken from the anchor it checks
     err = capsys.readouterr().err
     assert f"its RFC 3161 token at {published['heure']} (the season's opening)" in err and "passed" in err
 
@@ -109,7 +110,7 @@ def test_score_opens_the_season_at_the_anchors_token(frozen: tuple[ScoreWorld, P
     report = tmp_path / "report.json"
     assert main(["score", str(tmp_path / "conf-01.json"), "--root", str(world.root), "--proofs", str(folder),
                  "--salt-file", str(salt), "--tsa-ca", str(authority.ca), "--tsa-cert", str(authority.cert),
-                 "--json", str(report)]) == 0
+                 "--trust-layer-key", issuer.key, "--json", str(report)]) == 0
     result = json.loads(report.read_text("utf-8"))
     assert result["gel"]["statut"] == "verifie" and "spec 3.1: commitments root" in result["gel"]["detail"]
     assert [a["statut"] for t in result["taches"] for a in t["assertions"]] == ["etayee", "etayee"]
@@ -190,7 +191,8 @@ def test_an_edited_published_anchor_fails_freeze_check(frozen: tuple[ScoreWorld,
     published["heure"] = "2020-01-01T00:00:00Z"  # an earlier opening would let earlier proofs in
     path.write_text(json.dumps(published, indent=2), "utf-8")
     capsys.readouterr()
-    assert main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt)]) == 1
+    assert main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt), "--trust-layer-key",
+                 issuer.key]) == 1
     assert "heure: 2020-01-01T00:00:00Z is not the token's time" in capsys.readouterr().err
 
 

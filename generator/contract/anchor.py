@@ -194,9 +194,11 @@ def anchor_problems(anchor: Anchor, call: RecordCall, trust_layer_key: str | Non
     if isinstance(proof, ProofV3):
         if window is None and anchor.authority is not None:
             window = Window(*anchor.authority)
+        if trust_layer_key is None:
+            return [f"{where}: its signature was not checked against a pinned key: give --trust-layer-key "
+                    "ed25519:<base64url> (the key a proof or a published anchor names proves nothing)"]
         hashes = CallHashes(call.target, call.request_hash, call.response_hash, call.seller, fingerprint)
-        problems, check = anchor_v3_problems(proof, hashes, [trust_layer_key] if trust_layer_key else [],
-                                             window or Window())
+        problems, check = anchor_v3_problems(proof, hashes, [trust_layer_key], window or Window())
         if anchor.heure is not None and check.time is not None \
                 and parse_time(anchor.heure) != check.time.replace(microsecond=0):  # heure: to the second
             problems.append(f"{where}: heure: {anchor.heure} is not the token's time "
