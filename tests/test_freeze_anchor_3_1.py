@@ -210,3 +210,16 @@ def test_freeze_check_verifies_a_3_1_anchor_given_with_the_authority(frozen: tup
     assert "give --tsa-ca and --tsa-cert" in capsys.readouterr().err
     assert main([*base, "--tsa-ca", str(authority.ca), "--tsa-cert", str(authority.cert)]) == 0
     assert "passed" in capsys.readouterr().err
+
+
+def test_a_3_1_anchor_without_a_pinned_key_is_not_trusted(frozen: tuple[ScoreWorld, Path], tmp_path: Path,
+                                                          authority: Authority,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    world, salt = frozen
+    issuer = Issuer(authority)
+    path = tmp_path / "anchor-proof.json"
+    path.write_text(json.dumps(_anchoring_proof(world.root, issuer).full()), "utf-8")
+    assert main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt), "--anchor", str(path),
+                 "--challenge-key-fingerprint", FINGERPRINT, "--tsa-ca", str(authority.ca), "--tsa-cert",
+                 str(authority.cert)]) == 1
+    assert "its signature was not checked against a pinned key" in capsys.readouterr().err
