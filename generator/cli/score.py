@@ -8,17 +8,19 @@ import json
 import os
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from generator.base import strict_json
 from generator.base.atomic_file import FileWriteError, check_target, write_atomic
 from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, kind_of, read_bounded
-from generator.base.errors import GeneratorError, unreadable_text
+from generator.base.errors import GeneratorError, shown_path, unreadable_text
 from generator.base.output_places import key_output_file, not_an_input
 from generator.cli.options import PROBLEM, Subparsers
 from generator.contract.anchor import Anchor
+from generator.contract.anchor_time import AnchorTimeError, parse_instant, proof_time
+from generator.contract.anchor_v3 import parse_time
 from generator.contract.places import Places
 from generator.contract.proof_v3 import ProofV3, Window, is_v3, read_v3
 from generator.contract.trust_proof import ProofError, TrustProof, check_fingerprint, public_key, read_proof
@@ -40,26 +42,26 @@ def _text(path: Path) -> str:
     try:
         data = read_bounded(path, SUBMISSION_LIMIT)
     except ReadRefused as exc:
-        raise _BadFile(str(exc)) from None
+        raise _BadFile(f"{shown_path(path)}: {exc.strerror}") from None
     except OSError as exc:
-        raise _BadFile(f"{path}: cannot read: {exc.strerror}") from None
+        raise _BadFile(f"{shown_path(path)}: cannot read: {exc.strerror}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _BadFile(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        raise _BadFile(f"{shown_path(path)}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _parse(path: Path) -> tuple[Any, list[str]]:
+def _parse(path: Path, what: str = "a submission") -> tuple[Any, list[str]]:
     """A JSON file and its defects (:func:`strict_json.loads`), or ``file:line:column: message``."""
     text = _text(path)
     try:
         return strict_json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _BadFile(f"{path}:{exc.lineno}:{exc.colno}: json: {exc.msg}") from None
+        raise _BadFile(f"{shown_path(path)}:{exc.lineno}:{exc.colno}: json: {exc.msg}") from None
     except ValueError as exc:
-        raise _BadFile(f"{path}: json: {exc}") from None
+        raise _BadFile(f"{shown_path(path)}: json: {exc}") from None
     except RecursionError:
-        raise _BadFile(f"{path}: json: nested too deeply to be a submission") from None
+        raise _BadFile(f"{shown_path(path)}: json: nested too deeply to be {what}") from None
 
 
 def _load_submission(path: Path) -> Any:
@@ -91,7 +93,7 @@ def _proof_folder(path: Path) -> ProofFolder:
         raise _BadFile(f"{path}: no <proof_id>.json proof in this folder")
     proofs: dict[str, TrustProof | ProofV3] = {}
     for file in entries:
-        value, defects = _parse(file)
+        value, defects = _parse(file, "a proof")
         if defects:
             raise _BadFile(f"{file}: {'; '.join(defects)}")
         try:
@@ -102,16 +104,18 @@ def _proof_folder(path: Path) -> ProofFolder:
             raise _BadFile(f"{file}: an opened pair, not a proof: the folder holds proofs as GET /v1/proof/{{id}} "
                            "serves them (the pairs are the submission's disclosures)")
         if file.stem != proof.proof_id:
-            raise _BadFile(f"{file}: holds the proof {proof.proof_id}: name it {proof.proof_id}.json")
+            shown = shown_path(proof.proof_id)
+            raise _BadFile(f"{shown_path(file)}: holds the proof {shown}: name it {shown}.json")
         proofs[proof.proof_id] = proof
     return ProofFolder(path, proofs)
 
 
-def _utc(text: str, what: str) -> datetime:
+def season_close(text: str) -> datetime:
+    """``--season-close``: an ISO 8601 UTC instant, checked whether or not ``--proofs`` is given."""
     try:
-        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        raise _BadFile(f"{what}: {text!r} is not a UTC time written YYYY-MM-DDTHH:MM:SSZ") from None
+        return parse_instant(text, "--season-close")
+    except AnchorTimeError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--season-close: ")) from None
 
 
 def _pem(path: Path, flag: str) -> bytes:
@@ -123,30 +127,39 @@ def _pem(path: Path, flag: str) -> bytes:
 
 
 def judged_proofs(loaded: Any, args: argparse.Namespace, places: Places) -> Any:
-    """A :class:`ProofFolder` judged against the pinned key (``--trust-layer-key``, else the published
-    anchor's), the token times within the season (from the published anchor's time to ``--season-close``);
-    a verification file as it is."""
+    """A :class:`ProofFolder` judged against the pinned key (``--trust-layer-key``, else the track's
+    ``trust_layer_key``; never the published anchor's), the token times within the season (from the published
+    anchor's time, once it passes the time rule, to ``--season-close``); a verification file as it is."""
     if not isinstance(loaded, ProofFolder):
         return loaded
-    keys, published = list(args.trust_layer_key or []), None
-    if os.path.lexists(args.root / places.anchor):
-        published = Anchor.read(args.root / places.anchor)
-        if not keys and published.trust_layer_key:
-            keys = [published.trust_layer_key]
-    if not keys:
-        raise _BadFile(f"{loaded.path}: a folder of proofs is verified against the pinned Trust Layer key: give "
-                       "--trust-layer-key ed25519:<key> (or publish the anchor with corpus freeze-anchor)")
+    keys = list(args.trust_layer_key or []) or ([places.trust_layer_key] if places.trust_layer_key else [])
+    published = Anchor.read(args.root / places.anchor) if os.path.lexists(args.root / places.anchor) else None
+    if not keys:  # never the key an anchor names
+        raise _BadFile(f"{shown_path(loaded.path)}: a folder of proofs is verified against the pinned Trust Layer "
+                       "key: give --trust-layer-key ed25519:<key> (or pin trust_layer_key in the track's "
+                       "track.yaml)")
     tsa_ca, tsa_cert, close = (getattr(args, name, None) for name in ("tsa_ca", "tsa_cert", "season_close"))
     for given in (tsa_ca, tsa_cert):
         if given is not None and not given.is_file():
             raise _BadFile(f"{given}: no such file (--tsa-ca, --tsa-cert: PEM files of the timestamp authority)")
-    opening = published.opening if published is not None else None
     rekor = getattr(args, "rekor_key", None)
-    season = Season(Authority(tsa_ca, tsa_cert) if tsa_ca else None,
-                    _utc(opening, f"{places.anchor}: heure") if opening else None,
-                    _utc(close, "--season-close") if close else None,
+    season = Season(Authority(tsa_ca, tsa_cert) if tsa_ca else None, _opening(published, places), close,
                     _pem(rekor, "--rekor-key") if rekor is not None else None)
     return verdicts(loaded.proofs, keys, season)
+
+
+def _opening(published: Anchor | None, places: Places) -> datetime | None:
+    """When the season opens: a 3.x anchor's RFC 3161 time (verified when it was published, and again by the
+    freeze check), else a 1.2 anchor's time once it passes the anchor's time rule (contract/anchor_time.py)."""
+    if published is None:
+        return None
+    if isinstance(published.proof, ProofV3):
+        return parse_time(published.heure)
+    fields = published.proof.fields
+    try:
+        return proof_time(fields.timestamp, fields.upstream_timestamp) if fields is not None else None
+    except AnchorTimeError as exc:
+        raise _BadFile(f"{places.anchor}: proof: {exc}") from None
 
 
 def pinned_window(args: argparse.Namespace) -> Window | None:
@@ -169,13 +182,13 @@ def load_proofs(path: Path) -> Any:
     be trusted, nor read as absent."""
     if path.is_dir():
         return _proof_folder(path)
-    value, defects = _parse(path)
+    value, defects = _parse(path, "a proofs file")
     if defects:
-        raise _BadFile(f"{path}: {'; '.join(defects)}")
+        raise _BadFile(f"{shown_path(path)}: {'; '.join(defects)}")
     try:
         return check_proofs(value)
     except ScoreInputError as exc:
-        raise _BadFile(f"{path}: {str(exc).removeprefix('proofs: ')}") from None
+        raise _BadFile(f"{shown_path(path)}: {str(exc).removeprefix('proofs: ')}") from None
 
 
 def trust_layer_key(text: str) -> str:
@@ -196,11 +209,14 @@ def key_fingerprint(text: str) -> str:
 
 
 def add_pinned_options(p: argparse.ArgumentParser) -> None:
-    """The two values a proof of Trust Layer's is checked against (default: those of the published anchor)."""
+    """The two values a proof of Trust Layer's is checked against: the key pinned here or in track.yaml, and
+    the challenge key's fingerprint (default: the published anchor's)."""
     p.add_argument("--trust-layer-key", type=trust_layer_key, metavar="ed25519:KEY", action="append",
                    help="the pinned Trust Layer public key (GET /v1/pubkey, ed25519:<base64url>) that must have "
-                        "signed the anchoring proof (default: the one the published anchor states); repeat it "
-                        "for a key rotation: a 3.x proof then verifies on any of them")
+                        "signed the anchoring proof (default: the track's trust_layer_key in track.yaml; never "
+                        "the one the published anchor names: with neither, the anchor's signature is not "
+                        "trusted); repeat it for a key rotation: a 3.x proof then verifies on any of them, the "
+                        "anchor on the first")
     p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, metavar="HEX",
                    help="SHA-256 of the challenge's API key, the proof's parties.buyer_fingerprint (default: the "
                         "one the published anchor states)")
@@ -241,7 +257,7 @@ def submission_files(paths: list[Path]) -> list[Path]:
             try:
                 reason = f"not a regular file ({kind_of(path.stat().st_mode)})"
             except OSError as exc:
-                reason = unreadable_text(path, exc).removeprefix(f"{path}: ")
+                reason = unreadable_text(path, exc).removeprefix(f"{shown_path(path)}: ")
             raise _BadFile(f"{_printable(str(path))}: {reason}: give a submission file or a folder of them")
         else:
             raise _BadFile(f"{path}: no such file or folder")
@@ -269,7 +285,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(f"corpus score: {exc}", file=sys.stderr)
         return PROBLEM
     try:
-        piste = args.track or submitted_track(submissions, [t.piste for t in load_tracks(args.root)])
+        pistes = [t.piste for t in load_tracks(args.root)]
+        piste = args.track if args.track is not None else submitted_track(submissions, pistes)
         track = track_named(args.root, piste)
         proofs = judged_proofs(proofs, args, track.places)
         report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
@@ -333,7 +350,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--tsa-cert", type=Path, help="the authority's signing certificate, which Trust Layer's tokens "
                                                  "do not carry")
     add_rekor_option(p)
-    p.add_argument("--season-close", metavar="YYYY-MM-DDTHH:MM:SSZ",
+    p.add_argument("--season-close", type=season_close, metavar="YYYY-MM-DDTHH:MM:SSZ",
                    help="the close: a token time after it fails condition 1 (the opening is the anchor's time)")
     p.add_argument("--root", type=Path, default=Path.cwd(),
                    help="project folder holding build/, manifest/, season/ and freeze/ (default: .)")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from generator.contract.anchor_time import AnchorTimeError, check_anchor_time
 from generator.contract.proof_v3 import Check, ProofV3, Window, condition_1, opening_problem
 
 ANCHOR_FORMAT_V3 = "corpus-anchor/2"
@@ -51,6 +52,11 @@ def anchor_v3_problems(proof: ProofV3, call: CallHashes, keys: Sequence[str],
     if not check.problems and not check.pending and check.time is None:
         problems.append(f"{where}: its RFC 3161 token is not verified: give --tsa-ca and --tsa-cert (the season "
                         "opens at the token's time)")
+    if check.time is not None:
+        try:  # the one time rule of an anchor (contract/anchor_time.py), on the token's time
+            check_anchor_time(check.time, None, datetime.now(UTC), field="timestamp_authority (token time)")
+        except AnchorTimeError as exc:
+            problems.append(f"{where}: {exc}")
     if not proof.owner:
         problems.append(f"{where}: commitment_nonces and chain_data: missing: give the proof as GET "
                         "/v1/proof/{id}/full returns it to the challenge's key (the public view opens no hash)")
