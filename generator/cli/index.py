@@ -16,20 +16,19 @@ from generator.base.errors import GeneratorError
 from generator.base.output_places import OutputRefused, key_output_dir
 from generator.base.transaction import commit_trees
 from generator.cli.options import Subparsers, add_root_options
-from generator.cli.score import add_pinned_options, judged_proofs, load_proofs
-from generator.publish.files import utc_time
+from generator.cli.score import (
+    add_pinned_options,
+    add_rekor_option,
+    anchor_key,
+    judged_proofs,
+    load_proofs,
+    pinned_window,
+    season_close,
+)
 from generator.publish.season_index import DEFAULT_TRUST_LAYER, IndexRequest, build_index
 from generator.publish.wording import FORMAT_INDEX
 from generator.tracks.loader import track_named
 from generator.tracks.model import Track
-
-
-def season_close(text: str) -> str:
-    """``--season-close``: a UTC time, checked before any work (kept as text: ``corpus score``'s proof judging
-    reads it so)."""
-    if utc_time(text) is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a UTC time written YYYY-MM-DDTHH:MM:SSZ")
-    return text
 
 
 def _earlier_index(target: Path) -> bool:
@@ -71,7 +70,8 @@ def score_options(args: argparse.Namespace, track: Track) -> dict[str, Any]:
     """``score_submissions``'s options from the flags ``corpus score`` has, made as ``cmd_score`` makes them."""
     proofs = judged_proofs(load_proofs(args.proofs), args, track.places) if args.proofs else None
     return {"proofs": proofs, "salt_file": args.salt_file, "anchor_file": args.anchor,
-            "trust_layer_key": args.trust_layer_key, "fingerprint": args.challenge_key_fingerprint}
+            "trust_layer_key": anchor_key(args.trust_layer_key), "fingerprint": args.challenge_key_fingerprint,
+            "window": pinned_window(args)}
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -79,7 +79,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     out = output_folder(args, track.piste)
     request = IndexRequest(root=args.root, track=track, submissions=args.submissions,
                            registrations=args.registrations, draft=args.brouillon,
-                           close=utc_time(args.season_close) if args.season_close else None,
+                           close=args.season_close,
                            now=datetime.now(UTC), trust_layer_url=args.trust_layer_url,
                            score_options=score_options(args, track))
     files = build_index(request)
@@ -127,5 +127,6 @@ def register(sub: Subparsers) -> None:
     add_pinned_options(p)
     p.add_argument("--tsa-ca", type=Path, help="passed to corpus score, with a --proofs folder")
     p.add_argument("--tsa-cert", type=Path, help="passed to corpus score, with a --proofs folder")
+    add_rekor_option(p)
     add_root_options(p)
     p.set_defaults(func=cmd_index)
