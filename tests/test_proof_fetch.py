@@ -464,10 +464,12 @@ def test_an_answer_that_drips_stops_at_four_times_the_timeout(tl: TrustLayerRead
                                                               tmp_path: Path) -> None:
     """Each byte within the timeout, the whole far beyond it: the fetch ends, it does not hang."""
     tl.add(view(pid(1)))
-    tl.drip = 0.005  # a ~300 bytes batch answer: 1.5 s, four times a timeout of 0.1 s is 0.4 s
+    # a ~300 bytes batch answer at a byte every 0.02 s: 6 s in all, four times a timeout of 0.5 s is 2 s; each
+    # gap stays 25 times below the timeout, so a loaded machine still sees the whole answer, not one read, late
+    tl.drip = 0.02
     with pytest.raises(FetchError) as stop:
-        fetcher(tl, tmp_path, clock, timeout=0.1)[0].run([pid(1)])
-    assert str(stop.value) == (f"POST {tl.url}/v1/proofs: the answer took more than 0.4 s to read; 0/1 proofs "
+        fetcher(tl, tmp_path, clock, timeout=0.5)[0].run([pid(1)])
+    assert str(stop.value) == (f"POST {tl.url}/v1/proofs: the answer took more than 2 s to read; 0/1 proofs "
                                f"kept in {tmp_path}, run again to read the rest")
 
 

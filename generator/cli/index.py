@@ -8,7 +8,6 @@ import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from generator.base import strict_json
 from generator.base.bounded_read import PUBLISHED_LIMIT, read_bounded
@@ -19,16 +18,13 @@ from generator.cli.options import Subparsers, add_root_options
 from generator.cli.score import (
     add_pinned_options,
     add_rekor_option,
-    anchor_key,
-    judged_proofs,
     load_proofs,
-    pinned_window,
+    score_options,
     season_close,
 )
 from generator.publish.season_index import DEFAULT_TRUST_LAYER, IndexRequest, build_index
 from generator.publish.wording import FORMAT_INDEX
 from generator.tracks.loader import track_named
-from generator.tracks.model import Track
 
 
 def _earlier_index(target: Path) -> bool:
@@ -66,22 +62,15 @@ def trust_layer_url(text: str) -> str:
     return text
 
 
-def score_options(args: argparse.Namespace, track: Track) -> dict[str, Any]:
-    """``score_submissions``'s options from the flags ``corpus score`` has, made as ``cmd_score`` makes them."""
-    proofs = judged_proofs(load_proofs(args.proofs), args, track.places) if args.proofs else None
-    return {"proofs": proofs, "salt_file": args.salt_file, "anchor_file": args.anchor,
-            "trust_layer_key": anchor_key(args.trust_layer_key), "fingerprint": args.challenge_key_fingerprint,
-            "window": pinned_window(args)}
-
-
 def cmd_index(args: argparse.Namespace) -> int:
     track = track_named(args.root, args.track)
     out = output_folder(args, track.piste)
+    proofs = load_proofs(args.proofs) if args.proofs else None
     request = IndexRequest(root=args.root, track=track, submissions=args.submissions,
                            registrations=args.registrations, draft=args.brouillon,
                            close=args.season_close,
                            now=datetime.now(UTC), trust_layer_url=args.trust_layer_url,
-                           score_options=score_options(args, track))
+                           score_options=score_options(args, track, proofs))
     files = build_index(request)
     try:
         os.makedirs(out, exist_ok=True)

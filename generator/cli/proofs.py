@@ -12,8 +12,7 @@ from generator.base.bounded_read import SUBMISSION_LIMIT
 from generator.base.errors import GeneratorError, read_file
 from generator.base.output_places import OutputRefused, not_an_input, outside_protected
 from generator.cli.options import PROBLEM, Subparsers, UsageError, add_root_options
-from generator.cli.score import _load_submission as load_submission
-from generator.cli.score import submission_files
+from generator.cli.score import load_submission, submission_files
 from generator.observe.proof_fetch import (
     FetchError,
     Outcome,

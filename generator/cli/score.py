@@ -31,6 +31,7 @@ from generator.score.proofs import Season, verdicts
 from generator.score.render import ScoreReport, render_table
 from generator.score.track import DuplicateTask, check_proofs, score_submissions, submitted_track
 from generator.tracks.loader import load_tracks, track_named
+from generator.tracks.model import Track
 
 
 class _BadFile(GeneratorError):
@@ -64,7 +65,7 @@ def _parse(path: Path, what: str = "a submission") -> tuple[Any, list[str]]:
         raise _BadFile(f"{shown_path(path)}: json: nested too deeply to be {what}") from None
 
 
-def _load_submission(path: Path) -> Any:
+def load_submission(path: Path) -> Any:
     """A submission; one whose JSON has defects is kept as :class:`FormatDefects`, rejected at entry (§4)."""
     value, defects = _parse(path)
     if not defects:
@@ -272,6 +273,15 @@ def _json_target(args: argparse.Namespace, files: list[Path]) -> None:
     check_target(args.json)  # before the table is printed, not after
 
 
+def score_options(args: argparse.Namespace, track: Track, loaded_proofs: Any) -> dict[str, Any]:
+    """``score_submissions``'s keyword options from ``corpus score``'s proof and freeze flags: one place, so that
+    ``corpus index`` scores each participant exactly as ``corpus score`` would (``loaded_proofs``: what
+    :func:`load_proofs` read, or None)."""
+    return {"proofs": judged_proofs(loaded_proofs, args, track.places), "salt_file": args.salt_file,
+            "anchor_file": args.anchor, "trust_layer_key": anchor_key(args.trust_layer_key),
+            "fingerprint": args.challenge_key_fingerprint, "window": pinned_window(args)}
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     with contextlib.suppress(AttributeError, ValueError):  # no text may crash the table print
         sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
@@ -279,7 +289,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         files = submission_files(args.submissions)
         if args.json is not None:
             _json_target(args, files)
-        submissions = [_load_submission(f) for f in files]
+        submissions = [load_submission(f) for f in files]
         proofs = load_proofs(args.proofs) if args.proofs else None
     except (_BadFile, FileWriteError) as exc:  # an OutputRefused (--json in the repository) is exit 2
         print(f"corpus score: {exc}", file=sys.stderr)
@@ -288,11 +298,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         pistes = [t.piste for t in load_tracks(args.root)]
         piste = args.track if args.track is not None else submitted_track(submissions, pistes)
         track = track_named(args.root, piste)
-        proofs = judged_proofs(proofs, args, track.places)
-        report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
-                                   salt_file=args.salt_file, anchor_file=args.anchor,
-                                   trust_layer_key=anchor_key(args.trust_layer_key),
-                                   fingerprint=args.challenge_key_fingerprint, window=pinned_window(args))
+        report = score_submissions(submissions, root=args.root, track=track,
+                                   **score_options(args, track, proofs))
     except DuplicateTask as exc:
         print(f"corpus score: {exc.task_id} is submitted by {', '.join(str(files[i]) for i in exc.positions)}: "
               "the season keeps the last one recorded; give one file per task", file=sys.stderr)
