@@ -129,7 +129,7 @@ def is_frozen(root: Path, places: Places) -> bool:
 
 
 def _record_bytes(root: Path, places: Places) -> bytes:
-    """The record's bytes: a regular file, never a link, a FIFO or a folder (the record is what /gel serves)."""
+    """The record's bytes: a regular file, never a link, a FIFO or a folder (the record is what the track serves at its gel_servi path)."""
     path = root / places.record
     fix = "restore the record from git (it is committed and anchored)"
     try:
@@ -305,7 +305,8 @@ def check_freeze(root: Path, salt_file: Path | None, places: Places) -> list[str
                              record.key_commitment, places).to_bytes()
     if not problems and data != rewritten:
         problems.append(f"{places.record}: its bytes are not those corpus freeze writes for its fields (spacing, "
-                        "order or escapes changed): what /gel serves changed; restore it from git")
+                        f"order or escapes changed): what {places.served_record} serves changed; restore it from "
+                        "git")
     return problems
 
 
