@@ -129,7 +129,7 @@ def is_frozen(root: Path, places: Places) -> bool:
 
 
 def _record_bytes(root: Path, places: Places) -> bytes:
-    """The record's bytes: a regular file, never a link, a FIFO or a folder (the record is what the track serves at its gel_servi path)."""
+    """The record's bytes: a regular file, never a link, a FIFO or a folder (the record is what /gel serves)."""
     path = root / places.record
     fix = "restore the record from git (it is committed and anchored)"
     try:
