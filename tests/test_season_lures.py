@@ -22,6 +22,8 @@ from trackfix import CONFORMITE, GENERIQUE, ROOT, copy_tracks
 from generator.contract.freeze import check_freeze, freeze
 from generator.reading.reader import CorpusReader
 from generator.reading.season import load_season
+from generator.serving.nginx_settings import Settings
+from generator.serving.serve import banner
 from generator.serving.tls_local import make_local_tls
 from generator.serving.topology import Topology
 from generator.track_code.generique.evaluator import NAMED_SHORTCUTS, evaluate
@@ -327,3 +329,13 @@ def test_the_serve_banner_spells_the_canonical_url(tmp_path: Path, port: int, ur
                         replica_addresses=[("127.0.0.2", 18080)], frontal_addresses=[("127.0.0.1", port)])
     assert topology.named_url("corpus.test") == url
     assert topology.resolve("corpus.test") == f"corpus.test:{port}:127.0.0.1"
+
+
+@pytest.mark.parametrize(("port", "tls", "url"), [(443, True, "https://127.0.0.1/catalogue"),
+                                                   (8443, True, "https://127.0.0.1:8443/catalogue"),
+                                                   (80, False, "http://127.0.0.1/catalogue")])
+def test_the_single_server_banner_spells_the_canonical_url(tmp_path: Path, port: int, tls: bool, url: str) -> None:
+    cert = tmp_path / "cert.pem" if tls else None
+    settings = Settings(root=ROOT, prefix=tmp_path / "nginx", port=port, tls_cert=cert, tls_key=cert)
+    curl = [line for line in banner(settings, "dev", "s3cret", "/catalogue").splitlines() if "curl" in line]
+    assert curl and all(url in line for line in curl), curl
