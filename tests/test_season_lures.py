@@ -96,14 +96,20 @@ def _labels() -> dict[str, str]:
 
 
 def test_an_attestation_guarantees_the_firms_own_activities_and_says_what_an_avenant_excluded() -> None:
+    """The activities a policy lists are the firm's: those of its agréments, and the task's (C3 reads an
+    attestation as covering it unless an avenant excludes it, so its document must not say otherwise)."""
     labels = _labels()
     agrements = {a["ressource"]: a for a in _bodies(CONF, "/agrements")}
     avenants = {a["ressource"]: a for a in _bodies(CONF, "/avenants")}
+    tasks = {s.task.entite: s.task.activite for s in CONF_SEASON.statements}
     seen = set()
     for att in _bodies(CONF, "/attestations"):
         firm = _one(CONF, att["entite"])
         own = {labels[agrements[a]["activite"]]: agrements[a]["activite"]
                for a in firm["agrements"] if a in agrements}
+        if att["entite"] in tasks:
+            own[labels[tasks[att["entite"]]]] = tasks[att["entite"]]
+            assert labels[tasks[att["entite"]]] in att["activites_garanties"], att["ressource"]
         parts = att["activites_garanties"].split(" ; ")
         named = {next((lab for lab in own if part.startswith(lab)), part): part for part in parts}
         assert set(named) <= set(own), (att["ressource"], parts, sorted(own))
