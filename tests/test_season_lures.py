@@ -61,6 +61,37 @@ GEN_SEASON = load_season(ROOT / GENERIQUE.trees.season_sources, GENERIQUE)
 EXAMEN = min(date.fromisoformat(s.task.date_examen) for s in CONF_SEASON.statements)
 
 
+# --- 2 and 7 at once: every field a participant reads and may not assert ---------------------------
+
+def _keys(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
+
+
+@pytest.mark.parametrize("track", [CONFORMITE, GENERIQUE], ids=lambda t: t.piste)
+def test_every_served_field_outside_the_probant_ones_is_said_to_reject_a_submission(track: Any) -> None:
+    """Spec §5.7 / §6.7 reject a submission asserting a field no criterion reads: the référentiel names each
+    such field a body serves in a sentence that says so, so that a careful reader is told before citing it."""
+    build = ROOT / track.trees.build
+    ref = _one(build, track.referentiel)
+    sentences = [s for text in _texts(ref) for s in _sentences(text) if "rejeter la soumission" in s]
+    structure = {"ressource", "entrees", "page", "page_suivante"}
+    unsaid = set()
+    for file in sorted(build.rglob("*.json")):
+        path = "/" + file.relative_to(build).with_suffix("").as_posix()
+        collection = track.collection_of(path)
+        body = json.loads(file.read_bytes())
+        if collection is None or body.get("existe") is False:
+            continue
+        probant = {part for pointer in collection.probant for part in pointer.split("/")}
+        unsaid |= {(collection.name, k) for k in _keys(body) - probant - structure
+                   if not any(re.search(rf"\b{k}\b", s) for s in sentences)}
+    assert unsaid == set()
+
+
 # --- 1. registrations past their end ------------------------------------------------------------------------
 
 def test_no_registration_is_shown_actif_a_month_after_its_own_end_in_the_register_or_the_list() -> None:
