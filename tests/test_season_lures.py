@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from dataclasses import replace
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,12 @@ from typing import Any
 import pytest
 from trackfix import CONFORMITE, GENERIQUE, ROOT, copy_tracks
 
+from generator.base.errors import Location
 from generator.contract.freeze import check_freeze, freeze
+from generator.reading.logic import load_logic
 from generator.reading.reader import CorpusReader
 from generator.reading.season import load_season
+from generator.season.checks import check_season, check_trap
 from generator.serving.nginx_settings import Settings
 from generator.serving.serve import banner
 from generator.serving.tls_local import make_local_tls
@@ -264,6 +268,22 @@ def test_gen_10s_obvious_option_looks_within_budget_on_the_catalogue_and_the_cat
     naive = evaluate(statement.task, reader, NAMED_SHORTCUTS["prix-catalogue-dans-le-budget"]).verdict
     assert naive != GEN_SEASON.key["gen-10"].verdict and GEN_SEASON.key["gen-10"].raccourci == \
         "prix-catalogue-dans-le-budget"
+
+
+def test_a_generique_p5_trap_must_beat_every_naive_reading_of_the_family_not_only_its_raccourci() -> None:
+    """The season check holds each P5 trap against the whole panel of P5 readings: gen-10 keyed with the old
+    raccourci (prix-catalogue) is still refused when the catalogue-within-budget reading answers it right."""
+    reader = CorpusReader(GEN, GENERIQUE)
+    season = check_season(GEN_SEASON, reader, Location(str(ROOT / GENERIQUE.trees.season_sources / "cle.yaml")))
+    assert season.problems == []
+    report = next(r for r in season.tasks if r.statement.task.id == "gen-10")
+    assert report.entry is not None
+    naive = "P5-prix-catalogue-dans-le-budget"
+    report.entry = replace(report.entry, raccourci="prix-catalogue")
+    report.shortcuts = {**report.shortcuts, naive: report.entry.verdict}
+    problems = check_trap(load_logic(GENERIQUE), report)
+    assert [p.message.split(":")[0] for p in problems] == ["the trap does not trap"]
+    assert naive in problems[0].message
 
 
 # --- 9. gen-05: one delay per option, and a suspension removes it -------------------------------------------
