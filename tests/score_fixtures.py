@@ -171,7 +171,7 @@ HONEST_02: list[Claim] = [("/entites/ENT-0002", "/statut", "en-liquidation"),
                           ("/agrements/AGR-0002", "/statut", "suspendu")]
 
 
-def anchor_of(root: Path, path: str = "/gel", proof_id: str = "prf_anchor0001") -> dict[str, Any]:
+def anchor_of(root: Path, path: str = "/gel", proof_id: str = "prf_20261202_013023_a0c401") -> dict[str, Any]:
     """The opened pair of a proof that anchored ``root``'s freeze record by ``GET <base URL><path>``, its two
     hashes derived here from CONTRACT.md §2 (the record's bytes parsed and canonicalised), not by the code."""
     record = json.loads((root / "freeze" / "record.json").read_bytes())

@@ -63,7 +63,7 @@ def test_freeze_check_opens_the_anchor(frozen: tuple[ScoreWorld, Path], tmp_path
                                        capsys: pytest.CaptureFixture[str]) -> None:
     world, salt = frozen
     anchor = anchor_of(world.root)
-    proofs = {"prf_anchor0001": {"valide": True, "identite_liee": True}}
+    proofs = {"prf_20261202_013023_a0c401": {"valide": True, "identite_liee": True}}
     record = world.root / "freeze" / "record.json"
     if case == "record changed by one byte":
         data = record.read_bytes()
@@ -77,14 +77,14 @@ def test_freeze_check_opens_the_anchor(frozen: tuple[ScoreWorld, Path], tmp_path
     elif case == "anchor of another path":
         anchor["request_hash"]["value"] = expected_request_hash("/catalogue")
     elif case == "proof not valid":
-        proofs["prf_anchor0001"]["valide"] = False
+        proofs["prf_20261202_013023_a0c401"]["valide"] = False
     code = main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt),
                  "--anchor", str(_write(tmp_path, "anchor.json", anchor)),
                  "--proofs", str(_write(tmp_path, "proofs.json", proofs))])
     err = capsys.readouterr().err
     if case == "good":
-        opened = "anchor prf_anchor0001 is the proof of GET https://corpus.arkforge.tech/gel answered by the " \
-            "bytes of freeze/record.json"
+        opened = ("anchor prf_20261202_013023_a0c401 is the proof of GET https://corpus.arkforge.tech/gel "
+                  "answered by the bytes of freeze/record.json")
         assert code == 0 and opened in err, err
         return
     assert code == 1 and "FAILED" in err
@@ -110,7 +110,7 @@ def test_the_scorer_refuses_without_the_anchor_and_names_it_when_given(frozen: t
     assert "anchors another request" in capsys.readouterr().err and not report.exists()
     assert main([*args, "--anchor", str(_write(tmp_path, "anchor.json", anchor_of(world.root)))]) == 0
     written = json.loads(report.read_text("utf-8"))
-    assert written["gel"]["statut"] == "verifie" and written["gel"]["ancre"] == "prf_anchor0001"
+    assert written["gel"]["statut"] == "verifie" and written["gel"]["ancre"] == "prf_20261202_013023_a0c401"
     assert written["reussite"] == 1
 
 

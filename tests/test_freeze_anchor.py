@@ -83,13 +83,17 @@ def test_freeze_anchor_publishes_and_freeze_check_and_score_read_it(frozen: tupl
     assert _anchor(world.root, proof_file, tl) == 0  # the same anchor again: nothing to write
     assert "already holds this very anchor" in capsys.readouterr().err
     for extra in ([], ["--anchor", str(proof_file)]):
-        assert main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt), *extra]) == 0
+        assert main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt), "--trust-layer-key",
+                     tl.key, *extra]) == 0
         err = capsys.readouterr().err
         assert "chain and signature verified against the pinned key" in err and "passed" in err, err
+    # no key pinned: the key anchor.json names is not trusted (docs/season.md)
+    assert main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt)]) == 1
+    assert "its signature was not checked against a pinned key" in capsys.readouterr().err
     sub = _write(tmp_path, "conf-01.json", submission(world, "conf-01", "conforme", HONEST_01))
     report = tmp_path / "report.json"
     assert main(["score", str(sub), "--root", str(world.root), "--salt-file", str(salt), "--json",
-                 str(report)]) == 0
+                 str(report), "--trust-layer-key", tl.key]) == 0
     gel = json.loads(report.read_text("utf-8"))["gel"]
     assert gel["statut"] == "verifie" and gel["ancre"] == proof["proof_id"] and TIMESTAMP in gel["detail"]
 
@@ -357,5 +361,5 @@ def test_a_served_record_cut_short_is_one_line_naming_the_url(frozen: tuple[Scor
                      "--timeout", "10"])
         server.join(10)
     err = capsys.readouterr().err
-    assert code == 1 and f"GET {url}/gel" in err and "no answer (ChunkedEncodingError)" in err, err
+    assert code == 1 and f"GET {url}/gel" in err and "no answer (IncompleteRead)" in err, err
     assert "Traceback" not in err

@@ -109,7 +109,7 @@ def test_frozen_season_scores_when_the_check_passes(world: ScoreWorld, tmp_path:
     report = score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root,
                                salt_file=salt, anchor_file=anchor, track=CONFORMITE)
     assert report["gel"]["statut"] == "verifie" and report["reussite"] == 1
-    assert report["gel"]["ancre"] == "prf_anchor0001"
+    assert report["gel"]["ancre"] == "prf_20261202_013023_a0c401"
 
 
 def test_refuses_when_the_freeze_check_fails(world: ScoreWorld, tmp_path: Path,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -211,8 +212,9 @@ def test_a_token_before_the_anchor_is_before_the_season(world: ScoreWorld, tmp_p
     freeze(world.root, world.root / "spec" / BAREME, salt, CONFORMITE.places)
     tl, authority = TrustLayer(), Authority(tmp_path / "tsa")
     pair = anchor_of(world.root)
-    anchor = tl.proof(pair["request_hash"]["value"], pair["response_hash"]["value"],
-                      timestamp="2999-01-01T00:00:00Z")
+    # the tokens are stamped now; the anchor is dated 4 minutes ahead, within the allowed clock skew (5 min)
+    opening = (datetime.now(UTC) + timedelta(minutes=4)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    anchor = tl.proof(pair["request_hash"]["value"], pair["response_hash"]["value"], timestamp=opening)
     (tmp_path / "anchor-proof.json").write_text(json.dumps(anchor), "utf-8")
     assert main(["freeze-anchor", "--root", str(world.root), str(tmp_path / "anchor-proof.json"),
                  "--trust-layer-key", tl.key, "--challenge-key-fingerprint", FINGERPRINT]) == 0
@@ -220,7 +222,7 @@ def test_a_token_before_the_anchor_is_before_the_season(world: ScoreWorld, tmp_p
     folder = _folder(tmp_path, sub, tl)
     _stamped(folder, authority)
     code, report, _ = _score(world, tmp_path, sub, folder, "--salt-file", str(salt), "--tsa-ca", str(authority.ca),
-                             "--tsa-cert", str(authority.cert))  # the pinned key: the published anchor's
+                             "--tsa-cert", str(authority.cert), "--trust-layer-key", tl.key)
     assert code == 0 and report is not None
     for a in _assertions(report):
-        assert a["cause"] == "preuve_invalide" and "before the season opened (2999-01-01T00:00:00Z" in a["detail"]
+        assert a["cause"] == "preuve_invalide" and f"before the season opened ({opening}" in a["detail"]

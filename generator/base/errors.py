@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
+import re
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -119,7 +121,7 @@ def read_file(path: Path, error: type[GeneratorError], missing: str, *, limit: i
     except FileNotFoundError as exc:
         if os.path.islink(path):
             raise error(unreadable_text(path, exc, fix)) from None
-        raise error(f"{path}: {missing}") from None
+        raise error(f"{shown_path(path)}: {missing}") from None
     except ReadRefused as exc:
         raise (refused or error)(unreadable_text(path, exc, fix)) from None
     except OSError as exc:
@@ -132,14 +134,42 @@ def unreadable_text(path: Path | str, exc: OSError, fix: str = "") -> str:
     if isinstance(exc, ReadRefused):
         reason = exc.strerror
     elif isinstance(exc, FileNotFoundError) and os.path.islink(path):
-        reason = f"a symbolic link to {os.readlink(path)}, which does not exist (a dangling link)"
+        reason = f"a symbolic link to {shown_path(os.readlink(path))}, which does not exist (a dangling link)"
     elif isinstance(exc, FileNotFoundError):
         reason = "no such file"
     elif isinstance(exc, PermissionError):
         reason = f"cannot read: permission denied{_mode_text(path)}"
+    elif exc.errno == errno.ELOOP and _loops(path):
+        reason = "cannot read: a symbolic link loop (links that lead back to themselves)"
+    elif exc.errno == errno.ELOOP:
+        reason = "a symbolic link, which is not followed here"
     else:
         reason = f"cannot read: {exc.strerror or type(exc).__name__}"
-    return f"{path}: {reason}" + (f"; {fix}" if fix else "")
+    return f"{shown_path(path)}: {reason}" + (f"; {fix}" if fix else "")
+
+
+SHOWN_PATH = 200  # a longer path is cut in the middle in messages (its end names the file)
+_BREAKING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def shown_path(path: Path | str | bytes) -> str:
+    """A path (or a name, a value) as a message shows it: on one line (a name holding a line feed or another
+    control character is quoted, the character escaped), and at most :data:`SHOWN_PATH` characters."""
+    text = _name(path)
+    if _BREAKING.search(text):
+        text = "'" + _BREAKING.sub(lambda found: repr(found.group())[1:-1], text) + "'"
+    if len(text) > SHOWN_PATH:
+        text = f"{text[:SHOWN_PATH - 61]}…{text[-60:]} ({len(text)} characters)"
+    return text
+
+
+def _loops(path: Path | str) -> bool:
+    """Whether following ``path`` goes round in circles (ELOOP), rather than meeting one refused link."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def _mode_text(path: Path | str) -> str:
@@ -155,9 +185,9 @@ def os_error_text(exc: OSError) -> str:
     reason = exc.strerror or str(exc) or type(exc).__name__
     if exc.filename is None:
         return reason
-    where = _name(exc.filename)
+    where = shown_path(exc.filename)
     if exc.filename2 is not None:
-        where += f" -> {_name(exc.filename2)}"
+        where += f" -> {shown_path(exc.filename2)}"
     return f"{where}: {reason}"
 
 

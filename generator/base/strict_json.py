@@ -12,6 +12,7 @@ import json
 import math
 from typing import Any
 
+from generator.base.errors import shown_path
 from generator.base.jsonvalue import token
 
 
@@ -83,8 +84,9 @@ def loads(text: str) -> tuple[Any, list[str]]:
                 defects.append(f"{where or '/'}: a string holds a lone surrogate (\\ud800-\\udfff without its "
                                "pair): no UTF-8 text holds it; write the character itself")
         elif isinstance(node, dict):
-            defects += [f"{where or '/'}: the key {json.dumps(key)} appears more than once in this object: "
-                        "write each key once" for key in dict.fromkeys(getattr(node, "repeated", []))]
+            repeated = dict.fromkeys(getattr(node, "repeated", []))
+            defects += [f"{shown_path(where or '/')}: the key {shown_path(json.dumps(key))} appears more than "
+                        "once in this object: write each key once" for key in repeated]
             for key in node:
                 if _lone_surrogate(key):
                     defects.append(f"{where}/{_tok(key)}: a key holds a lone surrogate (\\ud800-\\udfff "
@@ -107,7 +109,8 @@ class NotJson(ValueError):
         self.reason, self.line, self.column = reason, line, column
 
     def text(self, name: object) -> str:
-        where = f"{name}:{self.line}:{self.column}" if self.line else f"{name}"
+        shown = shown_path(str(name))  # a file name holding a line feed stays on the message's one line
+        where = f"{shown}:{self.line}:{self.column}" if self.line else shown
         return f"{where}: {self.reason}"
 
 

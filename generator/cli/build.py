@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import ssl
 import sys
 from pathlib import Path
 
-import requests
-
-from generator.base.bounded_read import MIB
-from generator.base.errors import CorpusError, FrozenMismatch, Severity
+from generator.base.bounded_read import MIB, read_bounded
+from generator.base.errors import CorpusError, FrozenMismatch, Severity, TlsError, shown_path
 from generator.base.secret_values import read_secret_file
 from generator.base.transaction import reading
 from generator.cli.options import (
@@ -21,7 +20,9 @@ from generator.cli.options import (
     add_root_options,
     add_track_option,
     base_url_option,
+    http_url,
     named,
+    positive_seconds,
     print_problems,
     selected_tracks,
 )
@@ -32,6 +33,8 @@ from generator.contract.freeze import check_anchor, check_freeze, freeze, freeze
 from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest
 from generator.contract.places import Places
+from generator.observe import proxy_client
+from generator.serving.tls_files import TLS_FILE_LIMIT, check_tls_file
 from generator.tracks.listing import track_listing
 from generator.tracks.loader import load_tracks, track_named
 from generator.tracks.model import Track
@@ -135,29 +138,31 @@ def cmd_tracks(args: argparse.Namespace) -> int:
     return 0
 
 
-def _first_bytes(answer: requests.Response, limit: int) -> bytes:
-    """At most ``limit`` bytes of the body, through ``iter_content``: requests wraps urllib3's read errors
-    (a body cut short, a read timeout, a bad encoding) as ``RequestException``, which ``raw.read`` does not."""
-    body = bytearray()
-    for chunk in answer.iter_content(64 * 1024):
-        body += chunk
-        if len(body) >= limit:
-            break
-    return bytes(body[:limit])
+def ca_context(ca: Path | None) -> ssl.SSLContext:
+    """``--ca`` checked as a PEM CA certificate (:func:`check_tls_file`, as every TLS file an instance is
+    given) and loaded, before any connection; None: the system's CAs."""
+    if ca is None:
+        return proxy_client.ca_context(None)
+    check_tls_file(ca, "--ca", "ca")
+    try:
+        return proxy_client.ca_context(read_bounded(ca, TLS_FILE_LIMIT).decode("ascii"))
+    except (OSError, UnicodeDecodeError, ssl.SSLError, ValueError):  # changed since it was checked
+        raise TlsError(f"--ca {shown_path(ca)}: not a PEM CA certificate OpenSSL can load") from None
 
 
-def _served_problems(args: argparse.Namespace, places: Places) -> list[str]:
+def _served_problems(args: argparse.Namespace, places: Places, context: ssl.SSLContext) -> list[str]:
     """``--url``: the record as the server serves it at the track's ``gel_servi``, byte for byte the file's."""
     secret = read_secret_file(args.secret_file)[0]
     url = args.url.rstrip("/") + places.served_record
-    try:
-        with requests.get(url, headers={"X-Challenge-Secret": secret}, timeout=args.timeout, stream=True,
-                          verify=str(args.ca) if args.ca else True, allow_redirects=False) as answer:
-            body = _first_bytes(answer, MIB + 1)  # a record is a few hundred bytes
-    except (requests.RequestException, OSError) as exc:
-        return [f"GET {url}: no answer ({type(exc).__name__}): the served record cannot be compared"]
-    if answer.status_code != 200:
-        return [f"GET {url}: status {answer.status_code}, not 200: the record is not served"]
+    answer = proxy_client.fetch_within(url, {"X-Challenge-Secret": secret}, args.timeout, context, MIB)
+    if answer.error == "deadline":
+        return [f"GET {shown_path(url)}: no complete answer within --timeout {args.timeout:g} s (connection, "
+                "headers and body together): the served record cannot be compared"]
+    if answer.status == 0:
+        return [f"GET {shown_path(url)}: no answer ({answer.error}): the served record cannot be compared"]
+    body = answer.body
+    if answer.status != 200:
+        return [f"GET {shown_path(url)}: status {answer.status}, not 200: the record is not served"]
     with reading(args.root):
         data = (args.root / places.record).read_bytes()
     if body != data:
@@ -171,6 +176,7 @@ def _served_problems(args: argparse.Namespace, places: Places) -> list[str]:
 def cmd_freeze_check(args: argparse.Namespace) -> int:
     if args.url is not None and args.secret_file is None:  # a usage error, before anything is read
         raise UsageError("--url needs --secret-file: the corpus answers only calls that carry the secret")
+    context = ca_context(args.ca) if args.url is not None else None  # --ca checked before any connection
     places = _track(args).places
     given = [flag for flag, value in (("--salt-file", args.salt_file), ("--anchor", args.anchor),
                                       ("--url", args.url)) if value]
@@ -188,8 +194,8 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
         anchor, anchored = check_anchor(args.root, places, args.anchor, proofs, args.trust_layer_key,
                                         args.challenge_key_fingerprint)
         problems += anchored
-        if args.url is not None:
-            problems += _served_problems(args, places)
+        if context is not None:
+            problems += _served_problems(args, places, context)
     if anchor is None and not problems:
         print(f"corpus freeze-check: not anchored yet: no {places.anchor} and no --anchor ('corpus freeze-anchor' "
               "publishes the proof of the call)", file=sys.stderr)
@@ -300,11 +306,13 @@ def register(sub: Subparsers) -> None:
     add_pinned_options(p)
     p.add_argument("--proofs", type=Path, help="the third-party proof verification (as corpus score --proofs): an "
                                                "opened pair must be held valid and bound there")
-    p.add_argument("--url", help="base URL of a running server: fetch the record at the track's gel_servi (with "
-                                 "--secret-file) and compare it byte for byte")
+    p.add_argument("--url", type=http_url,
+                   help="base URL of a running server: fetch the record at the track's gel_servi (with "
+                        "--secret-file) and compare it byte for byte")
     p.add_argument("--secret-file", type=Path, help="file of accepted secrets (the first is sent), with --url")
     p.add_argument("--ca", type=Path, help="CA to verify the server's certificate against, with --url")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds, with --url (default 10)")
+    p.add_argument("--timeout", type=positive_seconds, default=10.0,
+                   help="seconds the whole fetch may take, with --url: connection, headers and body (default 10)")
     add_root_options(p)
     add_track_option(p)
     p.set_defaults(func=cmd_freeze_check)

@@ -16,7 +16,16 @@ from typing import Any
 from generator.base.atomic_file import check_target, write_atomic
 from generator.base.output_places import not_an_input, outside_protected
 from generator.base.secret_values import SecretError, read_secret_env, read_secret_file
-from generator.cli.options import DEFECT, PROBLEM, Subparsers, UsageError, add_root_options, add_track_option
+from generator.cli.options import (
+    DEFECT,
+    PROBLEM,
+    Subparsers,
+    UsageError,
+    add_root_options,
+    add_track_option,
+    http_url,
+    positive_seconds,
+)
 from generator.contract.manifest import Manifest
 from generator.observe.log_report.counts import (
     DEFAULT_PROBE_AGENT,
@@ -173,14 +182,14 @@ def register_verify(sub: Subparsers) -> None:
                     "forms, 405, the other accepted secrets and one undeclared identifier per collection "
                     "(the absent template). Exit 1 on any difference, naming the resources.")
     add_root_options(p)
-    p.add_argument("--url", required=True, help="base URL of the running server, e.g. http://127.0.0.1:8080")
+    p.add_argument("--url", required=True, type=http_url, help="base URL of the running server, e.g. http://127.0.0.1:8080")
     source = p.add_mutually_exclusive_group()
     source.add_argument("--secret-file", type=Path, help="file of accepted secrets (the first is used to crawl)")
     source.add_argument("--secret-env", metavar="NAME", help="environment variable holding the secrets")
     tls = p.add_mutually_exclusive_group()
     tls.add_argument("--ca", type=Path, help="CA bundle or self-signed certificate to trust for https")
     tls.add_argument("--insecure", action="store_true", help="do not verify the TLS certificate")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
+    p.add_argument("--timeout", type=positive_seconds, default=10.0, help="seconds per request (default 10)")
     add_track_option(p, "the one track whose manifest to crawl (default: every track of the checkout, each "
                         "against its own manifest)")
     p.add_argument("--progress-every", type=int, default=50, help="progress line every N checks (default 50)")

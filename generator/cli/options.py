@@ -4,13 +4,15 @@ itself raises. Only the CLI parses a command line (argparse lives in ``generator
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import stat
 import sys
 from pathlib import Path
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
-from generator.base.errors import GeneratorError
+from generator.base.errors import GeneratorError, shown_path
 from generator.base.path_checks import path_mode
 from generator.serving.nginx_settings import DEFAULT_WORKER_USER, Settings
 from generator.tracks.loader import load_tracks, pick_track
@@ -49,6 +51,39 @@ def root_folder(value: str) -> Path:
     if not stat.S_ISDIR(mode):
         raise argparse.ArgumentTypeError(f"{value}: not a folder")
     return path
+
+
+def positive_seconds(text: str) -> float:
+    """A duration option (``--timeout``): a finite number of seconds above zero (0, -1, nan, inf refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{shown_path(text)}: expected a finite number of seconds above 0")
+    return value
+
+
+def http_url(text: str) -> str:
+    """A server's base URL (``--url``): http or https, a host, a valid port, nothing that breaks a line."""
+    shown = shown_path(text)
+    try:
+        parts = urlsplit(text)
+        port = parts.port  # a port out of range is a ValueError here, not at the connection
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{shown}: not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in text) \
+            or port == 0:
+        raise argparse.ArgumentTypeError(f"{shown}: expected http://HOST[:PORT] or https://HOST[:PORT]")
+    return text
+
+
+def server_name_value(text: str) -> str:
+    """``--server-name``: a name given is a name; ``''`` (or blanks) is refused, not taken for the default."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{shown_path(repr(text))}: an empty server name: give the host name "
+                                         "clients ask for, or leave the option out (the manifest's host)")
+    return text
 
 
 def selected_tracks(args: argparse.Namespace) -> list[Track]:
@@ -91,7 +126,7 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--listen", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=None,
                         help="port to listen on (default 8080; 8443 for the frontal of serve --replicas)")
-    parser.add_argument("--server-name", default="",
+    parser.add_argument("--server-name", default=None, type=server_name_value,
                         help="server_name (default: host of the manifest's base URL)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--secret-file", type=Path,
@@ -116,7 +151,8 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
 def render_settings(args: argparse.Namespace, prefix: Path, **changes: Any) -> Settings:
     """The :class:`Settings` that :func:`add_render_options` (and ``--root``) describe, with ``changes``."""
     values: dict[str, Any] = dict(
-        root=args.root, prefix=prefix, listen=args.listen, port=args.port or 8080, server_name=args.server_name,
+        root=args.root, prefix=prefix, listen=args.listen, port=args.port or 8080,
+        server_name=args.server_name or "",
         tls_cert=args.tls_cert, tls_key=args.tls_key, secret_file=args.secret_file, secret_env=args.secret_env,
         access_log=args.access_log, error_log=args.error_log, maintenance_flag=args.maintenance_flag,
         worker_processes=args.workers, worker_user=args.worker_user,

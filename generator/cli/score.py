@@ -8,17 +8,18 @@ import json
 import os
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from generator.base import strict_json
 from generator.base.atomic_file import FileWriteError, check_target, write_atomic
 from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, kind_of, read_bounded
-from generator.base.errors import GeneratorError, unreadable_text
+from generator.base.errors import GeneratorError, shown_path, unreadable_text
 from generator.base.output_places import key_output_file, not_an_input
 from generator.cli.options import PROBLEM, Subparsers
 from generator.contract.anchor import Anchor
+from generator.contract.anchor_time import AnchorTimeError, parse_instant, proof_time
 from generator.contract.places import Places
 from generator.contract.trust_proof import ProofError, TrustProof, check_fingerprint, public_key, read_proof
 from generator.contract.tsa_token import Authority
@@ -39,26 +40,26 @@ def _text(path: Path) -> str:
     try:
         data = read_bounded(path, SUBMISSION_LIMIT)
     except ReadRefused as exc:
-        raise _BadFile(str(exc)) from None
+        raise _BadFile(f"{shown_path(path)}: {exc.strerror}") from None
     except OSError as exc:
-        raise _BadFile(f"{path}: cannot read: {exc.strerror}") from None
+        raise _BadFile(f"{shown_path(path)}: cannot read: {exc.strerror}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _BadFile(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        raise _BadFile(f"{shown_path(path)}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _parse(path: Path) -> tuple[Any, list[str]]:
+def _parse(path: Path, what: str = "a submission") -> tuple[Any, list[str]]:
     """A JSON file and its defects (:func:`strict_json.loads`), or ``file:line:column: message``."""
     text = _text(path)
     try:
         return strict_json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _BadFile(f"{path}:{exc.lineno}:{exc.colno}: json: {exc.msg}") from None
+        raise _BadFile(f"{shown_path(path)}:{exc.lineno}:{exc.colno}: json: {exc.msg}") from None
     except ValueError as exc:
-        raise _BadFile(f"{path}: json: {exc}") from None
+        raise _BadFile(f"{shown_path(path)}: json: {exc}") from None
     except RecursionError:
-        raise _BadFile(f"{path}: json: nested too deeply to be a submission") from None
+        raise _BadFile(f"{shown_path(path)}: json: nested too deeply to be {what}") from None
 
 
 def _load_submission(path: Path) -> Any:
@@ -90,7 +91,7 @@ def _proof_folder(path: Path) -> ProofFolder:
         raise _BadFile(f"{path}: no <proof_id>.json proof in this folder")
     proofs: dict[str, TrustProof] = {}
     for file in entries:
-        value, defects = _parse(file)
+        value, defects = _parse(file, "a proof")
         if defects:
             raise _BadFile(f"{file}: {'; '.join(defects)}")
         try:
@@ -101,39 +102,43 @@ def _proof_folder(path: Path) -> ProofFolder:
             raise _BadFile(f"{file}: an opened pair, not a proof: the folder holds proofs as GET /v1/proof/{{id}} "
                            "serves them (the pairs are the submission's disclosures)")
         if file.stem != proof.proof_id:
-            raise _BadFile(f"{file}: holds the proof {proof.proof_id}: name it {proof.proof_id}.json")
+            shown = shown_path(proof.proof_id)
+            raise _BadFile(f"{shown_path(file)}: holds the proof {shown}: name it {shown}.json")
         proofs[proof.proof_id] = proof
     return ProofFolder(path, proofs)
 
 
-def _utc(text: str, what: str) -> datetime:
+def season_close(text: str) -> datetime:
+    """``--season-close``: an ISO 8601 UTC instant, checked whether or not ``--proofs`` is given."""
     try:
-        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        raise _BadFile(f"{what}: {text!r} is not a UTC time written YYYY-MM-DDTHH:MM:SSZ") from None
+        return parse_instant(text, "--season-close")
+    except AnchorTimeError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--season-close: ")) from None
 
 
 def judged_proofs(loaded: Any, args: argparse.Namespace, places: Places) -> Any:
-    """A :class:`ProofFolder` judged against the pinned key (``--trust-layer-key``, else the published
-    anchor's), the token times within the season (from the published anchor's time to ``--season-close``);
-    a verification file as it is."""
+    """A :class:`ProofFolder` judged against the pinned key (``--trust-layer-key``, else the track's
+    ``trust_layer_key``; never the published anchor's), the token times within the season (from the published
+    anchor's time, once it passes the time rule, to ``--season-close``); a verification file as it is."""
     if not isinstance(loaded, ProofFolder):
         return loaded
-    key, published = args.trust_layer_key, None
+    key, published = args.trust_layer_key or places.trust_layer_key, None  # never the key an anchor names
     if os.path.lexists(args.root / places.anchor):
         published = Anchor.read(args.root / places.anchor)
-        key = key or published.trust_layer_key
     if key is None:
-        raise _BadFile(f"{loaded.path}: a folder of proofs is verified against the pinned Trust Layer key: give "
-                       "--trust-layer-key ed25519:<key> (or publish the anchor with corpus freeze-anchor)")
+        raise _BadFile(f"{shown_path(loaded.path)}: a folder of proofs is verified against the pinned Trust Layer "
+                       "key: give --trust-layer-key ed25519:<key> (or pin trust_layer_key in the track's "
+                       "track.yaml)")
     tsa_ca, tsa_cert, close = (getattr(args, name, None) for name in ("tsa_ca", "tsa_cert", "season_close"))
     for given in (tsa_ca, tsa_cert):
         if given is not None and not given.is_file():
             raise _BadFile(f"{given}: no such file (--tsa-ca, --tsa-cert: PEM files of the timestamp authority)")
-    opening = published.proof.timestamp if published is not None else None
-    season = Season(Authority(tsa_ca, tsa_cert) if tsa_ca else None,
-                    _utc(opening, f"{places.anchor}: heure") if opening else None,
-                    _utc(close, "--season-close") if close else None)
+    fields = published.proof.fields if published is not None else None
+    try:  # the opening is a time that passed the anchor's time rule (contract/anchor_time.py)
+        opening = proof_time(fields.timestamp, fields.upstream_timestamp) if fields is not None else None
+    except AnchorTimeError as exc:
+        raise _BadFile(f"{places.anchor}: proof: {exc}") from None
+    season = Season(Authority(tsa_ca, tsa_cert) if tsa_ca else None, opening, close)
     return verdicts(loaded.proofs, key, season)
 
 
@@ -143,13 +148,13 @@ def load_proofs(path: Path) -> Any:
     be trusted, nor read as absent."""
     if path.is_dir():
         return _proof_folder(path)
-    value, defects = _parse(path)
+    value, defects = _parse(path, "a proofs file")
     if defects:
-        raise _BadFile(f"{path}: {'; '.join(defects)}")
+        raise _BadFile(f"{shown_path(path)}: {'; '.join(defects)}")
     try:
         return check_proofs(value)
     except ScoreInputError as exc:
-        raise _BadFile(f"{path}: {str(exc).removeprefix('proofs: ')}") from None
+        raise _BadFile(f"{shown_path(path)}: {str(exc).removeprefix('proofs: ')}") from None
 
 
 def trust_layer_key(text: str) -> str:
@@ -170,10 +175,12 @@ def key_fingerprint(text: str) -> str:
 
 
 def add_pinned_options(p: argparse.ArgumentParser) -> None:
-    """The two values a proof of Trust Layer's is checked against (default: those of the published anchor)."""
+    """The two values a proof of Trust Layer's is checked against: the key pinned here or in track.yaml, and
+    the challenge key's fingerprint (default: the published anchor's)."""
     p.add_argument("--trust-layer-key", type=trust_layer_key, metavar="ed25519:KEY",
                    help="the pinned Trust Layer public key (GET /v1/pubkey, ed25519:<base64url>) that must have "
-                        "signed the anchoring proof (default: the one the published anchor states)")
+                        "signed the anchoring proof (default: the track's trust_layer_key in track.yaml; never "
+                        "the one the published anchor names: with neither, the anchor's signature is not trusted)")
     p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, metavar="HEX",
                    help="SHA-256 of the challenge's API key, the proof's parties.buyer_fingerprint (default: the "
                         "one the published anchor states)")
@@ -207,7 +214,7 @@ def submission_files(paths: list[Path]) -> list[Path]:
             try:
                 reason = f"not a regular file ({kind_of(path.stat().st_mode)})"
             except OSError as exc:
-                reason = unreadable_text(path, exc).removeprefix(f"{path}: ")
+                reason = unreadable_text(path, exc).removeprefix(f"{shown_path(path)}: ")
             raise _BadFile(f"{_printable(str(path))}: {reason}: give a submission file or a folder of them")
         else:
             raise _BadFile(f"{path}: no such file or folder")
@@ -235,7 +242,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(f"corpus score: {exc}", file=sys.stderr)
         return PROBLEM
     try:
-        piste = args.track or submitted_track(submissions, [t.piste for t in load_tracks(args.root)])
+        pistes = [t.piste for t in load_tracks(args.root)]
+        piste = args.track if args.track is not None else submitted_track(submissions, pistes)
         track = track_named(args.root, piste)
         proofs = judged_proofs(proofs, args, track.places)
         report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
@@ -296,7 +304,7 @@ def register(sub: Subparsers) -> None:
                                                "each proof's RFC 3161 token is then verified with openssl")
     p.add_argument("--tsa-cert", type=Path, help="the authority's signing certificate, which Trust Layer's tokens "
                                                  "do not carry")
-    p.add_argument("--season-close", metavar="YYYY-MM-DDTHH:MM:SSZ",
+    p.add_argument("--season-close", type=season_close, metavar="YYYY-MM-DDTHH:MM:SSZ",
                    help="the close: a token time after it fails condition 1 (the opening is the anchor's time)")
     p.add_argument("--root", type=Path, default=Path.cwd(),
                    help="project folder holding build/, manifest/, season/ and freeze/ (default: .)")

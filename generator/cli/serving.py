@@ -164,7 +164,7 @@ def _serve(args: argparse.Namespace, root: Path, prefix: Path, held: socket.sock
             raise ServeError(f"--no-build given but there is no build ({missing[0]} missing); run 'corpus build'")
     note, secret_value = _secret(args, prefix)
     if replicas is not None:
-        name = served_name(root, prefix, args.server_name)
+        name = served_name(root, prefix, args.server_name or "")
         tls = topology_tls(prefix, [args.listen, name], args.tls_cert, args.tls_key, args.tls_ca)
         peer = topology_peer(prefix, replicas, args.plain_replicas)
         return run_topology(TopologyRun(

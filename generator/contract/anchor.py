@@ -21,12 +21,15 @@ from urllib.parse import urlsplit
 from generator.base import strict_json
 from generator.base.bounded_read import SUBMISSION_LIMIT
 from generator.base.errors import GeneratorError, read_file
+from generator.base.text_policy import cut
+from generator.contract.anchor_time import AnchorTimeError, proof_time
 from generator.contract.hashing import request_hash, response_hash
 from generator.contract.places import Places
 from generator.contract.trust_proof import (
     ProofError,
     TrustProof,
     check_fingerprint,
+    check_proof_id,
     public_key,
     read_proof,
     verification_problems,
@@ -85,15 +88,19 @@ class Anchor:
     def parse(cls, value: Any) -> Anchor:
         """``value`` parsed from JSON; :class:`ProofError` names the field at fault."""
         if not (isinstance(value, dict) and value.get("format") == ANCHOR_FORMAT):
-            return cls(read_proof(value), value)
+            proof = read_proof(value)
+            check_proof_id(proof.proof_id)  # an anchor's id is published: the proxy's form only
+            return cls(proof, value)
         unknown = sorted(set(value) - set(_ANCHOR_KEYS))
         if unknown:
-            raise ProofError(f"{unknown[0]}: unknown field of a {ANCHOR_FORMAT} anchor "
+            raise ProofError(f"{cut(unknown[0])}: unknown field of a {ANCHOR_FORMAT} anchor "
                              f"({', '.join(_ANCHOR_KEYS)})")
         for key in _ANCHOR_KEYS:
             if key not in value:
                 raise ProofError(f"{key}: missing")
         proof = read_proof(value["proof"])
+        check_proof_id(value["proof_id"])
+        check_proof_id(proof.proof_id, "proof.proof_id")
         key, fingerprint = value["trust_layer_key"], value["challenge_key_fingerprint"]
         if not isinstance(key, str):
             raise ProofError("trust_layer_key: expected ed25519:<base64url>")
@@ -102,11 +109,11 @@ class Anchor:
             raise ProofError("challenge_key_fingerprint: expected 64 lowercase hex digits")
         check_fingerprint(fingerprint, "challenge_key_fingerprint")
         if value["proof_id"] != proof.proof_id:
-            raise ProofError(f"proof_id: {value['proof_id']!r} is not the proof's {proof.proof_id!r}")
+            raise ProofError(f"proof_id: {cut(value['proof_id'])} is not the proof's {cut(proof.proof_id)}")
         if proof.is_pair:
             raise ProofError("proof: an opened pair: a published anchor holds the proof as Trust Layer serves it")
         if value["heure"] != proof.timestamp:
-            raise ProofError(f"heure: {value['heure']!r} is not the proof's timestamp {proof.timestamp!r}")
+            raise ProofError(f"heure: {cut(value['heure'])} is not the proof's timestamp {cut(proof.timestamp)}")
         return cls(proof, value["proof"], key, fingerprint)
 
     @classmethod
@@ -139,10 +146,16 @@ def anchor_problems(anchor: Anchor, call: RecordCall, trust_layer_key: str | Non
     problems = []
     if not proof.is_pair:
         if trust_layer_key is None:
-            problems.append(f"{where}: no pinned Trust Layer key to check its signature against: give "
-                            "--trust-layer-key ed25519:<base64url> (the key a proof carries proves nothing)")
+            problems.append(f"{where}: its signature was not checked against a pinned key: give "
+                            "--trust-layer-key ed25519:<base64url>, or pin trust_layer_key in the track's "
+                            "track.yaml (the key a proof or a published anchor names proves nothing)")
         else:
             problems += verification_problems(proof, trust_layer_key, fingerprint)
+        if proof.fields is not None:
+            try:  # the one time rule (contract/anchor_time.py): valid, not ahead of now, not before the record
+                proof_time(proof.fields.timestamp, proof.fields.upstream_timestamp)
+            except AnchorTimeError as exc:
+                problems.append(f"{where}: {exc}")
         if proof.fields is not None and proof.fields.seller != call.seller:
             problems.append(f"{where}: parties.seller: {proof.fields.seller!r} is not the host of {call.target} "
                             f"({call.seller!r})")

@@ -21,7 +21,15 @@ from typing import Any
 
 from generator.base import strict_json
 from generator.base.bounded_read import PUBLISHED_LIMIT, SALT_LIMIT, read_bounded
-from generator.base.errors import FreezeRecordError, FrozenMismatch, ManifestError, read_file, unreadable_text
+from generator.base.errors import (
+    FreezeRecordError,
+    FrozenMismatch,
+    ManifestError,
+    read_file,
+    shown_path,
+    unreadable_text,
+)
+from generator.base.path_checks import inside_checkout
 from generator.base.transaction import builder_lock, make_dir, reading, write_file
 from generator.contract.anchor import Anchor, RecordCall, anchor_problems, record_call
 from generator.contract.hashing import sha256_hex
@@ -84,7 +92,7 @@ class FreezeRecord:
         if record.get("format") != FORMAT:
             raise fail(f"format: expected {FORMAT!r}")
         for name in _unknown_fields(record):
-            raise fail(f"{name}: unknown field (a record holds {', '.join(RECORD_FIELDS)})")
+            raise fail(f"{shown_path(name)}: unknown field (a record holds {', '.join(RECORD_FIELDS)})")
 
         def field(*keys: str) -> Any:
             value: Any = record
@@ -123,8 +131,16 @@ def _unknown_fields(record: dict[str, Any]) -> list[str]:
     return unknown
 
 
+def check_place(root: Path, places: Places) -> None:
+    """Refuse a freeze folder, record or anchor that is a symbolic link or resolves outside the checkout, and
+    name one that cannot be looked at (permission denied, a link loop) instead of taking it for absent."""
+    for path in (places.record, places.anchor):
+        inside_checkout(root, path, FreezeRecordError)
+
+
 def is_frozen(root: Path, places: Places) -> bool:
-    """The track's freeze folder holds a record or an anchor (of any kind: a FIFO or a link counts)."""
+    """The track's freeze folder holds a record or an anchor (of any kind: a FIFO counts; a link is refused)."""
+    check_place(root, places)
     return os.path.lexists(root / places.record) or os.path.lexists(root / places.anchor)
 
 
@@ -203,6 +219,7 @@ def freeze(root: Path, bareme: Path, salt_file: Path, places: Places) -> bytes:
     and the key as they stand, and every later build sees the record.
     """
     with builder_lock(root):
+        check_place(root, places)  # never write a record through a link, or outside the checkout
         if os.path.lexists(root / places.anchor) and not os.path.lexists(root / places.record):
             raise FrozenMismatch(f"{places.anchor} exists: this track's season is anchored; a new season starts "
                                  "by removing its record and its anchor in one commit")
@@ -330,18 +347,23 @@ def check_anchor(root: Path, places: Places, anchor_file: Path | None, proofs: d
                  trust_layer_key: str | None = None,
                  fingerprint: str | None = None) -> tuple[Anchor | None, list[str]]:
     """The anchor and why it is not the proof of the record served (spec §8.3, §8.5); ``(None, [])`` when no
-    anchor is given nor published. ``anchor_file`` overrides the published ``<freeze folder>/anchor.json``; the
-    Trust Layer key and the challenge key's fingerprint default to those the published anchor states. With
+    anchor is given nor published. ``anchor_file`` overrides the published ``<freeze folder>/anchor.json``. The
+    Trust Layer key is ``trust_layer_key``, else the one the track pins (``track.yaml``), never the one the
+    published anchor names; the challenge key's fingerprint defaults to the published one. With
     ``proofs`` (the third-party verification of ``corpus score --proofs``), an opened pair must be held valid
     and bound there, since it carries no signature to check here."""
+    check_place(root, places)
     published_path = root / places.anchor
     published = Anchor.read(published_path) if os.path.lexists(published_path) else None
     if anchor_file is None and published is None:
         return None, []
     anchor = Anchor.read(anchor_file) if anchor_file is not None else published
     assert anchor is not None
-    key, problems = _pinned(trust_layer_key, published.trust_layer_key if published else None,
-                            "Trust Layer key", "--trust-layer-key")
+    # The key is pinned by the command line or the track's configuration, never taken from the published
+    # anchor: an anchor.json re-made with another key names that key (anchor_problems says none was pinned).
+    flag = "--trust-layer-key" if trust_layer_key is not None else f"track.yaml trust_layer_key of {places.piste}"
+    key = trust_layer_key if trust_layer_key is not None else places.trust_layer_key
+    problems = _pinned(key, published.trust_layer_key if published else None, "Trust Layer key", flag)[1]
     fingerprint, more = _pinned(fingerprint, published.fingerprint if published else None,
                                 "challenge key fingerprint", "--challenge-key-fingerprint")
     problems += more + anchor_problems(anchor, record_call_of(root, places), key, fingerprint)

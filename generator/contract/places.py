@@ -23,6 +23,7 @@ class Places:
     bareme_file: str  # the byte-exact section, checkout-relative
     bareme_sha256: str  # its published SHA-256
     served_record: str = ""  # the canonical path the freeze record is served at, once it exists
+    trust_layer_key: str | None = None  # pinned in track.yaml: the key the anchor's signature is checked against
 
     @property
     def record(self) -> Path:

@@ -26,6 +26,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from generator.base.errors import GeneratorError
+from generator.base.text_policy import escaped
 from generator.contract.hashing import canonical_json, sha256_hex
 
 HASH_PREFIX = "sha256:"
@@ -34,6 +35,8 @@ CANONICAL_VERSIONS = ("1.2", "2.1")  # chain = SHA-256 of the canonical JSON of 
 LEGACY_VERSIONS = ("1.0", "1.1", "2.0")  # and an absent spec_version: the plain concatenation
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _B64URL = re.compile(r"[A-Za-z0-9_-]+")
+PROOF_ID = re.compile(r"prf_[0-9]{8}_[0-9]{6}_[0-9a-f]{6,64}")  # the proxy's form, bounded (at most 84 chars)
+PROOF_ID_FORM = "prf_YYYYMMDD_HHMMSS_<6 to 64 lowercase hex digits>"
 PAIR_SHAPE = '{"proof_id", "request_hash": {"nonce", "value"}, "response_hash": {"nonce", "value"}}'
 
 
@@ -47,6 +50,14 @@ def bare_hash(value: Any, field: str) -> str:
     if text is None or not _HEX64.fullmatch(text):
         raise ProofError(f"{field}: expected sha256:<64 lowercase hex digits>, got {_shown(value)}")
     return text
+
+
+def check_proof_id(value: Any, field: str = "proof_id") -> str:
+    """``value`` once it has the form of the proxy's proof ids: the one check before an id names a file or enters
+    a published anchor (``../../x`` or a 20,000-character id never does)."""
+    if not isinstance(value, str) or not PROOF_ID.fullmatch(value):
+        raise ProofError(f"{field}: {_shown(value)} is not a proof id of Trust Layer's ({PROOF_ID_FORM})")
+    return value
 
 
 def fingerprint_of(api_key: str) -> str:
@@ -145,7 +156,7 @@ class TrustProof:
 
 
 def _shown(value: Any, limit: int = 80) -> str:
-    text = repr(value) if not isinstance(value, str) else f"'{value}'"
+    text = repr(value) if not isinstance(value, str) else f"'{escaped(value)}'"  # one line, whatever it holds
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

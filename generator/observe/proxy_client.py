@@ -9,7 +9,9 @@ answer, so a test can assert "0 failed" and "every body is a manifest body".
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import os
 import socket
 import ssl
 import threading
@@ -17,6 +19,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,99 @@ def fetch(addresses: list[tuple[str, int]], path: str, secret: str | None, conte
             sock.close()
     return Answer(0, b"", error="all connection attempts failed: " + "; ".join(errors),
                   seconds=time.perf_counter() - started, started=began)
+
+
+def ca_context(cadata: str | None) -> ssl.SSLContext:
+    """The context that verifies a server (certificate and host name) against the CA certificates ``cadata``
+    (PEM text), or the system's when None; :class:`ssl.SSLError` when ``cadata`` holds no certificate."""
+    if cadata is None:
+        return ssl.create_default_context()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # certificate and host name checked; no system CA
+    context.load_verify_locations(cadata=cadata)
+    return context
+
+
+def _shut(fd: int) -> None:
+    """End every read and write of the socket ``fd`` now, from another thread (through a duplicate: the
+    reader's socket object, plain or TLS, is left to fail as a closed connection does)."""
+    with contextlib.suppress(OSError):
+        duplicate = socket.socket(fileno=os.dup(fd))
+        with duplicate:
+            duplicate.shutdown(socket.SHUT_RDWR)
+
+
+def _connect(host: str, port: int, deadline: float) -> socket.socket:
+    """A connection to the first address of ``host`` that answers, all attempts within ``deadline``
+    (``socket.create_connection`` gives each address the whole timeout)."""
+    failure: OSError = OSError(f"{host}: no address")
+    for family, kind, proto, _, address in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("deadline")
+        sock = socket.socket(family, kind, proto)
+        sock.settimeout(remaining)
+        try:
+            sock.connect(address)
+        except OSError as exc:
+            sock.close()
+            failure = exc
+            continue
+        return sock
+    raise failure
+
+
+def fetch_within(url: str, headers: dict[str, str], seconds: float, context: ssl.SSLContext | None,
+                 limit: int) -> Answer:
+    """GET ``url`` (http or https, no redirect followed), at most ``limit + 1`` body bytes, the WHOLE exchange
+    (connection, TLS handshake, headers, body) within ``seconds``: a per-read timeout lets a server that drips
+    one byte at a time hold a client forever, so a watchdog shuts the socket at the deadline.
+    ``Answer.error`` says ``deadline`` when that is what ended it."""
+    parts = urlsplit(url)
+    started, began = time.perf_counter(), time.monotonic()
+    deadline = began + seconds
+    host, https = parts.hostname or "", parts.scheme == "https"
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    expired = threading.Event()
+    watchdog: threading.Timer | None = None
+    sock: socket.socket | None = None
+    try:
+        port = parts.port or (443 if https else 80)
+        sock = _connect(host, port, deadline)
+        fd = sock.fileno()
+
+        def expire() -> None:
+            expired.set()
+            _shut(fd)
+
+        watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), expire)
+        watchdog.daemon = True
+        watchdog.start()
+        if https:
+            sock = (context or ssl.create_default_context()).wrap_socket(sock, server_hostname=host)
+        conn = http.client.HTTPConnection(host, port, timeout=seconds)
+        conn.sock = sock
+        conn.request("GET", target, headers=headers)
+        resp = conn.getresponse()
+        body = bytearray()
+        while len(body) <= limit:
+            chunk = resp.read1(min(64 * 1024, limit + 1 - len(body)))
+            if not chunk:
+                break
+            body += chunk
+        if resp.length and len(body) <= limit:  # the connection ended before the Content-Length promised
+            raise http.client.IncompleteRead(bytes(body), resp.length)
+        if expired.is_set():
+            raise TimeoutError("deadline")
+        return Answer(resp.status, bytes(body), tuple(resp.getheaders()), seconds=time.perf_counter() - started,
+                      started=began)
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        error = "deadline" if expired.is_set() or time.monotonic() >= deadline else type(exc).__name__
+        return Answer(0, b"", error=error, seconds=time.perf_counter() - started, started=began)
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
+        if sock is not None:
+            sock.close()
 
 
 @dataclass

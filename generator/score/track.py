@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from generator.base.errors import FreezeRecordError, ManifestError
+from generator.base.errors import FreezeRecordError, ManifestError, shown_path
 from generator.contract.anchor import AnchorError
 from generator.contract.freeze import check_anchor, check_freeze, is_frozen, read_salt
 from generator.contract.places import Places
@@ -35,7 +35,11 @@ def freeze_status(root: Path, salt_file: Path | None, places: Places, anchor_fil
     changed after the freeze would be scored without a sound."""
     record = places.record
     refused = "the freeze check fails, no score is rendered (spec §8.5): "
-    if not is_frozen(root, places):
+    try:
+        frozen = is_frozen(root, places)  # a freeze folder that is a link, unreadable or a loop: refused
+    except FreezeRecordError as exc:
+        raise ScoreRefused(f"{refused}{exc}") from None
+    if not frozen:
         given = [flag for flag, value in (("--salt-file", salt_file), ("--anchor", anchor_file)) if value]
         if given:
             raise ScoreRefused(f"{' and '.join(given)} given, but {record} is not there: the track {places.piste} "
@@ -86,9 +90,9 @@ def check_proofs(proofs: Any) -> Proofs:
         pending = isinstance(verdict, dict) and verdict.get("en_attente") is True \
             and set(verdict) <= {"en_attente", "motif"} and isinstance(verdict.get("motif", ""), str)
         if not (verified or pending):
-            raise ScoreInputError(f"proofs: {proof_id}: expected {{\"valide\": true|false, \"identite_liee\": "
-                                  f"true|false}} or {{\"en_attente\": true}} (and, if given, a \"motif\" "
-                                  f"string), got {json.dumps(verdict)}")
+            raise ScoreInputError(f"proofs: {shown_path(proof_id)}: expected {{\"valide\": true|false, "
+                                  f"\"identite_liee\": true|false}} or {{\"en_attente\": true}} (and, if given, a "
+                                  f"\"motif\" string), got {shown_path(json.dumps(verdict))}")
     return proofs
 
 

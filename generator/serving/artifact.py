@@ -48,7 +48,7 @@ from typing import BinaryIO, TypeVar
 
 from generator.base.atomic_file import check_target, write_atomic
 from generator.base.bounded_read import PUBLISHED_LIMIT, open_regular, size_text
-from generator.base.errors import DeployError, GeneratorError, read_file, unreadable_text
+from generator.base.errors import DeployError, GeneratorError, read_file, shown_path, unreadable_text
 from generator.contract.manifest import MANIFEST_FILE, MANIFEST_HASH_FILE, Manifest
 from generator.serving.artifact_members import AGAIN, CHUNK, HEX64, INDEX, Declared, index_bytes, open_members
 from generator.serving.release import (
@@ -167,8 +167,8 @@ def install_artifact(artifact: Path, releases: Path, expect: str | None = None) 
     ``releases/<its name>/``; return that folder. Nothing is installed, and nothing left, on a refusal."""
     name = artifact.name.removesuffix(SUFFIX)
     if not artifact.name.endswith(SUFFIX) or not HEX64.fullmatch(name):
-        raise DeployError(f"{artifact}: not named <release hash>{SUFFIX} as corpus release pack names an "
-                          "artifact; give the packed file under its own name")
+        raise DeployError(f"{shown_path(artifact)}: not named <release hash>{SUFFIX} as corpus release pack "
+                          "names an artifact; give the packed file under its own name")
     try:
         fd = open_regular(artifact)
     except OSError as exc:

@@ -22,7 +22,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from generator.base.bounded_read import ReadRefused, read_bounded
-from generator.base.errors import TlsError
+from generator.base.errors import TlsError, shown_path
 
 TLS_FILE_LIMIT = 1024 * 1024  # a chain of a few certificates is a few KiB
 _BEGIN = re.compile(rb"-----BEGIN ([A-Z0-9 ]+)-----")
@@ -56,7 +56,7 @@ def check_tls_file(path: Path, option: str, kind: str) -> None:
     """Raise :class:`TlsError` ``OPTION FILE: what is wrong; what to do`` unless ``path`` is a usable ``kind``
     (``certificate``, ``ca`` or ``key``)."""
     wanted, blocks, parse = KINDS[kind]
-    where = f"{option} {path}"
+    where = f"{option} {shown_path(path)}"
     fix = f"give {wanted} file"
     try:
         os.lstat(path)

@@ -15,6 +15,7 @@ from typing import Any
 
 from generator.base.errors import CorpusError, Location, Problem
 from generator.base.output_places import ALWAYS_PROTECTED, PROTECTED
+from generator.base.text_policy import cut
 from generator.documents.records import Record, read_record
 from generator.documents.schema_checks import check_schema
 from generator.documents.schemas import checked_schema
@@ -100,7 +101,8 @@ def pick_track(tracks: list[Track], piste: str | None) -> Track:
         if track.piste == piste:
             return track
     names = ", ".join(t.piste for t in tracks)
-    raise CorpusError([Problem(Location("--track"), "", f"no track {piste!r} in {TRACKS_DIR}/ (tracks: {names})")])
+    raise CorpusError([Problem(Location("--track"), "", f"no track {cut(piste)} in {TRACKS_DIR}/ "
+                                                        f"(tracks: {names})")])
 
 
 def load_track(file: Path) -> Track:
@@ -253,6 +255,7 @@ class _Checker:
             verdicts=tuple(data["verdicts"]),
             drawing=self.drawing(data.get("dessin"), names),
             verdict_reference=self.verdict_reference(data.get("verdict_reference")),
+            trust_layer_key=data.get("trust_layer_key"),
         )
 
     def verdict_reference(self, item: dict[str, Any] | None) -> VerdictReference | None:

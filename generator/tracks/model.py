@@ -340,6 +340,7 @@ class Track:
     verdicts: tuple[str, ...]  # the fixed verdict words
     drawing: Drawing = field(default_factory=Drawing)
     verdict_reference: VerdictReference | None = None
+    trust_layer_key: str | None = None  # the pinned Trust Layer key the freeze's anchor is checked against
 
     def verdict_class(self, verdict: str) -> str | None:
         """How the barème's distribution counts ``verdict``: itself when it is a fixed word, the reference
@@ -404,7 +405,7 @@ class Track:
         """What the contract layer (freeze, build proof, scorer) needs to know of the track's files."""
         trees, bareme = self.trees, self.bareme
         return Places(self.piste, trees.build, trees.manifest, trees.season, trees.freeze, bareme.section,
-                      bareme.file, bareme.sha256, self.record_path)
+                      bareme.file, bareme.sha256, self.record_path, self.trust_layer_key)
 
     def served_paths(self) -> tuple[str, ...]:
         """The single documents the track serves besides its collections (the freeze record included)."""
