@@ -63,7 +63,9 @@ def test_proofs_file(world: ScoreWorld, tmp_path: Path, capsys: pytest.CaptureFi
                                              "prf_0001": {"valide": False, "identite_liee": True}})
     code, out, _ = run(capsys, str(sub), "--root", str(world.root), "--proofs", str(proofs))
     assert code == 0
-    assert "vérifiées (--proofs)" in out and "non vérifiées hors ligne" not in out
+    # one of the two proofs fails condition 1: the header counts, it never says "vérifiées" (issue 31, item 6)
+    assert "1 preuve(s) les remplissent, 1 échouent, 0 en attente, sur 2 citée(s)" in out
+    assert "conditions 1 et 2 vérifiées" not in out and "non vérifiées hors ligne" not in out
     assert "conf-01 a2 non_etayee (preuve_invalide)" in out
 
 

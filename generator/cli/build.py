@@ -26,13 +26,33 @@ from generator.cli.options import (
     print_problems,
     selected_tracks,
 )
-from generator.cli.score import add_pinned_options, judged_proofs, key_fingerprint, load_proofs, trust_layer_key
+from generator.cli.score import (
+    add_pinned_options,
+    add_rekor_option,
+    anchor_key,
+    judged_proofs,
+    key_fingerprint,
+    load_proofs,
+    pinned_window,
+    trust_layer_key,
+)
 from generator.compiler.pipeline import build, check
 from generator.contract.anchor import Anchor
-from generator.contract.freeze import check_anchor, check_freeze, freeze, freeze_anchor, is_frozen, record_call_of
+from generator.contract.freeze import (
+    check_anchor,
+    check_freeze,
+    freeze,
+    freeze_anchor,
+    freeze_anchor_v3,
+    is_frozen,
+    record_call_of,
+)
 from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest
 from generator.contract.places import Places
+from generator.contract.proof_v3 import ProofV3
+from generator.contract.trust_proof import TrustProof
+from generator.contract.tsa_token import Authority
 from generator.observe import proxy_client
 from generator.serving.tls_files import TLS_FILE_LIMIT, check_tls_file
 from generator.tracks.listing import track_listing
@@ -191,8 +211,9 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
     anchor: Anchor | None = None
     anchored: list[str] = []
     if is_frozen(args.root, places):
-        anchor, anchored = check_anchor(args.root, places, args.anchor, proofs, args.trust_layer_key,
-                                        args.challenge_key_fingerprint)
+        anchor, anchored = check_anchor(args.root, places, args.anchor, proofs,
+                                        anchor_key(args.trust_layer_key),
+                                        args.challenge_key_fingerprint, pinned_window(args))
         problems += anchored
         if context is not None:
             problems += _served_problems(args, places, context)
@@ -200,7 +221,8 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
         print(f"corpus freeze-check: not anchored yet: no {places.anchor} and no --anchor ('corpus freeze-anchor' "
               "publishes the proof of the call)", file=sys.stderr)
     elif anchor is not None and not anchored:
-        how = ("an opened pair: its chain and signature are not verified offline" if anchor.proof.is_pair else
+        how = anchor.v3_words() or ("an opened pair: its chain and signature are not verified offline"
+                                    if anchor.proof.is_pair else
                f"made at {anchor.proof.timestamp} (Trust Layer's time, bound by the chain), chain and signature "
                "verified against the pinned key")
         print(f"corpus freeze-check: anchor {anchor.proof_id} is the proof of GET "
@@ -212,10 +234,35 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
     return PROBLEM if problems else 0
 
 
+def _freeze_anchor_v3(args: argparse.Namespace, places: Places, anchor: Anchor) -> int:
+    """freeze-anchor for a 3.x proof: the pinned authority is required, the season opens at its token."""
+    if args.tsa_ca is None:
+        raise UsageError("a proof-spec 3.x anchor is checked with its RFC 3161 token: give --tsa-ca (and "
+                         "--tsa-cert when the token does not carry the authority's certificate); the season opens "
+                         "at its time")
+    anchor, written, when = freeze_anchor_v3(args.root, places, anchor, [args.trust_layer_key],
+                                             args.challenge_key_fingerprint, Authority(args.tsa_ca, args.tsa_cert))
+    print(f"corpus freeze-anchor: {anchor.proof_id} (spec {anchor.proof.spec_version}) "
+          f"verified: commitments root, signature by {args.trust_layer_key}, batch inclusion, RFC 3161 token by "
+          f"the pinned authority; its owner's pairs open GET {record_call_of(args.root, places).target}, the "
+          f"bytes of {places.record} and the challenge's key ({args.challenge_key_fingerprint[:16]}…)",
+          file=sys.stderr)
+    print(f"corpus freeze-anchor: the token's time {when:%Y-%m-%dT%H:%M:%SZ} is the season's opening; Rekor not "
+          "checked offline (the served entry carries no body nor inclusion proof)", file=sys.stderr)
+    state = "wrote" if written else "already holds this very anchor:"
+    print(f"corpus freeze-anchor: {state} {places.anchor}; commit it and publish it with the proof_id",
+          file=sys.stderr)
+    return 0
+
+
 def cmd_freeze_anchor(args: argparse.Namespace) -> int:
     places = _track(args).places
+    given = Anchor.read(args.proof)
+    if isinstance(given.proof, ProofV3):
+        return _freeze_anchor_v3(args, places, given)
     anchor, written = freeze_anchor(args.root, places, args.proof, args.trust_layer_key,
                                     args.challenge_key_fingerprint)
+    assert isinstance(anchor.proof, TrustProof)
     fields = anchor.proof.fields
     upstream = fields.upstream_timestamp if fields else None
     upstream = f"; the corpus answered at {upstream}" if upstream else ""
@@ -306,6 +353,10 @@ def register(sub: Subparsers) -> None:
     add_pinned_options(p)
     p.add_argument("--proofs", type=Path, help="the third-party proof verification (as corpus score --proofs): an "
                                                "opened pair must be held valid and bound there")
+    p.add_argument("--tsa-ca", type=Path, help="a 3.x --anchor not yet published: the pinned timestamp "
+                                               "authority's CA bundle (the published corpus-anchor/2 holds it)")
+    p.add_argument("--tsa-cert", type=Path, help="with --tsa-ca: the authority's signing certificate")
+    add_rekor_option(p)
     p.add_argument("--url", type=http_url,
                    help="base URL of a running server: fetch the record at the track's gel_servi (with "
                         "--secret-file) and compare it byte for byte")
@@ -332,6 +383,10 @@ def register(sub: Subparsers) -> None:
                    help="the pinned Trust Layer public key (GET /v1/pubkey of the production proxy)")
     p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, required=True, metavar="HEX",
                    help="SHA-256 of the challenge's API key, as published")
+    p.add_argument("--tsa-ca", type=Path, help="a 3.x proof: the pinned timestamp authority's CA bundle (PEM); "
+                                               "the batch root's RFC 3161 token must verify on it")
+    p.add_argument("--tsa-cert", type=Path, help="a 3.x proof: the authority's signing certificate (PEM), which "
+                                                 "Trust Layer's tokens do not carry")
     add_root_options(p)
     add_track_option(p)
     p.set_defaults(func=cmd_freeze_anchor)

@@ -14,7 +14,7 @@ from typing import NoReturn
 
 from generator.base.errors import CorpusError, GeneratorError, os_error_text
 from generator.base.output_places import OutputRefused
-from generator.cli import build, graph, observe, release, score, season, serving
+from generator.cli import build, graph, observe, proofs, release, score, season, serving
 from generator.cli.options import EXIT_CODES, INTERRUPTED, PROBLEM, USAGE, Reported, UsageError, print_problems
 
 # Each group's registrations, in the order of ``corpus --help``.
@@ -28,6 +28,7 @@ REGISTRATIONS = (
     season.register,
     graph.register,
     score.register,
+    proofs.register,
     observe.register_log_report,
     serving.register_systemd,
 )

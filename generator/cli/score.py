@@ -20,7 +20,9 @@ from generator.base.output_places import key_output_file, not_an_input
 from generator.cli.options import PROBLEM, Subparsers
 from generator.contract.anchor import Anchor
 from generator.contract.anchor_time import AnchorTimeError, parse_instant, proof_time
+from generator.contract.anchor_v3 import parse_time
 from generator.contract.places import Places
+from generator.contract.proof_v3 import ProofV3, Window, is_v3, read_v3
 from generator.contract.trust_proof import ProofError, TrustProof, check_fingerprint, public_key, read_proof
 from generator.contract.tsa_token import Authority
 from generator.score.entry import FormatDefects
@@ -78,7 +80,7 @@ class ProofFolder:
     """``--proofs`` given as a folder of proofs as Trust Layer serves them, one ``<proof_id>.json`` each."""
 
     path: Path
-    proofs: dict[str, TrustProof]
+    proofs: dict[str, TrustProof | ProofV3]
 
 
 def _proof_folder(path: Path) -> ProofFolder:
@@ -89,13 +91,13 @@ def _proof_folder(path: Path) -> ProofFolder:
                        "folder holds <proof_id>.json proofs only")
     if not entries:
         raise _BadFile(f"{path}: no <proof_id>.json proof in this folder")
-    proofs: dict[str, TrustProof] = {}
+    proofs: dict[str, TrustProof | ProofV3] = {}
     for file in entries:
         value, defects = _parse(file, "a proof")
         if defects:
             raise _BadFile(f"{file}: {'; '.join(defects)}")
         try:
-            proof = read_proof(value)
+            proof: TrustProof | ProofV3 = read_v3(value) if is_v3(value) else read_proof(value)
         except ProofError as exc:
             raise _BadFile(f"{file}: {exc}") from None
         if proof.is_pair:
@@ -116,16 +118,23 @@ def season_close(text: str) -> datetime:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--season-close: ")) from None
 
 
+def _pem(path: Path, flag: str) -> bytes:
+    """A pinned PEM file, read bounded (a FIFO or a huge file is refused in one line)."""
+    try:
+        return read_bounded(path, SUBMISSION_LIMIT)
+    except OSError as exc:
+        raise _BadFile(f"{path}: cannot read ({flag}): {exc.strerror or exc}") from None
+
+
 def judged_proofs(loaded: Any, args: argparse.Namespace, places: Places) -> Any:
     """A :class:`ProofFolder` judged against the pinned key (``--trust-layer-key``, else the track's
     ``trust_layer_key``; never the published anchor's), the token times within the season (from the published
     anchor's time, once it passes the time rule, to ``--season-close``); a verification file as it is."""
     if not isinstance(loaded, ProofFolder):
         return loaded
-    key, published = args.trust_layer_key or places.trust_layer_key, None  # never the key an anchor names
-    if os.path.lexists(args.root / places.anchor):
-        published = Anchor.read(args.root / places.anchor)
-    if key is None:
+    keys = list(args.trust_layer_key or []) or ([places.trust_layer_key] if places.trust_layer_key else [])
+    published = Anchor.read(args.root / places.anchor) if os.path.lexists(args.root / places.anchor) else None
+    if not keys:  # never the key an anchor names
         raise _BadFile(f"{shown_path(loaded.path)}: a folder of proofs is verified against the pinned Trust Layer "
                        "key: give --trust-layer-key ed25519:<key> (or pin trust_layer_key in the track's "
                        "track.yaml)")
@@ -133,13 +142,38 @@ def judged_proofs(loaded: Any, args: argparse.Namespace, places: Places) -> Any:
     for given in (tsa_ca, tsa_cert):
         if given is not None and not given.is_file():
             raise _BadFile(f"{given}: no such file (--tsa-ca, --tsa-cert: PEM files of the timestamp authority)")
-    fields = published.proof.fields if published is not None else None
-    try:  # the opening is a time that passed the anchor's time rule (contract/anchor_time.py)
-        opening = proof_time(fields.timestamp, fields.upstream_timestamp) if fields is not None else None
+    rekor = getattr(args, "rekor_key", None)
+    season = Season(Authority(tsa_ca, tsa_cert) if tsa_ca else None, _opening(published, places), close,
+                    _pem(rekor, "--rekor-key") if rekor is not None else None)
+    return verdicts(loaded.proofs, keys, season)
+
+
+def _opening(published: Anchor | None, places: Places) -> datetime | None:
+    """When the season opens: a 3.x anchor's RFC 3161 time (verified when it was published, and again by the
+    freeze check), else a 1.2 anchor's time once it passes the anchor's time rule (contract/anchor_time.py)."""
+    if published is None:
+        return None
+    if isinstance(published.proof, ProofV3):
+        return parse_time(published.heure)
+    fields = published.proof.fields
+    try:
+        return proof_time(fields.timestamp, fields.upstream_timestamp) if fields is not None else None
     except AnchorTimeError as exc:
         raise _BadFile(f"{places.anchor}: proof: {exc}") from None
-    season = Season(Authority(tsa_ca, tsa_cert) if tsa_ca else None, opening, close)
-    return verdicts(loaded.proofs, key, season)
+
+
+def pinned_window(args: argparse.Namespace) -> Window | None:
+    """``--tsa-ca`` / ``--tsa-cert`` as the window a 3.x anchor given with ``--anchor`` is checked in (the
+    published ``corpus-anchor/2`` carries its own)."""
+    tsa_ca, tsa_cert = getattr(args, "tsa_ca", None), getattr(args, "tsa_cert", None)
+    return Window(*Authority(tsa_ca, tsa_cert).pems()) if tsa_ca is not None else None
+
+
+def anchor_key(keys: list[str] | None) -> str | None:
+    """The one pinned key an anchor is checked against when ``--trust-layer-key`` is repeated: the first
+    given (a rotation concerns the participants' proofs, which verify on any of them); never a key the
+    published anchor names."""
+    return keys[0] if keys else None
 
 
 def load_proofs(path: Path) -> Any:
@@ -177,13 +211,22 @@ def key_fingerprint(text: str) -> str:
 def add_pinned_options(p: argparse.ArgumentParser) -> None:
     """The two values a proof of Trust Layer's is checked against: the key pinned here or in track.yaml, and
     the challenge key's fingerprint (default: the published anchor's)."""
-    p.add_argument("--trust-layer-key", type=trust_layer_key, metavar="ed25519:KEY",
+    p.add_argument("--trust-layer-key", type=trust_layer_key, metavar="ed25519:KEY", action="append",
                    help="the pinned Trust Layer public key (GET /v1/pubkey, ed25519:<base64url>) that must have "
                         "signed the anchoring proof (default: the track's trust_layer_key in track.yaml; never "
-                        "the one the published anchor names: with neither, the anchor's signature is not trusted)")
+                        "the one the published anchor names: with neither, the anchor's signature is not "
+                        "trusted); repeat it for a key rotation: a 3.x proof then verifies on any of them, the "
+                        "anchor on the first")
     p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, metavar="HEX",
                    help="SHA-256 of the challenge's API key, the proof's parties.buyer_fingerprint (default: the "
                         "one the published anchor states)")
+
+
+def add_rekor_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rekor-key", type=Path, metavar="PEM",
+                   help="with a --proofs folder: Rekor's pinned public key (PEM); a 3.x proof that carries its "
+                        "Rekor entry (transparency_log.entry) then has it verified offline; otherwise the report "
+                        "says Rekor was not checked")
 
 
 def _printable(text: str) -> str:
@@ -248,8 +291,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         proofs = judged_proofs(proofs, args, track.places)
         report = score_submissions(submissions, root=args.root, track=track, proofs=proofs,
                                    salt_file=args.salt_file, anchor_file=args.anchor,
-                                   trust_layer_key=args.trust_layer_key,
-                                   fingerprint=args.challenge_key_fingerprint)
+                                   trust_layer_key=anchor_key(args.trust_layer_key),
+                                   fingerprint=args.challenge_key_fingerprint, window=pinned_window(args))
     except DuplicateTask as exc:
         print(f"corpus score: {exc.task_id} is submitted by {', '.join(str(files[i]) for i in exc.positions)}: "
               "the season keeps the last one recorded; give one file per task", file=sys.stderr)
@@ -281,11 +324,13 @@ def register(sub: Subparsers) -> None:
                     "season/cle.json. Rejects at entry (schema, duplicates, disclosures, plafond) and at the "
                     "close (graph, probant fields, common-list entries), checks conditions 3 and 4 and the "
                     "instrument defect, then prints réussite, overclaim and the best constant answer. Conditions "
-                    "1 and 2 need Trust Layer: give their result with --proofs, or they are taken as met and "
-                    "every line says they were not verified. Once the track's freeze folder holds a record or an "
-                    "anchor, requires --salt-file and the anchor (the published one, or --anchor), and refuses to "
-                    "score unless the whole freeze check passes and the anchoring proof verifies (chain, "
-                    "signature by the pinned Trust Layer key, the challenge's fingerprint) for the record served.")
+                    "1 and 2 need Trust Layer's proofs: give a verification file or a folder of proofs with "
+                    "--proofs (proof-spec 3.x verified here offline: docs/proofs-3-1.md), or they are taken as "
+                    "met and every line says they were not verified. Once the track's freeze folder holds a "
+                    "record or an anchor, requires --salt-file and the anchor (the published one, or --anchor), "
+                    "and refuses to score unless the whole freeze check passes and the anchoring proof verifies "
+                    "(chain, signature by the pinned Trust Layer key, the challenge's fingerprint) for the record "
+                    "served.")
     p.add_argument("submissions", nargs="+", type=Path, help="submission files, or folders of *.json files")
     p.add_argument("--proofs", type=Path, help='third-party proof verification: {"<proof_id>": {"valide": '
                                                'bool, "identite_liee": bool}}, or a folder of <proof_id>.json '
@@ -301,9 +346,10 @@ def register(sub: Subparsers) -> None:
                                                "<freeze folder>/anchor.json; spec §8.5)")
     add_pinned_options(p)
     p.add_argument("--tsa-ca", type=Path, help="with a --proofs folder: the CA bundle of the timestamp authority; "
-                                               "each proof's RFC 3161 token is then verified with openssl")
+                                               "each proof's RFC 3161 token is then verified (rfc3161-client)")
     p.add_argument("--tsa-cert", type=Path, help="the authority's signing certificate, which Trust Layer's tokens "
                                                  "do not carry")
+    add_rekor_option(p)
     p.add_argument("--season-close", type=season_close, metavar="YYYY-MM-DDTHH:MM:SSZ",
                    help="the close: a token time after it fails condition 1 (the opening is the anchor's time)")
     p.add_argument("--root", type=Path, default=Path.cwd(),

@@ -23,8 +23,16 @@ from generator.base.bounded_read import SUBMISSION_LIMIT
 from generator.base.errors import GeneratorError, read_file
 from generator.base.text_policy import cut
 from generator.contract.anchor_time import AnchorTimeError, proof_time
+from generator.contract.anchor_v3 import (
+    ANCHOR_FORMAT_V3,
+    ANCHOR_KEYS_V3,
+    CallHashes,
+    anchor_v3_problems,
+    parse_time,
+)
 from generator.contract.hashing import request_hash, response_hash
 from generator.contract.places import Places
+from generator.contract.proof_v3 import ProofV3, Window, is_v3, read_v3
 from generator.contract.trust_proof import (
     ProofError,
     TrustProof,
@@ -75,10 +83,12 @@ class Anchor:
     ``trust_layer_key`` and ``fingerprint`` are those the published anchor was checked against (None for a
     bare proof or pair); ``document`` is the proof as fetched."""
 
-    proof: TrustProof
+    proof: TrustProof | ProofV3
     document: Any
     trust_layer_key: str | None = None
     fingerprint: str | None = None
+    authority: tuple[bytes, bytes | None] | None = None  # 3.x published anchor: the pinned authority's PEMs
+    heure: str | None = None  # 3.x published anchor: the token's time, the season's opening
 
     @property
     def proof_id(self) -> str:
@@ -87,8 +97,10 @@ class Anchor:
     @classmethod
     def parse(cls, value: Any) -> Anchor:
         """``value`` parsed from JSON; :class:`ProofError` names the field at fault."""
+        if isinstance(value, dict) and value.get("format") == ANCHOR_FORMAT_V3:
+            return cls._parse_v3(value)
         if not (isinstance(value, dict) and value.get("format") == ANCHOR_FORMAT):
-            proof = read_proof(value)
+            proof: TrustProof | ProofV3 = read_v3(value) if is_v3(value) else read_proof(value)
             check_proof_id(proof.proof_id)  # an anchor's id is published: the proxy's form only
             return cls(proof, value)
         unknown = sorted(set(value) - set(_ANCHOR_KEYS))
@@ -117,6 +129,51 @@ class Anchor:
         return cls(proof, value["proof"], key, fingerprint)
 
     @classmethod
+    def _parse_v3(cls, value: dict[str, Any]) -> Anchor:
+        """A published ``corpus-anchor/2``: every field there, the proof a 3.x proof, the PEMs text."""
+        for key in sorted(set(value) - set(ANCHOR_KEYS_V3)):
+            raise ProofError(f"{cut(key)}: unknown field of a {ANCHOR_FORMAT_V3} anchor "
+                             f"({', '.join(ANCHOR_KEYS_V3)})")
+        for key in ANCHOR_KEYS_V3:
+            if key not in value:
+                raise ProofError(f"{key}: missing")
+        proof = read_v3(value["proof"])
+        check_proof_id(value["proof_id"])
+        check_proof_id(proof.proof_id, "proof.proof_id")
+        key, fingerprint, tsa = value["trust_layer_key"], value["challenge_key_fingerprint"], \
+            value["autorite_horodatage"]
+        if not isinstance(key, str):
+            raise ProofError("trust_layer_key: expected ed25519:<base64url>")
+        public_key(key, "trust_layer_key")
+        if not isinstance(fingerprint, str):
+            raise ProofError("challenge_key_fingerprint: expected 64 lowercase hex digits")
+        check_fingerprint(fingerprint, "challenge_key_fingerprint")
+        if value["proof_id"] != proof.proof_id:
+            raise ProofError(f"proof_id: {cut(value['proof_id'])} is not the proof's {cut(proof.proof_id)}")
+        if parse_time(value["heure"]) is None:
+            raise ProofError("heure: expected the token's time written YYYY-MM-DDTHH:MM:SSZ")
+        if not (isinstance(tsa, dict) and set(tsa) == {"ca_pem", "cert_pem"} and isinstance(tsa["ca_pem"], str)
+                and isinstance(tsa["cert_pem"], str | None)):
+            raise ProofError('autorite_horodatage: expected {"ca_pem": "<PEM>", "cert_pem": "<PEM>" or null}')
+        cert = tsa["cert_pem"].encode("ascii", "replace") if tsa["cert_pem"] else None
+        return cls(proof, value["proof"], key, fingerprint, (tsa["ca_pem"].encode("ascii", "replace"), cert),
+                   value["heure"])
+
+    def v3_words(self) -> str:
+        """What was verified of a 3.x anchor, said by freeze-check and score (empty for a 1.2 proof)."""
+        if not isinstance(self.proof, ProofV3):
+            return ""
+        when = f"its RFC 3161 token at {self.heure} (the season's opening)" if self.heure else "its token"
+        return (f"spec {self.proof.spec_version}: commitments root, signature by the pinned key, batch inclusion, "
+                f"{when} by the pinned authority, the owner's pairs opening the call and the challenge's key; "
+                "Rekor not checked offline")
+
+    @property
+    def opening(self) -> str | None:
+        """When the season opens: a 3.x anchor's token time, else the 1.2 proof's time."""
+        return self.heure if isinstance(self.proof, ProofV3) else self.proof.timestamp
+
+    @classmethod
     def read(cls, path: Path) -> Anchor:
         data = read_file(path, AnchorError, "not found: give the proof of the anchoring call (GET "
                          "/v1/proof/{id}/full) or its opened pair", limit=SUBMISSION_LIMIT)
@@ -138,11 +195,26 @@ class Anchor:
 
 
 def anchor_problems(anchor: Anchor, call: RecordCall, trust_layer_key: str | None = None,
-                    fingerprint: str | None = None) -> list[str]:
+                    fingerprint: str | None = None, window: Window | None = None) -> list[str]:
     """Why ``anchor`` is not the proof of ``call`` (empty: it is). A proof as Trust Layer serves it is
     verified offline against ``trust_layer_key`` (required for it) and ``fingerprint``; an opened pair carries
-    neither chain nor signature, so only its two hashes are compared."""
+    neither chain nor signature, so only its two hashes are compared. A 3.x proof is checked by
+    :func:`anchor_v3_problems` against ``window`` (default: the published anchor's authority)."""
     proof, where = anchor.proof, f"anchor {anchor.proof_id}"
+    if isinstance(proof, ProofV3):
+        if window is None and anchor.authority is not None:
+            window = Window(*anchor.authority)
+        if trust_layer_key is None:
+            return [f"{where}: its signature was not checked against a pinned key: give --trust-layer-key "
+                    "ed25519:<base64url>, or pin trust_layer_key in the track's track.yaml (the key a proof or a "
+                    "published anchor names proves nothing)"]
+        hashes = CallHashes(call.target, call.request_hash, call.response_hash, call.seller, fingerprint)
+        problems, check = anchor_v3_problems(proof, hashes, [trust_layer_key], window or Window())
+        if anchor.heure is not None and check.time is not None \
+                and parse_time(anchor.heure) != check.time.replace(microsecond=0):  # heure: to the second
+            problems.append(f"{where}: heure: {anchor.heure} is not the token's time "
+                            f"{check.time:%Y-%m-%dT%H:%M:%SZ}")
+        return problems
     problems = []
     if not proof.is_pair:
         if trust_layer_key is None:

@@ -16,6 +16,7 @@ import os
 import secrets
 import stat
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,12 @@ from generator.base.errors import (
 from generator.base.path_checks import inside_checkout
 from generator.base.transaction import builder_lock, make_dir, reading, write_file
 from generator.contract.anchor import Anchor, RecordCall, anchor_problems, record_call
+from generator.contract.anchor_v3 import CallHashes, anchor_v3_problems, published_v3
 from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import MANIFEST_FILE, Manifest
 from generator.contract.places import Places
+from generator.contract.proof_v3 import ProofV3, Window
+from generator.contract.tsa_token import Authority
 
 FORMAT = "corpus-freeze/2"  # /2: the task statements are anchored (taches.sha256)
 SALT_BYTES = 32
@@ -344,8 +348,8 @@ def _pinned(option: str | None, published: str | None, what: str, flag: str) -> 
 
 
 def check_anchor(root: Path, places: Places, anchor_file: Path | None, proofs: dict[str, Any] | None = None,
-                 trust_layer_key: str | None = None,
-                 fingerprint: str | None = None) -> tuple[Anchor | None, list[str]]:
+                 trust_layer_key: str | None = None, fingerprint: str | None = None,
+                 window: Window | None = None) -> tuple[Anchor | None, list[str]]:
     """The anchor and why it is not the proof of the record served (spec §8.3, §8.5); ``(None, [])`` when no
     anchor is given nor published. ``anchor_file`` overrides the published ``<freeze folder>/anchor.json``. The
     Trust Layer key is ``trust_layer_key``, else the one the track pins (``track.yaml``), never the one the
@@ -366,7 +370,9 @@ def check_anchor(root: Path, places: Places, anchor_file: Path | None, proofs: d
     problems = _pinned(key, published.trust_layer_key if published else None, "Trust Layer key", flag)[1]
     fingerprint, more = _pinned(fingerprint, published.fingerprint if published else None,
                                 "challenge key fingerprint", "--challenge-key-fingerprint")
-    problems += more + anchor_problems(anchor, record_call_of(root, places), key, fingerprint)
+    if window is None and published and published.authority and not anchor.authority:
+        window = Window(*published.authority)  # a 3.x --anchor checked with the published authority
+    problems += more + anchor_problems(anchor, record_call_of(root, places), key, fingerprint, window)
     if proofs is not None and anchor.proof.is_pair:
         verdict = proofs.get(anchor.proof_id)
         held = isinstance(verdict, dict) and verdict.get("valide") is True and verdict.get("identite_liee") is True
@@ -397,21 +403,50 @@ def freeze_anchor(root: Path, places: Places, proof_file: Path, trust_layer_key:
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise FrozenMismatch(f"{problems[0]}{more}; nothing written")
-        data = anchor.published(trust_layer_key, fingerprint)
-        path = root / places.anchor
-        if os.path.lexists(path):
-            try:
-                same = read_bounded(path, PUBLISHED_LIMIT, follow_symlinks=False) == data
-            except OSError:
-                same = False
-            if same:
-                return anchor, False
-            raise FrozenMismatch(f"{places.anchor} already exists and anchors the record otherwise: a record is "
-                                 "anchored once; nothing written")
+        return anchor, _publish(root, places, anchor.published(trust_layer_key, fingerprint))
+
+
+def _publish(root: Path, places: Places, data: bytes) -> bool:
+    """Write the published anchor; False when that very anchor is there, refused when another is."""
+    path = root / places.anchor
+    if os.path.lexists(path):
         try:
-            write_file(path, data)
-        except OSError as exc:
-            raise FreezeRecordError(f"{exc.filename or path}: cannot write: {exc.strerror}; nothing "
-                                    "anchored") from None
-    return anchor, True
+            same = read_bounded(path, PUBLISHED_LIMIT, follow_symlinks=False) == data
+        except OSError:
+            same = False
+        if same:
+            return False
+        raise FrozenMismatch(f"{places.anchor} already exists and anchors the record otherwise: a record is "
+                             "anchored once; nothing written")
+    try:
+        write_file(path, data)
+    except OSError as exc:
+        raise FreezeRecordError(f"{exc.filename or path}: cannot write: {exc.strerror}; nothing "
+                                "anchored") from None
+    return True
+
+
+def freeze_anchor_v3(root: Path, places: Places, anchor: Anchor, keys: list[str], fingerprint: str,
+                     authority: Authority) -> tuple[Anchor, bool, datetime]:
+    """:func:`freeze_anchor` for a 3.x proof (``anchor`` read from the file given): everything of condition 1
+    with ``authority`` pinned, the owner's pairs opening the call of the record as it stands with the
+    challenge's key; then ``corpus-anchor/2`` is written. ``(anchor, written, the token's time)``."""
+    assert isinstance(anchor.proof, ProofV3)
+    ca, cert = authority.pems()
+    with builder_lock(root):
+        if read_record(root, places) is None:
+            raise FrozenMismatch(f"{places.record} not found: run 'corpus freeze' first, serve the record, then "
+                                 "anchor it")
+        problems = check_freeze(root, None, places)
+        call = record_call_of(root, places)
+        found, check = anchor_v3_problems(anchor.proof, CallHashes(call.target, call.request_hash,
+                                                                   call.response_hash, call.seller, fingerprint),
+                                          keys, Window(ca, cert))
+        problems += found
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise FrozenMismatch(f"{problems[0]}{more}; nothing written")
+        assert check.time is not None and check.key is not None
+        data = published_v3(anchor.document, anchor.proof_id, check.time, check.key, fingerprint, ca, cert)
+        return anchor, _publish(root, places, data), check.time
 

@@ -1,30 +1,29 @@
-"""The RFC 3161 token of a Trust Layer proof, verified with the openssl command (spec §4.1 condition 1).
+"""The RFC 3161 token of a Trust Layer proof, verified with ``rfc3161-client`` (spec §4.1 condition 1).
 
-Trust Layer submits the chain hash's 32 bytes (``openssl ts -query -data <bytes> -sha256 -no_nonce``, no
-``-cert``) and keeps the authority's reply as ``timestamp_authority.tsr_base64``. So the reply is verified
-against those bytes, the authority's CA and, since the reply does not carry it, the authority's certificate;
-the time kept is the token's, signed by a third party, never the ``timestamp`` Trust Layer serves.
+Trust Layer asks its authority for a token over the bytes it anchors (``openssl ts -query -data <bytes>
+-sha256 -no_nonce``, no ``-cert``): the chain hash's 32 bytes for a 1.2 proof, the batch root's 32 bytes for a
+3.x proof. So the token's message imprint must be ``sha256(those bytes)``, and since the reply does not carry
+the authority's certificate, the pinned certificate (``--tsa-cert``) and its CA (``--tsa-ca``) are given. The
+time kept is the token's, signed by a third party, never the ``timestamp`` Trust Layer serves. The library is
+sigstore's RFC 3161 client (PKCS#7 signature, chain at the token's time, critical timeStamping EKU, imprint):
+one maintained implementation rather than a parse of ``openssl`` output.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import os
-import re
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cryptography import x509
+from rfc3161_client import TimeStampResponse, VerificationError, VerifierBuilder, decode_timestamp_response
+
+from generator.base.bounded_read import SALT_LIMIT, read_bounded
 from generator.base.errors import GeneratorError
 
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-_TIME = re.compile(rf"Time stamp: ({'|'.join(_MONTHS)}) +([0-9]{{1,2}}) ([0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}})"
-                   r"(?:\.[0-9]+)? ([0-9]{4}) GMT")
-_TIMEOUT = 20.0
+PEM_LIMIT = 64 * SALT_LIMIT  # a CA bundle of a few certificates
 
 
 class TokenError(GeneratorError):
@@ -38,41 +37,72 @@ class Authority:
     ca_file: Path
     cert_file: Path | None = None
 
+    def pems(self) -> tuple[bytes, bytes | None]:
+        """The PEM bytes of the CA bundle and of the certificate (kept in a published anchor), checked."""
+        try:
+            ca = read_bounded(self.ca_file, PEM_LIMIT)
+            cert = read_bounded(self.cert_file, PEM_LIMIT) if self.cert_file else None
+        except OSError as exc:
+            raise TokenError(f"{exc.filename or self.ca_file}: cannot read the authority's PEM file "
+                             f"({exc.strerror or exc})") from None
+        check_authority(ca, cert, str(self.ca_file))
+        return ca, cert
 
-def openssl_present() -> bool:
-    return shutil.which("openssl") is not None
 
-
-def _openssl(*args: str) -> str:
+def _certificates(data: bytes, what: str) -> list[x509.Certificate]:
     try:
-        done = subprocess.run(["openssl", *args], capture_output=True, text=True, timeout=_TIMEOUT, check=False,
-                              env={**os.environ, "LC_ALL": "C"})
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise TokenError(f"openssl ts could not run ({type(exc).__name__})") from None
-    if done.returncode != 0:
-        detail = next((line for line in (done.stderr + done.stdout).splitlines() if "error" in line.lower()),
-                      "verification failed")
-        raise TokenError(f"openssl ts {args[1]}: {detail.strip()[-200:]}")
-    return done.stdout
+        found = x509.load_pem_x509_certificates(data)
+    except ValueError:
+        raise TokenError(f"{what}: not PEM certificates") from None
+    return found
 
 
-def token_time(tsr_base64: str, chain_hex: str, authority: Authority) -> datetime:
-    """The time of the token over ``chain_hex``'s bytes, once it verifies against ``authority`` (UTC)."""
+def check_authority(ca_pem: bytes, cert_pem: bytes | None, what: str = "--tsa-ca") -> None:
+    """Refuse unusable pinned PEMs before any proof is judged: an operator's mistake must be one line, never
+    every participant's proof turned invalid."""
+    if not _certificates(ca_pem, what):
+        raise TokenError(f"{what}: holds no certificate")
+    if cert_pem is not None and len(_certificates(cert_pem, "--tsa-cert")) != 1:
+        raise TokenError("--tsa-cert: expected exactly one PEM certificate")
+
+
+def decode(tsr_base64: str) -> TimeStampResponse:
+    """``timestamp_authority.tsr_base64`` decoded as a TimeStampResp."""
     try:
-        reply = base64.b64decode(tsr_base64, validate=True)
+        return decode_timestamp_response(base64.b64decode(tsr_base64, validate=True))
     except (binascii.Error, ValueError):
-        raise TokenError("timestamp_authority.tsr_base64: not base64") from None
-    with tempfile.TemporaryDirectory(prefix="corpus-tsa-") as folder:
-        data, tsr = Path(folder) / "chain.bin", Path(folder) / "reply.tsr"
-        data.write_bytes(bytes.fromhex(chain_hex))
-        tsr.write_bytes(reply)
-        untrusted = ["-untrusted", str(authority.cert_file)] if authority.cert_file else []
-        _openssl("ts", "-verify", "-data", str(data), "-in", str(tsr), "-CAfile", str(authority.ca_file),
-                 *untrusted)
-        text = _openssl("ts", "-reply", "-in", str(tsr), "-text")
-    found = _TIME.search(text)
-    if found is None:
-        raise TokenError("timestamp_authority.tsr_base64: the token verifies but states no time openssl prints")
-    month, day, clock, year = found.groups()  # openssl's English month names, whatever the locale
-    hour, minute, second = (int(part) for part in clock.split(":"))
-    return datetime(int(year), _MONTHS.index(month) + 1, int(day), hour, minute, second, tzinfo=UTC)
+        raise TokenError("timestamp_authority.tsr_base64: not the base64 of an RFC 3161 TimeStampResp") from None
+
+
+def verified_time(tsr_base64: str, anchored: bytes, ca_pem: bytes, cert_pem: bytes | None,
+                  what: str = "--tsa-ca") -> datetime:
+    """The time of the token once it verifies: signed by the pinned authority, imprint ``sha256(anchored)``."""
+    response = decode(tsr_base64)
+    roots = _certificates(ca_pem, what)
+    if not roots:
+        raise TokenError(f"{what}: holds no certificate")
+    builder = VerifierBuilder(roots=roots)
+    if cert_pem is not None:
+        certs = _certificates(cert_pem, "--tsa-cert")
+        if len(certs) != 1:
+            raise TokenError(f"--tsa-cert: expected one certificate, found {len(certs)}")
+        builder = builder.tsa_certificate(certs[0])
+    try:
+        builder.build().verify_message(response, anchored)
+    except VerificationError as exc:
+        detail = str(exc)
+        if "messages" in detail:
+            detail = (f"its message imprint is not sha256 of the anchored {len(anchored)} bytes "
+                      f"({anchored.hex()[:16]}…): the token is over something else")
+        raise TokenError(f"timestamp_authority.tsr_base64: does not verify against the pinned authority: "
+                         f"{detail}") from None
+    except ValueError as exc:
+        raise TokenError(f"timestamp_authority.tsr_base64: cannot be verified: {exc}") from None
+    when = response.tst_info.gen_time
+    return when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def token_time(tsr_base64: str, anchored_hex: str, authority: Authority) -> datetime:
+    """The time of the token over ``anchored_hex``'s bytes, once it verifies against ``authority`` (UTC)."""
+    ca, cert = authority.pems()
+    return verified_time(tsr_base64, bytes.fromhex(anchored_hex), ca, cert, str(authority.ca_file))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.base.jsonvalue import json_equal
+from generator.contract.proof_v3 import Opening, opens
 from generator.reading.reader import MISSING, resolve_pointer
 from generator.score.inputs import ScoringInputs
 
@@ -45,26 +46,58 @@ class AssertionResult:
                 "conditions_1_2": "verifiees" if proofs_verified else "non_verifiees_hors_ligne"}
 
 
+def _unopened(proof_id: str, disclosure: dict[str, Any], verdict: dict[str, Any]) -> str:
+    """A 3.x proof: the side of the submission's pairs that does not open the anchored commitment (empty:
+    both open). Conditions 3 and 4 then compare the opened values, never the flat hashes."""
+    engagements = verdict["engagements"]
+    for side in ("request_hash", "response_hash"):
+        pair = disclosure[side]
+        if not opens(side, Opening(pair["nonce"], pair["value"]), engagements.get(side)):
+            committed = engagements.get(side)
+            return (f"{proof_id}: the submission's disclosure of {side} does not open commitments.{side} "
+                    + ("(sha256(field ‖ 0x00 ‖ nonce ‖ canonical_json(value)) differs: a wrong nonce or value)"
+                       if committed else "(the proof commits no such field)") + " (condition 1)")
+    return ""
+
+
+def conditions_1_2(proof_id: str, disclosure: dict[str, Any], verdict: dict[str, Any] | None,
+                   agent_did: Any) -> tuple[str, str] | None:
+    """Conditions 1 and 2 of one cited proof with the submission's pair and DID: ``(cause, detail)`` of the
+    first that fails, or None. A 3.x proof's pairs must open its commitments and its opened DID be the
+    submission's; a 1.2 proof's flat hashes must be the pair's values."""
+    if verdict is None:
+        return PREUVE_INVALIDE, f"{proof_id} is not in the proof verification file: no valid proof known"
+    committed = "engagements" in verdict  # a 3.x proof: the pairs open commitments, flat hashes inform
+    incident = "" if committed else _incident(proof_id, disclosure, verdict)  # 3.x: said as a note
+    if verdict.get("valide") is not True:
+        why = f": {verdict['motif_1']}" if verdict.get("motif_1") else ""
+        return PREUVE_INVALIDE, f"{proof_id} fails third-party verification (condition 1){why}{incident}"
+    unopened = _unopened(proof_id, disclosure, verdict) if committed else ""
+    if unopened:
+        return PREUVE_INVALIDE, unopened
+    if incident and not committed:
+        return PREUVE_INVALIDE, (f"{proof_id}: the opened pair is not what the proof anchors (condition 1)"
+                                 f"{incident}")
+    if verdict.get("identite_liee") is not True:
+        why = f": {verdict['motif_2']}" if verdict.get("motif_2") else ""
+        time = f"; {verdict['heure']}" if verdict.get("heure") else ""
+        return IDENTITE_NON_LIEE, f"{proof_id} does not open an identity bound to the registered DID " \
+                                  f"(condition 2){why}{time}"
+    if committed and verdict.get("agent_identity") != agent_did:
+        return IDENTITE_NON_LIEE, (f"{proof_id} opens agent_identity {verdict.get('agent_identity')!r}, not "
+                                   f"the submission's agent_did {agent_did!r} (condition 2): a proof of "
+                                   "another participant")
+    return None
+
+
 def _proof_failure(proof_id: str, disclosure: dict[str, Any], resource: str, inputs: ScoringInputs,
-                   proofs: Proofs | None) -> tuple[str, str] | None:
+                   proofs: Proofs | None, agent_did: Any = None) -> tuple[str, str] | None:
     """One cited proof through §4.1 in order: conditions 1, 2, 3, the defect bodies, then the response hash
     of condition 4. ``(cause, detail)`` of the first that fails, or None when the proof holds."""
     if proofs is not None:
-        verdict = proofs.get(proof_id)
-        if verdict is None:
-            return PREUVE_INVALIDE, f"{proof_id} is not in the proof verification file: no valid proof known"
-        incident = _incident(proof_id, disclosure, verdict)
-        if verdict.get("valide") is not True:
-            why = f": {verdict['motif_1']}" if verdict.get("motif_1") else ""
-            return PREUVE_INVALIDE, f"{proof_id} fails third-party verification (condition 1){why}{incident}"
-        if incident:
-            return PREUVE_INVALIDE, (f"{proof_id}: the opened pair is not what the proof anchors (condition 1)"
-                                     f"{incident}")
-        if verdict.get("identite_liee") is not True:
-            why = f": {verdict['motif_2']}" if verdict.get("motif_2") else ""
-            time = f"; {verdict['heure']}" if verdict.get("heure") else ""
-            return IDENTITE_NON_LIEE, f"{proof_id} does not open an identity bound to the registered DID " \
-                                      f"(condition 2){why}{time}"
+        failed = conditions_1_2(proof_id, disclosure, proofs.get(proof_id), agent_did)
+        if failed is not None:
+            return failed
     if disclosure["request_hash"]["value"] != inputs.manifest.request_hash(resource):
         return RESSOURCE, (f"{proof_id} opens a request hash that is not the one of GET "
                            f"{inputs.manifest.base_url}{resource} (condition 3): the proof is of another call")
@@ -91,22 +124,43 @@ def _incident(proof_id: str, disclosure: dict[str, Any], verdict: dict[str, Any]
                    f"value {disclosure[side]['value']}" for side in differing)
 
 
+def incidents_of(proof_id: str, disclosure: dict[str, Any], verdict: dict[str, Any]) -> list[str]:
+    """A 3.x proof's Trust Layer incidents: a flat field (identity, or a hash the submission opens otherwise)
+    that differs from the opened value. The assertion is judged on the opened value; the incident is said."""
+    if "engagements" not in verdict:
+        return []
+    flat = _incident(proof_id, disclosure, verdict)
+    return [*(n for n in verdict.get("incidents", []) if isinstance(n, str)),
+            *(part for part in flat.split("; ") if part)]
+
+
+def notes_of(proof_ids: list[str], disclosures: dict[str, Any], proofs: Proofs | None) -> str:
+    """The Trust Layer incidents of the cited 3.x proofs, said beside the assertion's status, never silent."""
+    if proofs is None:
+        return ""
+    return "".join(f"; {proof_id}: {note}" for proof_id in proof_ids
+                   for note in incidents_of(proof_id, disclosures[proof_id], proofs.get(proof_id) or {}))
+
+
 def _served(inputs: ScoringInputs, resource: str, field: str) -> Any:
     return resolve_pointer(inputs.document(resource), field)
 
 
 def assess(assertion: dict[str, Any], disclosures: dict[str, Any], inputs: ScoringInputs,
-           proofs: Proofs | None, proper: bool) -> AssertionResult:
+           proofs: Proofs | None, proper: bool, agent_did: Any = None) -> AssertionResult:
     """Each cited proof on its own (:func:`_proof_failure`): the first proof that fails makes the assertion
     non étayée with its cause; otherwise a proof on a defect body makes it a défaut d'instrument; otherwise
     the frozen bytes must hold ``claim.value`` at ``claim.field`` (condition 4)."""
     claim = assertion["claim"]
     resource, field, value = claim["resource"], claim["field"], claim["value"]
 
-    def result(statut: str, cause: str | None, detail: str) -> AssertionResult:
-        return AssertionResult(assertion["id"], resource, field, value, statut, cause, detail, proper)
+    notes = notes_of(assertion["proof_ids"], disclosures, proofs)
 
-    failures = [_proof_failure(p, disclosures[p], resource, inputs, proofs) for p in assertion["proof_ids"]]
+    def result(statut: str, cause: str | None, detail: str) -> AssertionResult:
+        return AssertionResult(assertion["id"], resource, field, value, statut, cause, detail + notes, proper)
+
+    failures = [_proof_failure(p, disclosures[p], resource, inputs, proofs, agent_did)
+                for p in assertion["proof_ids"]]
     failed = next((f for f in failures if f is not None and f[0] != DEFAUT), None)
     if failed is not None:
         return result(NON_ETAYEE, *failed)

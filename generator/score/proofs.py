@@ -1,36 +1,41 @@
 """Submissions' proofs as Trust Layer serves them, judged offline for conditions 1 and 2 (spec §4.1).
 
 ``--proofs`` may be a folder of proof JSONs, one per ``proof_id``. Each becomes the verdict the scorer reads
-(``{"valide", "identite_liee"}``, as a third-party verification file gives it) with the reasons in words:
-condition 1 from the chain hash and the Ed25519 signature against the pinned Trust Layer key; condition 2
-as §4.1 words it, so below ``spec_version`` 3.1 the identity a proof carries is covered by no anchor and is
-not receivable. The proof's time is the RFC 3161 token's (never Trust Layer's ``timestamp``), verified with
-openssl against the authority given and kept within the season (from the anchor's time to the close, when
-given); a proof without a token, or no authority or no openssl at hand, says its time was not verified
-offline. A proof whose token Trust Layer has not got yet (``timestamp_authority.status`` ``submitted``) is
-neither valid nor invalid: ``{"en_attente": true}``, and the submission citing it gets no score until the
-scoring is replayed (spec §4.1, "preuve en attente d'ancrage"); one whose chain or signature fails is invalid
-at once. The flat hashes are kept: one that differs from the opened pair of the submission is a Trust Layer
-incident (``generator/score/assertion.py``).
+(``{"valide", "identite_liee"}``, as a third-party verification file gives it) with the reasons in words.
+One dispatch on ``spec_version``: from 3.0 on (the season's proxy) :func:`verdict_v3` reads the public view
+(``generator/contract/proof_v3.py``: commitments root, signature on a pinned key, batch inclusion, the batch
+root's RFC 3161 token within the season; condition 2 from ``disclosed``) and leaves ``engagements`` and the
+opened DID to the assertion, which holds the submission's pairs and ``agent_did``. Below 3.0,
+:func:`verdict_of`: chain hash and Ed25519 signature against the pinned key, the token over the chain (a
+proof whose token is still ``submitted`` is en attente), and an identity that no anchor covers, not
+receivable for condition 2. The proof's time is always the RFC 3161 token's (never Trust Layer's
+``timestamp``), within the season (from the anchor's time to the close, when given); without an authority,
+the verdict says its time was not verified offline. A pending proof is neither valid nor invalid:
+``{"en_attente": true}``, and the submission citing it gets no score until the scoring is replayed.
 """
+
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from generator.contract.proof_v3 import (
+    IDENTITY_FROM,
+    ProofV3,
+    Window,
+    condition_1,
+    flat_incidents,
+    identity_problem,
+    version_of,
+)
+from generator.contract.rekor_entry import load_rekor_key
 from generator.contract.trust_proof import TrustProof, verification_problems
-from generator.contract.tsa_token import Authority, TokenError, openssl_present, token_time
+from generator.contract.tsa_token import Authority, TokenError, token_time
 
-IDENTITY_FROM = (3, 1)  # spec §4.1 condition 2: the identity triplet is anchored from 3.1 on
-_VERSION = re.compile(r"([0-9]+)\.([0-9]+)")
-
-
-def _version(text: str | None) -> tuple[int, int] | None:
-    found = _VERSION.fullmatch(text or "")
-    return (int(found[1]), int(found[2])) if found else None
+AnyProof = TrustProof | ProofV3
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,7 @@ class Season:
     authority: Authority | None = None
     opening: datetime | None = None  # the anchor's time: the season opens after it
     closing: datetime | None = None
+    rekor_pem: bytes | None = None  # --rekor-key: Rekor's public key, for entries a proof carries
 
 
 def _time(proof: TrustProof, season: Season) -> tuple[str, str]:
@@ -49,12 +55,10 @@ def _time(proof: TrustProof, season: Season) -> tuple[str, str]:
         return "", "it carries no RFC 3161 token" + unverified
     if season.authority is None:
         return "", "its RFC 3161 token is not verified (no --tsa-ca given)" + unverified
-    if not openssl_present():
-        return "", "its RFC 3161 token is not verified (no openssl command here)" + unverified
     try:
         when = token_time(proof.tsr_base64, proof.chain or "", season.authority)
     except TokenError as exc:
-        return f"timestamp_authority.tsr_base64: {exc}", ""
+        return str(exc), ""
     shown = when.strftime("%Y-%m-%dT%H:%M:%SZ")
     if season.opening is not None and when < season.opening:
         return f"timestamp_authority: RFC 3161 time {shown} is before the season opened " \
@@ -63,11 +67,11 @@ def _time(proof: TrustProof, season: Season) -> tuple[str, str]:
         return (f"timestamp_authority: RFC 3161 time {shown} is after the close "
                 f"({season.closing:%Y-%m-%dT%H:%M:%SZ})"), ""
     close = "" if season.closing is not None else " (the close not checked: no --season-close)"
-    return "", f"its RFC 3161 time {shown} verifies (openssl) within the season{close}"
+    return "", f"its RFC 3161 time {shown} verifies (rfc3161-client) within the season{close}"
 
 
 def verdict_of(proof: TrustProof, pinned_key: str, season: Season | None = None) -> dict[str, Any]:
-    """The verdict on one proof: conditions 1 and 2, each with why in one sentence."""
+    """The verdict on one 1.2 proof: conditions 1 and 2, each with why in one sentence."""
     problems = verification_problems(proof, pinned_key)  # no fingerprint: a participant calls with their key
     if not problems and proof.awaiting_token:
         return {"en_attente": True,
@@ -75,7 +79,7 @@ def verdict_of(proof: TrustProof, pinned_key: str, season: Season | None = None)
                          "yet, so its time is not anchored; replay the scoring once the proof carries it"}
     problem, time = ("", "") if problems else _time(proof, season or Season())
     problems += [problem] if problem else []
-    version = _version(proof.spec_version)
+    version = version_of(proof.spec_version)
     shown = proof.spec_version or "absent"
     if version is None or version < IDENTITY_FROM:
         identity = (f"spec_version {shown} is below 3.1: the identity it carries is covered by no anchor, not "
@@ -89,7 +93,44 @@ def verdict_of(proof: TrustProof, pinned_key: str, season: Season | None = None)
             "hashes_plats": {"request_hash": proof.request_hash, "response_hash": proof.response_hash}}
 
 
-def verdicts(proofs: dict[str, TrustProof], pinned_key: str,
+def window_of(season: Season) -> Window:
+    """The season as a 3.x check takes it: the pinned authority's PEM bytes read once."""
+    ca, cert = season.authority.pems() if season.authority is not None else (None, None)
+    rekor = load_rekor_key(season.rekor_pem) if season.rekor_pem is not None else None
+    return Window(ca, cert, season.opening, season.closing, rekor)
+
+
+def verdict_v3(proof: ProofV3, keys: Sequence[str], window: Window) -> dict[str, Any]:
+    """The verdict on one 3.x proof (spec §4.1): condition 1 on the public view; condition 2 from ``disclosed``
+    (the DID is compared with the submission's per assertion); ``engagements`` and ``hashes_plats`` let the
+    assertion check that the submission's pairs open the anchored commitments and report a flat hash that
+    differs as a Trust Layer incident."""
+    check = condition_1(proof, keys, window)
+    if check.pending and not check.problems:
+        return {"en_attente": True,
+                "motif": f"batch_anchor.status is pending: {proof.proof_id}'s batch is not closed, so nothing "
+                         "anchors it yet; replay the scoring once the batch is anchored"}
+    identity = identity_problem(proof)
+    heure = f"its RFC 3161 time {check.time:%Y-%m-%dT%H:%M:%SZ} verifies within the season" if check.time else ""
+    verdict: dict[str, Any] = {
+        "valide": not check.problems, "identite_liee": not identity,
+        "motif_1": check.problems[0] if check.problems else "", "motif_2": identity, "heure": heure,
+        "hashes_plats": {side: proof.flat[side] for side in ("request_hash", "response_hash")
+                         if side in proof.flat},
+        "spec_version": proof.spec_version,
+        "engagements": {side: proof.commitments.get(side) for side in ("request_hash", "response_hash")},
+        "non_verifie": check.unchecked, "incidents": flat_incidents(proof)}
+    if not identity:
+        verdict["agent_identity"] = proof.disclosed["agent_identity"].value
+    return verdict
+
+
+def verdicts(proofs: dict[str, AnyProof], pinned_keys: str | Sequence[str],
              season: Season | None = None) -> dict[str, dict[str, Any]]:
-    """Each proof of a ``--proofs`` folder judged (:func:`verdict_of`), by ``proof_id``."""
-    return {proof_id: verdict_of(proof, pinned_key, season) for proof_id, proof in sorted(proofs.items())}
+    """Each proof of a ``--proofs`` folder judged (:func:`verdict_of`, :func:`verdict_v3` from 3.0 on), by
+    ``proof_id``; a 1.2 proof against the first pinned key, a 3.x one against any (a key rotation)."""
+    keys = [pinned_keys] if isinstance(pinned_keys, str) else list(pinned_keys)
+    season = season or Season()
+    window = window_of(season)  # the pinned PEMs read and checked once, before any proof is judged
+    return {proof_id: verdict_v3(proof, keys, window) if isinstance(proof, ProofV3)
+            else verdict_of(proof, keys[0], season) for proof_id, proof in sorted(proofs.items())}

@@ -32,6 +32,27 @@ def _fact(fact: dict[str, Any]) -> str:
             f"[{fact['critere']}]")
 
 
+def proof_lines(report: dict[str, Any]) -> list[str]:
+    """The header on conditions 1 and 2, in words that cannot be misread: "vérifiées" only when every cited
+    proof meets both; otherwise how many meet them, fail, or wait; then what was not verified offline."""
+    head = "conditions 1 et 2 (preuve valide, identité liée): "
+    if report["conditions_1_2"] != "verifiees":
+        return [head + "non vérifiées hors ligne (sans --proofs)"]
+    summary = report.get("preuves")
+    if not isinstance(summary, dict):
+        return [head + "vérifiées (--proofs)"]
+    cited, met = summary["citees"], summary["conditions_1_2_remplies"]
+    if cited and met == cited:
+        rest = " (hors ce qui suit, non vérifiable hors ligne)" if summary["non_verifie"] else ""
+        lines = [f"conditions 1 et 2 vérifiées: les {cited} preuve(s) citée(s) les remplissent{rest}"]
+    else:
+        lines = [head + f"{met} preuve(s) les remplissent, {summary['echouees']} échouent, "
+                 f"{summary['en_attente']} en attente, sur {cited} citée(s)"]
+    lines += [f"non vérifié hors ligne: {note}" for note in summary["non_verifie"]]
+    lines += [f"incident Trust Layer: {note}" for note in summary["incidents"]]
+    return lines
+
+
 def render_table(report: dict[str, Any]) -> str:
     """Tasks, then the track, then one line per assertion, rejection and missing fact."""
     offline = report["conditions_1_2"] != "verifiees"
@@ -43,8 +64,7 @@ def render_table(report: dict[str, Any]) -> str:
                         for t in report["taches"]]
     widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
     lines = [f"corpus score: saison {report['saison']}, piste {report['piste']}; gel: {report['gel']['detail']}",
-             "conditions 1 et 2 (preuve valide, identité liée): "
-             + ("non vérifiées hors ligne (sans --proofs)" if offline else "vérifiées (--proofs)")]
+             *proof_lines(report)]
     if report["en_attente"]:
         lines.append(f"SCORE PROVISOIRE: {', '.join(report['en_attente'])} en attente d'ancrage (non scorées, "
                      "à rejouer)")
@@ -131,6 +151,14 @@ class _Fields:
 
 
 T = TypeVar("T")
+
+
+def _proofs_summary(f: _Fields) -> dict[str, Any]:
+    """The optional ``preuves`` block, each field typed."""
+    block = f.record("preuves")
+    return {"citees": block.count("citees"), "conditions_1_2_remplies": block.count("conditions_1_2_remplies"),
+            "echouees": block.count("echouees"), "en_attente": block.count("en_attente"),
+            "non_verifie": list(block.texts("non_verifie")), "incidents": list(block.texts("incidents"))}
 
 
 @dataclass(frozen=True)
@@ -260,6 +288,7 @@ class ScoreReport:
     causes: tuple[tuple[str, int], ...]
     taches: tuple[TaskResult, ...]
     hors_saison: tuple[Stray, ...]
+    preuves: dict[str, Any] | None = None  # with --proofs: what was checked of the cited proofs
 
     @classmethod
     def from_json(cls, data: Any, source: str = "report") -> ScoreReport:
@@ -279,7 +308,8 @@ class ScoreReport:
             f.count("taches_rendues"), f.texts("en_attente"),
             (constant.text("verdict"), constant.count("reussite"), constant.text("overclaim")),
             tuple((name, causes.count(name)) for name in causes.data),
-            f.items("taches", TaskResult.from_json), f.items("hors_saison", Stray.from_json))
+            f.items("taches", TaskResult.from_json), f.items("hors_saison", Stray.from_json),
+            _proofs_summary(f) if "preuves" in f.data else None)
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str) -> ScoreReport:
@@ -311,6 +341,7 @@ class ScoreReport:
             "causes": dict(self.causes),
             "taches": [task.to_json() for task in self.taches],
             "hors_saison": [stray.to_json() for stray in self.hors_saison],
+            **({"preuves": self.preuves} if self.preuves is not None else {}),
         }
 
     def to_bytes(self) -> bytes:

@@ -94,8 +94,8 @@ def score_task(statement: Statement, key_entry: KeyEntry, submission: dict[str, 
                        "anchoring: no score for this submission until it is replayed (spec §4.1)"
                        + "".join(f" ({m})" for m in why), [], verified)
     graph = inputs.graph(statement.task.id)
-    assertions = [assess(a, submission["disclosures"], inputs, proofs, a["claim"]["resource"] in graph.proper)
-                  for a in submission["assertions"]]
+    assertions = [assess(a, submission["disclosures"], inputs, proofs, a["claim"]["resource"] in graph.proper,
+                         submission.get("agent_did")) for a in submission["assertions"]]
     counted = [a for a in assertions if a.statut != DEFAUT]
     own = sum(a.proper for a in counted)
     needed_own = _half_up(statement.minimum)

@@ -13,7 +13,8 @@ from generator.base.errors import FreezeRecordError, ManifestError, shown_path
 from generator.contract.anchor import AnchorError
 from generator.contract.freeze import check_anchor, check_freeze, is_frozen, read_salt
 from generator.contract.places import Places
-from generator.score.assertion import CAUSES, Proofs
+from generator.contract.proof_v3 import Window
+from generator.score.assertion import CAUSES, Proofs, conditions_1_2, incidents_of
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused, ScoringInputs, load_inputs
 from generator.score.key import KeyEntry
@@ -25,7 +26,7 @@ FORMAT = "corpus-score/1"
 
 def freeze_status(root: Path, salt_file: Path | None, places: Places, anchor_file: Path | None = None,
                   proofs: dict[str, Any] | None = None, trust_layer_key: str | None = None,
-                  fingerprint: str | None = None) -> dict[str, Any]:
+                  fingerprint: str | None = None, window: Window | None = None) -> dict[str, Any]:
     """``{"statut": "non_gele"}`` before the freeze; after it, the whole check passes or scoring is refused.
 
     Frozen means the track's freeze folder holds a record or an anchor: a record then missing, a FIFO, a
@@ -56,7 +57,7 @@ def freeze_status(root: Path, salt_file: Path | None, places: Places, anchor_fil
         problems = check_freeze(root, salt_file, places)
         if problems:
             raise ScoreRefused(refused + "; ".join(problems))
-        anchor, problems = check_anchor(root, places, anchor_file, proofs, trust_layer_key, fingerprint)
+        anchor, problems = check_anchor(root, places, anchor_file, proofs, trust_layer_key, fingerprint, window)
     except (FreezeRecordError, AnchorError, ManifestError) as exc:
         raise ScoreRefused(f"{refused}{exc}") from None
     if problems:
@@ -65,8 +66,9 @@ def freeze_status(root: Path, salt_file: Path | None, places: Places, anchor_fil
         raise ScoreRefused(f"the season is frozen ({record}) and {places.anchor} is not published: give --anchor, "
                            f"the proof of the call GET {places.served_record} through the proxy; the scorer "
                            "checks that it opens to this very record before any score (spec §8.5)")
-    how = ("an opened pair: chain and signature not verified offline" if anchor.proof.is_pair else
-           f"made at {anchor.proof.timestamp}, chain and signature verified against the pinned Trust Layer key")
+    how = anchor.v3_words() or ("an opened pair: chain and signature not verified offline" if anchor.proof.is_pair
+                                else f"made at {anchor.proof.timestamp}, chain and signature verified against the "
+                                "pinned Trust Layer key")
     return {"statut": "verifie", "ancre": anchor.proof_id,
             "detail": f"{record}: anchored by {anchor.proof_id} ({how}); manifest hash, task statements hash and "
                       "key commitment match"}
@@ -150,6 +152,52 @@ def _by_task(submissions: list[Any], inputs: ScoringInputs) -> tuple[dict[str, A
     return by_task, stray
 
 
+def _pair_shape(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(value.get(side), dict) and isinstance(
+        value[side].get("nonce"), str) and isinstance(value[side].get("value"), str)
+        for side in ("request_hash", "response_hash"))
+
+
+def _cited(submissions: list[Any]) -> list[tuple[str, dict[str, Any], Any]]:
+    """``(proof_id, its disclosure, the submission's agent_did)`` of every proof a submission cites with a
+    well-formed pair (a malformed one is rejected at entry and judged nowhere), once per submission."""
+    found: dict[tuple[int, str], tuple[str, dict[str, Any], Any]] = {}
+    for index, sub in enumerate(submissions):
+        if not (isinstance(sub, dict) and isinstance(sub.get("assertions"), list)
+                and isinstance(sub.get("disclosures"), dict)):
+            continue
+        for a in sub["assertions"]:
+            ids = a.get("proof_ids") if isinstance(a, dict) else None
+            for proof_id in ids if isinstance(ids, list) else []:
+                pair = sub["disclosures"].get(proof_id) if isinstance(proof_id, str) else None
+                if isinstance(proof_id, str) and isinstance(pair, dict) and _pair_shape(pair):
+                    found[(index, proof_id)] = (proof_id, pair, sub.get("agent_did"))
+    return [found[key] for key in sorted(found)]
+
+
+def proofs_summary(submissions: list[Any], proofs: Proofs) -> dict[str, Any]:
+    """What was checked of the cited proofs, in counts a reader cannot misread (spec §4.1, §7.5): how many meet
+    conditions 1 and 2, fail them, or are en attente; what was not verified offline, and the Trust Layer
+    incidents. The registered DID is compared per assertion, not here."""
+    cited = _cited(submissions)
+    met = failed = pending = 0
+    unchecked: set[str] = set()
+    incidents: list[str] = []
+    for proof_id, disclosure, agent_did in cited:
+        verdict = proofs.get(proof_id) or {}
+        if verdict.get("en_attente") is True:
+            pending += 1
+            continue
+        if conditions_1_2(proof_id, disclosure, proofs.get(proof_id), agent_did) is None:
+            met += 1
+        else:
+            failed += 1
+        unchecked.update(n for n in verdict.get("non_verifie", []) if isinstance(n, str))
+        incidents += [f"{proof_id}: {n}" for n in incidents_of(proof_id, disclosure, verdict)]
+    return {"citees": len(cited), "conditions_1_2_remplies": met, "echouees": failed, "en_attente": pending,
+            "non_verifie": sorted(unchecked), "incidents": incidents}
+
+
 def score_with(inputs: ScoringInputs, submissions: list[Any], proofs: Proofs | None,
                gel: dict[str, Any]) -> dict[str, Any]:
     by_task, stray = _by_task(submissions, inputs)
@@ -171,13 +219,15 @@ def score_with(inputs: ScoringInputs, submissions: list[Any], proofs: Proofs | N
         "causes": {cause: causes.get(cause, 0) for cause in CAUSES},
         "taches": taches,
         "hors_saison": stray,
+        **({"preuves": proofs_summary(submissions, proofs)} if proofs is not None else {}),
     }
 
 
 def score_submissions(submissions: list[dict[str, Any]], *, root: Path, track: Track,
                       proofs: dict[str, Any] | None = None,
                       salt_file: Path | None = None, anchor_file: Path | None = None,
-                      trust_layer_key: str | None = None, fingerprint: str | None = None) -> dict[str, Any]:
+                      trust_layer_key: str | None = None, fingerprint: str | None = None,
+                      window: Window | None = None) -> dict[str, Any]:
     """Score a participant's submissions (parsed §4 JSON objects, at most one per task) against ``root``.
 
     ``root`` is the repository root holding the track's trees (conformité: ``build/``, ``manifest/``,
@@ -188,6 +238,6 @@ def score_submissions(submissions: list[dict[str, Any]], *, root: Path, track: T
     Raises :class:`ScoreRefused` when the freeze check fails, :class:`ScoreInputError` on unusable inputs.
     """
     checked = None if proofs is None else check_proofs(proofs)
-    gel = freeze_status(root, salt_file, track.places, anchor_file, checked, trust_layer_key, fingerprint)
+    gel = freeze_status(root, salt_file, track.places, anchor_file, checked, trust_layer_key, fingerprint, window)
     inputs = load_inputs(root, track)
     return score_with(inputs, submissions, checked, gel)
