@@ -256,10 +256,13 @@ def test_manifest_hashes_recomputed(tree: Tree) -> None:
 
 
 def test_catalogue_lists_every_resource(tree: Tree) -> None:
+    """Every path of the manifest but the system bodies: a declared absent too, unmarked, so that the catalogue
+    compared with a fiche's references points at no absent one (the 404 body: it publishes all the paths)."""
     base = tree.manifest["base_url"]
     catalogue = tree.bodies["/catalogue"]
     assert catalogue["base_url"] == base
-    expected = [{"url": base + path, "method": "GET", "payload": {}} for path in sorted(tree.paths("resource"))]
+    listed = sorted([*tree.paths("resource"), *tree.paths("absent")])
+    expected = [{"url": base + path, "method": "GET", "payload": {}} for path in listed]
     assert catalogue["ressources"] == expected
 
 

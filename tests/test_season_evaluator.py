@@ -164,7 +164,7 @@ def test_calls_of_conf_09_read_every_criterion(world: World, season: Season) -> 
     att = world.doc(attestation)
     (avenant,) = att["avenants"]
     avn = world.doc(avenant)
-    assert avn["attestation"] == attestation and avn["objet"] == "prorogation"
+    assert avn["attestation"] == attestation and avn["objet"] == "remise-en-vigueur"
     assert att["date_fin_validite"] < task.date_examen < avn["date_effet"]
 
     beneficiaires = chain(world, entity["beneficiaires"])

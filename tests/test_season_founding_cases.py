@@ -37,9 +37,8 @@ AGR_5702_ENTRY = ("      - agrement: /agrements/AGR-5702\n        entite: /entit
 ATT_6745 = ("attestations:\n  - id: ATT-6745\n    entite: /entites/ENT-1879\n"
             "    type: responsabilite-civile-professionnelle\n    emetteur: Assurances fictives du Val-Quérandel\n"
             '    numero_police: "AVQ-RCP-2026-413655"\n'
-            '    activites_garanties: "Intermédiation en assurance, intermédiation en opérations de banque et en '
-            'services de paiement, conseil en investissements financiers"\n'
-            '    montants_garantis: "1 600 000 € par sinistre et 2 400 000 € par année d\'assurance"\n'
+            '    activites_garanties: "Conseil en investissements financiers"\n'
+            '    montants_garantis: "2 300 000 € par sinistre et 3 400 000 € par année d\'assurance"\n'
             "    date_emission: 2026-04-01\n    date_fin_validite: 2027-03-31\n    avenants: []\n")
 BENEFICIAIRES = ("beneficiaires:\n  statut_declaration: complete\n  pages:\n    - page: 1\n      entrees:\n"
                  "        - nom: Sarrazac\n          prenoms: Hélène Maëlle\n"

@@ -189,7 +189,7 @@ CASES = [
          "under any of the given schemas"),
     case("avenants-enum", [replace(E1, "objet: prorogation", "objet: prolongation")],
          "corpus_src/entites/ENT-0001.yaml:31:5: avenants[0].objet: 'prolongation' is not one of ['prorogation', "
-         "'exclusion-activite', 'rectification']"),
+         "'remise-en-vigueur', 'exclusion-activite', 'rectification']"),
     case("beneficiaires-missing", [replace(E1, "  statut_declaration: complete\n", "")],
          "corpus_src/entites/ENT-0001.yaml:43:3: beneficiaires: missing required field: 'statut_declaration'"),
     case("beneficiaires-unknown",

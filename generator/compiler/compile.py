@@ -136,7 +136,10 @@ def compile_documents(sources: Sources, index: Index, base_url: str, track: Trac
         path = systeme_path(status)
         docs[path] = Document(path, "systeme", {"ressource": path, "statut": status, **_plain(spec)},
                               int(status))
-    listed = sorted([*(p for p, d in docs.items() if d.kind == "resource"), track.catalogue])
+    # Every path the manifest holds but the system bodies: a declared absent too, so that the catalogue says
+    # what the 404 body promises (all the track's paths) and comparing it with a fiche's references reveals
+    # no absent reference, hence no P1 trap, before that reference is fetched.
+    listed = sorted([*(p for p, d in docs.items() if d.kind in ("resource", "absent")), track.catalogue])
     docs[track.catalogue] = Document(track.catalogue, "resource", {
         "ressource": track.catalogue,
         "corpus": sources.corpus.data[track.corpus_key],

@@ -326,7 +326,8 @@ def check_freeze(root: Path, salt_file: Path | None, places: Places) -> list[str
                              record.key_commitment, places).to_bytes()
     if not problems and data != rewritten:
         problems.append(f"{places.record}: its bytes are not those corpus freeze writes for its fields (spacing, "
-                        "order or escapes changed): what /gel serves changed; restore it from git")
+                        f"order or escapes changed): what {places.served_record} serves changed; restore it from "
+                        "git")
     return problems
 
 

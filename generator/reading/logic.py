@@ -54,6 +54,10 @@ class Shortcuts(Generic[S]):
     named: Mapping[str, S] = field(default_factory=dict)  # key 'raccourci' -> a named shortcut
     # families whose key must name its raccourci -> the named shortcuts allowed there
     named_by_family: Mapping[str, Mapping[str, S]] = field(default_factory=dict)
+    # families whose every trap must beat every named shortcut of the family, not only its raccourci: the
+    # panel of naive readings of an obvious option (générique's P5: cheapest listed, first listed, cheapest
+    # listed within the budget), each of which a common-sense trap must catch
+    beaten_together: frozenset[str] = frozenset()
 
     @property
     def every(self) -> tuple[S, ...]:

@@ -254,10 +254,11 @@ def check_trap(logic: TrackLogic[Any], report: TaskReport) -> list[Problem]:
                          f"{', '.join(sorted(allowed))} (found {entry.raccourci!r})")]
     strategy = logic.shortcuts.of_trap(entry.famille, entry.raccourci)
     assert strategy is not None
-    if report.shortcuts[strategy.name] == entry.verdict:
-        return [_problem(entry.location, task_id, f"the trap does not trap: the {entry.famille} shortcut "
-                         f"{strategy.name} ({strategy.label}) also reaches {entry.verdict}")]
-    return []
+    together = allowed.values() if allowed is not None and entry.famille in logic.shortcuts.beaten_together \
+        else ()
+    return [_problem(entry.location, task_id, f"the trap does not trap: the {entry.famille} shortcut "
+                     f"{s.name} ({s.label}) also reaches {entry.verdict}")
+            for s in dict.fromkeys([strategy, *together]) if report.shortcuts[s.name] == entry.verdict]
 
 
 def check_composition(season: Season, where: Location, track: Track) -> list[Problem]:

@@ -151,7 +151,8 @@ def run_foreground(settings: Settings, held: socket.socket | None = None) -> int
 def _base(settings: Settings) -> str:
     scheme = "https" if settings.tls else "http"
     host = settings.listen if ":" not in settings.listen else f"[{settings.listen}]"
-    return f"{scheme}://{host}:{settings.port}"
+    default = {"https": 443, "http": 80}[scheme]  # a URL spelled canonically, as the manifests do: no default port
+    return f"{scheme}://{host}" if settings.port == default else f"{scheme}://{host}:{settings.port}"
 
 
 def banner(settings: Settings, secret_note: str, secret_value: str | None, sample: str,

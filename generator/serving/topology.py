@@ -233,8 +233,10 @@ class Topology:
         return f"https://{host if ':' not in host else f'[{host}]'}:{port}"
 
     def named_url(self, name: str, index: int = 0) -> str:
-        """``https://NAME:PORT``: the frontal as a client verifying its certificate's name calls it."""
-        return f"https://{name}:{self.frontal_addresses[index][1]}"
+        """``https://NAME:PORT``: the frontal as a client verifying its certificate's name calls it; on 443,
+        ``https://NAME``, the canonical form the manifests' URLs spell (no default port)."""
+        port = self.frontal_addresses[index][1]
+        return f"https://{name}" if port == 443 else f"https://{name}:{port}"
 
     def resolve(self, name: str, index: int = 0) -> str:
         """curl's ``--resolve NAME:PORT:ADDRESS``, so that ``https://NAME:PORT`` reaches the frontal."""

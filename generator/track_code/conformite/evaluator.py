@@ -74,6 +74,13 @@ def _params(referentiel: dict[str, Any], criterion: str) -> dict[str, Any]:
     return next(c["parametres"] for c in referentiel["criteres"] if c["id"] == criterion)
 
 
+def _end_replacing(referentiel: dict[str, Any]) -> set[str]:
+    """The avenant objets that replace the end date: C3's ``parametres.avenants`` gives each the field it
+    reads, and every objet reading prorogation's field (a remise en vigueur too) sets the date de fin retenue."""
+    effets = _params(referentiel, "C3")["avenants"]
+    return {objet for objet, champ in effets.items() if objet != "ordre" and champ == effets["prorogation"]}
+
+
 def _entries(doc_entries: Any) -> range:
     return range(len(doc_entries) if isinstance(doc_entries, list) else 0)
 
@@ -272,7 +279,7 @@ class _Run:
                 pending += [link_fact, effet]
                 continue
             objet = self.read("C3", ref, "/objet")
-            if objet == "prorogation":
+            if objet in _end_replacing(self.ref):
                 end = self.fact("C3", ref, "/nouvelle_date_fin")
                 end_facts = [link_fact, effet]
             elif objet == "exclusion-activite":

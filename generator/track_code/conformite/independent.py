@@ -386,8 +386,8 @@ def _apply_avenants(walk: Walk, out: Outcome, ref: Referentiel, task: Task, att:
     for _, j, path in sorted(in_vigueur):  # by date_effet; equal dates keep the order the attestation lists
         att.applied.append((j, path))
         objet = walk.field(out, path, "objet")
-        if objet == "prorogation":
-            name = ref.avenant_effets["prorogation"]
+        if objet != "ordre" and ref.avenant_effets.get(objet) == ref.avenant_effets["prorogation"]:
+            name = ref.avenant_effets["prorogation"]  # a remise en vigueur reads the same field: same effect
             att.fin, att.fin_from = walk.field(out, path, name), (path, "/" + name)
         elif objet == "exclusion-activite":
             att.excluded[walk.field(out, path, ref.avenant_effets["exclusion-activite"])] = path

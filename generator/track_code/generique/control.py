@@ -12,7 +12,7 @@ from typing import Any
 
 from generator.reading.reader import MISSING, CorpusReader, resolve_pointer
 from generator.reading.task import Task
-from generator.track_code.generique.evaluator import NONE_VALID, _amount
+from generator.track_code.generique.evaluator import NAMED_SHORTCUTS, NONE_VALID, _amount, evaluate
 
 
 def _entries(task: Task, reader: CorpusReader) -> list[dict[str, Any]]:
@@ -38,10 +38,9 @@ def _cheapest_within(priced: list[tuple[Decimal | None, Any]], budget: Decimal) 
 
 
 def catalogue_prices_within_budget(task: Task, reader: CorpusReader) -> str:
-    """A reader who compares the catalogue's prix_catalogue_ht with the budget, and reads nothing else."""
-    entries = _entries(task, reader)
-    return _cheapest_within([(_amount(e.get("prix_catalogue_ht")), e.get("produit")) for e in entries],
-                            Decimal(task.budget_unitaire_ht))
+    """A reader who compares the catalogue's prix_catalogue_ht with the budget, and reads nothing else: the
+    P5 shortcut of that name (a trap, gen-10, must beat it), asked here of the control as well."""
+    return evaluate(task, reader, NAMED_SHORTCUTS["prix-catalogue-dans-le-budget"]).verdict
 
 
 def tariffs_within_budget(task: Task, reader: CorpusReader) -> str:

@@ -39,6 +39,7 @@ class Reading(Strategy):
     no_annexes: bool = False  # P4: the supplier's annexes not read
     first_page: bool = False  # P4: the first page of the catalogue only
     cheapest_listed: bool = False  # P5: the lowest catalogue price, nothing else read
+    catalogue_budget: bool = False  # P5: the lowest catalogue price within the budget, no product sheet read
     first_listed: bool = False  # P5: the first entry of the catalogue, nothing else read
 
 
@@ -60,6 +61,9 @@ NAMED_SHORTCUTS: dict[str, Reading] = {
                               cheapest_listed=True),
     "premier-du-catalogue": Reading("P5-premier-du-catalogue", "la première option du catalogue, sans rien "
                                     "vérifier", first_listed=True),
+    "prix-catalogue-dans-le-budget": Reading("P5-prix-catalogue-dans-le-budget", "l'option au prix catalogue le "
+                                             "plus bas qui tient dans le budget, sans ouvrir de fiche",
+                                             cheapest_listed=True, catalogue_budget=True),
 }
 NAMED_BY_FAMILY = {family: {k: v for k, v in NAMED_SHORTCUTS.items() if v.name.startswith(f"{family}-")}
                    for family in ("P4", "P5")}
@@ -287,15 +291,19 @@ def _reference(product: str | None) -> str:
 
 
 def _listed_choice(r: _Reader, options: list[Option]) -> str:
-    """P5's readings: the first entry, or the lowest catalogue price, taken without reading anything else."""
+    """P5's readings: the first entry, or the lowest catalogue price (within the budget for
+    ``catalogue_budget``), taken without reading anything else."""
     if not options:
         return NONE_VALID
     if r.strategy.first_listed:
         chosen = options[0]
     else:
-        prices = [(_amount(r.session.navigate(o.page, f"{o.entry}/prix_catalogue_ht")), i) for i, o in
-                  enumerate(options)]
-        chosen = options[min((p, i) for p, i in prices if p is not None)[1]]
+        prices = [(p, i) for i, o in enumerate(options)
+                  if (p := _amount(r.session.navigate(o.page, f"{o.entry}/prix_catalogue_ht"))) is not None
+                  and not (r.strategy.catalogue_budget and p > r.budget)]
+        if not prices:
+            return NONE_VALID
+        chosen = options[min(prices)[1]]
     return _reference(r.session.navigate(chosen.page, f"{chosen.entry}/produit"))
 
 

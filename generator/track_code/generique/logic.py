@@ -21,7 +21,8 @@ from generator.track_code.generique.independent import EXCEPTIONS, INDEPENDENT
 TRACK_LOGIC = TrackLogic(
     evaluate=evaluate,
     reference=REFERENCE,
-    shortcuts=Shortcuts(by_family=FAMILY_SHORTCUTS, named=NAMED_SHORTCUTS, named_by_family=NAMED_BY_FAMILY),
+    shortcuts=Shortcuts(by_family=FAMILY_SHORTCUTS, named=NAMED_SHORTCUTS, named_by_family=NAMED_BY_FAMILY,
+                        beaten_together=frozenset({"P5"})),
     same_rank_forms=same_rank_forms,
     agents=Agents(independent=INDEPENDENT, exceptions=EXCEPTIONS),
     control_readings=CONTROL_READINGS,
