@@ -13,6 +13,7 @@ fingerprint it was checked against.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,32 @@ def record_call(base_url: str, places: Places, record: bytes) -> RecordCall:
     return RecordCall(target, request_hash(target), response_hash(record))
 
 
+
+def _check_fields(value: dict[str, Any], format_name: str, keys: Sequence[str]) -> None:
+    """A published anchor holds exactly the fields of its format: an unknown one or a missing one is named."""
+    for key in sorted(set(value) - set(keys)):
+        raise ProofError(f"{cut(key)}: unknown field of a {format_name} anchor ({', '.join(keys)})")
+    for key in keys:
+        if key not in value:
+            raise ProofError(f"{key}: missing")
+
+
+def _published_fields(value: dict[str, Any], proof_id: str) -> tuple[str, str]:
+    """What every published anchor states beside its proof, checked: the proof id (the proxy's form, the
+    proof's own), the Trust Layer key and the challenge key's fingerprint, returned as (key, fingerprint)."""
+    check_proof_id(value["proof_id"])
+    check_proof_id(proof_id, "proof.proof_id")
+    key, fingerprint = value["trust_layer_key"], value["challenge_key_fingerprint"]
+    if not isinstance(key, str):
+        raise ProofError("trust_layer_key: expected ed25519:<base64url>")
+    public_key(key, "trust_layer_key")
+    if not isinstance(fingerprint, str):
+        raise ProofError("challenge_key_fingerprint: expected 64 lowercase hex digits")
+    check_fingerprint(fingerprint, "challenge_key_fingerprint")
+    if value["proof_id"] != proof_id:
+        raise ProofError(f"proof_id: {cut(value['proof_id'])} is not the proof's {cut(proof_id)}")
+    return key, fingerprint
+
 @dataclass(frozen=True)
 class Anchor:
     """A proof of the anchoring call: read from a proof file, a pair file or the published anchor.
@@ -103,25 +130,9 @@ class Anchor:
             proof: TrustProof | ProofV3 = read_v3(value) if is_v3(value) else read_proof(value)
             check_proof_id(proof.proof_id)  # an anchor's id is published: the proxy's form only
             return cls(proof, value)
-        unknown = sorted(set(value) - set(_ANCHOR_KEYS))
-        if unknown:
-            raise ProofError(f"{cut(unknown[0])}: unknown field of a {ANCHOR_FORMAT} anchor "
-                             f"({', '.join(_ANCHOR_KEYS)})")
-        for key in _ANCHOR_KEYS:
-            if key not in value:
-                raise ProofError(f"{key}: missing")
+        _check_fields(value, ANCHOR_FORMAT, _ANCHOR_KEYS)
         proof = read_proof(value["proof"])
-        check_proof_id(value["proof_id"])
-        check_proof_id(proof.proof_id, "proof.proof_id")
-        key, fingerprint = value["trust_layer_key"], value["challenge_key_fingerprint"]
-        if not isinstance(key, str):
-            raise ProofError("trust_layer_key: expected ed25519:<base64url>")
-        public_key(key, "trust_layer_key")
-        if not isinstance(fingerprint, str):
-            raise ProofError("challenge_key_fingerprint: expected 64 lowercase hex digits")
-        check_fingerprint(fingerprint, "challenge_key_fingerprint")
-        if value["proof_id"] != proof.proof_id:
-            raise ProofError(f"proof_id: {cut(value['proof_id'])} is not the proof's {cut(proof.proof_id)}")
+        key, fingerprint = _published_fields(value, proof.proof_id)
         if proof.is_pair:
             raise ProofError("proof: an opened pair: a published anchor holds the proof as Trust Layer serves it")
         if value["heure"] != proof.timestamp:
@@ -131,25 +142,10 @@ class Anchor:
     @classmethod
     def _parse_v3(cls, value: dict[str, Any]) -> Anchor:
         """A published ``corpus-anchor/2``: every field there, the proof a 3.x proof, the PEMs text."""
-        for key in sorted(set(value) - set(ANCHOR_KEYS_V3)):
-            raise ProofError(f"{cut(key)}: unknown field of a {ANCHOR_FORMAT_V3} anchor "
-                             f"({', '.join(ANCHOR_KEYS_V3)})")
-        for key in ANCHOR_KEYS_V3:
-            if key not in value:
-                raise ProofError(f"{key}: missing")
+        _check_fields(value, ANCHOR_FORMAT_V3, ANCHOR_KEYS_V3)
         proof = read_v3(value["proof"])
-        check_proof_id(value["proof_id"])
-        check_proof_id(proof.proof_id, "proof.proof_id")
-        key, fingerprint, tsa = value["trust_layer_key"], value["challenge_key_fingerprint"], \
-            value["autorite_horodatage"]
-        if not isinstance(key, str):
-            raise ProofError("trust_layer_key: expected ed25519:<base64url>")
-        public_key(key, "trust_layer_key")
-        if not isinstance(fingerprint, str):
-            raise ProofError("challenge_key_fingerprint: expected 64 lowercase hex digits")
-        check_fingerprint(fingerprint, "challenge_key_fingerprint")
-        if value["proof_id"] != proof.proof_id:
-            raise ProofError(f"proof_id: {cut(value['proof_id'])} is not the proof's {cut(proof.proof_id)}")
+        key, fingerprint = _published_fields(value, proof.proof_id)
+        tsa = value["autorite_horodatage"]
         if parse_time(value["heure"]) is None:
             raise ProofError("heure: expected the token's time written YYYY-MM-DDTHH:MM:SSZ")
         if not (isinstance(tsa, dict) and set(tsa) == {"ca_pem", "cert_pem"} and isinstance(tsa["ca_pem"], str)

@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from generator.contract.anchor_time import AnchorTimeError, check_anchor_time
+from generator.contract.anchor_time import AnchorTimeError, check_anchor_time, instant_text, parse_instant
 from generator.contract.proof_v3 import Check, ProofV3, Window, condition_1, opening_problem
 
 ANCHOR_FORMAT_V3 = "corpus-anchor/2"
 ANCHOR_KEYS_V3 = ("format", "proof_id", "heure", "trust_layer_key", "challenge_key_fingerprint",
                   "autorite_horodatage", "proof")
-TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 @dataclass(frozen=True)
@@ -85,7 +84,7 @@ def published_v3(document: Any, proof_id: str, token_time: datetime, key: str, f
                  ca_pem: bytes, cert_pem: bytes | None) -> bytes:
     """``<freeze folder>/anchor.json`` for a 3.x proof: the proof as given (with its token), the key that
     signed it, the fingerprint, the pinned authority's PEMs and the token's time (the season's opening)."""
-    document = {"format": ANCHOR_FORMAT_V3, "proof_id": proof_id, "heure": f"{token_time:{TIME_FORMAT}}",
+    document = {"format": ANCHOR_FORMAT_V3, "proof_id": proof_id, "heure": instant_text(token_time),
                 "trust_layer_key": key, "challenge_key_fingerprint": fingerprint,
                 "autorite_horodatage": {"ca_pem": ca_pem.decode("ascii"),
                                         "cert_pem": cert_pem.decode("ascii") if cert_pem else None},
@@ -94,8 +93,9 @@ def published_v3(document: Any, proof_id: str, token_time: datetime, key: str, f
 
 
 def parse_time(text: Any) -> datetime | None:
-    """``YYYY-MM-DDTHH:MM:SSZ`` as a UTC time, else None."""
+    """``YYYY-MM-DDTHH:MM:SSZ`` exactly (how an anchor writes its ``heure``) as a UTC time, else None."""
     try:
-        return datetime.strptime(text, TIME_FORMAT).replace(tzinfo=UTC) if isinstance(text, str) else None
-    except ValueError:
+        when = parse_instant(text, "heure")
+    except AnchorTimeError:
         return None
+    return when if text == instant_text(when) else None

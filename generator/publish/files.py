@@ -3,7 +3,6 @@ files only, strict JSON; and its two refusals, each one line (exit 1)."""
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -11,8 +10,7 @@ from typing import Any
 from generator.base import strict_json
 from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, read_bounded
 from generator.base.errors import GeneratorError, unreadable_text
-
-UTC_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
+from generator.contract.anchor_time import AnchorTimeError, parse_instant
 
 
 class IndexRefused(GeneratorError):
@@ -24,12 +22,11 @@ class IndexInputError(GeneratorError):
 
 
 def utc_time(text: Any) -> datetime | None:
-    """``YYYY-MM-DDTHH:MM:SS[.ffffff]Z`` as an aware UTC time; None for anything else."""
-    if not isinstance(text, str) or not UTC_TIME.match(text):
-        return None
+    """An ISO 8601 UTC instant as the anchor's time rule reads it (:func:`parse_instant`); None for anything
+    else, so that the caller names its own field."""
     try:
-        return datetime.fromisoformat(text)
-    except ValueError:
+        return parse_instant(text, "")
+    except AnchorTimeError:
         return None
 
 
