@@ -14,7 +14,6 @@ Needs ``make build`` (the committed build is enough) and the openssl command (th
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import io
 import json
@@ -29,8 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: E402
-from proof_issuer import Issued, Issuer, public_text, with_proxy_ids  # noqa: E402
+from proof_issuer import Issued, Issuer, with_proxy_ids  # noqa: E402
 from trust_layer_fixtures import Authority  # noqa: E402
 
 from generator.cli.main import main  # noqa: E402
@@ -45,16 +43,11 @@ def _flip(text: str) -> str:
 
 
 def _resign_other(issuer: Issuer, proof: Issued, ctx: dict[str, Any]) -> None:
-    other = Ed25519PrivateKey.generate()
-    proof.signature = "ed25519:" + base64.urlsafe_b64encode(other.sign(proof.chain.encode())).rstrip(b"=").decode()
-    proof.pubkey = public_text(other)
+    issuer.sign_with_another_key(proof)
 
 
 def _spec_3_0(issuer: Issuer, proof: Issued, ctx: dict[str, Any]) -> None:
-    for name in ("agent_identity", "agent_identity_verified", "did_resolution_status"):
-        del proof.chain_data[name], proof.nonces[name], proof.commitments[name]
-    proof.spec_version = "3.0"
-    issuer.resign(proof)
+    issuer.as_spec_3_0(proof)
 
 
 def _reissue(verified: bool | None = True, did: str | None = None) -> Spoil:

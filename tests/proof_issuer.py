@@ -229,6 +229,21 @@ class Issuer:
         issued.signature = "ed25519:" + base64.urlsafe_b64encode(
             self.private.sign(issued.chain.encode())).rstrip(b"=").decode()
 
+    @staticmethod
+    def sign_with_another_key(issued: Issued) -> None:
+        """A forgery: the chain signed by a key of the forger's own, which it names as its pubkey."""
+        other = Ed25519PrivateKey.generate()
+        issued.signature = "ed25519:" + base64.urlsafe_b64encode(
+            other.sign(issued.chain.encode())).rstrip(b"=").decode()
+        issued.pubkey = public_text(other)
+
+    def as_spec_3_0(self, issued: Issued) -> None:
+        """The proof as spec 3.0 issued it: no identity among the commitments, signed again."""
+        for name in ("agent_identity", "agent_identity_verified", "did_resolution_status"):
+            del issued.chain_data[name], issued.nonces[name], issued.commitments[name]
+        issued.spec_version = "3.0"
+        self.resign(issued)
+
     def close_batch(self, proofs: list[Issued], others: int = 0, batch_id: str = "batch_20261205_120000") -> str:
         """Close a batch of ``proofs`` (after ``others`` chains of other proofs): each gets its inclusion in
         the batch root, the root's RFC 3161 token and a Rekor reference. Returns the root (hex)."""

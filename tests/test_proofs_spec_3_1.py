@@ -190,16 +190,11 @@ def _leaf_index(issuer: Issuer, proof: Issued, ctx: dict[str, Any]) -> None:
 
 
 def _other_key(issuer: Issuer, proof: Issued, sub: dict[str, Any]) -> None:
-    other = Ed25519PrivateKey.generate()
-    proof.signature = "ed25519:" + base64.urlsafe_b64encode(other.sign(proof.chain.encode())).rstrip(b"=").decode()
-    proof.pubkey = public_text(other)
+    issuer.sign_with_another_key(proof)
 
 
 def _spec_3_0(issuer: Issuer, proof: Issued, sub: dict[str, Any]) -> None:
-    for name in ("agent_identity", "agent_identity_verified", "did_resolution_status"):
-        del proof.chain_data[name], proof.nonces[name], proof.commitments[name]
-    proof.spec_version = "3.0"
-    issuer.resign(proof)
+    issuer.as_spec_3_0(proof)
 
 
 def _reissued(**changes: Any) -> Spoil:
