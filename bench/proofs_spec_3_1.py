@@ -96,10 +96,7 @@ def run(work: Path, issuer: Issuer, authority: Authority, subs: list[dict[str, A
     issued: list[Issued] = []
     spoiled: list[Issued] = []
     for sub in subs:
-        for proof_id, pair in sorted(sub["disclosures"].items()):
-            proof = issuer.proof(pair["request_hash"]["value"], pair["response_hash"]["value"],
-                                 agent_did=sub["agent_did"], proof_id=proof_id,
-                                 nonces={s: pair[s]["nonce"] for s in ("request_hash", "response_hash")})
+        for proof in issuer.proofs_of(sub):
             if sub["task_id"] == target:
                 spoiled.append(proof)
                 if before is not None:

@@ -20,6 +20,7 @@ import json
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives import hashes
@@ -229,6 +230,15 @@ class Issuer:
         issued.signature = "ed25519:" + base64.urlsafe_b64encode(
             self.private.sign(issued.chain.encode())).rstrip(b"=").decode()
 
+    def proofs_of(self, sub: dict[str, Any]) -> list[Issued]:
+        """One proof per proof id a §4 submission discloses, issued for its DID with its own pairs' nonces (so
+        that its disclosures open them), in the order of the ids."""
+        sides = ("request_hash", "response_hash")
+        return [self.proof(pair["request_hash"]["value"], pair["response_hash"]["value"],
+                           agent_did=sub["agent_did"], proof_id=proof_id,
+                           nonces={side: pair[side]["nonce"] for side in sides})
+                for proof_id, pair in sorted(sub["disclosures"].items())]
+
     @staticmethod
     def sign_with_another_key(issued: Issued) -> None:
         """A forgery: the chain signed by a key of the forger's own, which it names as its pubkey."""
@@ -267,3 +277,11 @@ class Issuer:
                 issued.transparency_log.update({"uuid": logged[0], "log_index": logged[1]["logIndex"],
                                                 "entry": copy.deepcopy(logged[1])})
         return root
+
+
+def write_views(folder: Path, issued: list[Issued]) -> Path:
+    """``folder`` made, holding each proof's public view as ``<proof_id>.json``: what ``--proofs`` reads."""
+    folder.mkdir()
+    for proof in issued:
+        (folder / f"{proof.proof_id}.json").write_text(json.dumps(proof.public()), "utf-8")
+    return folder

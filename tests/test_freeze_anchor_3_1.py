@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from proof_issuer import Issued, Issuer, with_proxy_ids
+from proof_issuer import Issued, Issuer, with_proxy_ids, write_views
 from score_fixtures import HONEST_01, ScoreWorld, anchor_of, make_score_world, submission
 from trackfix import CONFORMITE, ROOT
 from trust_layer_fixtures import CHALLENGE_KEY, FINGERPRINT, Authority
@@ -98,14 +98,9 @@ def test_score_opens_the_season_at_the_anchors_token(frozen: tuple[ScoreWorld, P
     issuer = Issuer(authority)
     assert _anchor(world.root, _anchoring_proof(world.root, issuer).full(), tmp_path, issuer, authority) == 0
     sub = with_proxy_ids(submission(world, "conf-01", "conforme", HONEST_01))
-    issued = [issuer.proof(p["request_hash"]["value"], p["response_hash"]["value"], agent_did=sub["agent_did"],
-                           proof_id=i, nonces={s: p[s]["nonce"] for s in ("request_hash", "response_hash")})
-              for i, p in sorted(sub["disclosures"].items())]
+    issued = issuer.proofs_of(sub)
     issuer.close_batch(issued, others=4)
-    folder = tmp_path / "proofs"
-    folder.mkdir()
-    for proof in issued:
-        (folder / f"{proof.proof_id}.json").write_text(json.dumps(proof.public()), "utf-8")
+    folder = write_views(tmp_path / "proofs", issued)
     (tmp_path / "conf-01.json").write_text(json.dumps(sub), "utf-8")
     report = tmp_path / "report.json"
     assert main(["score", str(tmp_path / "conf-01.json"), "--root", str(world.root), "--proofs", str(folder),

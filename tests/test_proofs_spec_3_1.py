@@ -17,7 +17,17 @@ from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from proof_issuer import Issued, Issuer, RekorLog, audit_path, commit, mth, public_text, with_proxy_ids
+from proof_issuer import (
+    Issued,
+    Issuer,
+    RekorLog,
+    audit_path,
+    commit,
+    mth,
+    public_text,
+    with_proxy_ids,
+    write_views,
+)
 from score_fixtures import HONEST_01, ScoreWorld, make_score_world, submission
 from trust_layer_fixtures import Authority
 
@@ -312,14 +322,9 @@ def test_without_the_authority_the_header_does_not_say_verified(world: ScoreWorl
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     sub = with_proxy_ids(submission(world, "conf-01", "conforme", HONEST_01))
     issuer = Issuer(authority)
-    issued = [issuer.proof(p["request_hash"]["value"], p["response_hash"]["value"], agent_did=sub["agent_did"],
-                           proof_id=i, nonces={s: p[s]["nonce"] for s in ("request_hash", "response_hash")})
-              for i, p in sorted(sub["disclosures"].items())]
+    issued = issuer.proofs_of(sub)
     issuer.close_batch(issued)
-    folder = tmp_path / "proofs"
-    folder.mkdir()
-    for proof in issued:
-        (folder / f"{proof.proof_id}.json").write_text(json.dumps(proof.public()), "utf-8")
+    folder = write_views(tmp_path / "proofs", issued)
     (tmp_path / "conf-01.json").write_text(json.dumps(sub), "utf-8")
     assert main(["score", str(tmp_path / "conf-01.json"), "--root", str(world.root), "--proofs", str(folder),
                  "--trust-layer-key", issuer.key]) == 0
@@ -482,14 +487,9 @@ def test_the_close_is_included(world: ScoreWorld, tmp_path: Path, authority: Aut
 
     sub = with_proxy_ids(submission(world, "conf-01", "conforme", HONEST_01))
     issuer = Issuer(authority)
-    issued = [issuer.proof(p["request_hash"]["value"], p["response_hash"]["value"], agent_did=sub["agent_did"],
-                           proof_id=i, nonces={s: p[s]["nonce"] for s in ("request_hash", "response_hash")})
-              for i, p in sorted(sub["disclosures"].items())]
+    issued = issuer.proofs_of(sub)
     issuer.close_batch(issued, others=2)
-    folder = tmp_path / "proofs"
-    folder.mkdir()
-    for proof in issued:
-        (folder / f"{proof.proof_id}.json").write_text(json.dumps(proof.public()), "utf-8")
+    folder = write_views(tmp_path / "proofs", issued)
     (tmp_path / "conf-01.json").write_text(json.dumps(sub), "utf-8")
     token = base64.b64decode(issued[0].timestamp_authority["tsr_base64"])
     stamped = decode_timestamp_response(token).tst_info.gen_time.replace(tzinfo=UTC, microsecond=0)
