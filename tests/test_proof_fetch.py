@@ -592,6 +592,17 @@ def test_a_submission_is_read_as_corpus_score_reads_it(tl: TrustLayerReads, tmp_
     assert not (tmp_path / "q").exists()
 
 
+def test_a_file_citing_no_proof_is_said_never_a_silent_zero(tl: TrustLayerReads, tmp_path: Path) -> None:
+    """A season service's record ({recu_le, soumission}) given as a submission cites nothing: said, exit 1."""
+    record = tmp_path / "conf-01.json"
+    record.write_text('{"recu_le": "2026-11-01T00:00:00Z", "soumission": {"task_id": "conf-01"}}')
+    ran = run_corpus("proofs", "fetch", str(record), "--base-url", tl.url, "--out", str(tmp_path / "p"),
+                     "--root", str(tmp_path))
+    assert ran.returncode == 1 and tl.count("POST") == 0
+    assert (f"corpus proofs fetch: {record}: cites no proof_id (assertions[].proof_ids of a spec §4 submission; "
+            'a season record {"recu_le", "soumission"} is not one: give its soumission)\n') in ran.stderr
+
+
 def test_the_command_stops_in_one_line_when_the_service_fails(tl: TrustLayerReads, tmp_path: Path) -> None:
     tl.batch_answer = (503, b"")
     ran = run_corpus("proofs", "fetch", "--id", pid(1), "--base-url", tl.url, "--out", str(tmp_path / "p"),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from generator.base.atomic_file import FileWriteError
 from generator.base.bounded_read import SUBMISSION_LIMIT
-from generator.base.errors import GeneratorError, read_file
+from generator.base.errors import GeneratorError, read_file, shown_path
 from generator.base.output_places import OutputRefused, not_an_input, outside_protected
 from generator.cli.options import PROBLEM, Subparsers, UsageError, add_root_options
 from generator.cli.score import load_submission, submission_files
@@ -94,6 +94,10 @@ def _asked(args: argparse.Namespace) -> tuple[list[str], list[str]]:
                                 "proofs read")
                 continue
             cited, wrong = cited_proof_ids(submission, str(path))
+            if not (cited or wrong):  # never a silent 0/0: a season service's record is not a submission
+                problems.append(f"{shown_path(path)}: cites no proof_id (assertions[].proof_ids of a spec §4 "
+                                'submission; a season record {"recu_le", "soumission"} is not one: give its '
+                                "soumission)")
             ids += cited
             problems += wrong
     ids += args.ids
