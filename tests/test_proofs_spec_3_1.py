@@ -458,6 +458,14 @@ def _forged_timestamp(issuer: Issuer, proof: Issued, ctx: dict[str, Any]) -> Non
     ctx["view"]["transparency_log"]["entry"]["verification"] = forged["verification"]
 
 
+def _hash_not_an_object(issuer: Issuer, proof: Issued, ctx: dict[str, Any]) -> None:
+    """A carried body whose spec.data.hash is a string: one cause, never a traceback."""
+    entry = ctx["view"]["transparency_log"]["entry"]
+    body = json.loads(base64.b64decode(entry["body"]))
+    body["spec"]["data"]["hash"] = "sha256"
+    entry["body"] = base64.b64encode(json.dumps(body).encode()).decode()
+
+
 def _uuid_of_another_entry(issuer: Issuer, proof: Issued, ctx: dict[str, Any]) -> None:
     ctx["view"]["transparency_log"]["uuid"] = "24296fb24b8ad77a" + "ab" * 32
 
@@ -468,7 +476,9 @@ def _uuid_of_another_entry(issuer: Issuer, proof: Issued, ctx: dict[str, Any]) -
     (_other_artifact, "transparency_log.entry.body: its hash is not sha256 of the batch root's hex"),
     (_uuid_of_another_entry, "transparency_log.uuid: not the leaf hash of the entry's body"),
     (_forged_timestamp, "signedEntryTimestamp: not Rekor's signature (pinned key) over the entry"),
-], ids=["another log", "another artifact", "another uuid", "a forged signed entry timestamp"])
+    (_hash_not_an_object, "transparency_log."),
+], ids=["another log", "another artifact", "another uuid", "a forged signed entry timestamp",
+        "a hash not an object"])
 def test_a_carried_rekor_entry_that_does_not_verify_fails_condition_1(world: ScoreWorld, tmp_path: Path,
                                                                      authority: Authority, after: Spoil,
                                                                      words: str) -> None:

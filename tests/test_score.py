@@ -376,9 +376,17 @@ def test_without_proofs_file_every_line_says_not_verified(world: ScoreWorld) -> 
     assert {a["conditions_1_2"] for a in task(report, "conf-01")["assertions"]} == {"non_verifiees_hors_ligne"}
 
 
-def test_malformed_proofs_file_refused(world: ScoreWorld) -> None:
+@pytest.mark.parametrize("verdict", [
+    {"valide": "yes", "identite_liee": True},
+    {"valide": True, "identite_liee": True, "engagements": "x"},
+    {"valide": True, "identite_liee": True, "engagements": {"request_hash": 5}},
+    {"valide": True, "identite_liee": True, "incidents": 5},
+    {"valide": True, "identite_liee": True, "non_verifie": [5]},
+], ids=["valide not a bool", "engagements not an object", "an engagement not hex", "incidents not a list",
+        "non_verifie not strings"])
+def test_malformed_proofs_file_refused(world: ScoreWorld, verdict: dict[str, object]) -> None:
     with pytest.raises(ScoreInputError, match="prf_0000"):
-        score(world, honest(world), proofs={"prf_0000": {"valide": "yes", "identite_liee": True}})
+        score(world, honest(world), proofs={"prf_0000": verdict})
 
 
 def test_every_cited_proof_must_hold(world: ScoreWorld) -> None:

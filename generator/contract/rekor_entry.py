@@ -18,7 +18,7 @@ import hashlib
 import json
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -32,7 +32,7 @@ class RekorKeyError(GeneratorError):
 def load_rekor_key(pem: bytes, what: str = "--rekor-key") -> ec.EllipticCurvePublicKey:
     try:
         key = serialization.load_pem_public_key(pem)
-    except ValueError:
+    except (ValueError, UnsupportedAlgorithm):
         raise RekorKeyError(f"{what}: not a PEM public key") from None
     if not isinstance(key, ec.EllipticCurvePublicKey):
         raise RekorKeyError(f"{what}: not an ECDSA public key (Rekor signs with ECDSA P-256)")
@@ -52,6 +52,8 @@ def _body_problem(body: bytes, root_hex: str) -> str:
     try:
         entry = json.loads(body)
         data = entry["spec"]["data"]["hash"]
+        if not isinstance(data, dict):
+            raise TypeError("spec.data.hash is not an object")
         signature = _b64(entry["spec"]["signature"]["content"], "body.spec.signature.content")
         key_pem = _b64(entry["spec"]["signature"]["publicKey"]["content"], "body.spec.signature.publicKey")
     except (ValueError, KeyError, TypeError) as exc:
@@ -66,7 +68,7 @@ def _body_problem(body: bytes, root_hex: str) -> str:
         if not isinstance(signer, ec.EllipticCurvePublicKey):
             return "transparency_log.entry.body: its public key is not ECDSA"
         signer.verify(signature, artifact, ec.ECDSA(hashes.SHA256()))
-    except (ValueError, InvalidSignature):
+    except (ValueError, UnsupportedAlgorithm, InvalidSignature):
         return "transparency_log.entry.body: its signature does not verify over the batch root's hex"
     return ""
 

@@ -81,6 +81,15 @@ def best_constant_answer(key: Mapping[str, KeyEntry]) -> dict[str, Any]:
     return {"verdict": verdict, "reussite": counts[verdict], "overclaim": "sans objet"}
 
 
+def _optional_fields_fit(verdict: dict[str, Any]) -> bool:
+    """What a 3.x verdict adds beside ``valide`` and ``identite_liee``, when present, has its shape (a
+    hand-written verification file must fail in one line here, not as a traceback while scoring)."""
+    engagements = verdict.get("engagements", {})
+    lists = (verdict.get(name, []) for name in ("incidents", "non_verifie"))
+    return isinstance(engagements, dict) and all(isinstance(v, str | None) for v in engagements.values()) \
+        and all(isinstance(items, list) and all(isinstance(i, str) for i in items) for items in lists)
+
+
 def check_proofs(proofs: Any) -> Proofs:
     """The third-party verification: ``{"<proof_id>": {"valide": bool, "identite_liee": bool}}``, or
     ``{"en_attente": true}`` (and why, a ``motif``) for a proof whose batch is not anchored yet."""
@@ -91,6 +100,10 @@ def check_proofs(proofs: Any) -> Proofs:
             and isinstance(verdict.get("identite_liee"), bool)
         pending = isinstance(verdict, dict) and verdict.get("en_attente") is True \
             and set(verdict) <= {"en_attente", "motif"} and isinstance(verdict.get("motif", ""), str)
+        if verified and not _optional_fields_fit(verdict):
+            raise ScoreInputError(f"proofs: {shown_path(proof_id)}: \"engagements\" must be an object of hex "
+                                  "strings (or null), \"incidents\" and \"non_verifie\" lists of strings, got "
+                                  f"{shown_path(json.dumps(verdict))}")
         if not (verified or pending):
             raise ScoreInputError(f"proofs: {shown_path(proof_id)}: expected {{\"valide\": true|false, "
                                   f"\"identite_liee\": true|false}} or {{\"en_attente\": true}} (and, if given, a "
