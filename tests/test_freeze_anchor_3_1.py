@@ -74,11 +74,34 @@ def test_a_3_1_anchor_is_published_and_verified_again_without_the_authority(
     assert published["format"] == "corpus-anchor/2" and published["proof_id"] == proof.proof_id
     assert published["autorite_horodatage"]["ca_pem"] == authority.ca.read_text("ascii")
     assert published["proof"]["timestamp_authority"]["tsr_base64"] == proof.timestamp_authority["tsr_base64"]
-    shutil.rmtree(authority.folder)  # years later: no authority at hand, no proxy
-    assert main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt), "--trust-layer-key",
-                 issuer.key]) == 0  # the key is pinned by the operator, never taken from the anchor it checks
+    pinned = tmp_path / "pinned"  # the authority's public certificates, kept by the operator as the key is
+    pinned.mkdir()
+    ca, cert = shutil.copy(authority.ca, pinned / "ca.pem"), shutil.copy(authority.cert, pinned / "tsa.pem")
+    shutil.rmtree(authority.folder)  # years later: no authority service at hand, no proxy
+    base = ["freeze-check", "--root", str(world.root), "--salt-file", str(salt), "--trust-layer-key", issuer.key]
+    assert main(base) == 1  # neither the key nor the authority is taken from the anchor it checks
+    assert "was not checked against a pinned authority: give --tsa-ca and --tsa-cert" in capsys.readouterr().err
+    assert main([*base, "--tsa-ca", str(ca), "--tsa-cert", str(cert)]) == 0
     err = capsys.readouterr().err
     assert f"its RFC 3161 token at {published['heure']} (the season's opening)" in err and "passed" in err
+
+
+def test_a_published_anchor_naming_another_authority_fails(frozen: tuple[ScoreWorld, Path], tmp_path: Path,
+                                                           authority: Authority,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Trust Layer signs the chain, not the token: an anchor.json whose token and authority were swapped for
+    an authority of the forger's own names that authority, which the pinned one is not."""
+    world, salt = frozen
+    issuer = Issuer(authority)
+    assert _anchor(world.root, _anchoring_proof(world.root, issuer).full(), tmp_path, issuer, authority) == 0
+    path = world.root / CONFORMITE.places.anchor
+    published = json.loads(path.read_text("utf-8"))
+    published["autorite_horodatage"]["ca_pem"] = published["autorite_horodatage"]["cert_pem"]
+    path.write_text(json.dumps(published, indent=2), "utf-8")
+    capsys.readouterr()
+    assert main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt), "--trust-layer-key",
+                 issuer.key, "--tsa-ca", str(authority.ca), "--tsa-cert", str(authority.cert)]) == 1
+    assert "names another timestamp authority than the pinned --tsa-ca/--tsa-cert" in capsys.readouterr().err
 
 
 def test_the_public_view_plus_the_owners_pairs_is_accepted(frozen: tuple[ScoreWorld, Path], tmp_path: Path,
@@ -187,7 +210,7 @@ def test_an_edited_published_anchor_fails_freeze_check(frozen: tuple[ScoreWorld,
     path.write_text(json.dumps(published, indent=2), "utf-8")
     capsys.readouterr()
     assert main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt), "--trust-layer-key",
-                 issuer.key]) == 1
+                 issuer.key, "--tsa-ca", str(authority.ca), "--tsa-cert", str(authority.cert)]) == 1
     assert "heure: 2020-01-01T00:00:00Z is not the token's time" in capsys.readouterr().err
 
 

@@ -353,8 +353,8 @@ def register(sub: Subparsers) -> None:
     add_pinned_options(p)
     p.add_argument("--proofs", type=Path, help="the third-party proof verification (as corpus score --proofs): an "
                                                "opened pair must be held valid and bound there")
-    p.add_argument("--tsa-ca", type=Path, help="a 3.x --anchor not yet published: the pinned timestamp "
-                                               "authority's CA bundle (the published corpus-anchor/2 holds it)")
+    p.add_argument("--tsa-ca", type=Path, help="a 3.x anchor: the pinned timestamp authority's CA bundle "
+                                               "(required: the authority an anchor names is never trusted)")
     p.add_argument("--tsa-cert", type=Path, help="with --tsa-ca: the authority's signing certificate")
     add_rekor_option(p)
     p.add_argument("--url", type=http_url,

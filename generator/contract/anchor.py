@@ -195,17 +195,24 @@ def anchor_problems(anchor: Anchor, call: RecordCall, trust_layer_key: str | Non
     """Why ``anchor`` is not the proof of ``call`` (empty: it is). A proof as Trust Layer serves it is
     verified offline against ``trust_layer_key`` (required for it) and ``fingerprint``; an opened pair carries
     neither chain nor signature, so only its two hashes are compared. A 3.x proof is checked by
-    :func:`anchor_v3_problems` against ``window`` (default: the published anchor's authority)."""
+    :func:`anchor_v3_problems` against ``window``, the pinned authority: never the one the anchor names, since
+    Trust Layer's signature covers the chain, not the token (whoever rewrites an anchor.json can stamp its root
+    again with an authority of their own, and name it)."""
     proof, where = anchor.proof, f"anchor {anchor.proof_id}"
     if isinstance(proof, ProofV3):
-        if window is None and anchor.authority is not None:
-            window = Window(*anchor.authority)
         if trust_layer_key is None:
             return [f"{where}: its signature was not checked against a pinned key: give --trust-layer-key "
                     "ed25519:<base64url>, or pin trust_layer_key in the track's track.yaml (the key a proof or a "
                     "published anchor names proves nothing)"]
+        if window is None or window.ca_pem is None:
+            return [f"{where}: its RFC 3161 token, which opens the season, was not checked against a pinned "
+                    "authority: give --tsa-ca and --tsa-cert (the authority a published anchor names proves "
+                    "nothing)"]
+        if anchor.authority is not None and anchor.authority != (window.ca_pem, window.cert_pem):
+            return [f"{where}: autorite_horodatage: the published anchor names another timestamp authority than "
+                    "the pinned --tsa-ca/--tsa-cert"]
         hashes = CallHashes(call.target, call.request_hash, call.response_hash, call.seller, fingerprint)
-        problems, check = anchor_v3_problems(proof, hashes, [trust_layer_key], window or Window())
+        problems, check = anchor_v3_problems(proof, hashes, [trust_layer_key], window)
         if anchor.heure is not None and check.time is not None \
                 and parse_time(anchor.heure) != check.time.replace(microsecond=0):  # heure: to the second
             problems.append(f"{where}: heure: {anchor.heure} is not the token's time "

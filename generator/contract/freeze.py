@@ -370,8 +370,6 @@ def check_anchor(root: Path, places: Places, anchor_file: Path | None, proofs: d
     problems = _pinned(key, published.trust_layer_key if published else None, "Trust Layer key", flag)[1]
     fingerprint, more = _pinned(fingerprint, published.fingerprint if published else None,
                                 "challenge key fingerprint", "--challenge-key-fingerprint")
-    if window is None and published and published.authority and not anchor.authority:
-        window = Window(*published.authority)  # a 3.x --anchor checked with the published authority
     problems += more + anchor_problems(anchor, record_call_of(root, places), key, fingerprint, window)
     if proofs is not None and anchor.proof.is_pair:
         verdict = proofs.get(anchor.proof_id)
