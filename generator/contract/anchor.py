@@ -164,11 +164,6 @@ class Anchor:
                 f"{when} by the pinned authority, the owner's pairs opening the call and the challenge's key; "
                 "Rekor not checked offline")
 
-    @property
-    def opening(self) -> str | None:
-        """When the season opens: a 3.x anchor's token time, else the 1.2 proof's time."""
-        return self.heure if isinstance(self.proof, ProofV3) else self.proof.timestamp
-
     @classmethod
     def read(cls, path: Path) -> Anchor:
         data = read_file(path, AnchorError, "not found: give the proof of the anchoring call (GET "

@@ -14,8 +14,6 @@ kept only to report a Trust Layer incident when they differ from the opened valu
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,8 +27,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from generator.contract.merkle import MerkleError, commitment, commitments_root, inclusion_root, leaf
 from generator.contract.rekor_entry import rekor_problem
 from generator.contract.trust_proof import (
-    KEY_PREFIX,
     ProofError,
+    _b64url,  # one decoder of ed25519:<base64url>, keys and signatures alike
     _shown,  # one way to quote a served value in a message
     bare_hash,
     public_key,
@@ -43,7 +41,6 @@ COMMITMENTS_FROM = (3, 0)
 IDENTITY_FROM = (3, 1)  # spec §4.1 condition 2: the identity triplet is anchored from 3.1 on
 _VERSION = re.compile(r"([0-9]+)\.([0-9]+)")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_B64URL = re.compile(r"[A-Za-z0-9_-]{86}")
 
 
 def version_of(text: Any) -> tuple[int, int] | None:
@@ -254,15 +251,12 @@ class Check:
 
 def _signature_key(proof: ProofV3, keys: Sequence[str]) -> tuple[str | None, str]:
     """The pinned key whose Ed25519 signature over the chain's hex verifies, or why none does."""
-    text = proof.signature
-    body = text.removeprefix(KEY_PREFIX) if text and text.startswith(KEY_PREFIX) else None
-    if body is None or not _B64URL.fullmatch(body):
-        return None, ("arkforge_signature: missing: an unsigned proof proves no origin" if text is None else
-                      "arkforge_signature: expected ed25519:<86 base64url characters>")
+    if proof.signature is None:
+        return None, "arkforge_signature: missing: an unsigned proof proves no origin"
     try:
-        signature = base64.urlsafe_b64decode(body + "==")
-    except (binascii.Error, ValueError):
-        return None, "arkforge_signature: not base64url"
+        signature = _b64url(proof.signature, 64, "arkforge_signature", "an Ed25519 signature")
+    except ProofError as exc:
+        return None, str(exc)
     for key in keys:
         verifier: Ed25519PublicKey = public_key(key)
         try:
