@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from generator.publish.wording import AI_ACT, BROUILLON, BROUILLON_TEXTE
+from generator.publish.wording import AI_ACT, BROUILLON, BROUILLON_TEXTE, PUBLIE
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Publication:
 
     @property
     def statut(self) -> str:
-        return BROUILLON if self.brouillon else "publie"
+        return BROUILLON if self.brouillon else PUBLIE
 
     def head(self, form: str) -> dict[str, Any]:
         """The first fields of a document: format, track, season, status, and the labels of §7.3-7.4."""

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from generator.contract.anchor_time import instant_text
 from generator.publish.files import IndexRefused
 from generator.publish.html import render_index, render_report
 from generator.publish.merge import Participant, participants
@@ -71,7 +72,7 @@ def publication_close(req: IndexRequest) -> datetime | None:
         raise IndexRefused("give --season-close, the close of the season: nothing is published before it (spec "
                            "§7.4); --brouillon writes a draft marked as such")
     if req.now < close:
-        raise IndexRefused(f"the season closes at {instant(close)}, it is {instant(req.now)}: "
+        raise IndexRefused(f"the season closes at {instant(close)}, it is {instant_text(req.now)}: "
                            "nothing is published before the close (spec §7.4); --brouillon writes a draft "
                            "marked as such")
     return close
