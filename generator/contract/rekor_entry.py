@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 from typing import Any
 
@@ -23,6 +22,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from generator.base.errors import GeneratorError
+from generator.contract.hashing import canonical_json, sha256_hex
+from generator.contract.merkle import leaf as leaf_hash
 
 
 class RekorKeyError(GeneratorError):
@@ -60,7 +61,7 @@ def _body_problem(body: bytes, root_hex: str) -> str:
         return f"transparency_log.entry.body: not a hashedrekord entry ({exc})"
     artifact = root_hex.encode("ascii")
     if entry.get("kind") != "hashedrekord" or data.get("algorithm") != "sha256" \
-            or data.get("value") != hashlib.sha256(artifact).hexdigest():
+            or data.get("value") != sha256_hex(artifact):
         return ("transparency_log.entry.body: its hash is not sha256 of the batch root's hex: the entry logs "
                 "another artifact")
     try:
@@ -89,15 +90,15 @@ def rekor_problem(entry: Any, uuid: Any, root_hex: str, key: ec.EllipticCurvePub
             or not isinstance(fields["logID"], str):
         return "transparency_log.entry: integratedTime, logIndex (integers) and logID (hex) are required"
     der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    if fields["logID"] != hashlib.sha256(der).hexdigest():
+    if fields["logID"] != sha256_hex(der):
         return "transparency_log.entry.logID: not the pinned Rekor key's log (sha256 of the key differs)"
-    payload = json.dumps({"body": entry["body"], **fields}, sort_keys=True, separators=(",", ":")).encode()
+    payload = canonical_json({"body": entry["body"], **fields}).encode("ascii")  # Rekor's canonical entry
     try:
         key.verify(signed, payload, ec.ECDSA(hashes.SHA256()))
     except InvalidSignature:
         return ("transparency_log.entry.verification.signedEntryTimestamp: not Rekor's signature (pinned key) "
                 "over the entry")
-    leaf = hashlib.sha256(b"\x00" + body).hexdigest()
+    leaf = leaf_hash(body).hex()
     if isinstance(uuid, str) and not uuid.endswith(leaf):
         return "transparency_log.uuid: not the leaf hash of the entry's body"
     return _body_problem(body, root_hex)
