@@ -54,7 +54,7 @@ def generate(src: Path, entities: int, seed: int = 2026) -> int:
     (src / "entites").mkdir(parents=True)
     (src / "listes" / "agrees").mkdir(parents=True)
     for name in ("referentiel.yaml", "systeme.yaml"):  # the real ones: their size is the season's
-        shutil.copy(ROOT / "corpus_src" / name, src / name)
+        shutil.copy(ROOT / "corpus_src/conformite" / name, src / name)
     activites = "".join(f"  {slug}: {label}\n" for slug, label in ACTIVITES.items())
     (src / "corpus.yaml").write_text(f"corpus: bench-synthetique\ntitre: Corpus synthétique de mesure\n"
                                      f"activites:\n{activites}", "utf-8")
@@ -216,7 +216,7 @@ STEPS = (("ceiling", "ceiling (CSafeLoader)"), ("check", "check"), ("build", "ch
 
 def measure(entities: int, work: Path, repeat: int, out_root: Path | None = None) -> dict:
     """Generate a corpus of ``entities`` and run each step ``repeat`` times (interleaved); keep the fastest."""
-    src = work / f"n{entities}" / "corpus_src"
+    src = work / f"n{entities}" / "corpus_src/conformite"
     started = time.perf_counter()
     resources = generate(src, entities)
     generated = time.perf_counter() - started
@@ -284,7 +284,8 @@ def main() -> None:
         report(figures)
         if args.profile:
             print(f"\ncProfile of one build of {args.entities:,} entities:")
-            profile(work / f"n{args.entities}" / "corpus_src", work / f"n{args.entities}" / "out", args.top)
+            profile(work / f"n{args.entities}" / "corpus_src/conformite",
+                work / f"n{args.entities}" / "out", args.top)
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

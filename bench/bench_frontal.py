@@ -81,7 +81,8 @@ def bare(folder: Path, port: int, cert: Path, key: Path, workers: str, resume: b
         error_log=quote_path(folder / "logs" / "error.log"),
         temp_paths="".join(f"    {n}_temp_path {quote_path(folder / n)};\n"
                            for n in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")),
-        listen="".join(f"        {line}\n" for line in listen.splitlines()), build=quote_path(ROOT / "build"))
+        listen="".join(f"        {line}\n" for line in listen.splitlines()),
+            build=quote_path(ROOT / "build/conformite"))
     (folder / "conf").mkdir(parents=True)
     (folder / "logs").mkdir()
     (folder / "conf" / "nginx.conf").write_text(text)

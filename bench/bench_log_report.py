@@ -64,7 +64,7 @@ print(json.dumps({"seconds": seconds, "peak_kib": peak - base}))
 def generate(path: Path, lines: int, seed: int = 7) -> None:
     """A day of frontal and replica lines, deterministic for a seed."""
     rng = random.Random(seed)
-    resources = [e.path for e in Manifest.load(ROOT).of_kind("resource")]
+    resources = [e.path for e in Manifest.load(ROOT, "manifest/conformite").of_kind("resource")]
     start = datetime(2026, 11, 30, tzinfo=UTC)
     step = timedelta(days=1) / lines
     with path.open("w", encoding="utf-8") as out:

@@ -148,7 +148,7 @@ def ceiling_conf(kind: str, folder: Path, port: int, args: argparse.Namespace) -
                                for name in ("logs", "json-only", "no-cache"))
     return CEILING_CONF.format(
         workers=args.workers, pid=quote_path(folder / "nginx.pid"), error_log=quote_path(folder / "error.log"),
-        port=port, build=quote_path(ROOT / "build"), temp_paths=temp_paths, http_extra=http_extra,
+        port=port, build=quote_path(ROOT / "build" / "conformite"), temp_paths=temp_paths, http_extra=http_extra,
         server_extra=server_extra, cache="" if args.bare_ceiling else FILE_CACHE)
 
 
@@ -179,12 +179,12 @@ def benchmark_file(path: str | None) -> tuple[str, str, bytes]:
     """The path to request (default: the first agrément), its file under build/ and its checked bytes."""
     if shutil.which("wrk") is None:
         raise SystemExit("wrk not found: make setup (installs it from the Debian packages)")
-    manifest = Manifest.load(ROOT)
+    manifest = Manifest.load(ROOT, "manifest/conformite")
     path = path or next(e.path for e in manifest.of_kind("resource") if e.path.startswith("/agrements/"))
     entry = manifest.by_path(path)
     if entry is None:
         raise SystemExit(f"{path}: not in the manifest")
-    return path, entry.file, entry.read_checked(ROOT / "build")
+    return path, entry.file, entry.read_checked(ROOT / "build" / "conformite")
 
 
 def medians(runs: list[Run], names: list[str]) -> dict[str, dict[str, float]]:

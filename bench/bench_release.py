@@ -67,19 +67,19 @@ def bench_pack(rounds: int, work: Path) -> None:
 
 def _checkout(folder: Path, address: str) -> Path:
     folder.mkdir(parents=True)
-    shutil.copytree(FIXTURE, folder / "corpus_src")
+    shutil.copytree(FIXTURE, folder / "corpus_src/conformite")
     shutil.copytree(ROOT / TRACKS_DIR / "conformite", folder / TRACKS_DIR / "conformite")  # the track built here
-    entity = folder / "corpus_src" / "entites" / "ENT-0001.yaml"
+    entity = folder / "corpus_src/conformite/entites/ENT-0001.yaml"
     entity.write_text(entity.read_text("utf-8").replace("1 rue de l'Essai", address), "utf-8")
-    build(folder / "corpus_src", folder, "https://corpus.test", track_named(ROOT, "conformite"))
-    shutil.rmtree(folder / "corpus_src")
+    build(folder / "corpus_src/conformite", folder, "https://corpus.test", track_named(ROOT, "conformite"))
+    shutil.rmtree(folder / "corpus_src/conformite")
     folder.chmod(0o755)
     return folder
 
 
 def _bodies(root: Path) -> dict[str, bytes]:
-    manifest = Manifest.load(root)
-    return {e.path: (root / "build" / e.file).read_bytes() for e in manifest.entries}
+    manifest = Manifest.load(root, "manifest/conformite")
+    return {e.path: (root / "build/conformite" / e.file).read_bytes() for e in manifest.entries}
 
 
 def bench_bombs(work: Path) -> None:
@@ -90,8 +90,9 @@ def bench_bombs(work: Path) -> None:
           f"{baseline.max_rss_mib:.0f} MiB (Python and the package)")
     for index, (case, make) in enumerate(bombs().items()):
         packed = pack(a, work / f"bomb-{index}")
-        name = next(e.file for e in Manifest.load(a).entries if e.file.startswith("entites/"))
-        make(packed.path, f"build/{name}")
+        name = next(e.file for e in Manifest.load(a, "manifest/conformite").entries
+            if e.file.startswith("entites/"))
+        make(packed.path, f"build/conformite/{name}")
         run = run_install(packed.path, releases, ROOT)
         print(f"bombs: {case} ({packed.path.stat().st_size} bytes): exit {run.code} in {run.seconds:.2f} s, "
               f"peak RSS {run.max_rss_mib:.0f} MiB, {len(run.written)} writes in the releases folder; "

@@ -62,7 +62,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="schema-bench-") as work:
-        src = Path(work) / "corpus_src"
+        src = Path(work) / "corpus_src" / "conformite"
         generate(src, args.entities)
         sources = load_sources(src, track_named(ROOT, "conformite"))
     records = [r for r in (sources.corpus, sources.referentiel, sources.systeme, sources.absents) if r is not None]

@@ -136,7 +136,7 @@ def put_back(body: Any, pointer: str, old: Any) -> None:
 def without_probant_changes(after_build: Path, files: dict[str, str], olds: dict[str, Any],
                             probant: list[tuple[str, str, str]], scratch: Path) -> Path:
     """A copy of the after build where each probant change is put back to its before value."""
-    copy = scratch / "build"
+    copy = scratch / "build" / "conformite"
     shutil.copytree(after_build, copy)
     for path in sorted({p for p, _, _ in probant}):
         body = json.loads((copy / files[path]).read_bytes())

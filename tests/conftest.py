@@ -59,8 +59,8 @@ def root() -> Path:
 
 @pytest.fixture(scope="session")
 def manifest() -> dict[str, Any]:
-    """The committed manifest/manifest.json, parsed."""
-    return json.loads((ROOT / "manifest" / "manifest.json").read_text("utf-8"))
+    """The committed manifest/conformite/manifest.json, parsed."""
+    return json.loads((ROOT / "manifest" / "conformite" / "manifest.json").read_text("utf-8"))
 
 
 # ------------------------------------------------------------------------------- the nginx marker

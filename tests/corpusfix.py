@@ -25,7 +25,7 @@ def copy_fixture(dest: Path, name: str = "valid") -> Path:
 
     The folder keeps the name ``corpus_src`` because problems name files relative to its parent.
     """
-    src = dest / "corpus_src"
+    src = dest / "corpus_src" / "conformite"
     shutil.copytree(FIXTURES / name / "corpus_src", src)
     copy_tracks(dest)  # a scratch checkout: its commands read the track definitions from dest/tracks
     return src

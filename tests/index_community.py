@@ -75,7 +75,7 @@ def readings(piste: str) -> list[dict[str, dict[str, Any]]]:
 
 
 def constant_verdict(root: Path, piste: str) -> str:
-    """The key's most frequent verdict (ties: alphabetical), counted here from season/cle.json."""
+    """The key's most frequent verdict (ties: alphabetical), counted here from season/conformite/cle.json."""
     track = track_named(root, piste)
     key = json.loads((root / track.trees.season / "cle.json").read_bytes())["taches"]
     counts: dict[str, int] = {}
@@ -211,7 +211,7 @@ def frozen_checkout(dest: Path, pistes: tuple[str, ...] = ("conformite", "generi
         trees = track_named(ROOT, piste).trees
         for tree in (trees.build, trees.manifest, trees.season):
             shutil.copytree(ROOT / tree, dest / tree)
-    copy_tracks(dest, tracks=every, bareme=True)
+    copy_tracks(dest, tracks=every)
     out = {}
     for piste in pistes:
         track = track_named(dest, piste)

@@ -96,10 +96,10 @@ def snapshot_build(dest: Path, source: Path = ROOT, attempts: int = 5) -> dict[s
     for _ in range(attempts):
         for name in ("build", "manifest"):
             shutil.rmtree(dest / name, ignore_errors=True)
-        shutil.copytree(source / "manifest", dest / "manifest")
-        shutil.copytree(source / "build", dest / "build")
+        shutil.copytree(source / "manifest/conformite", dest / "manifest/conformite")
+        shutil.copytree(source / "build/conformite", dest / "build/conformite")
         copy_tracks(dest, source)
-        manifest = json.loads((dest / "manifest" / "manifest.json").read_text("utf-8"))
+        manifest = json.loads((dest / "manifest/conformite/manifest.json").read_text("utf-8"))
         if all(_entry_matches(dest, e) for e in manifest["resources"]):
             return manifest
         time.sleep(0.5)
@@ -107,7 +107,7 @@ def snapshot_build(dest: Path, source: Path = ROOT, attempts: int = 5) -> dict[s
 
 
 def _entry_matches(root: Path, entry: dict[str, Any]) -> bool:
-    path = root / "build" / entry["file"]
+    path = root / "build/conformite" / entry["file"]
     return path.is_file() and sha256_hex(path.read_bytes()) == entry["sha256"]
 
 
@@ -217,7 +217,7 @@ class NginxServer:
             os.chmod(self.root, 0o755)
             self.manifest = snapshot_build(self.root, self.source)
         else:
-            self.manifest = json.loads((self.root / "manifest" / "manifest.json").read_text("utf-8"))
+            self.manifest = json.loads((self.root / "manifest/conformite/manifest.json").read_text("utf-8"))
         if self.tls:
             self.local_tls = make_local_tls(self.dir / "tls", ["127.0.0.1"])
         self.write_secrets(self.secrets)
@@ -327,7 +327,7 @@ class NginxServer:
     def body_of(self, path: str) -> bytes:
         """The snapshot's bytes for a manifest path."""
         entry = next(e for e in self.manifest["resources"] if e["path"] == path)
-        return (self.root / "build" / entry["file"]).read_bytes()
+        return (self.root / "build/conformite" / entry["file"]).read_bytes()
 
 
 class Response:

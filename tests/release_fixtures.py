@@ -29,7 +29,7 @@ def checkout(folder: Path, edits: list[Callable[[Path], None]] = ()) -> Path:  #
     """A scratch checkout at ``folder``: the fixture corpus (with ``edits``) compiled there, sources removed."""
     folder.mkdir(parents=True)
     build(apply(copy_fixture(folder), edits), folder, BASE_URL, CONFORMITE)
-    shutil.rmtree(folder / "corpus_src")
+    shutil.rmtree(folder / "corpus_src" / "conformite")
     os.chmod(folder, 0o755)
     return folder
 
@@ -46,13 +46,13 @@ def two_tracks(folder: Path, edits: list[Callable[[Path], None]] = ()) -> Path: 
     """A scratch checkout of the repository's two tracks as committed, générique rebuilt with ``edits`` when
     given (a générique-only change: conformité's trees are the committed ones), sources removed."""
     folder.mkdir(parents=True)
-    for name in ("build", "manifest", "generique/build", "generique/manifest"):
+    for name in ("build", "manifest"):  # every track's
         shutil.copytree(ROOT / name, folder / name)
     copy_tracks(folder, tracks=("conformite", "generique"))
     if edits:
-        src = folder / "generique" / "corpus_src"
-        shutil.copytree(ROOT / "generique" / "corpus_src", src)
-        base_url = json.loads((ROOT / "generique" / "manifest" / "manifest.json").read_bytes())["base_url"]
+        src = folder / "corpus_src" / "generique"
+        shutil.copytree(ROOT / "corpus_src" / "generique", src)
+        base_url = json.loads((ROOT / "manifest" / "generique" / "manifest.json").read_bytes())["base_url"]
         build(apply(src, edits), folder, base_url, track_named(ROOT, "generique"))
         shutil.rmtree(src)
     os.chmod(folder, 0o755)
@@ -60,16 +60,14 @@ def two_tracks(folder: Path, edits: list[Callable[[Path], None]] = ()) -> Path: 
 
 
 def manifest_files(root: Path) -> dict[str, Path]:
-    """Each track's manifest file by the layout docs/tracks.md gives: conformité's at the root, any other
-    track's under the folder named after it."""
+    """Each track's manifest file by the layout docs/tracks.md gives: ``manifest/<piste>/manifest.json``."""
     pistes = sorted(p.name for p in (root / "tracks").iterdir())
-    return {piste: (root if piste == "conformite" else root / piste) / "manifest" / "manifest.json"
-            for piste in pistes}
+    return {piste: root / "manifest" / piste / "manifest.json" for piste in pistes}
 
 
 def manifest_hash(root: Path) -> str:
     """The first track's (conformité's) manifest hash."""
-    return sha256_hex((root / "manifest" / "manifest.json").read_bytes())
+    return sha256_hex((root / "manifest" / "conformite" / "manifest.json").read_bytes())
 
 
 def release_name(root: Path) -> str:
@@ -84,7 +82,7 @@ def bodies(root: Path) -> dict[str, bytes]:
     out = {}
     for file in manifest_files(root).values():
         manifest = json.loads(file.read_text("utf-8"))
-        out.update({e["path"]: (file.parent.parent / "build" / e["file"]).read_bytes()
+        out.update({e["path"]: (file.parent.parent.parent / "build" / file.parent.name / e["file"]).read_bytes()
                     for e in manifest["resources"]})
     return out
 

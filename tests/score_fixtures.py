@@ -1,9 +1,10 @@
 """A small season of its own for the scorer tests, and hashes computed independently of the code under test.
 
 :func:`make_score_world` builds the compiler's minimal valid corpus (``tests/fixtures/valid``) with a
-référentiel whose criteria declare the probant fields of spec §5.7, then writes ``season/taches.json`` and
-``season/cle.json`` by hand: two tasks, a key with a link fact, its reverse and whole-array forms. The
-season under revision in ``season_src/`` is never read, so these tests do not move when it does.
+référentiel whose criteria declare the probant fields of spec §5.7, then writes
+``season/conformite/taches.json`` and ``season/conformite/cle.json`` by hand: two tasks, a key with a link fact,
+its reverse and whole-array forms. The season under revision in ``season_src/conformite/`` is never read, so
+these tests do not move when it does.
 
 Hashes follow CONTRACT §2 with ``hashlib`` and ``json`` only: the request hash of the canonical URL, the
 response hash of ``json.loads`` of the built bytes. Nothing is taken from the manifest or from
@@ -116,7 +117,7 @@ class ScoreWorld:
     root: Path
 
     def bytes_of(self, path: str) -> bytes:
-        return (self.root / "build" / (path.lstrip("/") + ".json")).read_bytes()
+        return (self.root / "build/conformite" / (path.lstrip("/") + ".json")).read_bytes()
 
     def doc(self, path: str) -> Any:
         return json.loads(self.bytes_of(path))
@@ -130,14 +131,14 @@ class ScoreWorld:
 
 
 def make_score_world(dest: Path) -> ScoreWorld:
-    src = dest / "corpus_src"
+    src = dest / "corpus_src/conformite"
     shutil.copytree(FIXTURES / "valid" / "corpus_src", src)
     copy_tracks(dest)
     (src / "referentiel.yaml").write_text(REFERENTIEL, "utf-8")
     build(src, dest, DEFAULT_BASE_URL, CONFORMITE)
-    (dest / "season").mkdir()
-    (dest / "season" / "taches.json").write_text(json.dumps(TASKS, ensure_ascii=False, indent=2), "utf-8")
-    (dest / "season" / "cle.json").write_text(json.dumps(KEY, ensure_ascii=False, indent=2), "utf-8")
+    (dest / "season/conformite").mkdir(parents=True)
+    (dest / "season/conformite/taches.json").write_text(json.dumps(TASKS, ensure_ascii=False, indent=2), "utf-8")
+    (dest / "season/conformite/cle.json").write_text(json.dumps(KEY, ensure_ascii=False, indent=2), "utf-8")
     return ScoreWorld(dest)
 
 
@@ -174,7 +175,7 @@ HONEST_02: list[Claim] = [("/entites/ENT-0002", "/statut", "en-liquidation"),
 def anchor_of(root: Path, path: str = "/gel", proof_id: str = "prf_20261202_013023_a0c401") -> dict[str, Any]:
     """The opened pair of a proof that anchored ``root``'s freeze record by ``GET <base URL><path>``, its two
     hashes derived here from CONTRACT.md §2 (the record's bytes parsed and canonicalised), not by the code."""
-    record = json.loads((root / "freeze" / "record.json").read_bytes())
+    record = json.loads((root / "freeze/conformite/record.json").read_bytes())
     response = hashlib.sha256(json.dumps(record, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     return {"proof_id": proof_id, "request_hash": {"nonce": NONCE, "value": expected_request_hash(path)},
             "response_hash": {"nonce": NONCE, "value": response}}

@@ -27,9 +27,9 @@ from generator.season.checks import SeasonReport, check_season
 from generator.tracks.model import DEFAULT_BASE_URL, file_for
 
 ROOT = Path(__file__).resolve().parent.parent
-KEY_LOCATION = Location(f"season_src/{KEY_FILE}")  # what `corpus check-season` passes
-TASKS = f"season_src/{TASKS_FILE}"
-KEY = f"season_src/{KEY_FILE}"
+KEY_LOCATION = Location(f"season_src/conformite/{KEY_FILE}")  # what `corpus check-season` passes
+TASKS = f"season_src/conformite/{TASKS_FILE}"
+KEY = f"season_src/conformite/{KEY_FILE}"
 
 # (file relative to corpus_src/, old text, new text): one edit of a corpus source.
 CorpusEdit = tuple[str, str, str]
@@ -65,11 +65,11 @@ class World:
 
     @property
     def build(self) -> Path:
-        return self.root / "build"
+        return self.root / "build" / "conformite"
 
     @property
     def corpus_src(self) -> Path:
-        return self.root / "corpus_src"
+        return self.root / "corpus_src" / "conformite"
 
     def tasks_text(self) -> str:
         return (self.root / TASKS).read_text("utf-8")
@@ -81,7 +81,7 @@ class World:
         return CorpusReader(self.build, CONFORMITE)
 
     def season(self) -> Season:
-        return load_season(self.root / "season_src", CONFORMITE)
+        return load_season(self.root / "season_src" / "conformite", CONFORMITE)
 
     def doc(self, path: str) -> Any:
         """A served document as an agent would parse it (the built bytes, not the YAML)."""
@@ -90,27 +90,27 @@ class World:
 
 def make_world(dest: Path) -> World:
     """Copy the repository's season sources into ``dest`` and build the corpus there."""
-    shutil.copytree(ROOT / "corpus_src", dest / "corpus_src")
+    shutil.copytree(ROOT / "corpus_src" / "conformite", dest / "corpus_src" / "conformite")
     copy_tracks(dest)
-    shutil.copytree(ROOT / "season_src", dest / "season_src")
-    build(dest / "corpus_src", dest, DEFAULT_BASE_URL, CONFORMITE)
+    shutil.copytree(ROOT / "season_src" / "conformite", dest / "season_src" / "conformite")
+    build(dest / "corpus_src" / "conformite", dest, DEFAULT_BASE_URL, CONFORMITE)
     return World(dest)
 
 
 def rebuilt(world: World, scratch: Path, edits: Iterable[CorpusEdit]) -> Path:
     """Copy the world's ``corpus_src/`` into ``scratch``, apply the edits, build; return the build folder."""
-    src = scratch / "corpus_src"
+    src = scratch / "corpus_src" / "conformite"
     shutil.copytree(world.corpus_src, src)
     for relative, old, new in edits:
         path = src / relative
         path.write_text(edit(path.read_text("utf-8"), old, new), "utf-8")
     build(src, scratch, DEFAULT_BASE_URL, CONFORMITE)
-    return scratch / "build"
+    return scratch / "build" / "conformite"
 
 
 def write_season(world: World, scratch: Path, *, tasks: str | None = None, key: str | None = None) -> Path:
     """A ``season_src/`` folder in ``scratch`` holding the given texts (the world's where not given)."""
-    folder = scratch / "season_src"
+    folder = scratch / "season_src" / "conformite"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / TASKS_FILE).write_text(world.tasks_text() if tasks is None else tasks, "utf-8")
     (folder / KEY_FILE).write_text(world.key_text() if key is None else key, "utf-8")

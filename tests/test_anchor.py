@@ -21,8 +21,6 @@ from trackfix import CONFORMITE, ROOT, copy_tracks
 from generator.cli.main import main
 from generator.contract.freeze import freeze
 
-BAREME = "conformite-bareme-v3.section-5.txt"
-
 
 def test_the_independent_request_hash_is_the_contracts_vector() -> None:
     assert expected_request_hash("/agrements/AGR-4417", "https://corpus.arkforge.tech") == \
@@ -32,10 +30,8 @@ def test_the_independent_request_hash_is_the_contracts_vector() -> None:
 @pytest.fixture()
 def frozen(tmp_path: Path) -> tuple[ScoreWorld, Path]:
     world = make_score_world(tmp_path / "world")
-    (world.root / "spec").mkdir()
-    shutil.copy(ROOT / "spec" / BAREME, world.root / "spec")
     salt = tmp_path / "salt.hex"
-    freeze(world.root, world.root / "spec" / BAREME, salt, CONFORMITE.places)
+    freeze(world.root, world.root / CONFORMITE.bareme.file, salt, CONFORMITE.places)
     return world, salt
 
 
@@ -47,8 +43,6 @@ def _write(folder: Path, name: str, value: object) -> Path:
 
 def test_freeze_prints_the_call_and_its_two_hashes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     world = make_score_world(tmp_path / "world")
-    (world.root / "spec").mkdir()
-    shutil.copy(ROOT / "spec" / BAREME, world.root / "spec")
     assert main(["freeze", "--root", str(world.root), "--salt-file", str(tmp_path / "salt.hex")]) == 0
     err = capsys.readouterr().err
     expected = anchor_of(world.root)
@@ -64,7 +58,7 @@ def test_freeze_check_opens_the_anchor(frozen: tuple[ScoreWorld, Path], tmp_path
     world, salt = frozen
     anchor = anchor_of(world.root)
     proofs = {"prf_20261202_013023_a0c401": {"valide": True, "identite_liee": True}}
-    record = world.root / "freeze" / "record.json"
+    record = world.root / "freeze/conformite/record.json"
     if case == "record changed by one byte":
         data = record.read_bytes()
         assert data.count(b"al\xc3\xa9atoires") == 1
@@ -84,7 +78,7 @@ def test_freeze_check_opens_the_anchor(frozen: tuple[ScoreWorld, Path], tmp_path
     err = capsys.readouterr().err
     if case == "good":
         opened = ("anchor prf_20261202_013023_a0c401 is the proof of GET https://corpus.arkforge.tech/gel "
-                  "answered by the bytes of freeze/record.json")
+                  "answered by the bytes of freeze/conformite/record.json")
         assert code == 0 and opened in err, err
         return
     assert code == 1 and "FAILED" in err
@@ -124,11 +118,12 @@ def test_the_record_is_served_once_it_exists_and_never_before() -> None:
         root.chmod(0o755)
         with NginxServer(build_root=root) as server:
             before = server.request("/gel")
-            assert before.status == 404 and before.body == (ROOT / "build" / "_systeme" / "404.json").read_bytes()
+            assert before.status == 404 and before.body == (
+                ROOT / "build/conformite/_systeme/404.json").read_bytes()
             record = b'{\n  "format": "corpus-freeze/2"\n}\n'
-            (root / "freeze").mkdir(mode=0o755)
-            (root / "freeze" / "record.json").write_bytes(record)
-            (root / "freeze" / "record.json").chmod(0o644)
+            (root / "freeze/conformite").mkdir(mode=0o755, parents=True)
+            (root / "freeze/conformite/record.json").write_bytes(record)
+            (root / "freeze/conformite/record.json").chmod(0o644)
             for _ in range(30):  # open_file_cache keeps the miss for up to a second
                 served = server.request("/gel")
                 if served.status == 200:

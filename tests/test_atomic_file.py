@@ -22,7 +22,7 @@ from generator.base.errors import GeneratorError
 from generator.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
-MANIFEST = ROOT / "manifest" / "manifest.json"
+MANIFEST = ROOT / "manifest" / "conformite" / "manifest.json"
 
 
 @pytest.fixture

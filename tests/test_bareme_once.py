@@ -22,7 +22,7 @@ PISTES = ("conformite", "generique")
 
 
 def scratch(tmp_path: Path, piste: str) -> Path:
-    copy_tracks(tmp_path, tracks=(piste,), bareme=True)
+    copy_tracks(tmp_path, tracks=(piste,))
     return tmp_path
 
 

@@ -20,7 +20,7 @@ from generator.compiler.pipeline import build
 from generator.tracks.model import DEFAULT_BASE_URL
 
 ROOT = Path(__file__).resolve().parent.parent
-TREES = ("build", "manifest")
+TREES = (CONFORMITE.trees.build, CONFORMITE.trees.manifest)
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -50,14 +50,15 @@ def leftovers(root: Path) -> list[str]:
 # --- the committed build is exactly what the sources compile to -------------------------------------------
 
 def test_committed_build_matches_sources(tmp_path: Path) -> None:
-    shutil.copytree(ROOT / "corpus_src", tmp_path / "corpus_src")
+    shutil.copytree(ROOT / "corpus_src/conformite", tmp_path / "corpus_src/conformite")
     copy_tracks(tmp_path)
-    build(tmp_path / "corpus_src", tmp_path, DEFAULT_BASE_URL, CONFORMITE)
+    build(tmp_path / "corpus_src/conformite", tmp_path, DEFAULT_BASE_URL, CONFORMITE)
     fresh, committed = snapshot(tmp_path), snapshot(ROOT)
     assert fresh, "the fresh build is empty"
     # fresh build = what the committed tree should be: "missing" files are absent from the commit.
     report = tree_differences(fresh, committed)
-    assert not report, ("build/ and manifest/ are not what corpus_src/ compiles to; run `make build` and "
+    assert not report, ("build/conformite/ and manifest/conformite/ are not what corpus_src/conformite/ "
+                        "compiles to; run `make build` and "
                         f"commit the result.\n(compared with a fresh build; 'missing' = not committed)\n{report}")
 
 
@@ -74,7 +75,7 @@ def test_build_is_reproducible_across_paths_and_environments(tmp_path: Path) -> 
     roots = [tmp_path / "a", tmp_path / "b" / "deeper" / "clone", tmp_path / "c with space"]
     procs = []
     for root, variant in zip(roots, ENVIRONMENTS, strict=True):
-        shutil.copytree(ROOT / "corpus_src", root / "corpus_src")
+        shutil.copytree(ROOT / "corpus_src/conformite", root / "corpus_src/conformite")
         copy_tracks(root)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), **variant}
         procs.append(subprocess.Popen([sys.executable, "-m", "generator.cli", "build", "--root", str(root)],
@@ -93,7 +94,7 @@ def test_base_url_is_a_build_setting(tmp_path: Path) -> None:
     src = copy_fixture(tmp_path)
     result = build(src, tmp_path, "http://127.0.0.1:8080", CONFORMITE)
     assert b'"base_url": "http://127.0.0.1:8080"' in result.manifest.data
-    catalogue = (tmp_path / "build" / "catalogue.json").read_text("utf-8")
+    catalogue = (tmp_path / "build/conformite/catalogue.json").read_text("utf-8")
     assert '"url": "http://127.0.0.1:8080/entites/ENT-0001"' in catalogue
     assert DEFAULT_BASE_URL not in catalogue
 
@@ -112,11 +113,13 @@ RENAME = replace("entites/ENT-0002.yaml", "denomination: Cabinet Sans-Bénéfici
 
 def test_failed_validation_leaves_previous_build(built: Path) -> None:
     before = snapshot(built)
-    apply(built / "corpus_src", [RENAME, replace("entites/ENT-0002.yaml", "statut: suspendu", "statut: 12")])
+    apply(built / "corpus_src/conformite", [RENAME, replace("entites/ENT-0002.yaml", "statut: suspendu",
+        "statut: 12")])
     result = run_corpus("build", "--root", str(built))
     assert result.returncode == 1
-    assert "corpus_src/entites/ENT-0002.yaml:15:5: agrements[0].statut: '12' is not one of" in result.stderr
-    assert "build/ and manifest/ left unchanged" in result.stderr
+    assert "corpus_src/conformite/entites/ENT-0002.yaml:15:5: agrements[0].statut: '12' is not one of" in (
+        result.stderr)
+    assert "build/conformite/ and manifest/conformite/ left unchanged" in result.stderr
     assert not tree_differences(before, snapshot(built))
     assert leftovers(built) == []
 
@@ -125,7 +128,7 @@ def test_failed_validation_leaves_previous_build(built: Path) -> None:
 def test_interrupted_write_leaves_previous_build(built: Path, monkeypatch: pytest.MonkeyPatch,
                                                  exception: BaseException) -> None:
     before = snapshot(built)
-    apply(built / "corpus_src", [RENAME])
+    apply(built / "corpus_src/conformite", [RENAME])
     real_write = transaction.write_tree
 
     def write_half_then_fail(target: Path, files: dict[str, bytes]) -> None:
@@ -135,7 +138,7 @@ def test_interrupted_write_leaves_previous_build(built: Path, monkeypatch: pytes
 
     monkeypatch.setattr(transaction, "write_tree", write_half_then_fail)
     with pytest.raises(TreeWriteError if isinstance(exception, OSError) else KeyboardInterrupt):
-        build(built / "corpus_src", built, DEFAULT_BASE_URL, CONFORMITE)
+        build(built / "corpus_src/conformite", built, DEFAULT_BASE_URL, CONFORMITE)
     assert not tree_differences(before, snapshot(built))
     assert leftovers(built) == []
 
@@ -145,11 +148,11 @@ def test_failure_between_swaps_is_rolled_back(built: Path, monkeypatch: pytest.M
                                               exchange: bool) -> None:
     """build/ is already swapped when swapping manifest/ fails: build/ must come back too."""
     before = snapshot(built)
-    apply(built / "corpus_src", [RENAME])
+    apply(built / "corpus_src/conformite", [RENAME])
     real_exchange, real_rename = transaction.exchange, os.rename
 
     def fail_on_manifest(first: Path, second: Path) -> None:
-        if Path(second) == built / "manifest" and "stage" in str(first):
+        if Path(second) == built / "manifest/conformite" and "stage" in str(first):
             raise OSError(5, "simulated failure on the second swap", str(second))
 
     def exchange_or_fail(first: Path, second: Path) -> bool:
@@ -163,7 +166,7 @@ def test_failure_between_swaps_is_rolled_back(built: Path, monkeypatch: pytest.M
     monkeypatch.setattr(transaction, "exchange", exchange_or_fail)
     monkeypatch.setattr(transaction.os, "rename", rename)
     with pytest.raises(TreeWriteError, match=r"second swap.*rolled back"):
-        build(built / "corpus_src", built, DEFAULT_BASE_URL, CONFORMITE)
+        build(built / "corpus_src/conformite", built, DEFAULT_BASE_URL, CONFORMITE)
     assert not tree_differences(before, snapshot(built))
     assert leftovers(built) == []
 
@@ -182,12 +185,12 @@ def test_interrupted_first_build_leaves_nothing(tmp_path: Path, monkeypatch: pyt
 
 def test_rebuild_replaces_the_whole_tree(built: Path) -> None:
     """Files of resources that no longer exist disappear (the tree is swapped, not overwritten)."""
-    (built / "build" / "stale.json").write_text("{}\n")
-    apply(built / "corpus_src", [RENAME])
-    build(built / "corpus_src", built, DEFAULT_BASE_URL, CONFORMITE)
+    (built / "build/conformite/stale.json").write_text("{}\n")
+    apply(built / "corpus_src/conformite", [RENAME])
+    build(built / "corpus_src/conformite", built, DEFAULT_BASE_URL, CONFORMITE)
     after = snapshot(built)
-    assert "build/stale.json" not in after
-    assert "Cabinet Neuf" in after["build/entites/ENT-0002.json"].decode("utf-8")
+    assert "build/conformite/stale.json" not in after
+    assert "Cabinet Neuf" in after["build/conformite/entites/ENT-0002.json"].decode("utf-8")
     assert leftovers(built) == []
 
 
@@ -204,7 +207,7 @@ def test_pipeline_makes_no_cyclic_garbage_and_restores_the_collector(tmp_path: P
     try:
         check(src, CONFORMITE)
         compile_build(src, DEFAULT_BASE_URL, CONFORMITE)
-        compile_build(ROOT / "corpus_src", DEFAULT_BASE_URL, CONFORMITE)
+        compile_build(ROOT / "corpus_src/conformite", DEFAULT_BASE_URL, CONFORMITE)
         assert not gc.isenabled()  # a collector the caller paused stays paused
         garbage = gc.collect()
     finally:

@@ -79,12 +79,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_show_prints_body_then_entry(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["show", "/entites/ENT-0001", "--root", str(built)]) == 0
     out = capsys.readouterr().out
-    body = (built / "build" / "entites" / "ENT-0001.json").read_text("utf-8")
+    body = (built / "build/conformite/entites/ENT-0001.json").read_text("utf-8")
     assert out.startswith(body)
     head, entry_text = out[len(body):].split("\n", 1)
     assert head == "--- manifest entry ---"
     entry = json.loads(entry_text)
-    manifest = json.loads((built / "manifest" / "manifest.json").read_text("utf-8"))
+    manifest = json.loads((built / "manifest/conformite/manifest.json").read_text("utf-8"))
     assert entry == next(e for e in manifest["resources"] if e["path"] == "/entites/ENT-0001")
     assert entry["sha256"] == hashlib.sha256(body.encode("utf-8")).hexdigest()
 
@@ -105,15 +105,16 @@ def test_show_refuses_what_is_not_in_the_manifest(built: Path, path: str,
 def test_manifest_hash(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["manifest-hash", "--root", str(built)]) == 0
     printed = capsys.readouterr().out
-    recorded = (built / "manifest" / "manifest.sha256").read_text("ascii")
+    recorded = (built / "manifest/conformite/manifest.sha256").read_text("ascii")
     assert printed == recorded
-    assert printed.strip() == hashlib.sha256((built / "manifest" / "manifest.json").read_bytes()).hexdigest()
+    assert printed.strip() == hashlib.sha256((built / "manifest/conformite/manifest.json").read_bytes(
+        )).hexdigest()
 
 
 def test_manifest_hash_of_the_committed_manifest(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["manifest-hash", "--root", str(ROOT)]) == 0
     assert capsys.readouterr().out.strip() == hashlib.sha256(
-        (ROOT / "manifest" / "manifest.json").read_bytes()).hexdigest()
+        (ROOT / "manifest/conformite/manifest.json").read_bytes()).hexdigest()
 
 
 def test_manifest_hash_without_a_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -129,10 +130,11 @@ def test_check_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     apply(src, [replace("entites/ENT-0002.yaml", "statut: suspendu", "statut: suspended")])
     assert main(["check", "--root", str(tmp_path)]) == 1
     assert capsys.readouterr().err.splitlines() == [
-        "corpus_src/entites/ENT-0002.yaml:15:5: agrements[0].statut: 'suspended' is not one of ['actif', "
+        "corpus_src/conformite/entites/ENT-0002.yaml:15:5: agrements[0].statut: 'suspended' is not one of "
+        "['actif', "
         "'suspendu', 'retire']",
         "corpus check: 1 error(s), 0 warning(s)"]
-    assert not (tmp_path / "build").exists()  # check writes nothing
+    assert not (tmp_path / "build/conformite").exists()  # check writes nothing
 
 
 def test_check_of_the_committed_corpus(capsys: pytest.CaptureFixture[str]) -> None:
@@ -147,8 +149,8 @@ def test_build_reports_and_exits_nonzero_on_errors(tmp_path: Path, capsys: pytes
     assert main(["build", "--root", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "agrements[0].statut: 'suspended' is not one of" in err
-    assert err.endswith("corpus build: 1 error(s); build/ and manifest/ left unchanged\n")
-    assert not (tmp_path / "build").exists()
+    assert err.endswith("corpus build: 1 error(s); build/conformite/ and manifest/conformite/ left unchanged\n")
+    assert not (tmp_path / "build/conformite").exists()
 
 
 WRITE_ERROR = "/x/.corpus-txn/stage/build/a.json: cannot write: No space left on device; build/ left unchanged"

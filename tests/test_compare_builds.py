@@ -121,7 +121,7 @@ def test_a_probant_or_consumed_change_is_refused(before: Path, after: Path, path
 
 def test_a_removed_probant_field_and_a_missing_resource_are_refused(before: Path, after: Path) -> None:
     _edit(after, "/agrements/AGR-5454", lambda body: body.pop("date_fin_validite"))
-    manifest_file = after / "manifest" / "manifest.json"
+    manifest_file = after / "manifest/conformite/manifest.json"
     manifest = json.loads(manifest_file.read_bytes())
     manifest["resources"] = [e for e in manifest["resources"] if e["path"] != "/avenants/AVN-7520"]
     manifest_file.write_text(json.dumps(manifest), "utf-8")
@@ -175,26 +175,27 @@ def test_a_change_a_fact_or_a_decision_uses_is_refused(generique_before: Path, g
 
 
 # arbres key -> (générique's tree today, its name before the trees took the root's names: commit 787620b)
-OLD_TREES = {"sources": ("generique/corpus_src", "generique_src"),
-             "sources_saison": ("generique/season_src", "generique_saison"),
-             "build": ("generique/build", "build-generique"),
-             "manifest": ("generique/manifest", "manifest-generique"),
-             "saison": ("generique/season", "season-generique"), "gel": ("generique/freeze", "freeze-generique")}
+# Where the engine before the one shape <kind>/<piste> kept générique's trees, as its track.yaml's arbres said.
+OLD_TREES = {"sources": "generique/corpus_src", "sources_saison": "generique/season_src",
+             "build": "generique/build", "manifest": "generique/manifest", "saison": "generique/season",
+             "gel": "generique/freeze"}
 
 
 def test_a_before_checkout_of_an_older_engine_is_read_where_its_track_file_says(tmp_path: Path,
                                                                                 generique_after: Path) -> None:
-    """Today's loader refuses the old tree names; the comparison reads them from the before track file as
-    written, and compares the bodies there."""
+    """Today's loader refuses a track file that lists its trees (``arbres``, before they were derived from
+    the kind and the track); the comparison reads them from the before track file as written, and compares
+    the bodies there."""
     old = tmp_path / "old"
     shutil.copytree(ROOT / "tracks", old / "tracks")
     track_file = old / "tracks" / "generique" / "track.yaml"
     text = track_file.read_text("utf-8")
-    for key, (today, before) in OLD_TREES.items():
-        assert f"  {key}: {today}\n" in text, "the arbres block changed: update OLD_TREES"
-        text = text.replace(f"  {key}: {today}\n", f"  {key}: {before}\n")
-        if key in ("build", "manifest", "saison"):
-            shutil.copytree(ROOT / today, old / before)
+    assert "arbres:" not in text, "today's track file lists no trees"
+    text += "arbres:\n" + "".join(f"  {key}: {before}\n" for key, before in OLD_TREES.items())
+    today = {"build": GENERIQUE.trees.build, "manifest": GENERIQUE.trees.manifest,
+        "saison": GENERIQUE.trees.season}
+    for key, tree in today.items():
+        shutil.copytree(ROOT / tree, old / OLD_TREES[key])
     track_file.write_text(text, "utf-8")
     _edit(generique_after, "/generique/referentiel", _set("/principes/justification", "Reformulé."), GENERIQUE)
     result = _run(old, generique_after, "--track", "generique")

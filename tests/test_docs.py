@@ -19,7 +19,7 @@ SHORT_PAGES = ("architecture.md", "authoring.md", "operating.md", "season.md", "
                "topology.md", "index.md")
 
 # The eight cases of a decisive C2/C3 document: the English of docs/season.md beside the words of the
-# served French (corpus_src/referentiel.yaml, principes.justification; tests/test_season_panel.py pins
+# served French (corpus_src/conformite/referentiel.yaml, principes.justification; tests/test_season_panel.py pins
 # those words and their order in the served bytes).
 CASES = (
     ("absent", "absent, son existe"),
@@ -96,17 +96,18 @@ def test_the_english_rule_states_the_eight_cases_in_the_served_order() -> None:
     rows = [line.split("|")[1:4] for line in table.splitlines() if re.match(r"\| [0-9] \|", line)]
     assert [int(r[0]) for r in rows] == list(range(1, 9))
     assert [r[1].strip() for r in rows] == [english for english, _ in CASES]
-    served = json.loads((ROOT / "build" / "referentiel.json").read_text("utf-8"))["principes"]["justification"]
+    served = json.loads((ROOT / "build/conformite/referentiel.json").read_text("utf-8"))["principes"][
+        "justification"]
     positions = [served.find(french) for _, french in CASES]
     assert -1 not in positions and positions == sorted(positions), positions
 
 
 def test_the_key_header_and_the_module_link_to_the_rule_instead_of_repeating_it() -> None:
-    key = (ROOT / "season_src" / "cle.yaml").read_text("utf-8")
+    key = (ROOT / "season_src/conformite/cle.yaml").read_text("utf-8")
     header = key[:key.index("\nsaison:")]
     module = (ROOT / "generator" / "reading" / "founding.py").read_text("utf-8")
     docstring = module[:module.index('"""', 3)]
-    for name, text in (("season_src/cle.yaml header", header), ("founding.py docstring", docstring)):
+    for name, text in (("season_src/conformite/cle.yaml header", header), ("founding.py docstring", docstring)):
         assert RULE_ANCHOR in text, name
         assert not [w for w in RULE_WORDS if w in _prose(text)], name
     section = _prose(_rule_section())

@@ -22,20 +22,16 @@ from typing import Any
 import pytest
 from nginx_server import NginxServer, private_folder
 from score_fixtures import HONEST_01, ScoreWorld, anchor_of, expected_request_hash, make_score_world, submission
-from trackfix import CONFORMITE, ROOT
+from trackfix import CONFORMITE
 from trust_layer_fixtures import FINGERPRINT, TIMESTAMP, TrustLayer
 
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
 from generator.contract.freeze import freeze
 
-BAREME = "conformite-bareme-v3.section-5.txt"
-
 
 def _freeze(root: Path, salt: Path) -> None:
-    (root / "spec").mkdir(exist_ok=True)
-    shutil.copy(ROOT / "spec" / BAREME, root / "spec")
-    freeze(root, root / "spec" / BAREME, salt, CONFORMITE.places)
+    freeze(root, root / CONFORMITE.bareme.file, salt, CONFORMITE.places)
 
 
 @pytest.fixture()
@@ -77,7 +73,7 @@ def test_freeze_anchor_publishes_and_freeze_check_and_score_read_it(frozen: tupl
     err = capsys.readouterr().err
     assert f"made at {TIMESTAMP}" in err and "the season opens after it" in err, err
     assert "its RFC 3161 token is not issued yet" in err  # the proof as the proxy stores it right after the call
-    published = json.loads((world.root / "freeze" / "anchor.json").read_text("utf-8"))
+    published = json.loads((world.root / "freeze/conformite/anchor.json").read_text("utf-8"))
     assert published["proof"] == proof and published["trust_layer_key"] == tl.key
     assert published["challenge_key_fingerprint"] == FINGERPRINT and published["heure"] == TIMESTAMP
     assert _anchor(world.root, proof_file, tl) == 0  # the same anchor again: nothing to write
@@ -131,7 +127,7 @@ def test_freeze_anchor_refuses_in_one_line_and_writes_nothing(frozen: tuple[Scor
     elif case == "another resource's request hash":
         proof = tl.proof(expected_request_hash("/catalogue"), response)
     elif case == "another record's response hash":
-        other = json.loads((world.root / "freeze" / "record.json").read_text("utf-8"))
+        other = json.loads((world.root / "freeze/conformite/record.json").read_text("utf-8"))
         other["manifest_hash"] = "0" * 64
         proof = tl.proof(request, hashlib.sha256(json.dumps(other, sort_keys=True, separators=(",", ":"))
                                                  .encode()).hexdigest())
@@ -143,7 +139,7 @@ def test_freeze_anchor_refuses_in_one_line_and_writes_nothing(frozen: tuple[Scor
     assert _anchor(world.root, _write(tmp_path, "proof.json", proof), tl) == 1
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and field in lines[0] and lines[0].endswith("nothing written"), lines
-    assert _listing(world.root) == before and not (world.root / "freeze" / "anchor.json").exists()
+    assert _listing(world.root) == before and not (world.root / "freeze/conformite/anchor.json").exists()
 
 
 def _published(world: ScoreWorld, tmp_path: Path) -> TrustLayer:
@@ -158,7 +154,7 @@ def test_score_refuses_a_frozen_track_whose_record_changed_kind(frozen: tuple[Sc
                                                                change: str,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     world, salt = frozen
-    record = world.root / "freeze" / "record.json"
+    record = world.root / "freeze/conformite/record.json"
     extra: list[str] = []
     if change == "deleted, no anchor published":
         extra = ["--anchor", str(_write(tmp_path, "pair.json", anchor_of(world.root)))]
@@ -198,7 +194,7 @@ def test_score_refuses_a_frozen_track_whose_record_changed_kind(frozen: tuple[Sc
 def test_freeze_check_compares_every_field_of_the_record(frozen: tuple[ScoreWorld, Path], edit: Any, field: str,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     world, _ = frozen
-    record = world.root / "freeze" / "record.json"
+    record = world.root / "freeze/conformite/record.json"
     data = json.loads(record.read_text("utf-8"))
     edit(data)
     record.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
@@ -210,7 +206,7 @@ def test_freeze_check_compares_every_field_of_the_record(frozen: tuple[ScoreWorl
 def test_freeze_check_refuses_a_record_whose_bytes_changed_only(frozen: tuple[ScoreWorld, Path],
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     world, _ = frozen
-    record = world.root / "freeze" / "record.json"
+    record = world.root / "freeze/conformite/record.json"
     record.write_text(json.dumps(json.loads(record.read_text("utf-8")), ensure_ascii=False), "utf-8")
     assert main(["freeze-check", "--root", str(world.root)]) == 1
     assert "its bytes are not those corpus freeze writes" in capsys.readouterr().err
@@ -249,32 +245,30 @@ def test_salt_or_anchor_for_a_track_never_frozen_is_refused(tmp_path: Path,
     salt = tmp_path / "salt.hex"
     salt.write_text("00" * 32 + "\n", "ascii")
     assert main(["freeze-check", "--root", str(world.root), "--salt-file", str(salt)]) == 1
-    assert "--salt-file given, but freeze/record.json is not there" in capsys.readouterr().err
+    assert "--salt-file given, but freeze/conformite/record.json is not there" in capsys.readouterr().err
     secret = tmp_path / "secret"
     write_private(secret, new_secret() + "\n")
     # --url on a track never frozen: refused, not skipped and passed (nothing listens: never called)
     assert main(["freeze-check", "--root", str(world.root), "--url", "http://127.0.0.1:9", "--secret-file",
                  str(secret)]) == 1
-    assert "--url given, but freeze/record.json is not there" in capsys.readouterr().err
+    assert "--url given, but freeze/conformite/record.json is not there" in capsys.readouterr().err
     assert main(["freeze-check", "--root", str(world.root), "--url", "http://127.0.0.1:9"]) == 2
     assert "--url needs --secret-file" in capsys.readouterr().err
     sub = _write(tmp_path, "conf-01.json", submission(world, "conf-01", "conforme", HONEST_01))
     assert main(["score", str(sub), "--root", str(world.root), "--salt-file", str(salt)]) == 1
     out, err = capsys.readouterr()
-    assert out == "" and "--salt-file given, but freeze/record.json is not there" in err
+    assert out == "" and "--salt-file given, but freeze/conformite/record.json is not there" in err
 
 
 def test_a_dangling_salt_link_and_a_fifo_submission_are_one_line(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     world = make_score_world(tmp_path / "world")
-    (world.root / "spec").mkdir()
-    shutil.copy(ROOT / "spec" / BAREME, world.root / "spec")
     salt = tmp_path / "salt.hex"
     salt.symlink_to(tmp_path / "nowhere" / "salt.hex")
     assert main(["freeze", "--root", str(world.root), "--salt-file", str(salt)]) == 1
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and f"{salt}: a symbolic link to" in lines[0] and "dangling" in lines[0], lines
-    assert "File exists" not in lines[0] and not (world.root / "freeze").exists()
+    assert "File exists" not in lines[0] and not (world.root / "freeze/conformite").exists()
     fifo = tmp_path / "conf-01.json"
     os.mkfifo(fifo)
     assert main(["score", str(fifo), "--root", str(world.root)]) == 1
@@ -295,7 +289,8 @@ def test_freeze_check_compares_the_served_record_byte_for_byte(tmp_path: Path,
                 assert main(["freeze-check", "--root", str(root), "--url", server.base_url, "--secret-file",
                              str(server.secret_file)]) == code
                 err = capsys.readouterr().err
-                expected = "serves freeze/record.json byte for byte" if code == 0 else "serves another record"
+                expected = (
+                    "serves freeze/conformite/record.json byte for byte" if code == 0 else "serves another record")
                 assert f"GET {server.base_url}/gel" in err and expected in err, err
 
 
@@ -326,13 +321,14 @@ def test_a_deleted_record_beside_its_anchor_stops_build_and_freeze(frozen: tuple
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     world, _ = frozen
     _published(world, tmp_path)
-    (world.root / "freeze" / "record.json").unlink()
+    (world.root / "freeze/conformite/record.json").unlink()
     capsys.readouterr()
     assert main(["build", "--root", str(world.root), "--track", "conformite"]) == 1
-    assert "record.json: missing, while freeze/anchor.json anchors it" in capsys.readouterr().err
+    assert "record.json: missing, while freeze/conformite/anchor.json anchors it" in capsys.readouterr().err
     assert main(["freeze", "--root", str(world.root), "--salt-file", str(tmp_path / "new.salt")]) == 1
     err = capsys.readouterr().err
-    assert "freeze/anchor.json exists" in err and not (world.root / "freeze" / "record.json").exists()
+    assert "freeze/conformite/anchor.json exists" in err and not (
+        world.root / "freeze/conformite/record.json").exists()
     assert not (tmp_path / "new.salt").exists()
 
 

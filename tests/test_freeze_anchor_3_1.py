@@ -16,13 +16,12 @@ from typing import Any
 import pytest
 from proof_issuer import Issued, Issuer, with_proxy_ids, write_views
 from score_fixtures import HONEST_01, ScoreWorld, anchor_of, make_score_world, submission
-from trackfix import CONFORMITE, ROOT
+from trackfix import CONFORMITE
 from trust_layer_fixtures import CHALLENGE_KEY, FINGERPRINT, Authority
 
 from generator.cli.main import main
 from generator.contract.freeze import freeze
 
-BAREME = "conformite-bareme-v3.section-5.txt"
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl command (test authority)")
 
 
@@ -30,9 +29,7 @@ pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="no open
 def frozen(tmp_path: Path) -> tuple[ScoreWorld, Path]:
     world = make_score_world(tmp_path / "world")
     salt = tmp_path / "salt.hex"
-    (world.root / "spec").mkdir()
-    shutil.copy(ROOT / "spec" / BAREME, world.root / "spec")
-    freeze(world.root, world.root / "spec" / BAREME, salt, CONFORMITE.places)
+    freeze(world.root, world.root / CONFORMITE.bareme.file, salt, CONFORMITE.places)
     return world, salt
 
 

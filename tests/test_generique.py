@@ -49,7 +49,7 @@ def statements() -> dict[str, dict[str, Any]]:
 
 def test_every_path_of_the_track_is_under_its_prefix_and_never_a_conformite_path() -> None:
     manifest = Manifest.load(ROOT, TRACK.trees.manifest)
-    conformite = Manifest.load(ROOT)
+    conformite = Manifest.load(ROOT, "manifest/conformite")
     paths = {e.path for e in manifest.of_kind("resource")} | {e.path for e in manifest.of_kind("absent")}
     assert paths and all(p.startswith("/generique/") for p in paths)
     assert not paths & {e.path for e in conformite.entries}
@@ -135,7 +135,7 @@ def test_the_graph_of_a_task_counts_only_product_sheets_as_its_own() -> None:
 def test_one_nginx_serves_both_tracks_with_conformite_unchanged() -> None:
     with private_folder("corpus-generique-") as folder:  # workers can read it, wherever the checkout lives
         root = folder / "served"
-        for name in ("build", "manifest", TRACK.trees.build, TRACK.trees.manifest):
+        for name in ("build", "manifest"):  # every track's build and manifest
             shutil.copytree(ROOT / name, root / name)
         copy_tracks(root, tracks=("conformite", "generique"))
         root.chmod(0o755)
@@ -151,7 +151,7 @@ def serve_both(root: Path) -> None:
         absent = server.request("/generique/produits/PRD-34038")
         assert absent.status == 200 and json.loads(absent.body)["existe"] is False
         entity = server.request("/entites/ENT-1066")
-        assert entity.body == (ROOT / "build" / "entites" / "ENT-1066.json").read_bytes()
+        assert entity.body == (ROOT / "build/conformite/entites/ENT-1066.json").read_bytes()
         assert server.request("/generique/produits/PRD-33077", secret=None).status == 403
         assert server.request("/generique/gel").status == 404
         result = corpus(ROOT, "verify", "--url", server.base_url, "--secret-file", str(server.secret_file))
@@ -162,8 +162,7 @@ def serve_both(root: Path) -> None:
 
 def test_freezing_one_track_leaves_every_byte_of_the_other(tmp_path: Path) -> None:
     root = tmp_path / "repo"
-    for name in ("corpus_src", "season_src", "build", "manifest", "season", "spec", "generique/corpus_src",
-                 "generique/season_src", "generique/build", "generique/manifest", "generique/season"):
+    for name in ("corpus_src", "season_src", "build", "manifest", "season"):  # every track's, each kind
         shutil.copytree(ROOT / name, root / name)
     copy_tracks(root, tracks=("conformite", "generique"))
     before = digests(root, "build", "manifest", "season")
@@ -171,13 +170,14 @@ def test_freezing_one_track_leaves_every_byte_of_the_other(tmp_path: Path) -> No
     salt.write_text("ab" * 32 + "\n", "utf-8")
     result = corpus(root, "freeze", "--track", "generique", "--salt-file", str(salt))
     assert result.returncode == 0, result.stderr
-    assert (root / "generique" / "freeze" / "record.json").is_file() and not (root / "freeze").exists()
+    assert (root / "freeze/generique/record.json").is_file() and not (root / "freeze/conformite").exists()
     assert digests(root, "build", "manifest", "season") == before
-    record = json.loads((root / "generique" / "freeze" / "record.json").read_bytes())
-    manifest = root / "generique" / "manifest" / "manifest.json"
+    record = json.loads((root / "freeze/generique/record.json").read_bytes())
+    manifest = root / "manifest/generique/manifest.json"
     assert record["manifest_hash"] == hashlib.sha256(manifest.read_bytes()).hexdigest()
     listed = {t["piste"]: t for t in json.loads(corpus(root, "tracks", "--json").stdout)}
-    assert listed["generique"]["bareme_sha256"] == hashlib.sha256((root / "spec" / "generique-bareme-v1.txt")
+    assert listed["generique"]["bareme_sha256"] == hashlib.sha256((
+        root / "tracks" / "generique" / "generique-bareme-v1.txt")
                                                                    .read_bytes()).hexdigest()
 
 
@@ -208,17 +208,17 @@ def test_evaluate_and_graph_work_on_the_track(tmp_path: Path) -> None:
 def test_an_impossible_date_in_the_track_s_sources_or_statements_is_one_line(tmp_path: Path) -> None:
     """A date field of this track is not named date_*: the validator knows a date by its shape."""
     root = tmp_path / "repo"
-    for name in ("generique/corpus_src", "generique/season_src", "spec"):
+    for name in ("corpus_src/generique", "season_src/generique"):
         shutil.copytree(ROOT / name, root / name)
     copy_tracks(root, tracks=("generique",))
-    sheet = root / "generique" / "corpus_src" / "produits" / "PRD-32011.yaml"
+    sheet = root / "corpus_src/generique/produits/PRD-32011.yaml"
     sheet.write_text(sheet.read_text("utf-8").replace("fin_validite: 2026-11-15", "fin_validite: 2026-11-31"),
                      "utf-8")
     checked = corpus(root, "check")
     assert checked.returncode == 1
-    assert "generique/corpus_src/produits/PRD-32011.yaml:13:3: tarif.fin_validite: '2026-11-31' is not a real " \
+    assert "corpus_src/generique/produits/PRD-32011.yaml:13:3: tarif.fin_validite: '2026-11-31' is not a real " \
            "calendar date" in checked.stderr and "Traceback" not in checked.stderr
-    tasks = root / "generique" / "season_src" / "taches.yaml"
+    tasks = root / "season_src/generique/taches.yaml"
     tasks.write_text(tasks.read_text("utf-8").replace("livraison_au_plus_tard: 2026-11-30",
                                                       "livraison_au_plus_tard: 2026-11-31", 1), "utf-8")
     season = corpus(root, "build-season")

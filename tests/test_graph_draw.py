@@ -104,16 +104,16 @@ CALLS = ["/entites/ENT-0001", "/agrements/AGR-0001", "/agrements/AGR-0999",
 def make_fixture(root: Path, tasks: str = TASKS, key: str = KEY) -> Path:
     """A project root: the test corpus (denomination with quotes, apostrophe, ampersand, angle brackets),
     the real référentiel, and the two-task season above (or the given one); corpus built."""
-    src = root / "corpus_src"
+    src = root / "corpus_src/conformite"
     shutil.copytree(ROOT / "tests" / "fixtures" / "valid" / "corpus_src", src)
     copy_tracks(root)
-    shutil.copy(ROOT / "corpus_src" / "referentiel.yaml", src / "referentiel.yaml")
+    shutil.copy(ROOT / "corpus_src/conformite/referentiel.yaml", src / "referentiel.yaml")
     entity = src / "entites" / "ENT-0001.yaml"
     entity.write_text(edit(entity.read_text("utf-8"), "denomination: Société Érable-Test",
                            "denomination: '" + DENOMINATION.replace("'", "''") + "'"), "utf-8")
-    (root / "season_src").mkdir()
-    (root / "season_src" / "taches.yaml").write_text(tasks, "utf-8")
-    (root / "season_src" / "cle.yaml").write_text(key, "utf-8")
+    (root / "season_src/conformite").mkdir(parents=True)
+    (root / "season_src/conformite/taches.yaml").write_text(tasks, "utf-8")
+    (root / "season_src/conformite/cle.yaml").write_text(key, "utf-8")
     build(src, root, DEFAULT_BASE_URL, CONFORMITE)
     return root
 
@@ -157,8 +157,8 @@ def tooltip(g: ET.Element) -> str:
 def test_svg_holds_exactly_the_graph(drawn: Path, fixture_root: Path) -> None:
     nodes, edges = svg_parts(drawn / "conf-01.svg")
     assert set(nodes) == PROPER | COMMON
-    season = load_season(fixture_root / "season_src", CONFORMITE)
-    graph = task_graph(CorpusReader(fixture_root / "build", CONFORMITE), season.statements[0].task)
+    season = load_season(fixture_root / "season_src/conformite", CONFORMITE)
+    graph = task_graph(CorpusReader(fixture_root / "build/conformite", CONFORMITE), season.statements[0].task)
     assert set(nodes) == set(graph.proper | graph.common)  # and the season's own graph agrees
     assert set(edges) == {f"{s}#{p}" for s, p, _ in EDGES}
     for source, pointer, target in EDGES:
@@ -247,20 +247,22 @@ def _tree(folder: Path) -> dict[str, str]:
 
 def test_pictures_never_land_in_served_folders(tmp_path: Path) -> None:
     root = make_fixture(tmp_path / "w")
-    before = {name: _tree(root / name) for name in ("build", "manifest")}
+    before = {name: _tree(root / name / "conformite") for name in ("build", "manifest")}
     assert before["build"] and before["manifest"]
     assert main(["graph", "--root", str(root)]) == 0
     for name in ("build", "manifest"):
-        assert _tree(root / name) == before[name]
+        assert _tree(root / name / "conformite") == before[name]
     inputs = [root / name for name in ("build", "manifest", "corpus_src", "season_src", "tracks")]
     written = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
                      if p.is_file() and not any(p.is_relative_to(folder) for folder in inputs))
     names = ("conf-01.dot", "conf-01.svg", "conf-02.dot", "conf-02.svg", "index.html")
     assert written == [*(f"run/graphs/conformite/{n}" for n in names), "run/graphs/index.html"]
-    for bad in ("build", "build/graphs", "manifest/x", "nginx", "season", "build/../build/y"):
+    for bad in ("build", "build/conformite/graphs", "manifest/conformite/x", "nginx", "season",
+        "build/conformite/../build/y"):
         assert main(["graph", "--root", str(root), "--out", str(root / bad)]) == 2
-        assert _tree(root / "build") == before["build"] and _tree(root / "manifest") == before["manifest"]
-    assert not (root / "build" / "graphs").exists() and not (root / "nginx").exists()
+        assert _tree(root / "build/conformite") == before["build"] and _tree(
+            root / "manifest/conformite") == before["manifest"]
+    assert not (root / "build/conformite/graphs").exists() and not (root / "nginx").exists()
 
 
 def test_out_is_only_run_or_outside_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -305,10 +307,10 @@ def _corpus(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 
 
 def test_bad_out_and_unknown_task_are_clear(fixture_root: Path, tmp_path: Path) -> None:
-    result = run_corpus("graph", "--root", str(fixture_root), "--out", str(fixture_root / "build" / "pics"))
+    result = run_corpus("graph", "--root", str(fixture_root), "--out", str(fixture_root / "build/conformite/pics"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "inside build/" in result.stderr and "run/" in result.stderr
-    assert not (fixture_root / "build" / "pics").exists()
+    assert not (fixture_root / "build/conformite/pics").exists()
     result = run_corpus("graph", "conf-01", "conf-77", "--root", str(fixture_root), "--out", str(tmp_path / "o"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "unknown task(s) conf-77; tasks: conf-01, conf-02" in result.stderr
@@ -342,14 +344,16 @@ def test_png_format(fixture_root: Path, tmp_path: Path) -> None:
 
 def test_a_criterion_named_by_the_key_wins(fixture_root: Path) -> None:
     """A founding fact is drawn under the criterion the key names, with that criterion's state."""
-    season = load_season(fixture_root / "season_src", CONFORMITE)
-    reader = CorpusReader(fixture_root / "build", CONFORMITE)
+    season = load_season(fixture_root / "season_src/conformite", CONFORMITE)
+    reader = CorpusReader(fixture_root / "build/conformite", CONFORMITE)
     evaluation = evaluate(season.statements[0].task, reader)
     fact = Fact("/agrements/AGR-0001", "/date_fin_validite", "2026-03-31")
-    as_c2 = attribute(SimpleNamespace(fact=fact, forms=(fact,), critere="C2"), evaluation)  # type: ignore[arg-type]
+    as_c2 = attribute(SimpleNamespace(fact=fact, forms=(fact,), critere="C2"),
+        evaluation)  # type: ignore[arg-type]
     assert isinstance(as_c2, Highlight)  # one criterion per key fact: no tuple, no "unattributed"
     assert (as_c2.critere, as_c2.etat, as_c2.text) == ("C2", "non_etablissable", "C2 non établissable")
-    named = attribute(SimpleNamespace(fact=fact, forms=(fact,), critere="C3"), evaluation)  # type: ignore[arg-type]
+    named = attribute(SimpleNamespace(fact=fact, forms=(fact,), critere="C3"),
+        evaluation)  # type: ignore[arg-type]
     assert (named.critere, named.etat, named.text) == ("C3", "etabli", "C3 établi")
     array = Fact("/entites/ENT-0001", "/agrements", ["/agrements/AGR-0001", "/agrements/AGR-0999"])
     entry = season.key["conf-01"]
@@ -386,10 +390,10 @@ def test_an_absent_entity_is_drawn_alone_with_the_common_lists(tmp_path: Path) -
 
 def test_draws_the_real_season(tmp_path: Path) -> None:
     """Smoke test: every task of the committed season is drawn, and the index links each picture."""
-    if not (ROOT / "build" / "referentiel.json").is_file():
+    if not (ROOT / "build/conformite/referentiel.json").is_file():
         pytest.skip("no committed build")
     assert main(["graph", "--root", str(ROOT), "--out", str(tmp_path)]) == 0
-    ids = [s.task.id for s in load_season(ROOT / "season_src", CONFORMITE).statements]
+    ids = [s.task.id for s in load_season(ROOT / "season_src/conformite", CONFORMITE).statements]
     page = (tmp_path / "conformite" / "index.html").read_text("utf-8")
     for task_id in ids:
         nodes, _ = svg_parts(tmp_path / "conformite" / f"{task_id}.svg")

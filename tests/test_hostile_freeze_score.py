@@ -40,7 +40,6 @@ from generator.contract.anchor_time import CLOCK_SKEW, AnchorTimeError, check_an
 from generator.contract.freeze import freeze
 from generator.contract.trust_proof import ProofError, check_proof_id
 
-BAREME = "conformite-bareme-v3.section-5.txt"
 TL = TrustLayer()  # one signing key for the module: each test makes its own proofs with it
 
 
@@ -58,7 +57,7 @@ class World:
 
     @property
     def freeze_dir(self) -> Path:
-        return self.root / "freeze"
+        return self.root / "freeze" / "conformite"
 
     def write(self, name: str, value: Any) -> Path:
         path = self.folder / name
@@ -94,9 +93,7 @@ class World:
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("hostile-freeze")
     world = make_score_world(folder / "root")
-    (world.root / "spec").mkdir()
-    shutil.copy(ROOT / "spec" / BAREME, world.root / "spec")
-    freeze(world.root, world.root / "spec" / BAREME, folder / "salt.hex", CONFORMITE.places)
+    freeze(world.root, world.root / CONFORMITE.bareme.file, folder / "salt.hex", CONFORMITE.places)
     return folder
 
 
@@ -266,7 +263,7 @@ def _link(w: World, case: str) -> tuple[Path, str]:
             shutil.move(outside, w.root / "gel-ailleurs")
             w.freeze_dir.symlink_to("gel-ailleurs")
         else:
-            w.freeze_dir.symlink_to("freeze")
+            w.freeze_dir.symlink_to(w.freeze_dir.name)  # itself
     elif case == "record a link loop":
         (w.freeze_dir / "record.json").unlink(missing_ok=True)
         (w.freeze_dir / "record.json").symlink_to("record.json")
@@ -569,7 +566,7 @@ def test_freeze_check_over_tls_reads_the_record_with_the_ca_given(pristine: Path
             argv = ["freeze-check", "--root", folder / "root", "--url", server.base_url, "--secret-file",
                     server.secret_file, "--timeout", "5"]
             done = corpus(*argv, "--ca", server.local_tls.ca)
-            assert "serves freeze/record.json byte for byte" in done.stderr, done.stderr
+            assert "serves freeze/conformite/record.json byte for byte" in done.stderr, done.stderr
             done = corpus(*argv)
             assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
             assert f"GET {server.base_url}/gel: no answer (SSLCertVerificationError)" in done.stderr, done.stderr

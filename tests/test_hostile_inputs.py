@@ -28,8 +28,8 @@ from generator.contract.freeze import freeze
 from generator.panel.submissions import PANEL_MARKER, PanelRefused, write_submissions
 
 ROOT = Path(__file__).resolve().parent.parent
-MANIFEST = ROOT / "manifest" / "manifest.json"
-BAREME = "spec/conformite-bareme-v3.section-5.txt"
+MANIFEST = ROOT / "manifest/conformite/manifest.json"
+BAREME = CONFORMITE.bareme.file  # copied with the track (copy_tracks)
 
 
 @pytest.fixture
@@ -61,8 +61,6 @@ def write(folder: Path, name: str, data: Any) -> Path:
 
 
 def frozen(world: ScoreWorld, tmp_path: Path) -> Path:
-    (world.root / "spec").mkdir()
-    (world.root / BAREME).write_bytes((ROOT / BAREME).read_bytes())
     salt = tmp_path / "salt.hex"
     freeze(world.root, world.root / BAREME, salt, CONFORMITE.places)
     return salt
@@ -116,8 +114,6 @@ def test_a_fifo_given_as_an_input_is_refused_without_waiting(world: ScoreWorld, 
     elif role == "score --proofs":
         argv = ["score", str(sub), "--root", str(world.root), "--proofs", str(fifo)]
     elif role == "freeze --salt-file":
-        (world.root / "spec").mkdir()
-        (world.root / BAREME).write_bytes((ROOT / BAREME).read_bytes())
         argv = ["freeze", "--root", str(world.root), "--bareme", str(world.root / BAREME), "--salt-file",
                 str(fifo)]
     else:
@@ -246,7 +242,8 @@ def test_score_json_through_a_symlink_is_refused(world: ScoreWorld, tmp_path: Pa
 
 # ----------------------------------------------------------------------- 6. where the reports may go
 
-@pytest.mark.parametrize("where", ["manifest/manifest.json", "build/report.json", "report.json", "run"])
+@pytest.mark.parametrize("where", ["manifest/conformite/manifest.json", "build/conformite/report.json",
+    "report.json", "run"])
 def test_score_json_stays_out_of_the_repository(world: ScoreWorld, tmp_path: Path, where: str,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     sub = write(tmp_path / "subs", "s.json", submission(world, "conf-01", "conforme", HONEST_01))
@@ -295,7 +292,8 @@ def test_log_report_json_replaces_no_input_and_no_served_file(tmp_path: Path, ta
     manifest = tmp_path / "manifest.json"
     manifest.write_bytes(MANIFEST.read_bytes())
     log = _log(tmp_path / "logs")
-    out = {"the manifest": manifest, "the log": log, "build/ of the repository": ROOT / "build" / "r.json"}[target]
+    out = {"the manifest": manifest, "the log": log,
+        "build/ of the repository": ROOT / "build/conformite/r.json"}[target]
     before = out.read_bytes() if out.exists() else None
     assert main(["log-report", str(tmp_path / "logs"), "--manifest", str(manifest), "--root", str(ROOT), "--json",
                  str(out)]) == 2

@@ -157,7 +157,8 @@ def install_(w: World) -> list[str]:
 
 
 def log_report(w: World, *paths: Path) -> list[str]:
-    return ["log-report", *(map(str, paths or (w.log,))), "--manifest", str(w.root / "manifest" / "manifest.json")]
+    return ["log-report", *(map(str, paths or (w.log,))), "--manifest", str(
+        w.root / "manifest/conformite/manifest.json")]
 
 
 AGAIN = "render the prefix again (corpus render-nginx)"
@@ -189,7 +190,7 @@ def test_a_corrupt_file(world: World, case: str) -> None:
         w.secret.write_bytes(b"\xff" * 20 + b"\n")
         refused(w, reload(w), w.secret, "not UTF-8 text")
     elif case == "release folder":  # an installed release altered in place: never used again
-        body = next((w.release / "build" / "entites").iterdir())
+        body = next((w.release / "build/conformite/entites").iterdir())
         body.write_bytes(body.read_bytes().replace(b"e", b"E", 1))
         refused(w, release(w), body, "bytes differ from the manifest entry")
     elif case == "artifact":
@@ -242,7 +243,7 @@ def test_a_file_of_the_wrong_json_type(world: World, case: str) -> None:
         w.settings.write_text(json.dumps({"root": str(w.root), "prefix": str(w.prefix), "port": "80"}), "utf-8")
         refused(w, reload(w), w.settings, f"port: expected an integer, got a string; {AGAIN}")
     elif case == "release manifest a list":
-        manifest = w.release / "manifest" / "manifest.json"
+        manifest = w.release / "manifest/conformite/manifest.json"
         manifest.write_text("[]", "utf-8")
         refused(w, release(w), manifest, "expected a JSON object")
     else:

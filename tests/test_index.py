@@ -125,8 +125,7 @@ def test_each_track_publishes_its_index_and_reports(season: Season, published: d
     assert index["conditions_1_2"] == "non_verifiees_hors_ligne"  # no --proofs: said, never implied verified
     assert set(index["tableaux"]) == {"reference", "communaute"}
     expected_constant = sum(e["verdict"] == constant_verdict(season.root, piste)
-                            for e in load(season.root / ("season" if piste == "conformite" else
-                                                         "generique/season") / "cle.json")["taches"].values())
+                            for e in load(season.root / "season" / piste / "cle.json")["taches"].values())
     if piste == "conformite":
         assert expected_constant == 4  # spec §7.2: 4/10 in season 1 conformité
     for table in index["tableaux"].values():
@@ -281,7 +280,7 @@ def test_refused_on_an_unfrozen_track_without_brouillon(season: Season, tmp_path
     out = tmp_path / "out"
     args = ["index", "--track", "conformite", "--submissions", str(c.submissions), "--registrations",
             str(c.registrations), "--out", str(out), "--season-close", CLOSE, "--root", str(ROOT)]
-    one_line(run_corpus(*args), "not frozen and anchored", "freeze/record.json", "--brouillon")
+    one_line(run_corpus(*args), "not frozen and anchored", "freeze/conformite/record.json", "--brouillon")
     assert not out.exists()
     ran = run_corpus(*args, "--brouillon")
     assert ran.returncode == 0, ran.stderr

@@ -31,7 +31,7 @@ from generator.serving.topology import free_port as port_free_on
 from generator.serving.topology import replica_hosts
 
 ROOT = Path(__file__).resolve().parent.parent
-MANIFEST = ROOT / "manifest" / "manifest.json"
+MANIFEST = ROOT / "manifest" / "conformite" / "manifest.json"
 PROXY_UA = "python-httpx/0.27.0"
 RealLog = tuple[Path, Counter[int], dict[str, Any]]  # the log folder, the statuses received, what was sent
 
@@ -438,7 +438,7 @@ def test_each_manifest_given_is_counted_in_its_own_track(tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """--manifest twice: each file in the track whose référentiel it lists; a path of one track is never an
     absent of the other; a file of no track is one line naming it."""
-    generique = ROOT / "generique" / "manifest" / "manifest.json"
+    generique = ROOT / "manifest" / "generique" / "manifest.json"
     log = write_log(tmp_path / "access.log", [
         line(uri="/generique/produits/PRD-33077"), line(uri="/generique/produits/PRD-34038"),
         line(uri="/generique/produits/PRD-99999"), line(uri="/entites/ENT-1066"), line(uri="/nope", status=404),
@@ -462,7 +462,7 @@ def test_each_manifest_given_is_counted_in_its_own_track(tmp_path: Path,
 
 def test_a_systeme_path_both_manifests_list_is_on_the_no_track_line(tmp_path: Path) -> None:
     """/_systeme/404 is in both tracks' manifests: a hit on it belongs to neither, whoever is listed first."""
-    generique = ROOT / "generique" / "manifest" / "manifest.json"
+    generique = ROOT / "manifest" / "generique" / "manifest.json"
     assert all("/_systeme/404" in {e["path"] for e in json.loads(m.read_bytes())["resources"]}
                for m in (generique, MANIFEST))
     log = write_log(tmp_path / "access.log",

@@ -16,7 +16,7 @@ from generator.base.errors import GeneratorError, ManifestError
 from generator.cli.main import main
 from generator.contract.manifest import Entry, Manifest, bytes_difference
 
-COMMITTED = (ROOT / "manifest" / "manifest.json").read_bytes()
+COMMITTED = (ROOT / "manifest" / "conformite" / "manifest.json").read_bytes()
 
 
 def test_the_committed_manifest_round_trips_byte_for_byte() -> None:
@@ -29,8 +29,8 @@ def test_the_committed_manifest_round_trips_byte_for_byte() -> None:
 
 
 def test_lookups(manifest: dict) -> None:
-    model = Manifest.load(ROOT)
-    assert model.hash == (ROOT / "manifest" / "manifest.sha256").read_text("ascii").strip()
+    model = Manifest.load(ROOT, "manifest/conformite")
+    assert model.hash == (ROOT / "manifest" / "conformite" / "manifest.sha256").read_text("ascii").strip()
     for raw in manifest["resources"]:
         assert model.by_path(raw["path"]).to_json() == raw
     assert model.by_path("/entites/ENT-0001/") is None
@@ -42,17 +42,17 @@ def test_lookups(manifest: dict) -> None:
 
 
 def test_bytes_are_checked_against_an_entry() -> None:
-    model = Manifest.load(ROOT)
+    model = Manifest.load(ROOT, "manifest/conformite")
     entry = model.by_path("/catalogue")
     assert entry is not None
-    data = (ROOT / "build" / entry.file).read_bytes()
-    assert entry.read_checked(ROOT / "build") == data and entry.difference(data) is None
+    data = (ROOT / "build" / "conformite" / entry.file).read_bytes()
+    assert entry.read_checked(ROOT / "build" / "conformite") == data and entry.difference(data) is None
     assert bytes_difference(data, len(data), hashlib.sha256(data).hexdigest()) is None
     altered = data.replace(b"{", b"[", 1)
     assert entry.difference(altered) is not None  # same length, other bytes
     with pytest.raises(ManifestError, match="bytes differ from the manifest entry of /catalogue"):
         entry.check_bytes(altered)
-    assert model.check_tree(ROOT / "build") == []
+    assert model.check_tree(ROOT / "build" / "conformite") == []
     assert issubclass(ManifestError, GeneratorError)
 
 
@@ -83,8 +83,8 @@ CORRUPT = {
 def test_a_corrupt_manifest_is_named_with_its_field(case: str) -> None:
     data, expected = CORRUPT[case]
     with pytest.raises(ManifestError) as info:
-        Manifest.from_bytes(data, "manifest/manifest.json")
-    assert str(info.value).startswith("manifest/manifest.json: ") and expected in str(info.value)
+        Manifest.from_bytes(data, "manifest/conformite/manifest.json")
+    assert str(info.value).startswith("manifest/conformite/manifest.json: ") and expected in str(info.value)
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def copy(tmp_path: Path) -> Path:
 
 
 def test_show_refuses_bytes_that_differ_from_the_manifest(copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    target = copy / "build" / "catalogue.json"
+    target = copy / "build" / "conformite" / "catalogue.json"
     target.write_bytes(target.read_bytes().replace(b"{", b"[", 1))
     assert main(["show", "/catalogue", "--root", str(copy)]) == 1
     out, err = capsys.readouterr()
@@ -106,7 +106,7 @@ def test_show_refuses_bytes_that_differ_from_the_manifest(copy: Path, capsys: py
 
 def test_manifest_hash_refuses_a_hash_file_from_another_build(copy: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    (copy / "manifest" / "manifest.sha256").write_text("0" * 64 + "\n", "ascii")
+    (copy / "manifest" / "conformite" / "manifest.sha256").write_text("0" * 64 + "\n", "ascii")
     assert main(["manifest-hash", "--root", str(copy)]) == 1
     out, err = capsys.readouterr()
     assert out == "" and "manifest.sha256 says '" + "0" * 64 + "' but manifest.json hashes to" in err

@@ -27,7 +27,7 @@ AB = "absents.yaml"
 
 def at(src: Path, relative: str, needle: str, after: str | None = None) -> str:
     """``corpus_src/<relative>:line:column`` of ``needle`` (the first one after ``after``) in the edited file."""
-    return f"corpus_src/{relative}:{position((src / relative).read_text('utf-8'), needle, after)}"
+    return f"corpus_src/conformite/{relative}:{position((src / relative).read_text('utf-8'), needle, after)}"
 
 
 def one_line_each(lines: list[str]) -> list[str]:
@@ -132,7 +132,7 @@ def test_task_naming_a_missing_entity(world: World, tmp_path: Path) -> None:
     assert one_line_each(lines) == [
         f"{_task_field(tasks, 'entite: /entites/ENT-9999')}: taches[2].entite: task conf-03 names "
         "/entites/ENT-9999, which the built corpus does not serve (existe: false): name an entity of "
-        "corpus_src/entites/, or add ENT-9999 there and rebuild; the task's other checks are skipped"]
+        "corpus_src/conformite/entites/, or add ENT-9999 there and rebuild; the task's other checks are skipped"]
 
 
 @pytest.mark.parametrize("path", ["/agrements/AGR-5454", "/nimporte/quoi", "/entites/ENT-2751/agrements",
@@ -148,7 +148,7 @@ def test_task_naming_a_path_that_is_not_an_entity(world: World, tmp_path: Path, 
 
 def test_build_season_refuses_a_task_naming_a_non_entity(world: World, tmp_path: Path) -> None:
     root = tmp_path / "root"
-    shutil.copytree(world.root / "season_src", root / "season_src")
+    shutil.copytree(world.root / "season_src/conformite", root / "season_src/conformite")
     copy_tracks(root)
     path = root / TASKS
     path.write_text(edit_in_block(path.read_text("utf-8"), "  - id: conf-03", "entite: /entites/ENT-2751",
@@ -156,7 +156,7 @@ def test_build_season_refuses_a_task_naming_a_non_entity(world: World, tmp_path:
     result = run_corpus("build-season", "--root", str(root))
     assert result.returncode == 1
     assert "taches[2].entite: '/agrements/AGR-5454' is not an entity path" in result.stderr
-    assert "Traceback" not in result.stderr and not (root / "season").exists()
+    assert "Traceback" not in result.stderr and not (root / "season/conformite").exists()
 
 
 def test_task_whose_activite_has_no_liste(world: World, tmp_path: Path) -> None:
@@ -167,8 +167,9 @@ def test_task_whose_activite_has_no_liste(world: World, tmp_path: Path) -> None:
     assert one_line_each(lines) == [
         f"{_task_field(tasks, 'activite: peche-a-la-ligne')}: taches[2].activite: task conf-03 names activité "
         "'peche-a-la-ligne', which has no liste des agréés in the built corpus (/listes/agrees/peche-a-la-ligne/1 "
-        "is not served): name an activité of corpus_src/listes/agrees/, or write "
-        "corpus_src/listes/agrees/peche-a-la-ligne.yaml and rebuild; the task's other checks are skipped"]
+        "is not served): name an activité of corpus_src/conformite/listes/agrees/, or write "
+        "corpus_src/conformite/listes/agrees/peche-a-la-ligne.yaml and rebuild; the task's other checks are "
+        "skipped"]
 
 
 # -- very deep nesting -----------------------------------------------------------------------------------------

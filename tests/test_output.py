@@ -54,9 +54,9 @@ class Tree:
 
 
 def read_tree(root: Path) -> Tree:
-    manifest_bytes = (root / "manifest" / "manifest.json").read_bytes()
+    manifest_bytes = (root / "manifest/conformite/manifest.json").read_bytes()
     manifest = json.loads(manifest_bytes)
-    raw = {e["path"]: (root / "build" / e["file"]).read_bytes() for e in manifest["resources"]}
+    raw = {e["path"]: (root / "build/conformite" / e["file"]).read_bytes() for e in manifest["resources"]}
     return Tree(root, manifest_bytes, manifest, raw, {p: json.loads(b) for p, b in raw.items()})
 
 
@@ -114,7 +114,8 @@ def test_fixture_build_has_exactly_the_expected_paths(fixture_root: Path) -> Non
 # --- bodies ------------------------------------------------------------------------------------------------
 
 def test_files_on_disk_are_exactly_the_manifest(tree: Tree) -> None:
-    on_disk = {p.relative_to(tree.root / "build").as_posix() for p in (tree.root / "build").rglob("*")
+    on_disk = {p.relative_to(tree.root / "build/conformite").as_posix() for p in (
+        tree.root / "build/conformite").rglob("*")
                if p.is_file()}
     listed = [e["file"] for e in tree.entries]
     assert len(listed) == len(set(listed))
@@ -224,9 +225,10 @@ def test_manifest_document(tree: Tree) -> None:
 
 
 def test_manifest_hash_file(tree: Tree) -> None:
-    recorded = (tree.root / "manifest" / "manifest.sha256").read_text("ascii")
+    recorded = (tree.root / "manifest/conformite/manifest.sha256").read_text("ascii")
     assert recorded == hashlib.sha256(tree.manifest_bytes).hexdigest() + "\n"
-    assert sorted(p.name for p in (tree.root / "manifest").iterdir()) == ["manifest.json", "manifest.sha256"]
+    assert sorted(p.name for p in (tree.root / "manifest/conformite").iterdir()) == ["manifest.json",
+        "manifest.sha256"]
 
 
 def test_manifest_entries_sorted_and_named(tree: Tree) -> None:
@@ -270,7 +272,7 @@ def test_catalogue_lists_every_resource(tree: Tree) -> None:
 
 def test_fixture_bytes_of_an_avenant(fixture_root: Path) -> None:
     """Key order is the schema's, source-only fields (id) dropped, null kept, dates plain strings."""
-    assert (fixture_root / "build" / "avenants" / "AVN-0002.json").read_text("utf-8") == (
+    assert (fixture_root / "build/conformite/avenants/AVN-0002.json").read_text("utf-8") == (
         '{\n'
         '  "ressource": "/avenants/AVN-0002",\n'
         '  "existe": true,\n'
@@ -283,7 +285,7 @@ def test_fixture_bytes_of_an_avenant(fixture_root: Path) -> None:
 
 
 def test_fixture_bytes_of_a_page(fixture_root: Path) -> None:
-    assert (fixture_root / "build" / "beneficiaires" / "ENT-0001" / "1.json").read_text("utf-8") == (
+    assert (fixture_root / "build/conformite/beneficiaires/ENT-0001/1.json").read_text("utf-8") == (
         '{\n'
         '  "ressource": "/beneficiaires/ENT-0001/1",\n'
         '  "existe": true,\n'
@@ -302,7 +304,7 @@ def test_fixture_bytes_of_a_page(fixture_root: Path) -> None:
 
 
 def test_fixture_bytes_of_an_absent(fixture_root: Path) -> None:
-    body = json.loads((fixture_root / "build" / "agrements" / "AGR-0999.json").read_bytes())
+    body = json.loads((fixture_root / "build/conformite/agrements/AGR-0999.json").read_bytes())
     assert body["ressource"] == "/agrements/AGR-0999" and body["existe"] is False
     assert set(body) <= {"ressource", "existe", "message"}
 
@@ -325,11 +327,11 @@ def test_check_bodies_reports_numbers_and_bad_bodies() -> None:
             Document("/agrements/AGR-0002", "resource", {}),
             Document("/agrements/AGR-0003", "resource", {"existe": True, "ressource": "/agrements/AGR-0003"}),
             Document("/agrements/AGR-0004", "resource", {"ressource": "/agrements/AGR-9999"})]
-    assert [str(p) for p in check_bodies(docs)] == [
-        "build/agrements/AGR-0001.json: /n: a JSON number would be served; write it as a string",
-        "build/agrements/AGR-0002.json: ressource: every body starts with its canonical path",
-        "build/agrements/AGR-0003.json: ressource: every body starts with its canonical path",
-        "build/agrements/AGR-0004.json: ressource: every body starts with its canonical path",
+    assert [str(p) for p in check_bodies(docs, "build/conformite")] == [
+        "build/conformite/agrements/AGR-0001.json: /n: a JSON number would be served; write it as a string",
+        "build/conformite/agrements/AGR-0002.json: ressource: every body starts with its canonical path",
+        "build/conformite/agrements/AGR-0003.json: ressource: every body starts with its canonical path",
+        "build/conformite/agrements/AGR-0004.json: ressource: every body starts with its canonical path",
     ]
 
 
@@ -349,4 +351,4 @@ def test_a_number_stops_the_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     with pytest.raises(CorpusError) as info:
         pipeline.compile_build(copy_fixture(tmp_path), DEFAULT_BASE_URL, CONFORMITE)
     assert [p.field for p in info.value.problems] == ["/compteur"]
-    assert not (tmp_path / "build").exists()
+    assert not (tmp_path / "build/conformite").exists()

@@ -63,7 +63,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     finally:
         shutil.rmtree(ROOT / ".setuptools-build", ignore_errors=True)  # pip's scratch: stale files would ship
     assert result.returncode == 0, result.stderr[-3000:]
-    assert not (ROOT / "build" / "lib").exists(), "setuptools wrote its build folder into the corpus build/"
+    assert not (ROOT / "build/conformite/lib").exists(), "setuptools wrote its build folder into the corpus build/"
     assert _tree_status() == before, "pip install changed the corpus trees"
     yield venv / "bin"
 
@@ -111,7 +111,7 @@ def copy() -> Iterator[Path]:
         root = folder / "root"
         root.mkdir()
         os.chmod(root, 0o755)
-        shutil.copytree(ROOT / "corpus_src", root / "corpus_src")
+        shutil.copytree(ROOT / "corpus_src/conformite", root / "corpus_src/conformite")
         copy_tracks(root)
         yield root
 
@@ -121,14 +121,15 @@ def test_installed_corpus_checks_builds_renders_and_serves(installed: Path, copy
     assert "0 error(s)" in _run(installed, "check", "--root", str(ROOT), cwd=outside)
     _run(installed, "build", "--root", str(copy), cwd=outside)
     # the same sources give the same bytes as this checkout's build
-    assert (copy / "manifest" / "manifest.json").read_bytes() == (ROOT / "manifest" / "manifest.json").read_bytes()
+    assert (copy / "manifest/conformite/manifest.json").read_bytes() == (
+        ROOT / "manifest/conformite/manifest.json").read_bytes()
     secret = new_secret()
     secret_file = outside / "secrets"
     write_private(secret_file, secret + "\n")
     prefix = outside / "prefix"
     _run(installed, "render-nginx", "--plain-replica", "--root", str(copy), "--prefix", str(prefix),
          "--secret-file", str(secret_file), "--port", str(free_port()), cwd=outside)
-    assert str(copy / "build") in (prefix / "conf" / "corpus.conf").read_text("utf-8")
+    assert str(copy / "build/conformite") in (prefix / "conf" / "corpus.conf").read_text("utf-8")
     units = outside / "units"
     _run(installed, "render-systemd", "--prefix", str(prefix), "--output", str(units), cwd=outside)
     assert (units / "corpus-replica.service").is_file()
@@ -137,11 +138,11 @@ def test_installed_corpus_checks_builds_renders_and_serves(installed: Path, copy
     server = subprocess.Popen([str(installed / "corpus"), "serve", "--root", str(copy), "--port", str(port),
                                "--secret-file", str(secret_file)], cwd=outside, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, start_new_session=True)
-    entry = Manifest.load(copy).of_kind("resource")[0]
+    entry = Manifest.load(copy, "manifest/conformite").of_kind("resource")[0]
     try:
         status, body = _get_when_up(port, entry.path, secret, server)
         assert status == 200
-        assert body == (copy / "build" / entry.file).read_bytes()
+        assert body == (copy / "build/conformite" / entry.file).read_bytes()
         assert _get_when_up(port, entry.path, new_secret(), server)[0] == 403
     finally:
         server.send_signal(signal.SIGTERM)

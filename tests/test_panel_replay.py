@@ -32,7 +32,7 @@ def replay(panel: Path, agent: str, tmp_path: Path) -> dict:
 
 
 def test_every_agent_wrote_one_submission_per_task(panel: Path) -> None:
-    tasks = {t["id"] for t in json.loads((ROOT / "season" / "taches.json").read_text("utf-8"))["taches"]}
+    tasks = {t["id"] for t in json.loads((ROOT / "season/conformite/taches.json").read_text("utf-8"))["taches"]}
     agents = [p for p in panel.iterdir() if p.is_dir()]
     assert len(agents) >= 20
     for agent in agents:

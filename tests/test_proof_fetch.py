@@ -619,8 +619,8 @@ def test_the_command_stops_in_one_line_when_the_service_fails(tl: TrustLayerRead
     (["--base-url", "http://[::1"], "argument --base-url: 'http://[::1': not a base URL"),
     (["--base-url", "https://me:pw@trust.example"], "argument --base-url: the base URL holds credentials"),
     (["--timeout", "0"], "argument --timeout: '0': give seconds"),
-    (["--out", "build/proofs"], "--out build/proofs: resolves to"),
-    (["--out", "generique/season/p"], "inside generique/season/ of the checkout"),
+    (["--out", "build/conformite/proofs"], "--out build/conformite/proofs: resolves to"),
+    (["--out", "season/generique/p"], "inside season/ of the checkout"),
     ([], "give submissions (files or folders), --id PROOF_ID or --ids-file FILE"),
 ], ids=["bad-id", "budget", "url", "url-broken", "url-credentials", "timeout", "in-build", "in-generique",
         "nothing"])
@@ -634,7 +634,7 @@ def test_the_command_refuses_a_bad_command_line_before_any_read(root: Path, tmp_
     line = [x for pair in given.items() for x in pair]
     ran = run_corpus("proofs", "fetch", *line, "--root", str(root), cwd=root)
     assert ran.returncode == 2 and message in ran.stderr and len(ran.stderr.splitlines()) == 1, ran.stderr
-    assert not (tmp_path / "p").exists() and not (root / "build" / "proofs").exists()
+    assert not (tmp_path / "p").exists() and not (root / "build" / "conformite" / "proofs").exists()
 
 
 def test_a_bad_ids_file_is_named_with_its_line(tmp_path: Path) -> None:

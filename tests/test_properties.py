@@ -35,14 +35,15 @@ SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=N
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 E2 = "entites/ENT-0002.yaml"
 DENOMINATION = "  denomination: Cabinet Sans-Bénéficiaires\n"
-FIELD = "corpus_src/entites/ENT-0002.yaml:3:3: entite.denomination: "  # where an error about it is reported
+# where an error about it is reported
+FIELD = "corpus_src/conformite/entites/ENT-0002.yaml:3:3: entite.denomination: "
 
 
 @contextmanager
 def fixture_copy() -> Iterator[Path]:
     """A fresh copy of the valid fixture's ``corpus_src`` (per example: hypothesis reruns the body)."""
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "corpus_src"
+        src = Path(tmp) / "corpus_src/conformite"
         shutil.copytree(FIXTURES / "valid" / "corpus_src", src)
         yield src
 
@@ -95,7 +96,8 @@ def test_double_quoted_text_is_served_identical_or_refused(value: str, escape_al
             assert errors == []
             assert _served_denomination(src) == value
         else:
-            assert errors and all(line.startswith("corpus_src/entites/ENT-0002.yaml:3:") for line in errors[:1])
+            assert errors and all(line.startswith("corpus_src/conformite/entites/ENT-0002.yaml:3:") for line
+                in errors[:1])
             with pytest.raises(CorpusError):
                 compile_build(src, DEFAULT_BASE_URL, CONFORMITE)
 
@@ -172,11 +174,11 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 def _assert_matches_manifest(out: Path) -> None:
     """Recomputed with hashlib: manifest.sha256 names manifest.json, each entry names its file's bytes."""
-    manifest_bytes = (out / "manifest" / "manifest.json").read_bytes()
-    recorded = (out / "manifest" / "manifest.sha256").read_text("ascii").strip()
+    manifest_bytes = (out / "manifest/conformite/manifest.json").read_bytes()
+    recorded = (out / "manifest/conformite/manifest.sha256").read_text("ascii").strip()
     assert recorded == hashlib.sha256(manifest_bytes).hexdigest()
     entries = json.loads(manifest_bytes)["resources"]
-    files = _tree(out / "build")
+    files = _tree(out / "build/conformite")
     assert sorted(files) == sorted(entry["file"] for entry in entries)
     for entry in entries:
         data = files[entry["file"]]

@@ -14,24 +14,24 @@ from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
 from generator.tracks.loader import protected_trees
 
-# générique's six folders as docs/tracks.md lays them out, conformité's build, and the two fixed ones
-GENERIQUE = [f"generique/{name}" for name in ("corpus_src", "season_src", "build", "manifest", "season", "freeze")]
-PLACES = [*GENERIQUE, "build", "nginx", "tracks"]
+# Every kind's folder (each holds every track's tree of that kind), then the two fixed ones
+KINDS = ["corpus_src", "season_src", "build", "manifest", "season", "freeze"]
+GENERIQUE = [f"{kind}/generique" for kind in KINDS]
+PLACES = [*GENERIQUE, "build/conformite", "build", "nginx", "tracks"]
 
 
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Both tracks as committed: sources, builds, seasons."""
     root = tmp_path_factory.mktemp("two-tracks") / "checkout"
-    for name in ("corpus_src", "season_src", "build", "manifest", "season", "spec", "nginx", "generique"):
+    for name in ("corpus_src", "season_src", "build", "manifest", "season", "nginx"):
         shutil.copytree(ROOT / name, root / name)
     copy_tracks(root, tracks=("conformite", "generique"))
     return root
 
 
-def test_the_protected_trees_are_every_track_s_six_folders_plus_nginx_and_tracks(checkout: Path) -> None:
-    assert set(protected_trees(checkout)) == {*GENERIQUE, "corpus_src", "season_src", "build", "manifest",
-                                             "season", "freeze", "nginx", "tracks"}
+def test_the_protected_trees_are_every_kind_s_folder_plus_nginx_and_tracks(checkout: Path) -> None:
+    assert set(protected_trees(checkout)) == {*KINDS, "nginx", "tracks"}
 
 
 def _snapshot(root: Path) -> list[str]:
@@ -47,10 +47,11 @@ def test_render_nginx_and_release_pack_refuse_every_track_s_folders(
     assert main(["render-nginx", "--plain-replica", "--root", str(checkout), "--prefix",
                  str(checkout / place / "px"), "--port", "18097", "--secret-file", str(secret)]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"inside {place}/ of the checkout" in err, err
+    kind = place.split("/")[0]  # each kind's folder holds every track's tree of that kind
+    assert err.count("\n") == 1 and f"inside {kind}/ of the checkout" in err, err
     assert main(["release", "pack", "--root", str(checkout), "--out", str(checkout / place / "out")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"inside {place}/ of the checkout" in err, err
+    assert err.count("\n") == 1 and f"inside {kind}/ of the checkout" in err, err
     assert _snapshot(checkout) == before
 
 
@@ -77,5 +78,5 @@ def test_serve_refuses_a_state_file_in_every_track_s_folders(checkout: Path, pla
                 "--state-file", str(checkout / place / "x.json")]
         assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"inside {place}/ of the checkout" in err, err
+    assert err.count("\n") == 1 and f"inside {place.split('/')[0]}/ of the checkout" in err, err
     assert _snapshot(checkout) == before

@@ -49,7 +49,7 @@ def checkout() -> Iterator[Path]:
     both); 0755 folders, for nginx's workers."""
     with private_folder("corpus-recipe-") as folder:
         trees = [*vars(GENERIQUE.trees).values(), CONFORMITE.trees.build, CONFORMITE.trees.manifest]
-        root = scratch_checkout(folder / "root", trees, ("conformite", "generique"), bareme=True)
+        root = scratch_checkout(folder / "root", trees, ("conformite", "generique"))
         for path in [root, *root.rglob("*")]:
             if path.is_dir():
                 path.chmod(0o755)

@@ -87,9 +87,9 @@ def test_a_generique_only_change_is_a_new_release_switched_and_rolled_back_under
 
 
 def _tampered(source: Path, dest: Path) -> Path:
-    shutil.copytree(source / "build", dest / "build")
+    shutil.copytree(source / "build" / "conformite", dest / "build" / "conformite")
     copy_tracks(dest)
-    shutil.copytree(source / "manifest", dest / "manifest")
+    shutil.copytree(source / "manifest" / "conformite", dest / "manifest" / "conformite")
     copy_tracks(dest)
     os.chmod(dest, 0o755)
     return dest
@@ -108,7 +108,7 @@ def test_a_replica_refuses_a_tampered_build(builds: tuple[Path, Path], work: Pat
     a, _b = builds
     root = _tampered(a, work / "root")
     assert _render_replica(root, work) == 0
-    target = next((root / "build" / "entites").iterdir())
+    target = next((root / "build" / "conformite" / "entites").iterdir())
     target.write_bytes(target.read_bytes().replace(b"Test", b"Tset", 1))
     assert _render_replica(root, work) == 1
     assert f"{target}: bytes differ from the manifest entry" in capsys.readouterr().err
@@ -125,10 +125,10 @@ def test_a_replica_refuses_an_extra_file_or_another_manifest(builds: tuple[Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     a, b = builds
     root = _tampered(a, work / "root")
-    (root / "build" / "entites" / "ENT-9999.json").write_text("{}\n")
+    (root / "build" / "conformite" / "entites" / "ENT-9999.json").write_text("{}\n")
     assert _render_replica(root, work) == 1
-    assert "build/entites/ENT-9999.json: not in the manifest" in capsys.readouterr().err
-    (root / "build" / "entites" / "ENT-9999.json").unlink()
+    assert "build/conformite/entites/ENT-9999.json: not in the manifest" in capsys.readouterr().err
+    (root / "build" / "conformite" / "entites" / "ENT-9999.json").unlink()
     assert _render_replica(root, work, "--expect-manifest-hash", manifest_hash(b)) == 1
     assert f"differs from {manifest_hash(b)} expected by --expect-manifest-hash" in capsys.readouterr().err
     assert _render_replica(root, work, "--expect-manifest-hash", manifest_hash(a)) == 0
@@ -137,10 +137,10 @@ def test_a_replica_refuses_an_extra_file_or_another_manifest(builds: tuple[Path,
            f"{release_name(b)} expected by --expect-manifest-hash" in capsys.readouterr().err
     assert _render_replica(root, work, "--expect-manifest-hash", release_name(a)) == 0
     # a freeze record names the expected manifest when no hash is given
-    (root / "freeze").mkdir()
-    (root / "freeze" / "record.json").write_text(json.dumps({"manifest_hash": manifest_hash(b)}))
+    (root / "freeze" / "conformite").mkdir(parents=True)
+    (root / "freeze" / "conformite" / "record.json").write_text(json.dumps({"manifest_hash": manifest_hash(b)}))
     assert _render_replica(root, work) == 1
-    assert "freeze/record.json" in capsys.readouterr().err
+    assert "freeze/conformite/record.json" in capsys.readouterr().err
 
 
 def test_rollback_needs_a_previous_release(builds: tuple[Path, Path], work: Path,
@@ -171,7 +171,7 @@ def test_prefix_commands_verify_build_and_reload(builds: tuple[Path, Path], work
         for _ in range(10):  # no wait: the command returned once the new configuration answered
             assert fetch(topology.frontal_addresses, path, new, context).status == 200
         assert "only the new configuration answers now" in capsys.readouterr().err
-        target = next((root / "build" / "entites").iterdir())
+        target = next((root / "build" / "conformite" / "entites").iterdir())
         target.write_bytes(target.read_bytes() + b" ")
         assert main(["verify-build", "--prefix", str(replica.prefix)]) == 1
         assert f"{target}: bytes differ" in capsys.readouterr().err

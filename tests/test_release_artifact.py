@@ -87,16 +87,17 @@ def test_two_packs_are_byte_identical_from_two_checkouts_and_two_environments(wo
     with tarfile.open(fileobj=io.BytesIO(first)) as tar:
         members = tar.getmembers()
     files = {m.name for m in members if m.isfile()}
-    entries = json.loads((one / "manifest" / "manifest.json").read_text())["resources"]
-    built = {f"build/{e['file']}" for e in entries}
-    assert built <= files and {"manifest/manifest.json", "manifest/manifest.sha256"} <= files
+    entries = json.loads((one / "manifest/conformite/manifest.json").read_text())["resources"]
+    built = {f"build/conformite/{e['file']}" for e in entries}
+    assert built <= files and {"manifest/conformite/manifest.json", "manifest/conformite/manifest.sha256"} <= files
     definitions = {p.relative_to(one).as_posix() for p in (one / "tracks").rglob("*") if p.is_file()}
-    assert files - built - {"manifest/manifest.json", "manifest/manifest.sha256"} == {INDEX, *definitions}
+    assert files - built - {"manifest/conformite/manifest.json", "manifest/conformite/manifest.sha256"} == {
+        INDEX, *definitions}
     # the index covers every other file by its length and SHA-256, track definitions included
     with tarfile.open(fileobj=io.BytesIO(first)) as tar:
         contents = {m.name: tar.extractfile(m).read() for m in members if m.isfile()}  # type: ignore[union-attr]
     index = json.loads(contents.pop(INDEX))
-    assert index["format"] == "corpus-release-files/1" and index["release"] == digest
+    assert index["format"] == "corpus-release-files/2" and index["release"] == digest
     assert {row["path"]: (row["length"], row["sha256"]) for row in index["files"]} == \
         {name: (len(data), hashlib.sha256(data).hexdigest()) for name, data in contents.items()}
     assert {(m.mtime, m.uid, m.gid, m.uname, m.gname) for m in members} == {(0, 0, 0, "", "")}
@@ -107,7 +108,7 @@ def test_pack_refuses_a_build_that_is_not_its_manifest(builds: tuple[Path, Path]
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     root = work / "root"
     shutil.copytree(builds[0], root)
-    target = next((root / "build" / "entites").iterdir())
+    target = next((root / "build/conformite/entites").iterdir())
     target.write_bytes(target.read_bytes() + b" ")
     assert main(["release", "pack", "--root", str(root), "--out", str(work / "out")]) == 1
     err = capsys.readouterr().err
@@ -155,7 +156,7 @@ def _file(name: str, size: int = 0) -> tarfile.TarInfo:
 
 def _first_entity(artifact: Path) -> str:
     with tarfile.open(artifact) as tar:
-        return next(n for n in tar.getnames() if n.startswith("build/entites/") and n.endswith(".json"))
+        return next(n for n in tar.getnames() if n.startswith("build/conformite/entites/") and n.endswith(".json"))
 
 
 TAMPERS: dict[str, tuple[Callable[[Path], None], str]] = {
@@ -174,14 +175,16 @@ TAMPERS: dict[str, tuple[Callable[[Path], None], str]] = {
         lambda a: _tamper_member(a, _first_entity(a), lambda d: d.replace(b"rue", b"RUE", 1), reindex=True),
         f"bytes differ from the manifest entry ({INDEX} declares"),
     "manifest altered, sha256 recomputed": (
-        lambda a: _tamper_member(a, "manifest/manifest.json", lambda d: d.replace(b'"base_url": "https://',
+        lambda a: _tamper_member(a, "manifest/conformite/manifest.json", lambda d: d.replace(
+            b'"base_url": "https://',
                                                                                   b'"base_url": "http://', 1)),
-        f"member manifest/manifest.json: declares {{size}} bytes, {INDEX} {{size+1}}"),
+        f"member manifest/conformite/manifest.json: declares {{size}} bytes, {INDEX} {{size+1}}"),
     "manifest altered, index and sha256 recomputed": (
-        lambda a: _tamper_member(a, "manifest/manifest.json", lambda d: d.replace(b'"base_url": "https://',
+        lambda a: _tamper_member(a, "manifest/conformite/manifest.json", lambda d: d.replace(
+            b'"base_url": "https://',
                                                                                   b'"base_url": "http://', 1),
                                  reindex=True),
-        "manifest/manifest.sha256 says"),
+        "manifest/conformite/manifest.sha256 says"),
     "a track definition changed, sha256 recomputed": (
         lambda a: _tamper_member(a, "tracks/conformite/track.yaml", lambda d: d.replace(b"piste", b"pistE", 1)),
         f"member tracks/conformite/track.yaml: bytes differ from {INDEX}"),
@@ -195,17 +198,23 @@ TAMPERS: dict[str, tuple[Callable[[Path], None], str]] = {
     "the index missing": (lambda a: repack(a, lambda ms: [(m, d) for m, d in ms if m.name != INDEX]),
                           f"holds no {INDEX}"),
     "the index not JSON": (lambda a: _tamper_member(a, INDEX, lambda d: d[:-5]), f"member {INDEX}: not JSON"),
+    "an artifact of the old layout": (  # same release hash, conformité at the root: never installed as today's
+        lambda a: _tamper_member(a, INDEX, lambda d: d.replace(b"corpus-release-files/2",
+            b"corpus-release-files/1")),
+        f"member {INDEX}: format: 'corpus-release-files/1', an artifact of the layout before <kind>/<piste>"),
     "the index of another release": (
         lambda a: _tamper_member(a, INDEX, lambda d: d.replace(b'"release": "', b'"release": "0', 1)),
         f"member {INDEX}: release:"),
-    "a symbolic link added": (lambda a: _add_member(a, _link("build/evil.json", "/etc/passwd")),
-                              "member build/evil.json: a link to /etc/passwd, not a file or folder"),
-    "a hard link added": (lambda a: _add_member(a, _hard("build/evil.json", "manifest/manifest.json")),
-                          "member build/evil.json: a link to manifest/manifest.json, not a file or folder"),
-    "a device added": (lambda a: _add_member(a, _special("build/zero.json", tarfile.CHRTYPE)),
-                       "member build/zero.json: a device, not a file or folder"),
-    "a FIFO added": (lambda a: _add_member(a, _special("build/pipe.json", tarfile.FIFOTYPE)),
-                     "member build/pipe.json: a FIFO, not a file or folder"),
+    "a symbolic link added": (lambda a: _add_member(a, _link("build/conformite/evil.json", "/etc/passwd")),
+                              "member build/conformite/evil.json: a link to /etc/passwd, not a file or folder"),
+    "a hard link added": (lambda a: _add_member(a, _hard("build/conformite/evil.json",
+                                                          "manifest/conformite/manifest.json")),
+                          "member build/conformite/evil.json: a link to manifest/conformite/manifest.json, not "
+                          "a file or folder"),
+    "a device added": (lambda a: _add_member(a, _special("build/conformite/zero.json", tarfile.CHRTYPE)),
+                       "member build/conformite/zero.json: a device, not a file or folder"),
+    "a FIFO added": (lambda a: _add_member(a, _special("build/conformite/pipe.json", tarfile.FIFOTYPE)),
+                     "member build/conformite/pipe.json: a FIFO, not a file or folder"),
     "a path outside": (lambda a: _add_member(a, _file("../outside.json"), b""), "not a plain relative path"),
     "a file no track serves": (lambda a: _add_member(a, _file("extra/notes.txt", 2), b"hi"),
                                f"member extra/notes.txt: not declared by {INDEX}: no track serves it"),
@@ -213,8 +222,9 @@ TAMPERS: dict[str, tuple[Callable[[Path], None], str]] = {
                                          "member extra/notes.txt: no track serves it"),
     "a folder no file needs": (lambda a: _add_member(a, _special("extra", tarfile.DIRTYPE)),
                                f"member extra/: a folder that holds none of the files {INDEX} declares"),
-    "a member twice": (lambda a: _add_member(a, _file("manifest/manifest.sha256", 2), b"x\n"), "appears twice"),
-    "a file under a file": (lambda a: _add_member(a, _file("manifest/manifest.sha256/x", 2), b"x\n"),
+    "a member twice": (lambda a: _add_member(a, _file("manifest/conformite/manifest.sha256", 2), b"x\n"),
+        "appears twice"),
+    "a file under a file": (lambda a: _add_member(a, _file("manifest/conformite/manifest.sha256/x", 2), b"x\n"),
                             "a file and a folder at once"),
     "not a tar": (lambda a: _rewrite(a, b"not a tar at all\n" * 100), "not a release artifact"),
     "a 2 GiB artifact": (lambda a: os.truncate(a, 2 * 1024 ** 3),  # a hole on disk: refused by its size, unread
@@ -247,7 +257,8 @@ def test_a_tampered_or_truncated_artifact_is_refused_and_nothing_switched(
     artifact = _pack(b, work / "artifacts", capsys)
     before = sorted(os.listdir(releases))
     spoil, says = TAMPERS[case]
-    size = next(len(d) for m, d in members_of(artifact) if m.name == "manifest/manifest.json" and d is not None)
+    size = next(len(d) for m, d in members_of(artifact) if m.name == "manifest/conformite/manifest.json"
+        and d is not None)
     says = says.replace("{size}", str(size - 1)).replace("{size+1}", str(size))
     spoil(artifact)
     assert main(["release", "install", str(artifact), "--releases", str(releases)]) == 1
@@ -307,7 +318,7 @@ def _record(root: Path, piste: str = "conformite", commitment: str = "c" * 64,
 
 def _put_record(root: Path, data: bytes, piste: str = "conformite") -> Path:
     path = root / track_named(root, piste).places.record
-    path.parent.mkdir(exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return path
 
@@ -323,7 +334,7 @@ def test_a_release_that_holds_a_record_never_gets_another(builds: tuple[Path, Pa
     releases = work / "releases"
     artifact = _pack(root, work / "before-freeze", capsys)
     assert main(["release", "install", str(artifact), "--releases", str(releases)]) == 0
-    installed = releases / release_name(root) / "freeze" / "record.json"
+    installed = releases / release_name(root) / "freeze/conformite/record.json"
     assert not installed.exists()
     good = _record(root)
     _put_record(root, good)
@@ -346,7 +357,7 @@ RECORDS: dict[str, tuple[Callable[[Path], bytes], str]] = {
     "another manifest hash": (lambda r: _record(r, manifest="0" * 64),
                               f"manifest_hash {'0' * 64}, not the track's"),
     "a key twice": (lambda r: _record(r).replace(b'"corpus":', b'"corpus": "x", "corpus":', 1), "corpus"),
-    "not JSON": (lambda r: _record(r)[:-3], "freeze/record.json"),
+    "not JSON": (lambda r: _record(r)[:-3], "freeze/conformite/record.json"),
     "not as corpus freeze writes it": (lambda r: _record(r).replace(b"\n  ", b"\n    "),
                                        "not byte for byte what corpus freeze writes"),
 }
@@ -389,7 +400,7 @@ def test_a_record_is_added_to_a_release_only_when_it_proves_against_that_release
         f"{manifest_hash(a)}"
     with pytest.raises(GeneratorError, match=says):
         carry_records(root, target, prove_tracks(a))
-    assert not (target / "freeze").exists()
+    assert not (target / "freeze/conformite").exists()
 
 
 @pytest.mark.parametrize("case", ["another manifest", "not as corpus freeze writes it"])
@@ -485,26 +496,27 @@ def test_every_track_travels_and_another_track_changed_alone_is_a_new_release(
     artifact = _pack(root, work / "one", capsys)
     with tarfile.open(artifact) as tar:
         names = set(tar.getnames())
-    assert {"essai/manifest/manifest.json", "manifest/manifest.json", "tracks/essai/track.yaml"} <= names
-    assert any(n.startswith("essai/build/essai/produits/") for n in names)
+    assert {"manifest/essai/manifest.json", "manifest/conformite/manifest.json",
+        "tracks/essai/track.yaml"} <= names
+    assert any(n.startswith("build/essai/essai/produits/") for n in names)
     releases = work / "releases"
     assert main(["release", "install", str(artifact), "--releases", str(releases)]) == 0
     installed = releases / artifact.stem
-    first = (installed / "essai" / "manifest" / "manifest.json").read_bytes()
-    assert first == (root / "essai" / "manifest" / "manifest.json").read_bytes()
+    first = (installed / "manifest/essai/manifest.json").read_bytes()
+    assert first == (root / "manifest/essai/manifest.json").read_bytes()
     conformite = manifest_hash(root)
-    product = root / "essai" / "corpus_src" / "produits" / "PRD-0001.yaml"
+    product = root / "corpus_src/essai/produits/PRD-0001.yaml"
     product.write_text(product.read_text("utf-8").replace("disponible: true", "disponible: false", 1), "utf-8")
     assert corpus(root, "build").returncode == 0
-    assert sha256_hex((root / "essai" / "manifest" / "manifest.json").read_bytes()) != sha256_hex(first)
+    assert sha256_hex((root / "manifest/essai/manifest.json").read_bytes()) != sha256_hex(first)
     assert manifest_hash(root) == conformite
     again = _pack(root, work / "two", capsys)
     assert again.name != artifact.name and again.name == f"{release_name(root)}.tar"
     assert main(["release", "install", str(again), "--releases", str(releases)]) == 0
     assert f"{again.stem} is current (previous {artifact.stem})" in capsys.readouterr().err
-    assert (installed / "essai" / "manifest" / "manifest.json").read_bytes() == first  # never rewritten
-    assert (releases / again.stem / "essai" / "manifest" / "manifest.json").read_bytes() == \
-        (root / "essai" / "manifest" / "manifest.json").read_bytes()
+    assert (installed / "manifest/essai/manifest.json").read_bytes() == first  # never rewritten
+    assert (releases / again.stem / "manifest/essai/manifest.json").read_bytes() == \
+        (root / "manifest/essai/manifest.json").read_bytes()
     assert sorted(os.listdir(releases)) == sorted([artifact.stem, again.stem, "current", "previous"])
 
 

@@ -523,7 +523,7 @@ def test_strict_json_equality(left: Any, right: Any, equal: bool) -> None:
 
 
 def test_inputs_missing_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(ScoreInputError, match=r"manifest/manifest\.json: not found"):
+    with pytest.raises(ScoreInputError, match=r"manifest/conformite/manifest\.json: not found"):
         score_submissions([], root=tmp_path, track=CONFORMITE)
 
 
@@ -653,13 +653,13 @@ def world_with_conf_02(tmp_path: Path, fonde_par: str | None) -> ScoreWorld:
     """The scorer's world, conf-02's key holding two false criteria (C1 the entity's statut, C2 the
     agrément's link and statut), with or without ``fonde_par``."""
     world = make_score_world(tmp_path)
-    key = json.loads((world.root / "season" / "cle.json").read_text("utf-8"))
+    key = json.loads((world.root / "season/conformite/cle.json").read_text("utf-8"))
     entry = key["taches"]["conf-02"]
     entry["faits"] = [C1_STATUT, C2_LINK, C2_STATUT]
     entry.pop("fonde_par")
     if fonde_par is not None:
         entry["fonde_par"] = fonde_par
-    (world.root / "season" / "cle.json").write_text(json.dumps(key, ensure_ascii=False), "utf-8")
+    (world.root / "season/conformite/cle.json").write_text(json.dumps(key, ensure_ascii=False), "utf-8")
     return world
 
 
@@ -691,7 +691,7 @@ def test_without_un_critere_every_founding_fact_is_needed(tmp_path: Path) -> Non
 
 def _rewritten(tmp_path: Path, name: str, change: Any) -> ScoreWorld:
     world = make_score_world(tmp_path)
-    path = world.root / "season" / name
+    path = world.root / "season/conformite" / name
     data = json.loads(path.read_text("utf-8"))
     change(data)
     path.write_text(json.dumps(data, ensure_ascii=False), "utf-8")
@@ -700,30 +700,33 @@ def _rewritten(tmp_path: Path, name: str, change: Any) -> ScoreWorld:
 
 @pytest.mark.parametrize(("name", "change", "message"), [
     ("cle.json", lambda k: k["taches"]["conf-01"]["faits"][0].pop("ressource"),
-     "season/cle.json: /taches/conf-01/faits/0: missing required field: 'ressource'"),
+     "season/conformite/cle.json: /taches/conf-01/faits/0: missing required field: 'ressource'"),
     ("cle.json", lambda k: k["taches"]["conf-02"]["faits"][0].pop("critere"),
-     "season/cle.json: /taches/conf-02/faits/0: missing required field: 'critere'"),
+     "season/conformite/cle.json: /taches/conf-02/faits/0: missing required field: 'critere'"),
     ("cle.json", lambda k: k["taches"]["conf-01"].update(verdict="oui"),
-     "season/cle.json: /taches/conf-01/verdict: 'oui' is not one of"),
+     "season/conformite/cle.json: /taches/conf-01/verdict: 'oui' is not one of"),
     ("cle.json", lambda k: k["taches"]["conf-01"]["faits"][1].update(champ="date_fin_validite"),
-     "season/cle.json: /taches/conf-01/faits/1/champ: 'date_fin_validite' is not a JSON Pointer: write the "
+     "season/conformite/cle.json: /taches/conf-01/faits/1/champ: 'date_fin_validite' is not a JSON Pointer: "
+     "write the "
      'field\'s path in the served document, from a slash, one segment per level, as "/date_fin_validite"'),
-    ("cle.json", lambda k: k.update(saison=2), "season/cle.json: /saison: 2, while season/taches.json"),
-    ("cle.json", lambda k: k["taches"].pop("conf-02"), "season/cle.json: /taches: no key entry for conf-02"),
+    ("cle.json", lambda k: k.update(saison=2), "season/conformite/cle.json: /saison: 2, while "
+                                               "season/conformite/taches.json"),
+    ("cle.json", lambda k: k["taches"].pop("conf-02"), "season/conformite/cle.json: /taches: no key entry for "
+                                                       "conf-02"),
     ("taches.json", lambda t: t["taches"][1]["assertions"].update(minimum="2"),
-     "season/taches.json: /taches/1/assertions/minimum: '2' is not of type 'integer'"),
+     "season/conformite/taches.json: /taches/1/assertions/minimum: '2' is not of type 'integer'"),
     ("taches.json", lambda t: t["taches"][0].pop("entite"),
-     "season/taches.json: /taches/0: missing required field: 'entite'"),
+     "season/conformite/taches.json: /taches/0: missing required field: 'entite'"),
     ("taches.json", lambda t: t["taches"][0].update(date_examen="15/10/2026"),
-     "season/taches.json: /taches/0/date_examen: '15/10/2026' is not a date: write it year-month-day"),
+     "season/conformite/taches.json: /taches/0/date_examen: '15/10/2026' is not a date: write it year-month-day"),
     ("taches.json", lambda t: t["taches"][0]["assertions"].update(minimum=5),
-     "season/taches.json: /taches/0/assertions: minimum 5 above the plafond 4"),
+     "season/conformite/taches.json: /taches/0/assertions: minimum 5 above the plafond 4"),
     ("taches.json", lambda t: t["taches"][1].update(id="conf-01"),
-     "season/taches.json: /taches/1/id: conf-01 is already the id"),
+     "season/conformite/taches.json: /taches/1/id: conf-01 is already the id"),
     ("taches.json", lambda t: t["taches"][1].update(date_examen="2026-02-30"),
-     "season/taches.json: /taches/1/date_examen: 2026-02-30 is not a calendar date"),
+     "season/conformite/taches.json: /taches/1/date_examen: 2026-02-30 is not a calendar date"),
     ("cle.json", lambda k: k["taches"].update({"conf-03": k["taches"]["conf-01"]}),
-     "season/cle.json: /taches: conf-03 is no task of season/taches.json"),
+     "season/conformite/cle.json: /taches: conf-03 is no task of season/conformite/taches.json"),
 ])
 def test_malformed_season_file_is_a_clear_error(tmp_path: Path, name: str, change: Any, message: str) -> None:
     world = _rewritten(tmp_path, name, change)
@@ -738,7 +741,7 @@ def test_the_repository_season_files_have_the_published_shape() -> None:
 
     root = Path(__file__).resolve().parent.parent
     for name, schema_name in (("cle.json", KEY_SCHEMA), ("taches.json", TASKS_SCHEMA)):
-        data = json.loads((root / "season" / name).read_text("utf-8"))
+        data = json.loads((root / "season/conformite" / name).read_text("utf-8"))
         assert shape_problem(schema_name, data, CONFORMITE.schemas) is None, name
 
 
@@ -775,7 +778,7 @@ def test_unlisted_build_file_is_refused(world: ScoreWorld, tmp_path: Path) -> No
 
     root = tmp_path / "copy"
     shutil.copytree(world.root, root)
-    (root / "build" / "agrements" / "AGR-0777.json").write_text('{"existe": true}', "utf-8")
+    (root / "build/conformite/agrements/AGR-0777.json").write_text('{"existe": true}', "utf-8")
     inputs = load_inputs(root, CONFORMITE)
     with pytest.raises(ScoreRefused, match=r"AGR-0777\.json: not in the manifest"):
         inputs.document("/agrements/AGR-0777")
@@ -796,7 +799,7 @@ def test_duplicate_task_names_the_positions(world: ScoreWorld) -> None:
 def test_make_disclosure_takes_a_manifest_and_names_an_unknown_path(world: ScoreWorld) -> None:
     from generator.contract.manifest import Manifest
 
-    manifest = Manifest.load(world.root)
+    manifest = Manifest.load(world.root, "manifest/conformite")
     assert make_disclosure(manifest, "/agrements/AGR-0001") == make_disclosure(world.root, "/agrements/AGR-0001")
     assert make_submission(manifest, "conf-01", "conforme", HONEST_01, piste="conformite") == \
         make_submission(world.root, "conf-01", "conforme", HONEST_01, piste="conformite")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -98,10 +97,8 @@ def test_missing_input(world: ScoreWorld, tmp_path: Path, capsys: pytest.Capture
 
 
 def _frozen(world: ScoreWorld, tmp_path: Path) -> Path:
-    (world.root / "spec").mkdir()
-    shutil.copy(ROOT / "spec" / "conformite-bareme-v3.section-5.txt", world.root / "spec")
     salt = tmp_path / "salt.hex"
-    freeze(world.root, world.root / "spec" / "conformite-bareme-v3.section-5.txt", salt, CONFORMITE.places)
+    freeze(world.root, world.root / CONFORMITE.bareme.file, salt, CONFORMITE.places)
     return salt
 
 
@@ -117,12 +114,12 @@ def test_frozen_season_scores_when_the_check_passes(world: ScoreWorld, tmp_path:
 def test_refuses_when_the_freeze_check_fails(world: ScoreWorld, tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     salt = _frozen(world, tmp_path)
-    key = world.root / "season" / "cle.json"
+    key = world.root / "season/conformite/cle.json"
     key.write_text(key.read_text("utf-8").replace('"conforme"', '"indeterminable"', 1), "utf-8")
     anchor = write_anchor(world.root, tmp_path)
     with pytest.raises(ScoreRefused, match="commitment"):
         score_submissions([], root=world.root, salt_file=salt, anchor_file=anchor, track=CONFORMITE)
-    manifest = world.root / "manifest" / "manifest.json"
+    manifest = world.root / "manifest/conformite/manifest.json"
     manifest.write_bytes(manifest.read_bytes() + b"\n")
     sub = write(tmp_path, "s.json", submission(world, "conf-01", "conforme", HONEST_01))
     out_json = tmp_path / "report.json"
@@ -136,7 +133,8 @@ def test_frozen_season_requires_the_salt(world: ScoreWorld, tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     """Spec §8.5: the scorer recomputes sha256(sel ‖ clé) before any score; without the salt it cannot."""
     _frozen(world, tmp_path)
-    with pytest.raises(ScoreRefused, match=r"frozen .*give --salt-file.*sha256\(salt ‖ season/cle\.json\)"):
+    with pytest.raises(ScoreRefused,
+        match=r"frozen .*give --salt-file.*sha256\(salt ‖ season/conformite/cle\.json\)"):
         score_submissions([], root=world.root, track=CONFORMITE)
     sub = write(tmp_path, "s.json", submission(world, "conf-01", "conforme", HONEST_01))
     out_json = tmp_path / "report.json"
@@ -146,22 +144,23 @@ def test_frozen_season_requires_the_salt(world: ScoreWorld, tmp_path: Path,
 
 
 def test_frozen_task_statements_are_checked(world: ScoreWorld, tmp_path: Path) -> None:
-    """season/taches.json (minimum, plafond, entity, date d'examen) is anchored by the record: a plafond
+    """season/conformite/taches.json (minimum, plafond, entity, date d'examen) is anchored by the record: a plafond
     raised after the freeze refuses the scoring."""
     salt = _frozen(world, tmp_path)
-    tasks = world.root / "season" / "taches.json"
+    tasks = world.root / "season/conformite/taches.json"
     data = json.loads(tasks.read_text("utf-8"))
-    record = json.loads((world.root / "freeze" / "record.json").read_text("utf-8"))
+    record = json.loads((world.root / "freeze/conformite/record.json").read_text("utf-8"))
     assert record["taches"]["sha256"] == hashlib.sha256(tasks.read_bytes()).hexdigest()
     data["taches"][0]["assertions"]["plafond"] = 9
     tasks.write_text(json.dumps(data, ensure_ascii=False, indent=2), "utf-8")
-    with pytest.raises(ScoreRefused, match=r"season/taches\.json hashes to [0-9a-f]{64}, not to the frozen"):
+    with pytest.raises(ScoreRefused,
+        match=r"season/conformite/taches\.json hashes to [0-9a-f]{64}, not to the frozen"):
         score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root, salt_file=salt,
                           anchor_file=write_anchor(world.root, tmp_path), track=CONFORMITE)
 
 
 def test_refuses_altered_frozen_bytes(world: ScoreWorld) -> None:
-    path = world.root / "build" / "agrements" / "AGR-0001.json"
+    path = world.root / "build/conformite/agrements/AGR-0001.json"
     path.write_text(path.read_text("utf-8").replace("2026-03-31", "2027-03-31"), "utf-8")
     with pytest.raises(ScoreRefused, match=r"AGR-0001\.json: .* expected .*: the frozen bytes were altered"):
         score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root, track=CONFORMITE)
@@ -170,7 +169,7 @@ def test_refuses_altered_frozen_bytes(world: ScoreWorld) -> None:
 def test_make_disclosure_reads_the_manifest_as_it_is_now(world: ScoreWorld) -> None:
     _, before = make_disclosure(world.root, "/agrements/AGR-0001")
     assert before["response_hash"]["value"] == world.response_hash("/agrements/AGR-0001")
-    manifest = world.root / "manifest" / "manifest.json"
+    manifest = world.root / "manifest/conformite/manifest.json"
     data = json.loads(manifest.read_text("utf-8"))
     entry = next(e for e in data["resources"] if e["path"] == "/agrements/AGR-0001")
     entry["response_hash"] = "0" * 64

@@ -16,14 +16,11 @@ from typing import Any
 
 import pytest
 from score_fixtures import HONEST_01, ScoreWorld, anchor_of, make_score_world, submission
-from trackfix import CONFORMITE, ROOT
+from trackfix import CONFORMITE
 from trust_layer_fixtures import FINGERPRINT, Authority, TrustLayer
 
 from generator.cli.main import main
 from generator.contract.freeze import freeze
-
-BAREME = "conformite-bareme-v3.section-5.txt"
-
 
 needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl command")
 
@@ -208,10 +205,8 @@ def test_the_rfc_3161_token_is_verified_with_rfc3161_client(world: ScoreWorld, t
 @needs_openssl
 def test_a_token_before_the_anchor_is_before_the_season(world: ScoreWorld, tmp_path: Path) -> None:
     """The season opens after the anchor's time: a token older than it fails condition 1."""
-    (world.root / "spec").mkdir()
-    shutil.copy(ROOT / "spec" / BAREME, world.root / "spec")
     salt = tmp_path / "salt.hex"
-    freeze(world.root, world.root / "spec" / BAREME, salt, CONFORMITE.places)
+    freeze(world.root, world.root / CONFORMITE.bareme.file, salt, CONFORMITE.places)
     tl, authority = TrustLayer(), Authority(tmp_path / "tsa")
     pair = anchor_of(world.root)
     # the tokens are stamped now; the anchor is dated 4 minutes ahead, within the allowed clock skew (5 min)

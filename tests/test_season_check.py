@@ -45,7 +45,7 @@ from generator.track_code.conformite.evaluator import evaluate
 from generator.track_code.conformite.logic import TRACK_LOGIC as LOGIC
 
 REFERENTIEL = "referentiel.yaml"
-REF_WHERE = "build/referentiel.json: criteres: "
+REF_WHERE = "build/conformite/referentiel.json: criteres: "
 VERDICTS = f"{KEY}: verdicts: "
 FAMILLES = f"{KEY}: familles: "
 
@@ -113,8 +113,8 @@ def test_check_season_passes_on_the_sources_built_aside(world: World) -> None:
 
 def test_check_season_cli_fails_with_one_line_per_problem(world: World, tmp_path: Path) -> None:
     """The CLI exits 1 and prints the problem where an author will look for it (stderr)."""
-    shutil.copytree(world.build, tmp_path / "build")
-    copy_tracks(tmp_path, bareme=True)
+    shutil.copytree(world.build, tmp_path / "build/conformite")
+    copy_tracks(tmp_path)
     key = edit_in_block(world.key_text(), "  conf-01:", "verdict: non_conforme", "verdict: indeterminable")
     write_season(world, tmp_path, key=key)
     run = run_corpus("check-season", "--root", str(tmp_path))  # its problems go to stderr, looked up per call
@@ -200,7 +200,7 @@ def test_key_entry_without_statement(world: World, tmp_path: Path) -> None:
     key = world.key_text()
     assert_problems(problem_lines(world, tmp_path, tasks=tasks),
                     (key_entry(key, "conf-10"), "key entry without a task statement"),
-                    ("season_src/cle.yaml: conf-10:",
+                    ("season_src/conformite/cle.yaml: conf-10:",
                      "task of the barème (conformite-bareme-v3) without a statement"))
 
 
@@ -642,8 +642,8 @@ def test_schema_error_through_the_cli(world: World, tmp_path: Path) -> None:
     """``corpus check-season`` prints the loading error as file:line:column and exits 1, no table."""
     key = edit_in_block(world.key_text(), "  conf-04:", "famille: P3", "famille: P6")
     write_season(world, tmp_path, key=key)
-    shutil.copytree(world.build, tmp_path / "build")
-    copy_tracks(tmp_path, bareme=True)
+    shutil.copytree(world.build, tmp_path / "build/conformite")
+    copy_tracks(tmp_path)
     run = run_corpus("check-season", "--root", str(tmp_path))
     assert run.returncode == 1
     assert run.stdout == ""
@@ -670,5 +670,6 @@ def test_statement_with_an_activite_the_corpus_does_not_list(world: World, tmp_p
 def test_key_and_statements_of_different_seasons(world: World, tmp_path: Path) -> None:
     key = edit(world.key_text(), "\nsaison: 1\n", "\nsaison: 2\n")
     lines = load_problem_lines(world, tmp_path, key=key)
-    where = f"season_src/cle.yaml:{position(key, 'saison: 2')}"
-    assert_problems(lines, (where, "the key is for season 2 but season_src/taches.yaml states season 1"))
+    where = f"season_src/conformite/cle.yaml:{position(key, 'saison: 2')}"
+    assert_problems(lines, (where, "the key is for season 2 but season_src/conformite/taches.yaml states season "
+                                   "1"))

@@ -47,9 +47,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     """A copy of the season, built, with the public statements and the key compiled beside it."""
     made = make_world(tmp_path_factory.mktemp("season-independent"))
     season = made.season()
-    (made.root / "season").mkdir()
-    (made.root / "season" / TASKS_ARTIFACT).write_bytes(tasks_artifact(season, CONFORMITE))
-    (made.root / "season" / KEY_ARTIFACT).write_bytes(key_artifact(season))
+    (made.root / "season" / "conformite").mkdir(parents=True)
+    (made.root / "season" / "conformite" / TASKS_ARTIFACT).write_bytes(tasks_artifact(season, CONFORMITE))
+    (made.root / "season" / "conformite" / KEY_ARTIFACT).write_bytes(key_artifact(season))
     return made
 
 

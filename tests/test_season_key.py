@@ -1,4 +1,5 @@
-"""The sealed key never reaches what is served, and the season artifacts are pure functions of season_src/.
+"""The sealed key never reaches what is served, and the season artifacts are pure functions of
+season_src/conformite/.
 
 No byte of the key may reach build/, and a test proves it. Three independent proofs:
 
@@ -7,7 +8,7 @@ No byte of the key may reach build/, and a test proves it. Three independent pro
 * no distinctive string of the key (trap descriptions, shortcut names, the key's own vocabulary) and no
   task statement occurs in any served or served-from file (build/, manifest/, the nginx templates), also
   for a build made right next to ``season_src/``;
-* ``season/cle.json`` and ``season/taches.json`` are what ``corpus build-season`` makes from
+* ``season/conformite/cle.json`` and ``season/conformite/taches.json`` are what ``corpus build-season`` makes from
   ``season_src/``, whatever the hash seed, time zone or locale, so the freeze commits to reproducible bytes.
 """
 
@@ -53,7 +54,7 @@ def tree(folder: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def season() -> Season:
-    return load_season(ROOT / "season_src", CONFORMITE)
+    return load_season(ROOT / "season_src/conformite", CONFORMITE)
 
 
 @pytest.fixture(scope="module")
@@ -66,28 +67,30 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
 
 
 def test_corpus_built_alone_is_the_committed_build(tmp_path: Path) -> None:
-    """``corpus build`` run in a folder holding only a copy of corpus_src/ reproduces build/ and manifest/."""
-    shutil.copytree(ROOT / "corpus_src", tmp_path / "corpus_src")
+    """``corpus build`` run in a folder holding only a copy of corpus_src/conformite/ reproduces
+    build/conformite/ and manifest/conformite/."""
+    shutil.copytree(ROOT / "corpus_src/conformite", tmp_path / "corpus_src/conformite")
     copy_tracks(tmp_path)
     result = corpus("build", "--root", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["build", "corpus_src", "manifest", "tracks"]
 
-    committed_hash = (ROOT / "manifest" / "manifest.sha256").read_text("ascii").strip()
-    built_hash = (tmp_path / "manifest" / "manifest.sha256").read_text("ascii").strip()
+    committed_hash = (ROOT / "manifest/conformite/manifest.sha256").read_text("ascii").strip()
+    built_hash = (tmp_path / "manifest/conformite/manifest.sha256").read_text("ascii").strip()
     assert built_hash == committed_hash
-    assert hashlib.sha256((tmp_path / "manifest" / "manifest.json").read_bytes()).hexdigest() == committed_hash
-    assert tree(tmp_path / "manifest") == tree(ROOT / "manifest")
-    built, committed = tree(tmp_path / "build"), tree(ROOT / "build")
+    assert hashlib.sha256((tmp_path / "manifest/conformite/manifest.json").read_bytes()).hexdigest(
+        ) == committed_hash
+    assert tree(tmp_path / "manifest/conformite") == tree(ROOT / "manifest/conformite")
+    built, committed = tree(tmp_path / "build/conformite"), tree(ROOT / "build/conformite")
     assert sorted(built) == sorted(committed)
     assert [name for name in built if built[name] != committed[name]] == []
 
 
 def test_build_next_to_season_src_is_the_same_build(world: World) -> None:
     """The temporary root of the other season tests has season_src/ beside corpus_src/: same bytes."""
-    assert (world.root / "season_src").is_dir()
-    assert tree(world.build) == tree(ROOT / "build")
-    assert tree(world.root / "manifest") == tree(ROOT / "manifest")
+    assert (world.root / "season_src/conformite").is_dir()
+    assert tree(world.build) == tree(ROOT / "build/conformite")
+    assert tree(world.root / "manifest/conformite") == tree(ROOT / "manifest/conformite")
 
 
 # -- (b) no distinctive string of the key or of the statements is served ------------------------------
@@ -135,12 +138,12 @@ def leaks(files: dict[str, str], needles: list[str]) -> list[tuple[str, str]]:
 def test_needles_are_real_strings_of_the_key(season: Season) -> None:
     """Positive control: every key needle occurs in the key artifact, so its absence elsewhere means
     something (a needle mangled by the test itself would pass the leak test vacuously)."""
-    key_text = (ROOT / "season" / "cle.json").read_text("utf-8").casefold()
-    source = (ROOT / "season_src" / "cle.yaml").read_text("utf-8").casefold()
+    key_text = (ROOT / "season/conformite/cle.json").read_text("utf-8").casefold()
+    source = (ROOT / "season_src/conformite/cle.yaml").read_text("utf-8").casefold()
     missing = [n for n in key_needles(season) if not any(f in key_text or f in source for f in forms(n))]
     assert missing == []
     assert len({e.piege for e in season.key.values()}) == len(season.key) == 10
-    tasks_text = (ROOT / "season" / "taches.json").read_text("utf-8").casefold()
+    tasks_text = (ROOT / "season/conformite/taches.json").read_text("utf-8").casefold()
     assert [n for n in statement_needles(season) if not any(f in tasks_text for f in forms(n))] == []
 
 
@@ -154,18 +157,19 @@ def test_no_string_of_the_key_is_served(season: Season, world: World) -> None:
 def test_no_task_statement_is_served(season: Season, world: World) -> None:
     files = served_files(ROOT, world.root)
     assert leaks(files, statement_needles(season)) == []
-    manifest = json.loads((ROOT / "manifest" / "manifest.json").read_text("utf-8"))
+    manifest = json.loads((ROOT / "manifest/conformite/manifest.json").read_text("utf-8"))
     paths = [entry["path"] for entry in manifest["resources"]]
     assert paths and not [p for p in paths if p.split("/")[1] in ("season", "taches", "cle", "saison")]
-    assert not [name for name in tree(ROOT / "build") if "season" in name or "taches" in name or "cle" in name]
+    assert not [name for name in tree(ROOT / "build/conformite") if "season" in name or "taches" in name or "cle"
+        in name]
 
 
 def test_leak_detector_finds_a_planted_trap(season: Season, tmp_path: Path) -> None:
     """The scan itself works: a trap sentence JSON-encoded into a served file is found."""
     piege = season.key["conf-01"].piege
-    (tmp_path / "build").mkdir()
-    (tmp_path / "build" / "x.json").write_text(json.dumps({"note": piege}), "utf-8")
-    assert leaks(served_files(tmp_path), key_needles(season)) == [(f"{tmp_path}/build/x.json", piege)]
+    (tmp_path / "build/conformite").mkdir(parents=True)
+    (tmp_path / "build/conformite/x.json").write_text(json.dumps({"note": piege}), "utf-8")
+    assert leaks(served_files(tmp_path), key_needles(season)) == [(f"{tmp_path}/build/conformite/x.json", piege)]
 
 
 # -- (c) the season artifacts ------------------------------------------------------------------------
@@ -183,17 +187,17 @@ def built_seasons(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, by
     outputs = []
     for n, changes in enumerate(ENVIRONMENTS):
         root = tmp_path_factory.mktemp(f"build-season-{n}")
-        shutil.copytree(ROOT / "season_src", root / "season_src")
+        shutil.copytree(ROOT / "season_src/conformite", root / "season_src/conformite")
         copy_tracks(root)
         result = corpus("build-season", "--root", str(root), cwd=root, env=_env(**changes))
         assert result.returncode == 0, result.stderr
         assert sorted(p.name for p in root.iterdir()) == ["season", "season_src", "tracks"], "writes season/ only"
-        outputs.append(tree(root / "season"))
+        outputs.append(tree(root / "season/conformite"))
     return outputs
 
 
 def test_build_season_reproduces_the_committed_artifacts(built_seasons: list[dict[str, bytes]]) -> None:
-    committed = tree(ROOT / "season")
+    committed = tree(ROOT / "season/conformite")
     assert sorted(committed) == sorted(SEASON_FILES)
     for output in built_seasons:
         assert output == committed
@@ -207,7 +211,7 @@ def test_build_season_is_deterministic_across_environments(built_seasons: list[d
 
 def test_key_artifact_carries_the_key(season: Season) -> None:
     """What the freeze commits to is the key of cle.yaml, read here from the raw YAML, not the model."""
-    artifact = json.loads((ROOT / "season" / "cle.json").read_text("utf-8"))
+    artifact = json.loads((ROOT / "season/conformite/cle.json").read_text("utf-8"))
     raw = season.raw_key["taches"]
     assert sorted(artifact["taches"]) == sorted(raw)
     for task_id, entry in raw.items():
@@ -220,7 +224,7 @@ def test_key_artifact_carries_the_key(season: Season) -> None:
 
 
 def test_tasks_artifact_types_the_statements(season: Season) -> None:
-    artifact = json.loads((ROOT / "season" / "taches.json").read_text("utf-8"))
+    artifact = json.loads((ROOT / "season/conformite/taches.json").read_text("utf-8"))
     raw = {t["id"]: t for t in season.raw_tasks["taches"]}
     assert [t["id"] for t in artifact["taches"]] == sorted(raw)
     for task in artifact["taches"]:

@@ -369,7 +369,7 @@ def test_the_generique_freeze_check_names_its_own_served_path(tmp_path: Path) ->
     root = tmp_path / "repo"
     for tree in (GENERIQUE.trees.manifest, GENERIQUE.trees.season):
         shutil.copytree(ROOT / tree, root / tree)
-    copy_tracks(root, tracks=("conformite", "generique"), bareme=True)
+    copy_tracks(root, tracks=("conformite", "generique"))
     places = GENERIQUE.places
     freeze(root, root / GENERIQUE.bareme.file, tmp_path / "salt.hex", places)
     record = root / places.record

@@ -114,7 +114,7 @@ def test_statuts_instead_of_dates_is_exact_everywhere_and_non_fonde_on_the_confo
 
 def test_referentiel_serves_the_justification_rule() -> None:
     """The founding-fact rule is public at the opening: served in /referentiel, frozen with the corpus."""
-    served = json.loads((ROOT / "build" / "referentiel.json").read_text(encoding="utf-8"))
+    served = json.loads((ROOT / "build" / "conformite" / "referentiel.json").read_text(encoding="utf-8"))
     text = served["principes"]["justification"]
     for words in ("date de fin retenue", "nouvelle_date_fin", "les faits de l'un", "tableau entier",
                   "statut_declaration", "existe: false"):
@@ -126,7 +126,7 @@ def test_referentiel_states_one_case_per_decisive_document_in_the_evaluator_orde
     """One reading only: each decisive C2/C3 document is decided by one case, the first that applies in
     the order of ``_Run.c2``/``_Run.c3``; what a satisfying document is checked on is not asked; and the
     minimum may exceed the founding facts without extra étayées assertions harming the fondé."""
-    served = json.loads((ROOT / "build" / "referentiel.json").read_text(encoding="utf-8"))
+    served = json.loads((ROOT / "build" / "conformite" / "referentiel.json").read_text(encoding="utf-8"))
     text = served["principes"]["justification"]
     assert "les faits du seul cas qui le décide, le premier qui s'applique dans cet ordre" in text
     cases = ("absent, son existe", "attestation qui liste un avenant absent", "pas encore commencé",
@@ -159,7 +159,7 @@ def test_a_founding_fact_honest_agents_do_not_assert_fails_them(world: World,
         assert failing[name] and all(p.startswith("conf-01: ") for p in failing[name]), failing[name]
         assert "('/agrements/AGR-5113', '/activite')" in failing[name][0]
     lines = [str(p) for p in panel_problems(found, KEY_LOCATION)]
-    assert any(line.startswith("season_src/cle.yaml: panel liens-d-abord: conf-01: ") for line in lines)
+    assert any(line.startswith("season_src/conformite/cle.yaml: panel liens-d-abord: conf-01: ") for line in lines)
 
 
 def test_a_link_without_its_equivalent_forms_fails_the_agents_that_use_them(

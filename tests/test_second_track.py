@@ -33,12 +33,11 @@ def corpus(root: Path, *args: str) -> Ran:
 
 def make_checkout(root: Path) -> Path:
     """The repository's conformité track and its sources, plus the essai track, in one scratch checkout."""
-    for name in ("corpus_src", "season_src", "spec"):
+    for name in ("corpus_src/conformite", "season_src/conformite"):
         shutil.copytree(ROOT / name, root / name)
     copy_tracks(root)
-    for name in ("tracks/essai", "essai/corpus_src", "essai/season_src"):
+    for name in ("tracks/essai", "corpus_src/essai", "season_src/essai"):
         shutil.copytree(ESSAI / name, root / name)
-    shutil.copy(ESSAI / "spec" / "essai-bareme-v1.txt", root / "spec")
     return root
 
 
@@ -60,13 +59,14 @@ def test_corpus_tracks_lists_both_tracks_with_their_files(checkout: Path) -> Non
     assert sorted(listed) == ["conformite", "essai"]
     essai = listed["essai"]
     assert (essai["build"], essai["manifest"], essai["cle"], essai["taches"]) == \
-        ("essai/build", "essai/manifest/manifest.json", "essai/season/cle.json", "essai/season/taches.json")
-    names = ("corpus_src", "season_src", "build", "manifest", "season", "freeze")  # one shape for every track
+        ("build/essai", "manifest/essai/manifest.json", "season/essai/cle.json", "season/essai/taches.json")
+    kinds = ("corpus_src", "season_src", "build", "manifest", "season", "freeze")  # one shape for every track
     keys = ("sources", "sources_saison", "build", "manifest", "saison", "gel")
-    assert essai["arbres"] == {k: f"essai/{n}" for k, n in zip(keys, names, strict=True)}
-    assert listed["conformite"]["arbres"] == dict(zip(keys, names, strict=True))
+    for piste in ("essai", "conformite"):  # <kind>/<piste>, never written in track.yaml
+        assert listed[piste]["arbres"] == {k: f"{n}/{piste}" for k, n in zip(keys, kinds, strict=True)}
+    assert (listed["conformite"]["principale"], essai["principale"]) == (True, False)
     assert (essai["referentiel"], essai["catalogue"], essai["bareme"]) == \
-        ("/essai/referentiel", "/essai/catalogue", "spec/essai-bareme-v1.txt")
+        ("/essai/referentiel", "/essai/catalogue", "tracks/essai/essai-bareme-v1.txt")
     for item in listed.values():  # every path it names is a file of the checkout
         for key in ("manifest", "cle", "taches", "bareme", "definition"):
             assert (checkout / item[key]).is_file(), (item["piste"], key)
@@ -74,11 +74,12 @@ def test_corpus_tracks_lists_both_tracks_with_their_files(checkout: Path) -> Non
 
 
 def test_conformite_is_byte_identical_beside_a_second_track(checkout: Path) -> None:
-    committed = (ROOT / "manifest" / "manifest.json").read_bytes()
-    assert (checkout / "manifest" / "manifest.json").read_bytes() == committed
-    assert (checkout / "season" / "cle.json").read_bytes() == (ROOT / "season" / "cle.json").read_bytes()
-    essai = Manifest.load(checkout, "essai/manifest")
-    assert essai.corpus == "essai-s1" and essai.hash != Manifest.load(checkout).hash
+    committed = (ROOT / "manifest/conformite/manifest.json").read_bytes()
+    assert (checkout / "manifest/conformite/manifest.json").read_bytes() == committed
+    assert (checkout / "season/conformite/cle.json").read_bytes() == (
+        ROOT / "season/conformite/cle.json").read_bytes()
+    essai = Manifest.load(checkout, "manifest/essai")
+    assert essai.corpus == "essai-s1" and essai.hash != Manifest.load(checkout, "manifest/conformite").hash
     served = {e.path for e in essai.of_kind("resource")}
     assert {"/essai/referentiel", "/essai/catalogue", "/essai/produits/PRD-0001",
             "/essai/catalogues/visserie/2"} <= served
@@ -101,9 +102,10 @@ def test_one_nginx_serves_both_tracks_and_verify_crawls_each(checkout: Path) -> 
     with NginxServer(build_root=checkout) as server:
         produit = server.request("/essai/produits/PRD-0001")
         assert produit.status == 200
-        assert produit.body == (checkout / "essai" / "build" / "essai" / "produits" / "PRD-0001.json").read_bytes()
+        assert produit.body == (checkout / "build/essai/essai/produits/PRD-0001.json").read_bytes()
         entite = server.request("/entites/ENT-4102")
-        assert entite.status == 200 and entite.body == (ROOT / "build" / "entites" / "ENT-4102.json").read_bytes()
+        assert entite.status == 200 and entite.body == (
+            ROOT / "build/conformite/entites/ENT-4102.json").read_bytes()
         absent = server.request("/essai/produits/PRD-9999")
         assert absent.status == 200 and json.loads(absent.body)["existe"] is False
         assert server.request("/essai/produits/PRD-0001", secret=None).status == 403
@@ -118,7 +120,7 @@ def test_one_nginx_serves_both_tracks_and_verify_crawls_each(checkout: Path) -> 
 def test_essai_submissions_are_scored_by_corpus_score(checkout: Path, tmp_path: Path) -> None:
     essai = next(t for t in load_tracks(checkout) if t.piste == "essai")
     manifest = Manifest.load(checkout, essai.trees.manifest)
-    key = json.loads((checkout / "essai" / "season" / "cle.json").read_text("utf-8"))
+    key = json.loads((checkout / "season/essai/cle.json").read_text("utf-8"))
     folder = tmp_path / "soumissions"
     folder.mkdir()
     for task_id, entry in key["taches"].items():  # an honest agent: exactly the key's founding facts
@@ -145,7 +147,8 @@ def test_essai_submissions_are_scored_by_corpus_score(checkout: Path, tmp_path: 
     assert "essai-02' names no task of season 1: rejected at entry" in conformite.stdout
     mixed = tmp_path / "mixte"
     shutil.copytree(folder, mixed)
-    other = make_submission(Manifest.load(checkout), "conf-01", "conforme", [], piste="conformite")
+    other = make_submission(Manifest.load(checkout, "manifest/conformite"), "conf-01", "conforme", [],
+        piste="conformite")
     (mixed / "conf-01.json").write_text(json.dumps(other), "utf-8")
     refused = corpus(checkout, "score", str(mixed))
     assert refused.returncode != 0 and "1 of conformite, 2 of essai" in refused.stderr

@@ -46,9 +46,9 @@ class Running:
         return (self.folder / "prefix" / "dev-secret").read_text().strip()
 
     def body_of(self, path: str) -> bytes:
-        manifest = json.loads((self.root / "manifest" / "manifest.json").read_text())
+        manifest = json.loads((self.root / "manifest" / "conformite" / "manifest.json").read_text())
         entry = next(e for e in manifest["resources"] if e["path"] == path)
-        return (self.root / "build" / entry["file"]).read_bytes()
+        return (self.root / "build" / "conformite" / entry["file"]).read_bytes()
 
 
 def _banner(process: subprocess.Popen[str], timeout: float = 30.0) -> str:

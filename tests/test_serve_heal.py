@@ -66,9 +66,9 @@ def _serve(root: Path, folder: Path) -> Served:
     while not state_file.exists():
         assert process.poll() is None and time.monotonic() < deadline, process.stderr and process.stderr.read()
         time.sleep(0.05)
-    manifest = json.loads((root / "manifest" / "manifest.json").read_text())
+    manifest = json.loads((root / "manifest" / "conformite" / "manifest.json").read_text())
     resources = [e for e in manifest["resources"] if e["kind"] in ("resource", "absent")][:20]
-    expected = {e["path"]: (root / "build" / e["file"]).read_bytes() for e in resources}
+    expected = {e["path"]: (root / "build" / "conformite" / e["file"]).read_bytes() for e in resources}
     return Served(process, root, prefix, state_file, secret, ("127.0.0.1", frontal_port), expected, list(expected))
 
 

@@ -148,7 +148,7 @@ def test_corpus_commands_of_the_units(rendered_prefix: Path) -> None:
     text = unit("replica", str(rendered_prefix))
     verify = shlex.split(values(text, "ExecStartPre")[0])
     assert subprocess.run(verify, capture_output=True, check=False).returncode == 0
-    victim = next(p for p in sorted((rendered_prefix.parent / "root" / "build").rglob("*.json")))
+    victim = next(p for p in sorted((rendered_prefix.parent / "root" / "build" / "conformite").rglob("*.json")))
     original = victim.read_bytes()
     try:
         victim.write_bytes(original.replace(b'"', b"'", 1))

@@ -60,7 +60,7 @@ def shared(snapshot: tuple[Path, dict[str, Any]]) -> Iterator[Topology]:
 
 
 def bodies(root: Path, manifest: dict[str, Any]) -> dict[str, bytes]:
-    return {e["path"]: (root / "build" / e["file"]).read_bytes() for e in manifest["resources"]}
+    return {e["path"]: (root / "build" / "conformite" / e["file"]).read_bytes() for e in manifest["resources"]}
 
 
 def sample_paths(manifest: dict[str, Any], count: int = 20) -> list[str]:

@@ -12,6 +12,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -100,7 +101,7 @@ def no_exchange(first: Path, second: Path) -> bool:
 
 
 def under(folder: str, trees: dict[str, dict[str, bytes]]) -> dict[str, dict[str, bytes]]:
-    """The same trees named as a track of its own folder names them (``generique/build``)."""
+    """The same trees named as a track of its own folder names them (``build/generique``)."""
     return {f"{folder}/{name}" if folder else name: files for name, files in trees.items()}
 
 
@@ -183,7 +184,7 @@ def test_a_killed_corpus_build_is_repaired_by_the_next_command_which_says_so(tmp
     assert run_corpus("build", "--root", str(tmp_path), "--base-url", "http://a.invalid").returncode == 0
     before = snapshot(tmp_path)
     hook = ("import os, signal, sys\n"
-            f"target = {str(tmp_path / 'manifest')!r}\n"
+            f"target = {str(tmp_path / 'manifest' / 'conformite')!r}\n"
             "def hook(event, args):\n"
             "    if event in ('os.rename', 'corpus.transaction.exchange') and str(args[1]) == target \\\n"
             "            and 'stage' in str(args[0]):\n"
@@ -193,19 +194,20 @@ def test_a_killed_corpus_build_is_repaired_by_the_next_command_which_says_so(tmp
             f"main(['build', '--root', {str(tmp_path)!r}, '--base-url', 'http://b.invalid'])\n")
     killed = subprocess.run([sys.executable, "-c", hook], capture_output=True, text=True, cwd=ROOT, check=False)
     assert killed.returncode == -signal.SIGKILL
-    mixed = Manifest.read(tmp_path / "manifest" / "manifest.json").check_tree(tmp_path / "build")
+    mixed = Manifest.read(tmp_path / "manifest/conformite/manifest.json").check_tree(tmp_path / "build/conformite")
     assert mixed, "the kill did not land between build/ and manifest/"  # new build/ beside the old manifest/
     shown = run_corpus("show", "/catalogue", "--root", str(tmp_path))  # a reader, before any new build
     assert shown.returncode == 0, shown.stderr
-    assert "killed during its swap: restored the previous build/ and manifest/" in shown.stderr
+    assert "killed during its swap: restored the previous build/conformite/ and manifest/conformite/" in (
+        shown.stderr)
     assert "http://a.invalid" in shown.stdout and "http://b.invalid" not in shown.stdout
     assert snapshot(tmp_path) == before
     again = run_corpus("build", "--root", str(tmp_path), "--base-url", "http://b.invalid")
     assert again.returncode == 0, again.stderr
     assert "removing its stage" in again.stderr or ".corpus-txn" in again.stderr
     assert leftovers(tmp_path) == []
-    manifest = Manifest.load(tmp_path)
-    assert manifest.base_url == "http://b.invalid" and manifest.check_tree(tmp_path / "build") == []
+    manifest = Manifest.load(tmp_path, "manifest/conformite")
+    assert manifest.base_url == "http://b.invalid" and manifest.check_tree(tmp_path / "build/conformite") == []
 
 
 def test_leftovers_of_the_old_swap_are_restored_and_removed(tmp_path: Path) -> None:
@@ -251,15 +253,15 @@ def test_a_second_build_waits_for_the_first_or_refuses(tmp_path: Path) -> None:
         refused = corpus("build", "--root", str(tmp_path), "--no-wait")
         assert refused.returncode == 1
         assert "another build (pid 31337) holds" in refused.stderr and "Traceback" not in refused.stderr
-        assert not (tmp_path / "build").exists()  # nobody wrote while the lock was held
+        assert not (tmp_path / "build/conformite").exists()  # nobody wrote while the lock was held
     finally:
         os.close(lock)
     for proc in builds:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
-    manifest = Manifest.load(tmp_path)
+    manifest = Manifest.load(tmp_path, "manifest/conformite")
     assert manifest.base_url in ("http://one.invalid", "http://two.invalid")
-    assert manifest.check_tree(tmp_path / "build") == []
+    assert manifest.check_tree(tmp_path / "build/conformite") == []
     assert leftovers(tmp_path) == []
 
 
@@ -271,9 +273,10 @@ def test_concurrent_builds_without_help_end_with_a_consistent_pair(tmp_path: Pat
     for proc in builds:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
-    manifest = Manifest.load(tmp_path)
-    assert manifest.check_tree(tmp_path / "build") == []
-    assert f'"url": "{manifest.base_url}/entites/' in (tmp_path / "build" / "catalogue.json").read_text("utf-8")
+    manifest = Manifest.load(tmp_path, "manifest/conformite")
+    assert manifest.check_tree(tmp_path / "build/conformite") == []
+    assert f'"url": "{manifest.base_url}/entites/' in (tmp_path / "build/conformite/catalogue.json").read_text(
+        "utf-8")
 
 
 def test_a_reader_never_sees_two_builds_mixed(tmp_path: Path) -> None:
@@ -365,7 +368,8 @@ def test_a_file_size_limit_while_staging_is_one_message(tmp_path: Path) -> None:
 
     result = corpus("build", "--root", str(tmp_path), preexec_fn=limited)
     assert_refused_cleanly(result, "corpus build: ", f"{tmp_path}/.corpus-txn/stage/",
-                           "cannot write: File too large", "build/ and manifest/ left unchanged")
+                           "cannot write: File too large", "build/conformite/ and manifest/conformite/ left "
+                                                           "unchanged")
     assert snapshot(tmp_path) == before and leftovers(tmp_path) == []
 
 
@@ -405,10 +409,10 @@ def test_a_full_disk_while_staging_is_one_message(tmp_path: Path) -> None:
     script = NAMESPACE_HELPERS + f"""
 root = Path(sys.argv[1])
 subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(root)], check=True)
-shutil.copytree({str(ROOT / 'tests' / 'fixtures' / 'valid' / 'corpus_src')!r}, root / "corpus_src")
+shutil.copytree({str(ROOT / 'tests' / 'fixtures' / 'valid' / 'corpus_src')!r}, root / "corpus_src/conformite")
 shutil.copytree({str(ROOT / 'tracks' / 'conformite')!r}, root / "tracks" / "conformite")
 first = corpus("build", "--root", str(root))
-entity = root / "corpus_src" / "entites" / "ENT-0002.yaml"
+entity = root / "corpus_src/conformite/entites/ENT-0002.yaml"
 entity.write_text(entity.read_text("utf-8").replace(*{RENAMED!r}), "utf-8")
 before = snapshot(root)
 stat = os.statvfs(root)
@@ -424,13 +428,14 @@ print(json.dumps({{"first": first, "second": second, "same": snapshot(root) == b
     report = private_namespace(script, str(target))
     assert report["first"]["code"] == 0, report["first"]["err"]
     second = subprocess.CompletedProcess([], report["second"]["code"], "", report["second"]["err"])
-    assert_refused_cleanly(second, "cannot write: No space left on device", "build/ and manifest/ left unchanged")
+    assert_refused_cleanly(second, "cannot write: No space left on device", "build/conformite/ and "
+                                                                            "manifest/conformite/ left unchanged")
     assert report["same"] and report["left"] == []
 
 
 def test_a_read_only_tree_is_one_message_and_can_still_be_read(tmp_path: Path) -> None:
     before = built_fixture(tmp_path)
-    subprocess.run(["cp", "-r", str(ROOT / "season_src"), str(tmp_path / "season_src")], check=True)
+    shutil.copytree(ROOT / "season_src/conformite", tmp_path / "season_src/conformite")
     script = NAMESPACE_HELPERS + """
 root = Path(sys.argv[1])
 subprocess.run(["mount", "--bind", "-o", "ro", str(root), str(root)], check=True)
@@ -460,10 +465,12 @@ def test_nginx_serves_one_whole_build_while_builds_swap(tmp_path: Path) -> None:
 
     from generator.compiler.pipeline import compile_build
 
-    builds = [compile_build(ROOT / "corpus_src", url, CONFORMITE) for url in ("http://a.invalid", "http://b.invalid")]
+    builds = [compile_build(ROOT / CONFORMITE.trees.sources, url, CONFORMITE)
+              for url in ("http://a.invalid", "http://b.invalid")]
     trees = [b.trees() for b in builds]
     paths = ["/catalogue", "/referentiel", *(e.path for e in builds[0].manifest.of_kind("resource")[-6:])]
-    expected = {p: {t["build"][b.manifest.by_path(p).file] for t, b in zip(trees, builds, strict=True)}
+    built = CONFORMITE.trees.build
+    expected = {p: {t[built][b.manifest.by_path(p).file] for t, b in zip(trees, builds, strict=True)}
                 for p in paths}
     assert len(expected["/catalogue"]) == 2, "the two builds must differ where the test looks"
     folder = private_dir("corpus-swap-")

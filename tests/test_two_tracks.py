@@ -19,9 +19,9 @@ from trackfix import ROOT, copy_tracks
 
 from generator.cli.main import main
 
-# The layout docs/tracks.md gives, written out here: conformité's trees at the root, générique's under
-# generique/ with the same names.
-TREES = {"conformite": ("build", "manifest"), "generique": ("generique/build", "generique/manifest")}
+# The layout docs/tracks.md gives, written out here: each track's trees are <kind>/<piste>.
+TREES = {"conformite": ("build/conformite", "manifest/conformite"),
+         "generique": ("build/generique", "manifest/generique")}
 CURL = shutil.which("curl")
 
 

@@ -194,20 +194,23 @@ def _key_entry(data: dict[str, Any]) -> dict[str, Any]:
 
 
 SEASON_CASES: list[tuple[str, str, Callable[[dict[str, Any]], Any] | bytes, str]] = [
-    ("cle.json", "corrupt", b'{"format": "season-cle/1",\n "saison": }', "season/cle.json:2:12: not JSON"),
-    ("cle.json", "empty", b"", "season/cle.json: empty"),
-    ("cle.json", "a list", lambda d: [d], "season/cle.json: /: "),
-    ("cle.json", "missing saison", _without("saison"), "season/cle.json: /: missing required field: 'saison'"),
+    ("cle.json", "corrupt", b'{"format": "season-cle/1",\n "saison": }', "season/conformite/cle.json:2:12: not "
+                                                                         "JSON"),
+    ("cle.json", "empty", b"", "season/conformite/cle.json: empty"),
+    ("cle.json", "a list", lambda d: [d], "season/conformite/cle.json: /: "),
+    ("cle.json", "missing saison", _without("saison"), "season/conformite/cle.json: /: missing required field: "
+                                                       "'saison'"),
     ("cle.json", "verdict a number", lambda d: (_key_entry(d).update(verdict=1), d)[1],
-     "season/cle.json: /taches/conf-01/verdict: "),
+     "season/conformite/cle.json: /taches/conf-01/verdict: "),
     ("cle.json", "a key twice", b'{"format": "season-cle/1", "saison": 1, "saison": 1, "taches": {}}',
-     'season/cle.json: /: the key "saison" appears more than once'),
-    ("taches.json", "corrupt", b"{", "season/taches.json:1:2: not JSON"),
-    ("taches.json", "empty", b"\n", "season/taches.json: empty"),
-    ("taches.json", "a string", lambda d: "taches", "season/taches.json: /: "),
+     'season/conformite/cle.json: /: the key "saison" appears more than once'),
+    ("taches.json", "corrupt", b"{", "season/conformite/taches.json:1:2: not JSON"),
+    ("taches.json", "empty", b"\n", "season/conformite/taches.json: empty"),
+    ("taches.json", "a string", lambda d: "taches", "season/conformite/taches.json: /: "),
     ("taches.json", "missing taches", _without("taches"),
-     "season/taches.json: /: missing required field: 'taches'"),
-    ("taches.json", "saison a string", _with(saison="1"), "season/taches.json: /saison: '1' is not of type"),
+     "season/conformite/taches.json: /: missing required field: 'taches'"),
+    ("taches.json", "saison a string", _with(saison="1"), "season/conformite/taches.json: /saison: '1' is not "
+                                                          "of type"),
 ]
 
 
@@ -216,7 +219,7 @@ SEASON_COMMAND_CASES = ("cle.json-corrupt", "cle.json-empty", "cle.json-a list",
 
 
 def _spoil(world: ScoreWorld, name: str, content: Callable[[dict[str, Any]], Any] | bytes) -> None:
-    path = world.root / "season" / name
+    path = world.root / "season/conformite" / name
     if isinstance(content, bytes):
         path.write_bytes(content)
     else:

@@ -68,16 +68,17 @@ def test_verify_names_every_tampered_resource(tampered: tuple[Path, dict[str, An
     # the replica proves its build when it starts (build_proof): the bytes change under a running one
     with NginxServer(build_root=root) as server:
         # same length, still valid JSON: only a byte-for-byte comparison sees it
-        data = (root / "build" / changed["file"]).read_bytes()
+        data = (root / "build/conformite" / changed["file"]).read_bytes()
         value = json.loads(data)["statut"]
         altered = data.replace(value.encode(), value[::-1].encode(), 1)
         assert altered != data and len(altered) == len(data)
-        (root / "build" / changed["file"]).write_bytes(altered)
+        (root / "build/conformite" / changed["file"]).write_bytes(altered)
         # a missing file: nginx serves the absent template instead
-        (root / "build" / removed["file"]).unlink()
+        (root / "build/conformite" / removed["file"]).unlink()
         # same JSON value, other bytes: the response hash still matches, the sha256 does not
-        parsed = json.loads((root / "build" / reformatted["file"]).read_bytes())
-        (root / "build" / reformatted["file"]).write_bytes(json.dumps(parsed, ensure_ascii=False).encode())
+        parsed = json.loads((root / "build/conformite" / reformatted["file"]).read_bytes())
+        (root / "build/conformite" / reformatted["file"]).write_bytes(json.dumps(parsed,
+            ensure_ascii=False).encode())
         code, out, _ = run_verify(server, capsys, root=root)
     assert code == 1
     failed = out.strip().splitlines()[-1]
@@ -92,7 +93,8 @@ def test_verify_names_every_tampered_resource(tampered: tuple[Path, dict[str, An
 def test_undeclared_paths_follow_each_collection_and_name_nothing(manifest: dict[str, Any], root: Path) -> None:
     taken = {e["path"] for e in manifest["resources"]}
     for seed in range(5):
-        paths = undeclared_paths(Manifest.load(root), col.CONFORMITE.collections, random.Random(seed))
+        paths = undeclared_paths(Manifest.load(root, "manifest/conformite"), col.CONFORMITE.collections,
+            random.Random(seed))
         assert paths and not set(paths) & taken
         assert all(col.collection_of(p) is not None for p in paths)
         assert len({col.collection_of(p) for p in paths}) == len(paths)

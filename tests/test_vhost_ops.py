@@ -199,7 +199,7 @@ def test_serve_with_a_secret_file_then_sigterm_leaves_no_process(snapshot: Path)
         assert len(pids) == 3  # the master and its two workers
         path = "/catalogue"
         ok = requests.get(f"http://127.0.0.1:{port}{path}", headers={"X-Challenge-Secret": secret}, timeout=5)
-        assert (ok.status_code, ok.content) == (200, (snapshot / "build" / "catalogue.json").read_bytes())
+        assert (ok.status_code, ok.content) == (200, (snapshot / "build/conformite/catalogue.json").read_bytes())
         assert requests.get(f"http://127.0.0.1:{port}{path}", timeout=5).status_code == 403
     finally:
         code, out, err = _stop(process, signal.SIGTERM)
@@ -289,16 +289,16 @@ def test_ensure_build_writes_only_when_the_sources_changed(tmp_path: Path) -> No
     copy_fixture(tmp_path)
     base = "https://corpus.example"
     assert ensure_build(tmp_path, base).startswith("built")
-    manifest = tmp_path / "manifest" / "manifest.json"
+    manifest = tmp_path / "manifest/conformite/manifest.json"
     before = manifest.stat().st_mtime_ns
-    assert ensure_build(tmp_path, base).startswith("build/ is up to date")
+    assert ensure_build(tmp_path, base).startswith("build/conformite/ is up to date")
     assert manifest.stat().st_mtime_ns == before
-    victim = next((tmp_path / "build").rglob("*.json"))
+    victim = next((tmp_path / "build/conformite").rglob("*.json"))
     victim.write_bytes(victim.read_bytes() + b" ")
     assert ensure_build(tmp_path, base).startswith("built")
-    (tmp_path / "build" / "stray.json").write_text("{}")
+    (tmp_path / "build/conformite/stray.json").write_text("{}")
     assert ensure_build(tmp_path, base).startswith("built")
-    assert not (tmp_path / "build" / "stray.json").exists()
+    assert not (tmp_path / "build/conformite/stray.json").exists()
 
 
 def test_serve_replicas_from_a_private_folder_writes_the_state_and_stops_everything(snapshot: Path) -> None:
@@ -325,7 +325,7 @@ def test_serve_replicas_from_a_private_folder_writes_the_state_and_stops_everyth
         secret = (prefix / "dev-secret").read_text().strip()
         ok = requests.get(f"{doc['frontal']}/catalogue", headers={"X-Challenge-Secret": secret}, timeout=5,
                           verify=doc["ca"])
-        assert (ok.status_code, ok.content) == (200, (snapshot / "build" / "catalogue.json").read_bytes())
+        assert (ok.status_code, ok.content) == (200, (snapshot / "build/conformite/catalogue.json").read_bytes())
         pids = processes_of(prefix)
         assert len(pids) >= 6  # three masters and their workers
     finally:

@@ -89,7 +89,7 @@ def test_bad_character_hint_names_the_first_bad_character() -> None:
 
 def test_secret_file_must_live_outside_the_repository(tmp_path: Path) -> None:
     fake_repo = tmp_path / "repo"
-    inside, run = fake_repo / "build" / "s", fake_repo / "run" / "s"
+    inside, run = fake_repo / "build" / "conformite" / "s", fake_repo / "run" / "s"
     for path in (inside, run):
         write_private(path, new_secret() + "\n")
     with pytest.raises(SecretError, match="outside the repository"):
@@ -254,7 +254,7 @@ def _copy(snapshot: Path, work: Path) -> Path:
 
 def test_render_refuses_a_build_that_differs_from_the_manifest(snapshot: Path, work: Path) -> None:
     copy = _copy(snapshot, work)
-    (copy / "build" / "_systeme" / "403.json").write_bytes(b'{"tampered": true}\n')
+    (copy / "build" / "conformite" / "_systeme" / "403.json").write_bytes(b'{"tampered": true}\n')
     with pytest.raises(DeployError, match="/_systeme/403"):  # not the proven release: nothing rendered
         render(_settings(copy, work))
 
@@ -268,11 +268,11 @@ def _rewrite_manifest(manifest_file: Path, manifest: dict[str, object]) -> None:
 
 def test_render_refuses_a_declared_absent_that_is_not_the_template(snapshot: Path, work: Path) -> None:
     copy = _copy(snapshot, work)
-    manifest_file = copy / "manifest" / "manifest.json"
+    manifest_file = copy / "manifest" / "conformite" / "manifest.json"
     manifest = json.loads(manifest_file.read_text())
     entry = next(e for e in manifest["resources"] if e["kind"] == "absent")
-    data = (copy / "build" / entry["file"]).read_bytes().replace(b"Aucune", b"Nulle")
-    (copy / "build" / entry["file"]).write_bytes(data)
+    data = (copy / "build" / "conformite" / entry["file"]).read_bytes().replace(b"Aucune", b"Nulle")
+    (copy / "build" / "conformite" / entry["file"]).write_bytes(data)
     entry["sha256"], entry["length"] = hashlib.sha256(data).hexdigest(), len(data)
     _rewrite_manifest(manifest_file, manifest)
     with pytest.raises(RenderError, match=re.escape(entry["path"])):
@@ -281,7 +281,7 @@ def test_render_refuses_a_declared_absent_that_is_not_the_template(snapshot: Pat
 
 def test_render_refuses_a_manifest_without_a_required_systeme_body(snapshot: Path, work: Path) -> None:
     copy = _copy(snapshot, work)
-    manifest_file = copy / "manifest" / "manifest.json"
+    manifest_file = copy / "manifest" / "conformite" / "manifest.json"
     manifest = json.loads(manifest_file.read_text())
     manifest["resources"] = [e for e in manifest["resources"] if e["path"] != "/_systeme/503"]
     _rewrite_manifest(manifest_file, manifest)
@@ -297,7 +297,7 @@ def test_prefix_inside_a_served_or_tracked_folder_is_refused(folder: str,
     with build_copy("corpus-render-prefix-") as (root, _manifest):
         secret_file = root.parent / "secret"
         write_private(secret_file, new_secret() + "\n")
-        (root / "link-to-build").symlink_to(root / "build")
+        (root / "link-to-build").symlink_to(root / "build" / "conformite")
         before = sorted(p.relative_to(root) for p in root.rglob("*"))
         prefix = root / folder / "p"
         code = main(["render-nginx", "--plain-replica",
@@ -384,11 +384,10 @@ def test_render_refuses_a_build_the_unprivileged_workers_cannot_reach(snapshot: 
 @pytest.mark.skipif(os.geteuid() != 0, reason="workers drop privileges only when nginx starts as root")
 def test_render_refuses_a_second_track_the_unprivileged_workers_cannot_reach(work: Path) -> None:
     """Every track's build is checked, not only the first's: générique's lives in a folder of its own."""
-    root = scratch_checkout(work / "root", ["build", "manifest", GENERIQUE.trees.build, GENERIQUE.trees.manifest],
-                            ("conformite", "generique"))
-    os.chmod(root / "generique", 0o700)
-    with pytest.raises(RenderError, match=f"{root / 'generique'}: not traversable .*the build of the track "
-                                          "generique"):
+    root = scratch_checkout(work / "root", ["build", "manifest"], ("conformite", "generique"))
+    os.chmod(root / GENERIQUE.trees.build, 0o700)
+    with pytest.raises(RenderError, match=f"{root / GENERIQUE.trees.build}: not traversable .*the build of the "
+                                          "track generique"):
         render(_settings(root, work))
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from generator.tracks.loader import TRACKS_DIR, track_named
+from generator.tracks.loader import TRACK_FILE, TRACKS_DIR, track_named
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMITE = track_named(ROOT, "conformite")
@@ -20,30 +20,37 @@ GENERIQUE = track_named(ROOT, "generique")
 
 
 def copy_tracks(dest: Path, source: Path = ROOT, tracks: tuple[str, ...] = ("conformite",), *,
-                bareme: bool = False) -> None:
-    """Copy the named tracks of ``source/tracks`` to ``dest/tracks`` (a no-op when already there).
+                bareme: bool = True) -> None:
+    """Copy the named tracks of ``source/tracks`` to ``dest/tracks`` (a no-op when already there), each with
+    its barème section (``tracks/<piste>/<section>.txt``); ``bareme=False`` leaves the section out, for a
+    test of a missing one.
 
     A scratch root holds the sources of the tracks a test works on, conformité's by default; a track
     copied without its sources would make ``corpus build`` (every track) fail on what the test left out.
-    With ``bareme``, each track's barème section comes along: ``check-season`` holds ``track.yaml`` against
-    it, in the checkout that holds ``tracks/``."""
+    A checkout declares one primary track (``principale``): when the tracks copied leave ``dest`` with none
+    (générique alone), the first one copied says it, as its checkout's own definition would."""
     for name in tracks:
         if not (dest / TRACKS_DIR / name).exists():
             shutil.copytree(source / TRACKS_DIR / name, dest / TRACKS_DIR / name)
-        section = track_named(source, name).bareme.file if bareme else ""
-        if section and not (dest / section).exists():
-            (dest / section).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source / section, dest / section)
+            if not bareme:
+                (dest / track_named(source, name).bareme.file).unlink()
+    definitions = sorted((dest / TRACKS_DIR).glob(f"*/{TRACK_FILE}"))
+    if definitions and not any(_declares_primary(file) for file in definitions):
+        first = dest / TRACKS_DIR / tracks[0] / TRACK_FILE
+        first.write_text(first.read_text("utf-8") + "principale: true\n", "utf-8")
 
 
-def scratch_checkout(dest: Path, trees: Iterable[str], tracks: tuple[str, ...] = ("conformite",), *,
-                     bareme: bool = False) -> Path:
+def _declares_primary(file: Path) -> bool:
+    return any(line.strip() == "principale: true" for line in file.read_text("utf-8").splitlines())
+
+
+def scratch_checkout(dest: Path, trees: Iterable[str], tracks: tuple[str, ...] = ("conformite",)) -> Path:
     """A scratch checkout at ``dest``: the checkout's ``trees`` that exist (sources, builds...) and the
     definitions of ``tracks`` (:func:`copy_tracks`), for a test that edits them as an author would."""
     for tree in trees:
         if (ROOT / tree).is_dir():
             shutil.copytree(ROOT / tree, dest / tree)
-    copy_tracks(dest, tracks=tracks, bareme=bareme)
+    copy_tracks(dest, tracks=tracks)
     return dest
 
 

@@ -20,13 +20,14 @@ from pathlib import Path
 from generator.base.errors import GeneratorError
 
 RUN = "run"  # git-ignored, never served or compiled
-# The folders every checkout protects besides its tracks' own: the templates nginx is rendered from, and the
+# The kinds of a checkout's trees, each a folder at the root holding one sub-folder per track (``build/<piste>``):
+# the root names kinds, never a track (docs/architecture.md, "The checkout").
+SOURCE_KINDS = ("corpus_src", "season_src")  # what authors write
+KINDS = (*SOURCE_KINDS, "build", "manifest", "season", "freeze")
+# The trees the generator compiles, serves, freezes or renders: no report is written inside them. Protecting
+# each kind's folder protects every track, known or not; then the templates nginx is rendered from, and the
 # track definitions (which say what is served).
-ALWAYS_PROTECTED = ("nginx", "tracks")
-# The trees the generator compiles, serves, freezes or renders: no report is written inside them. The real
-# list is every track's six folders plus these (generator.tracks.loader.protected_trees); this one, the
-# first track's six names at the root, stands when the tracks cannot be read.
-PROTECTED = ("build", "manifest", "season", "corpus_src", "season_src", "freeze", *ALWAYS_PROTECTED)
+PROTECTED = (*KINDS, "nginx", "tracks")
 
 
 class OutputRefused(GeneratorError):

@@ -113,7 +113,7 @@ class Journal:
 
 
 def _tree_name_ok(name: object) -> bool:
-    """A tree is named relative to the root: ``build`` or, for a track's own folder, ``generique/build``."""
+    """A tree is named relative to the root, ``<kind>/<piste>``: ``build/generique``."""
     return isinstance(name, str) and all(part not in ("", ".", "..") for part in name.split("/"))
 
 
@@ -163,7 +163,7 @@ def write_tree(target: Path, files: dict[str, bytes]) -> None:
 
 def make_parents(path: Path, top: Path) -> None:
     """Create the folders between ``top`` (which exists) and ``path`` (mode 0755): a tree named
-    ``generique/build`` is staged, set aside and put in place under a ``generique/`` of its own."""
+    ``build/generique`` is staged, set aside and put in place under a ``build/`` of its own."""
     missing = []
     parent = path.parent
     while parent != top and not parent.is_dir():

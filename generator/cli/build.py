@@ -151,7 +151,8 @@ def cmd_tracks(args: argparse.Namespace) -> int:
         print(json.dumps(listing, indent=2, ensure_ascii=False))
         return 0
     for item in listing:
-        print(f"{item['piste']}: {item['titre']}")
+        primary = " (principale: served at the root, taken without --track)" if item["principale"] else ""
+        print(f"{item['piste']}: {item['titre']}{primary}")
         for key in ("sources", "build", "manifest", "taches", "cle", "bareme", "gel"):
             print(f"  {key:<9} {item[key]}")
         print(f"  served   {item['referentiel']}, {item['catalogue']}, {len(item['collections'])} collections")

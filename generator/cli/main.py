@@ -45,10 +45,10 @@ class OneLineParser(argparse.ArgumentParser):
 def parser() -> argparse.ArgumentParser:
     top = OneLineParser(
         prog="corpus",
-        description="Compile, check and serve the frozen PROVE IT corpora, every track of tracks/ (conformité's "
-                    "trees at the root, générique's under generique/; 'corpus tracks' lists them). Authors edit "
-                    "each track's sources (conformité: corpus_src/ and season_src/; générique: "
-                    "generique/corpus_src/ and generique/season_src/), run 'corpus check', then 'corpus build' "
+        description="Compile, check and serve the frozen PROVE IT corpora, every track of tracks/ (each track's "
+                    "trees are <kind>/<piste>: build/conformite, build/generique...; 'corpus tracks' lists them). "
+                    "Authors edit each track's sources (corpus_src/<piste>/ and season_src/<piste>/), run 'corpus "
+                    "check', then 'corpus build' "
                     "and 'corpus build-season', prove the season with 'corpus check-season', and commit the built "
                     "trees with their sources (docs/authoring.md). Without --track a command works on every "
                     "track, one line each.",

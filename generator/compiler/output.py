@@ -34,11 +34,12 @@ def _only_strings_and_literals(value: Any) -> bool:
     return True
 
 
-def check_bodies(documents: list[Document]) -> list[Problem]:
-    """Output rules that hold whatever the sources: no number, never an empty object, ressource first."""
+def check_bodies(documents: list[Document], build_dir: str) -> list[Problem]:
+    """Output rules that hold whatever the sources: no number, never an empty object, ressource first; each
+    problem names the file it would be in the track's ``build_dir`` (``build/<piste>``)."""
     problems = []
     for doc in documents:
-        where = Location(f"build/{file_for(doc.path)}")
+        where = Location(f"{build_dir}/{file_for(doc.path)}")
         if not _only_strings_and_literals(doc.body):  # cheap test first; pointers only when needed
             problems += [Problem(where, ptr, "a JSON number would be served; write it as a string")
                          for ptr in find_numbers(doc.body)]

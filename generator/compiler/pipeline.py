@@ -16,7 +16,7 @@ from generator.compiler.sources import load_sources
 from generator.compiler.validate import validate
 from generator.contract.bodies import body_bytes
 from generator.contract.freeze import guard_manifest, read_record
-from generator.contract.manifest import BUILD_DIR, MANIFEST_DIR, MANIFEST_FILE, Manifest
+from generator.contract.manifest import MANIFEST_FILE, Manifest
 from generator.tracks.loader import load_tracks
 from generator.tracks.model import Track, file_for
 
@@ -60,8 +60,8 @@ class BuildResult:
     built: list[Built]
     manifest: Manifest
     warnings: list[Problem]
-    build_dir: str = BUILD_DIR  # the track's trees, relative to the checkout
-    manifest_dir: str = MANIFEST_DIR
+    build_dir: str  # the track's trees, relative to the checkout: build/<piste>
+    manifest_dir: str  # manifest/<piste>
     changes: Changes = Changes(first=True)  # against the build it replaced (set by :func:`build`)
 
     @property
@@ -109,7 +109,7 @@ def compile_build(src: Path, base_url: str, track: Track) -> BuildResult:
     if errors:
         raise CorpusError(errors, keep_order=True)  # validate's order: cause first
     documents = compile_documents(sources, index, base_url, track)
-    body_errors = check_bodies(documents)
+    body_errors = check_bodies(documents, track.trees.build)
     if body_errors:
         raise CorpusError(body_errors)
     built = [Built(doc, body_bytes(doc.body)) for doc in documents]

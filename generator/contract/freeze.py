@@ -31,7 +31,7 @@ from generator.base.errors import (
     unreadable_text,
 )
 from generator.base.path_checks import inside_checkout
-from generator.base.transaction import builder_lock, make_dir, reading, write_file
+from generator.base.transaction import builder_lock, make_dir, make_parents, reading, write_file
 from generator.contract.anchor import Anchor, RecordCall, anchor_problems, record_call
 from generator.contract.anchor_v3 import CallHashes, anchor_v3_problems, published_v3
 from generator.contract.hashing import sha256_hex
@@ -243,7 +243,8 @@ def freeze(root: Path, bareme: Path, salt_file: Path, places: Places) -> bytes:
                             commitment(salt, key), places).to_bytes()
         path = root / places.record
         try:
-            if not path.parent.is_dir():
+            if not path.parent.is_dir():  # freeze/<piste>/, and freeze/ itself before the first track's freeze
+                make_parents(path.parent, root)
                 make_dir(path.parent)
             write_file(path, data)
         except OSError as exc:

@@ -1,11 +1,11 @@
 """The manifest as one typed model: read it, write it, check bytes against it (CONTRACT §3).
 
-``manifest/manifest.json`` lists every served body: its canonical path, its kind (``resource``,
-``absent`` or ``systeme``), its file under ``build/``, its length and SHA-256, the proxy's
+``manifest/<piste>/manifest.json`` lists every served body: its canonical path, its kind (``resource``,
+``absent`` or ``systeme``), its file under the track's ``build/<piste>/``, its length and SHA-256, the proxy's
 ``request_hash`` (resources and absents) or the HTTP ``status`` (``/_systeme`` bodies), and the proxy's
 ``response_hash``. The manifest hash, which the freeze anchors, is the SHA-256 of the file's bytes;
-``manifest/manifest.sha256`` repeats it. Build, verify, freeze and the CLI use this module; the nginx
-renderer and ``serve`` are meant to (``Manifest.load(root)``, ``manifest.systeme(status)``,
+``manifest/<piste>/manifest.sha256`` repeats it. Build, verify, freeze and the CLI use this module; the nginx
+renderer and ``serve`` are meant to (``Manifest.load(root, places.manifest)``, ``manifest.systeme(status)``,
 ``entry.read_checked(build_dir)``).
 """
 
@@ -25,10 +25,8 @@ from generator.base.transaction import reading
 from generator.contract.hashing import request_hash, sha256_hex
 
 FORMAT = "corpus-manifest/1"
-MANIFEST_DIR = "manifest"
 MANIFEST_FILE = "manifest.json"
 MANIFEST_HASH_FILE = "manifest.sha256"
-BUILD_DIR = "build"
 KINDS = ("resource", "absent", "systeme")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -119,7 +117,7 @@ class Manifest:
         return cls(corpus, base_url, ordered, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
 
     @classmethod
-    def from_bytes(cls, data: bytes, source: str = f"{MANIFEST_DIR}/{MANIFEST_FILE}") -> Manifest:
+    def from_bytes(cls, data: bytes, source: str = MANIFEST_FILE) -> Manifest:
         """Parse and check every field; :class:`ManifestError` names the file and the field otherwise."""
         try:
             document = orjson.loads(data)
@@ -140,8 +138,9 @@ class Manifest:
                                            limit=PUBLISHED_LIMIT), str(path))
 
     @classmethod
-    def load(cls, root: Path, folder_name: str = MANIFEST_DIR) -> Manifest:
-        """``ROOT/manifest/manifest.json`` (a track's manifest folder) read under the shared swap lock, checked
+    def load(cls, root: Path, folder_name: str) -> Manifest:
+        """``ROOT/<folder_name>/manifest.json`` (a track's manifest folder, ``manifest/<piste>``) read under the
+        shared swap lock, checked
         against its ``.sha256``."""
         folder = root / folder_name
         with reading(root):

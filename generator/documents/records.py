@@ -15,6 +15,7 @@ from typing import Any
 
 from generator.base import bounded_read
 from generator.base.errors import Location, Problem, Severity
+from generator.base.output_places import SOURCE_KINDS
 from generator.base.text_policy import MAX_FILE_BYTES
 from generator.documents.yamlstrict import YamlProblem, load_text, location_of
 
@@ -62,11 +63,11 @@ def read_bounded(path: Path) -> bytes:
 @functools.lru_cache(maxsize=64)
 def named_from(root: Path) -> Path:
     """The folder messages name a source file from: the checkout, so that a file is named as the author
-    finds it (``corpus_src/...``, or ``generique/corpus_src/...`` for a track's own folder)."""
-    parent = root.parent
-    if (parent.parent / "tracks" / parent.name).is_dir():  # ROOT/<piste>/corpus_src (docs/tracks.md)
-        return parent.parent
-    return parent
+    finds it (``corpus_src/generique/...``: ROOT/<kind>/<piste>, docs/tracks.md); a lone source folder
+    from its parent."""
+    if root.parent.name in SOURCE_KINDS:
+        return root.parent.parent
+    return root.parent
 
 
 def read_yaml(root: Path, path: Path, problems: list[Problem]) -> tuple[str, Any] | None:

@@ -82,7 +82,7 @@ def run_panel(root: Path, season: Season, report: SeasonReport, reader: CorpusRe
     track = reader.track
     with tempfile.TemporaryDirectory(prefix="panel-") as tmp:
         scoring_root = Path(tmp)
-        for name in (track.trees.build, track.trees.manifest):  # generique/build: under a folder of its own
+        for name in (track.trees.build, track.trees.manifest):  # build/<piste>: under its kind's folder
             (scoring_root / name).parent.mkdir(parents=True, exist_ok=True)
             (scoring_root / name).symlink_to((root / name).resolve())
         (scoring_root / track.trees.season).mkdir(parents=True)

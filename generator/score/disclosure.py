@@ -4,8 +4,9 @@ Offline there is no Trust Layer: a disclosure is the pair of openings an agent w
 ``GET /v1/proof/{id}/full``. Its values are the manifest's ``request_hash`` and ``response_hash``; the
 nonces are any 64-hex strings (derived from the resource, so that the output is deterministic).
 
-Both helpers take the project root (the manifest is read and checked on each call, so a rebuilt manifest
-is never served stale) or an already loaded :class:`Manifest` (a caller writing many proofs loads it once).
+Both helpers take the project root (the primary track's manifest is read and checked on each call, so a
+rebuilt manifest is never served stale) or an already loaded :class:`Manifest` (a caller writing many proofs,
+or of another track, loads it once).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from generator.contract.manifest import Manifest
 from generator.score.inputs import ScoreInputError, load_manifest
+from generator.tracks.loader import track_named
 
 
 def _hex(*parts: str) -> str:
@@ -23,7 +25,7 @@ def _hex(*parts: str) -> str:
 
 
 def _manifest(root: Path | Manifest) -> Manifest:
-    return root if isinstance(root, Manifest) else load_manifest(root)
+    return root if isinstance(root, Manifest) else load_manifest(root, track_named(root, None).trees.manifest)
 
 
 def make_disclosure(root: Path | Manifest, resource: str, *,
@@ -37,7 +39,8 @@ def make_disclosure(root: Path | Manifest, resource: str, *,
     answered = response_of or resource
     response = manifest.response_hash(answered)
     if response is None:
-        raise ScoreInputError(f"{answered}: not in the manifest (manifest/manifest.json): no response hash to "
+        raise ScoreInputError(f"{answered}: not in the manifest (manifest/<piste>/manifest.json): no response "
+                              f"hash to "
                               "open; give a path the corpus serves")
     proof_id = "prf_" + _hex("proof", resource, answered)[:24]
     return proof_id, {

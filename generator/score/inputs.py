@@ -69,8 +69,8 @@ def defect_hashes(manifest: Manifest) -> dict[str, int]:
     return {e.response_hash: e.status for e in manifest.of_kind("systeme") if e.status in DEFECT_STATUSES}
 
 
-def load_manifest(root: Path, folder: str = "manifest") -> Manifest:
-    """A track's published manifest (its ``manifest`` folder), checked against ``manifest.sha256``."""
+def load_manifest(root: Path, folder: str) -> Manifest:
+    """A track's published manifest (its ``manifest/<piste>`` folder), checked against ``manifest.sha256``."""
     try:
         return Manifest.load(root, folder)
     except ManifestError as exc:

@@ -30,7 +30,10 @@ from generator.base.errors import DeployError
 from generator.serving.release import DIR_MODE, FILE_MODE
 
 INDEX = "release.json"  # the artifact's index of its files; read first, never installed
-INDEX_FORMAT = "corpus-release-files/1"
+# /2: every track's trees at <kind>/<piste> (build/conformite/...). A /1 artifact laid conformité's trees at
+# the root and générique's under generique/: the same release hash, another layout, so never installed as one.
+INDEX_FORMAT = "corpus-release-files/2"
+OLD_LAYOUT_FORMATS = ("corpus-release-files/1",)
 INDEX_LIMIT = 16 * 1024 * 1024
 CHUNK = 1024 * 1024  # one read of a member's data, one write of it
 READ_LIMIT = 16 * 1024 * 1024  # one read of the artifact: a header's extended data, or a chunk of a file
@@ -233,6 +236,10 @@ def _parse_index(data: bytes, name: str, members: Members) -> dict[str, Declared
         raise fail(exc.reason) from None
     if not isinstance(index, dict) or set(index) != {"format", "release", "files"}:
         raise fail("expected an object with format, release and files")
+    if index["format"] in OLD_LAYOUT_FORMATS:
+        raise fail(f"format: {index['format']!r}, an artifact of the layout before <kind>/<piste> (conformité at "
+                   f"the root): never installed as a release of today's layout; pack it again from today's "
+                   f"checkout (corpus release pack)")
     if index["format"] != INDEX_FORMAT:
         raise fail(f"format: expected {INDEX_FORMAT!r}")
     if index["release"] != name:

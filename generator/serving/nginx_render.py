@@ -219,7 +219,7 @@ def render(settings: Settings, repo_root: Path | None = None, *, staging: Path |
     if account is not None:
         worker_user = f"{account.pw_name} {grp.getgrgid(account.pw_gid).gr_name}"
         if account.pw_uid not in (0, os.geteuid()) and s.role == "replica":
-            for one in served:  # every track's build: a track folder of its own (generique/) can be private
+            for one in served:  # every track's build/<piste>: any folder on its way can be private
                 check_world_access(one.build, f"the build of the track {one.track.piste}")
             check_world_access(s.maintenance_path.parent, "the maintenance flag's folder")
     try:

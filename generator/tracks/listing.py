@@ -15,6 +15,7 @@ def track_listing(track: Track) -> dict[str, Any]:
     return {
         "piste": track.piste,
         "titre": track.title,
+        "principale": track.primary,  # served at the root with /_systeme, taken without --track
         "definition": (folder / "track.yaml").as_posix(),
         "sources": track.trees.sources,
         "sources_saison": track.trees.season_sources,
@@ -30,7 +31,7 @@ def track_listing(track: Track) -> dict[str, Any]:
         "bareme_section": track.bareme.section,
         "bareme_sha256": track.bareme.sha256,
         "collections": [c.name for c in track.collections],
-        # the six folders, as track.yaml's arbres names them: the root's names, at the root or under <piste>/
+        # the six folders, each <kind>/<piste>: derived from the track's name, never written in track.yaml
         "arbres": {"sources": track.trees.sources, "sources_saison": track.trees.season_sources,
                    "build": track.trees.build, "manifest": track.trees.manifest, "saison": track.trees.season,
                    "gel": track.trees.freeze},

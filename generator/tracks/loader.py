@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.base.errors import CorpusError, Location, Problem
-from generator.base.output_places import ALWAYS_PROTECTED, PROTECTED
+from generator.base.output_places import PROTECTED
 from generator.base.text_policy import cut
 from generator.documents.records import Record, read_record
 from generator.documents.schema_checks import check_schema
@@ -38,10 +38,6 @@ from generator.tracks.model import (
 
 TRACKS_DIR = "tracks"
 TRACK_FILE = "track.yaml"
-# One shape for a track's trees (``arbres``): these six names at the root (the first track, conformité),
-# or the same six inside one folder named after the track (``generique/build``...).
-TREE_NAMES = {"sources": "corpus_src", "sources_saison": "season_src", "build": "build", "manifest": "manifest",
-              "saison": "season", "gel": "freeze"}
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
@@ -58,7 +54,8 @@ def track_files(root: Path) -> list[Path]:
 
 
 def load_tracks(root: Path) -> list[Track]:
-    """Every track of the checkout, in folder order; one :class:`CorpusError` lists every problem."""
+    """Every track of the checkout, the primary one first, then the others in folder order; one
+    :class:`CorpusError` lists every problem."""
     files = track_files(root)
     if not files:
         raise CorpusError([Problem(Location(f"{TRACKS_DIR}/"), "", "no track: the checkout needs "
@@ -70,31 +67,28 @@ def load_tracks(root: Path) -> list[Track]:
             tracks.append(load_track(file))
         except CorpusError as exc:
             problems += exc.problems
-    _check_together(tracks, problems)
+    _check_together(tracks, problems, every_loaded=len(tracks) == len(files))
     if problems:
         raise CorpusError(problems)
-    return tracks
+    return sorted(tracks, key=lambda track: not track.primary)
 
 
 def protected_trees(root: Path) -> tuple[str, ...]:
-    """Every track's six folders, then ``nginx/`` and ``tracks/``: where no report, prefix, picture or secret
-    may be written. When the tracks cannot be read, the first track's names at the root (the command's own
-    reading of the tracks names the problem)."""
-    try:
-        tracks = load_tracks(root)
-    except CorpusError:
-        return PROTECTED
-    return tuple(dict.fromkeys([*(tree for t in tracks for tree in vars(t.trees).values()), *ALWAYS_PROTECTED]))
+    """Every kind's folder at the root (each holds every track's tree of that kind), then ``nginx/`` and
+    ``tracks/``: where no report, prefix, picture or secret may be written. It needs no track read, so a
+    checkout whose tracks do not load is protected alike."""
+    del root  # the kinds are the same for every checkout
+    return PROTECTED
 
 
 def track_named(root: Path, piste: str | None) -> Track:
-    """The track called ``piste`` (None: the checkout's first track, conformité on this checkout)."""
+    """The track called ``piste`` (None: the primary track, conformité on this checkout)."""
     return pick_track(load_tracks(root), piste)
 
 
 def pick_track(tracks: list[Track], piste: str | None) -> Track:
-    """The track called ``piste`` among tracks already loaded (None: the first); a usage of ``--track``
-    naming no track is a :class:`CorpusError` listing them."""
+    """The track called ``piste`` among tracks already loaded (None: the primary one, first of
+    :func:`load_tracks`); a usage of ``--track`` naming no track is a :class:`CorpusError` listing them."""
     if piste is None:
         return tracks[0]
     for track in tracks:
@@ -130,25 +124,14 @@ def load_track(file: Path) -> Track:
     if folder.name != track.piste:
         problems.append(checker.at(record.data, "piste", "piste", f"the folder must be named {track.piste} "
                                    f"after the track (it is {folder.name})"))
-    _check_tree_shape(checker, record.data["arbres"], track.piste)
     if problems:
         raise CorpusError(problems)
     return track
 
 
-def _check_tree_shape(checker: _Checker, trees: dict[str, str], piste: str) -> None:
-    """Every tree at the root's name, all six at the root or all six under ``<piste>/``."""
-    shapes = {"": "at the root", f"{piste}/": f"under {piste}/"}
-    first = trees["sources"].removesuffix(TREE_NAMES["sources"])
-    prefix = first if first in shapes else f"{piste}/"
-    for key, name in TREE_NAMES.items():
-        if trees[key] != prefix + name:
-            checker.fail(trees, key, f"arbres.{key}", f"{trees[key]!r}: must be {prefix + name!r} (a track's "
-                         f"six trees keep the root's names, {shapes[prefix]}: docs/tracks.md)")
-
-
-def _check_together(tracks: list[Track], problems: list[Problem]) -> None:
-    """Tracks served by one nginx share its path space: no two may claim the same path or tree."""
+def _check_together(tracks: list[Track], problems: list[Problem], *, every_loaded: bool) -> None:
+    """Tracks served by one nginx share its path space: no two may claim the same path; one of them, and
+    only one, is the primary track (counted when every definition loaded: a broken one may be it)."""
     seen: dict[str, str] = {}
     for track in tracks:
         for path in (*track.served_paths(), *(c.prefix for c in track.collections)):
@@ -156,13 +139,12 @@ def _check_together(tracks: list[Track], problems: list[Problem]) -> None:
             if other != track.piste:
                 problems.append(Problem(Location(f"{TRACKS_DIR}/{track.piste}/{TRACK_FILE}"), "", f"{path} is "
                                         f"already served by the track {other}: paths of two tracks must differ"))
-    trees: dict[str, str] = {}
-    for track in tracks:
-        for tree in vars(track.trees).values():
-            other = trees.setdefault(tree, track.piste)
-            if other != track.piste:
-                problems.append(Problem(Location(f"{TRACKS_DIR}/{track.piste}/{TRACK_FILE}"), "arbres",
-                                        f"{tree}/ is already a folder of the track {other}"))
+    primary = [track.piste for track in tracks if track.primary]
+    if every_loaded and len(primary) != 1:
+        said = f"{len(primary)} do ({', '.join(primary)})" if primary else "none does"
+        problems.append(Problem(Location(f"{TRACKS_DIR}/"), "principale", f"exactly one track must be the "
+                                f"primary one (principale: true in its {TRACK_FILE}), and {said}: it is served at "
+                                "the root with the /_systeme bodies and taken without --track (docs/tracks.md)"))
 
 
 class _Checker:
@@ -226,12 +208,10 @@ class _Checker:
         code = data["code"]
         if code.endswith(".py") and not (folder / code).is_file():
             self.fail(data, "code", "code", f"{code} is not a file of {folder.name}/")
-        trees = data["arbres"]
         bareme = data["bareme"]
         return Track(
             piste=data["piste"], title=data["titre"], folder=folder, code=code,
-            trees=Trees(trees["sources"], trees["sources_saison"], trees["build"], trees["manifest"],
-                        trees["saison"], trees["gel"]),
+            trees=Trees.of(data["piste"]),
             referentiel=data["referentiel"], catalogue=data["catalogue"], record_path=data["gel_servi"],
             corpus_key=data["cle_du_corpus"],
             collections=collections, links=links,
@@ -243,7 +223,8 @@ class _Checker:
             statement_fields=tuple(data["enonce"]["champs"]), task_id=self.regex(data["enonce"], "id",
                                                                                    "enonce.id"),
             bareme=Bareme(
-                section=bareme["section"], file=bareme["fichier"], sha256=bareme["sha256"],
+                section=bareme["section"], file=f"{TRACKS_DIR}/{data['piste']}/{bareme['section']}.txt",
+                sha256=bareme["sha256"],
                 bounds={task: (int(pair[0]), int(pair[1])) for task, pair in bareme["bornes"].items()},
                 verdicts={verdict: int(n) for verdict, n in bareme["repartition"].items()},
                 families=tuple(bareme["familles"]),
@@ -255,7 +236,7 @@ class _Checker:
             verdicts=tuple(data["verdicts"]),
             drawing=self.drawing(data.get("dessin"), names),
             verdict_reference=self.verdict_reference(data.get("verdict_reference")),
-            trust_layer_key=data.get("trust_layer_key"),
+            trust_layer_key=data.get("trust_layer_key"), primary=data.get("principale", False),
         )
 
     def verdict_reference(self, item: dict[str, Any] | None) -> VerdictReference | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from generator.base.output_places import KINDS
 from generator.contract.places import Places
 
 # Any canonical path: no trailing slash, no '?', '%', '.', '_' or '//' (CONTRACT §3).
@@ -280,7 +281,7 @@ class Bareme:
     """The frozen barème section of the track and the numbers of its season table."""
 
     section: str  # "conformite-bareme-v3"
-    file: str  # checkout-relative path of the byte-exact section
+    file: str  # checkout-relative path of the byte-exact section: tracks/<piste>/<section>.txt
     sha256: str  # the published SHA-256 of that file
     bounds: dict[str, tuple[int, int]]  # task id -> (minimum, plafond)
     verdicts: dict[str, int]  # verdict -> number of tasks
@@ -306,7 +307,8 @@ class VerdictReference:
 
 @dataclass(frozen=True)
 class Trees:
-    """Where the track's files live in the checkout, relative to its root."""
+    """Where the track's files live in the checkout, relative to its root: ``<kind>/<piste>``, derived from
+    the track's name (:meth:`of`), never written in ``track.yaml``."""
 
     sources: str
     season_sources: str
@@ -314,6 +316,11 @@ class Trees:
     manifest: str
     season: str
     freeze: str
+
+    @classmethod
+    def of(cls, piste: str) -> Trees:
+        """The six trees of the track ``piste``, one per kind, in :data:`KINDS`' order."""
+        return cls(*(f"{kind}/{piste}" for kind in KINDS))
 
 
 @dataclass(frozen=True)
@@ -341,6 +348,7 @@ class Track:
     drawing: Drawing = field(default_factory=Drawing)
     verdict_reference: VerdictReference | None = None
     trust_layer_key: str | None = None  # the pinned Trust Layer key the freeze's anchor is checked against
+    primary: bool = False  # served at the root with the /_systeme bodies; taken without --track
 
     def verdict_class(self, verdict: str) -> str | None:
         """How the barème's distribution counts ``verdict``: itself when it is a fixed word, the reference

@@ -159,7 +159,8 @@ class Task:
 
 
 def load_tasks(root: Path) -> list[Task]:
-    raw = json.loads((root / "season" / "taches.json").read_text(encoding="utf-8"))
+    """The published statements (``season/conformite/taches.json``), as a participant downloads them."""
+    raw = json.loads((root / "season" / "conformite" / "taches.json").read_text(encoding="utf-8"))
     return [Task.from_json(entry) for entry in raw["taches"]]
 
 
@@ -716,7 +717,8 @@ def submissions(root: Path, priority: str, *, build_dir: Path | None = None) \
     from generator.score import make_submission  # the scorer's public helper, as a participant's tool
     from generator.tracks.loader import track_named  # the served path shapes, as the server knows them
 
-    reader = CorpusReader(build_dir or root / "build", track_named(root, "conformite"))
+    track = track_named(root, "conformite")
+    reader = CorpusReader(build_dir or root / track.trees.build, track)
     ref = Referentiel(reader.fetch(REFERENTIEL))
     out, readings = [], []
     for task in load_tasks(root):
