@@ -3,7 +3,7 @@
 ``--proofs`` may be a folder of proof JSONs, one per ``proof_id``. Each becomes the verdict the scorer reads
 (``{"valide", "identite_liee"}``, as a third-party verification file gives it) with the reasons in words.
 One dispatch on ``spec_version``: from 3.0 on (the season's proxy) :func:`verdict_v3` reads the public view
-(``generator/contract/proof_v3.py``: commitments root, signature on a pinned key, batch inclusion, the batch
+(``generator/trust_layer/proof_v3.py``: commitments root, signature on a pinned key, batch inclusion, the batch
 root's RFC 3161 token within the season; condition 2 from ``disclosed``) and leaves ``engagements`` and the
 opened DID to the assertion, which holds the submission's pairs and ``agent_did``. Below 3.0,
 :func:`verdict_of`: chain hash and Ed25519 signature against the pinned key, the token over the chain (a
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from generator.contract.proof_v3 import (
+from generator.trust_layer.proof_v3 import (
     IDENTITY_FROM,
     ProofV3,
     Window,
@@ -31,9 +31,9 @@ from generator.contract.proof_v3 import (
     identity_problem,
     version_of,
 )
-from generator.contract.rekor_entry import load_rekor_key
-from generator.contract.trust_proof import TrustProof, verification_problems
-from generator.contract.tsa_token import Authority, TokenError, token_time
+from generator.trust_layer.rekor_entry import load_rekor_key
+from generator.trust_layer.trust_proof import TrustProof, verification_problems
+from generator.trust_layer.tsa_token import Authority, TokenError, token_time
 
 AnyProof = TrustProof | ProofV3
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from generator.contract.anchor_time import AnchorTimeError, check_anchor_time, instant_text, parse_instant
-from generator.contract.proof_v3 import Check, ProofV3, Window, condition_1, opening_problem
+from generator.trust_layer.anchor_time import AnchorTimeError, check_anchor_time, instant_text, parse_instant
+from generator.trust_layer.proof_v3 import Check, ProofV3, Window, condition_1, opening_problem
 
 ANCHOR_FORMAT_V3 = "corpus-anchor/2"
 ANCHOR_KEYS_V3 = ("format", "proof_id", "heure", "trust_layer_key", "challenge_key_fingerprint",
@@ -52,7 +52,7 @@ def anchor_v3_problems(proof: ProofV3, call: CallHashes, keys: Sequence[str],
         problems.append(f"{where}: its RFC 3161 token is not verified: give --tsa-ca and --tsa-cert (the season "
                         "opens at the token's time)")
     if check.time is not None:
-        try:  # the one time rule of an anchor (contract/anchor_time.py), on the token's time
+        try:  # the one time rule of an anchor (trust_layer/anchor_time.py), on the token's time
             check_anchor_time(check.time, None, datetime.now(UTC), field="timestamp_authority (token time)")
         except AnchorTimeError as exc:
             problems.append(f"{where}: {exc}")

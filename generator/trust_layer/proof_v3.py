@@ -24,16 +24,16 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from generator.contract.merkle import MerkleError, commitment, commitments_root, inclusion_root, leaf
-from generator.contract.rekor_entry import rekor_problem
-from generator.contract.trust_proof import (
+from generator.trust_layer.merkle import MerkleError, commitment, commitments_root, inclusion_root, leaf
+from generator.trust_layer.rekor_entry import rekor_problem
+from generator.trust_layer.trust_proof import (
     ProofError,
     _b64url,  # one decoder of ed25519:<base64url>, keys and signatures alike
     _shown,  # one way to quote a served value in a message
     bare_hash,
     public_key,
 )
-from generator.contract.tsa_token import TokenError, verified_time
+from generator.trust_layer.tsa_token import TokenError, verified_time
 
 IDENTITY_FIELDS = ("agent_identity", "agent_identity_verified", "did_resolution_status")
 CONSISTENCY = "identity_consistent"  # opened too when the proof commits it

@@ -23,18 +23,19 @@ from generator.base import strict_json
 from generator.base.bounded_read import SUBMISSION_LIMIT
 from generator.base.errors import GeneratorError, read_file
 from generator.base.text_policy import cut
-from generator.contract.anchor_time import AnchorTimeError, proof_time
-from generator.contract.anchor_v3 import (
+from generator.contract.hashing import request_hash, response_hash
+from generator.contract.places import Places
+from generator.trust_layer.anchor_time import AnchorTimeError, proof_time
+from generator.trust_layer.anchor_v3 import (
     ANCHOR_FORMAT_V3,
     ANCHOR_KEYS_V3,
     CallHashes,
     anchor_v3_problems,
     parse_time,
 )
-from generator.contract.hashing import request_hash, response_hash
-from generator.contract.places import Places
-from generator.contract.proof_v3 import ProofV3, Window, is_v3, read_v3
-from generator.contract.trust_proof import (
+from generator.trust_layer.proof_v3 import ProofV3, Window, read_v3
+from generator.trust_layer.served_proof import ServedProof, read_served_proof
+from generator.trust_layer.trust_proof import (
     ProofError,
     TrustProof,
     check_fingerprint,
@@ -127,7 +128,7 @@ class Anchor:
         if isinstance(value, dict) and value.get("format") == ANCHOR_FORMAT_V3:
             return cls._parse_v3(value)
         if not (isinstance(value, dict) and value.get("format") == ANCHOR_FORMAT):
-            proof: TrustProof | ProofV3 = read_v3(value) if is_v3(value) else read_proof(value)
+            proof: ServedProof = read_served_proof(value)
             check_proof_id(proof.proof_id)  # an anchor's id is published: the proxy's form only
             return cls(proof, value)
         _check_fields(value, ANCHOR_FORMAT, _ANCHOR_KEYS)
@@ -222,7 +223,7 @@ def anchor_problems(anchor: Anchor, call: RecordCall, trust_layer_key: str | Non
         else:
             problems += verification_problems(proof, trust_layer_key, fingerprint)
         if proof.fields is not None:
-            try:  # the one time rule (contract/anchor_time.py): valid, not ahead of now, not before the record
+            try:  # the one time rule (trust_layer/anchor_time.py): valid, not ahead of now, not before the record
                 proof_time(proof.fields.timestamp, proof.fields.upstream_timestamp)
             except AnchorTimeError as exc:
                 problems.append(f"{where}: {exc}")

@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from generator.base.errors import GeneratorError
 from generator.contract.hashing import canonical_json, sha256_hex
-from generator.contract.merkle import leaf as leaf_hash
+from generator.trust_layer.merkle import leaf as leaf_hash
 
 
 class RekorKeyError(GeneratorError):
