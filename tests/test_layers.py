@@ -43,7 +43,7 @@ def module_name(path: Path) -> str:
 
 
 def layer_of(module: str) -> str | None:
-    """``generator.season.checks`` -> ``season``; the package's own ``__init__`` has no layer."""
+    """``generator.proving.checks`` -> ``proving``; the package's own ``__init__`` has no layer."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 and parts[0] == "generator" else None
 

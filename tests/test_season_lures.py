@@ -22,10 +22,10 @@ from trackfix import CONFORMITE, GENERIQUE, ROOT, copy_tracks
 
 from generator.base.errors import Location
 from generator.contract.freeze import check_freeze, freeze
+from generator.proving.checks import check_season, check_trap
 from generator.reading.logic import load_logic
 from generator.reading.reader import CorpusReader
-from generator.reading.season import load_season
-from generator.season.checks import check_season, check_trap
+from generator.reading.season_model import load_season
 from generator.serving.nginx_settings import Settings
 from generator.serving.serve import banner
 from generator.serving.tls_local import make_local_tls

@@ -21,7 +21,7 @@ from generator.cli.options import PROBLEM, Subparsers
 from generator.contract.places import Places
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused
-from generator.score.proofs import Season, verdicts
+from generator.score.proofs import SeasonWindow, verdicts
 from generator.score.render import ScoreReport, render_table
 from generator.score.track import DuplicateTask, check_proofs, score_submissions, submitted_track
 from generator.tracks.loader import load_tracks, track_named
@@ -144,7 +144,7 @@ def judged_proofs(loaded: Any, args: argparse.Namespace, places: Places) -> Any:
         if given is not None and not given.is_file():
             raise _BadFile(f"{given}: no such file (--tsa-ca, --tsa-cert: PEM files of the timestamp authority)")
     rekor = getattr(args, "rekor_key", None)
-    season = Season(Authority(tsa_ca, tsa_cert) if tsa_ca else None, _opening(published, places), close,
+    season = SeasonWindow(Authority(tsa_ca, tsa_cert) if tsa_ca else None, _opening(published, places), close,
                     _pem(rekor, "--rekor-key") if rekor is not None else None)
     return verdicts(loaded.proofs, keys, season)
 

@@ -19,14 +19,14 @@ from generator.base.bounded_read import read_bounded
 from generator.base.errors import Location, Problem, unreadable_text
 from generator.base.text_policy import SHOWN_CHARACTERS, cut
 from generator.contract.hashing import sha256_hex
+from generator.proving.control_check import check_control
 from generator.reading.evaluation import Evaluation, Strategy
 from generator.reading.founding import FoundingFact, fonde_par, founding_facts
 from generator.reading.graph import Graph, concerns_entity, first_page, probant_facts, task_graph
 from generator.reading.logic import TrackLogic, load_logic
 from generator.reading.reader import MISSING, CorpusReader, Fact, resolve_pointer
 from generator.reading.referentiel import consumed_fields
-from generator.reading.season import KeyEntry, Season, Statement, not_a_start
-from generator.season.control_check import check_control
+from generator.reading.season_model import KeyEntry, Season, Statement, not_a_start
 from generator.tracks.model import Track, file_for
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from generator.base.errors import Problem
 from generator.reading.logic import TrackLogic
 from generator.reading.reader import CorpusReader
-from generator.reading.season import KeyEntry, Statement
+from generator.reading.season_model import KeyEntry, Statement
 
 
 def check_control(reader: CorpusReader, logic: TrackLogic[Any], statement: Statement,

@@ -1,7 +1,7 @@
 """What a task's picture shows, as plain data: the graph of spec §5.2, its links, calls and founding facts.
 
 Built from the season's public APIs only (:func:`task_graph`, :func:`evaluate`, the loaded key), so the
-writers (:mod:`generator.season.dot_text`, :mod:`generator.season.graph_index`) never read the corpus
+writers (:mod:`generator.drawing.dot_text`, :mod:`generator.drawing.graph_index`) never read the corpus
 and the model can be tested on its own. Everything is sorted: the same build and season give the same
 drawing, hence the same DOT bytes.
 """
@@ -18,7 +18,7 @@ from generator.reading.evaluation import FAUX, NON_ETABLI, VRAI, Evaluation
 from generator.reading.graph import Graph, task_graph
 from generator.reading.logic import load_logic
 from generator.reading.reader import CorpusReader, Fact
-from generator.reading.season import KeyEntry, KeyFact, Statement
+from generator.reading.season_model import KeyEntry, KeyFact, Statement
 from generator.tracks.model import Summary, Track
 
 NOT_EVALUATED = "non_evalue"  # the criterion comes after one established false (precedence)

@@ -22,8 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from generator.base.atomic_file import write_atomic
-from generator.reading.evaluation import FAUX, NON_ETABLI, VRAI
-from generator.season.drawing import (
+from generator.drawing.task_drawing import (
     GROUP_PROPER,
     NOT_EVALUATED,
     STATE_LABELS,
@@ -32,6 +31,7 @@ from generator.season.drawing import (
     Node,
     TaskDrawing,
 )
+from generator.reading.evaluation import FAUX, NON_ETABLI, VRAI
 
 FONT = "Helvetica"
 # A drawing wider than a 1400 px window (1050 pt at 96 px per inch) is scaled down by dot to fit it.

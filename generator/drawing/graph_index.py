@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from html import escape
 
-from generator.season.dot_text import ABSENT_COLOUR, CALL_COLOUR, STATE_COLOURS
-from generator.season.drawing import STATE_LABELS, TaskDrawing
+from generator.drawing.dot_text import ABSENT_COLOUR, CALL_COLOUR, STATE_COLOURS
+from generator.drawing.task_drawing import STATE_LABELS, TaskDrawing
 from generator.tracks.model import Track
 
 _STYLE = """

@@ -14,7 +14,7 @@ from typing import Any
 from generator.base.transaction import Transaction
 from generator.contract.freeze import guard_season
 from generator.reading.reader import Fact
-from generator.reading.season import Season
+from generator.reading.season_model import Season
 from generator.tracks.model import Track
 
 TASKS_ARTIFACT = "taches.json"
