@@ -42,7 +42,7 @@ from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest
 from generator.contract.places import Places
 from generator.observe import proxy_client
-from generator.serving.tls_files import TLS_FILE_LIMIT, check_tls_file
+from generator.serving.tls.tls_files import TLS_FILE_LIMIT, check_tls_file
 from generator.tracks.listing import track_listing
 from generator.tracks.loader import load_tracks, track_named
 from generator.tracks.model import Track

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from generator.base.errors import RenderError, ServeError
-from generator.serving.nginx_settings import Settings
+from generator.serving.rendering.nginx_settings import Settings
 
 START_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0

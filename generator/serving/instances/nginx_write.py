@@ -1,6 +1,6 @@
 """Write a rendered nginx prefix: ``nginx -t`` on a staged copy first, then conf/'s files replaced whole.
 
-The rendering is :mod:`generator.serving.nginx_render`'s; a prefix is never left with a config nginx
+The rendering is :mod:`generator.serving.rendering.nginx_render`'s; a prefix is never left with a config nginx
 would refuse.
 """
 
@@ -17,10 +17,10 @@ from generator.base.errors import RenderError, ServingError
 from generator.base.secret_values import (
     write_private,
 )
-from generator.serving.nginx_process import test_config
-from generator.serving.nginx_render import Rendered, render
-from generator.serving.nginx_settings import Settings
-from generator.serving.peer_tls import PeerTLS
+from generator.serving.instances.nginx_process import test_config
+from generator.serving.rendering.nginx_render import Rendered, render
+from generator.serving.rendering.nginx_settings import Settings
+from generator.serving.tls.peer_tls import PeerTLS
 
 
 def _make_folders(settings: Settings) -> None:

@@ -22,8 +22,8 @@ from typing import Any
 from generator.base import strict_json
 from generator.base.bounded_read import MIB
 from generator.base.errors import RenderError, read_file
-from generator.serving.peer_tls import KEY as PEER_KEY
-from generator.serving.peer_tls import PLAIN, PeerTLS
+from generator.serving.tls.peer_tls import KEY as PEER_KEY
+from generator.serving.tls.peer_tls import PLAIN, PeerTLS
 
 DEFAULT_WORKER_USER = "nobody"
 ROLES = ("replica", "frontal")

@@ -16,8 +16,8 @@ from generator.base.secret_values import (
     read_secret_env,
     read_secret_file,
 )
-from generator.serving.nginx_settings import DEFAULT_WORKER_USER, Settings
-from generator.serving.tls_files import check_tls_file
+from generator.serving.rendering.nginx_settings import DEFAULT_WORKER_USER, Settings
+from generator.serving.tls.tls_files import check_tls_file
 from generator.tracks.loader import protected_trees
 
 

@@ -1,11 +1,11 @@
 """Render an nginx role from ``nginx/*.j2``, the build and its settings (``corpus render-nginx``).
 
-Two roles come from the same snippets (see :mod:`generator.serving.nginx_settings`): the **replica** vhost
-serving build/ and the TLS **frontal** in front of the replicas. Everything written into a config is
+Two roles come from the same snippets (see :mod:`generator.serving.rendering.nginx_settings`): the **replica**
+vhost serving build/ and the TLS **frontal** in front of the replicas. Everything written into a config is
 checked first: the build must agree with the manifest (and, for a replica, the manifest must be the
 expected one: :mod:`generator.contract.build_proof`), every ``/_systeme`` body nginx returns must exist, and the
 absent template must reproduce the declared absents byte for byte. A render that would serve other
-bytes than the manifest fails here. Running nginx is :mod:`generator.serving.nginx_process`'s job.
+bytes than the manifest fails here. Running nginx is :mod:`generator.serving.instances.nginx_process`'s job.
 """
 
 from __future__ import annotations
@@ -23,18 +23,16 @@ from generator.base.secret_values import (
     nginx_map_entries,
 )
 from generator.contract.manifest import Manifest
-from generator.serving.host_checks import (
+from generator.serving.rendering.host_checks import (
     check_prefix,
     check_tls_files,
     check_world_access,
     secret_values,
     worker_account,
 )
-from generator.serving.nginx_settings import Settings, saved_peer
-from generator.serving.nginx_syntax import NginxSyntaxError, quote_path, quote_regex
-from generator.serving.peer_tls import KEY as PEER_KEY
-from generator.serving.peer_tls import PeerTLS, check_peer
-from generator.serving.served_build import (
+from generator.serving.rendering.nginx_settings import Settings, saved_peer
+from generator.serving.rendering.nginx_syntax import NginxSyntaxError, quote_path, quote_regex
+from generator.serving.rendering.served_build import (
     FRONTAL_REMAPPED,
     FRONTAL_REMAPPED_WHY,
     REMAPPED,
@@ -44,8 +42,10 @@ from generator.serving.served_build import (
     error_pages,
     served_tracks,
 )
-from generator.serving.templates import environment
-from generator.serving.tls_roles import REPLICA_NAME, InstanceTLS, check_instance
+from generator.serving.rendering.templates import environment
+from generator.serving.tls.peer_tls import KEY as PEER_KEY
+from generator.serving.tls.peer_tls import PeerTLS, check_peer
+from generator.serving.tls.tls_roles import REPLICA_NAME, InstanceTLS, check_instance
 from generator.tracks.loader import load_tracks
 from generator.tracks.model import CANONICAL_PATH
 
@@ -190,7 +190,7 @@ def render(settings: Settings, repo_root: Path | None = None, *, staging: Path |
            peer: PeerTLS | None = None) -> Rendered:
     """Render the three config files of ``settings.role`` from the build, the manifest and the settings.
 
-    ``peer``: the link between frontals and replicas (:mod:`generator.serving.peer_tls`); None keeps the
+    ``peer``: the link between frontals and replicas (:mod:`generator.serving.tls.peer_tls`); None keeps the
     one the prefix was rendered with (a re-render from settings.json: reload, release).
 
     ``repo_root``: the checkout a secret file must stay out of (None: no such check). ``staging``: also

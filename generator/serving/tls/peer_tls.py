@@ -1,7 +1,7 @@
 """The link between frontals and replicas: mutual TLS under the deployment's private CA, or plain HTTP.
 
 A replica listens with TLS (its ``--tls-cert``, signed by the private CA and naming
-:data:`~generator.serving.tls_roles.REPLICA_NAME`) and accepts only clients holding a certificate of
+:data:`~generator.serving.tls.tls_roles.REPLICA_NAME`) and accepts only clients holding a certificate of
 that CA: the frontals. A client without one gets no HTTP answer at all, whatever secret it sends (the
 connection is closed). A frontal verifies each replica's certificate and name, and presents its own
 client certificate (``--peer-cert``/``--peer-key``); its upstream connections are kept alive, so a
@@ -10,7 +10,7 @@ only (``--plain-replica``).
 
 Kept in ``PREFIX/conf/settings.json`` under ``peer_tls`` (written by the render), so that a re-render
 from the settings alone (``corpus reload``, ``corpus release``) keeps the link as it was; that file's one
-reader, :class:`generator.serving.nginx_settings.SettingsFile`, parses the key with the others.
+reader, :class:`generator.serving.rendering.nginx_settings.SettingsFile`, parses the key with the others.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.base.errors import TlsError
-from generator.serving.tls_files import check_tls_file
+from generator.serving.tls.tls_files import check_tls_file
 
 KEY = "peer_tls"  # the key of settings.json
 

@@ -3,13 +3,13 @@
 Two CAs, as in production: the **public** one, which the proxy trusts, signs the frontal's server certificate
 (``make_local_tls``); the deployment's **private** one signs the certificates of the link between frontals and
 replicas (``make_peer_tls``): each replica's server certificate, named
-:data:`~generator.serving.tls_roles.REPLICA_NAME` (which the frontal verifies), and the frontals' client
+:data:`~generator.serving.tls.tls_roles.REPLICA_NAME` (which the frontal verifies), and the frontals' client
 certificate (which the replicas require). A client is given a CA (``--state-file`` names the public one),
 never told to skip verification. Made with the openssl CLI (always present beside nginx), ECDSA P-256 by
 default; RSA 2048 on request, for the benchmark that compares their handshake cost. Valid :data:`LOCAL_DAYS`
-days and made again once fewer than :data:`~generator.serving.tls_roles.WARN_DAYS` remain, so that a local run
+days and made again once fewer than :data:`~generator.serving.tls.tls_roles.WARN_DAYS` remain, so that a local run
 never warns about its own certificates; files kept from an earlier start are checked for what they must do
-(:mod:`generator.serving.tls_roles`) and refused, naming the file, when they no longer can.
+(:mod:`generator.serving.tls.tls_roles`) and refused, naming the file, when they no longer can.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from generator.base.errors import TlsError
-from generator.serving.peer_tls import PeerTLS
-from generator.serving.tls_roles import (
+from generator.serving.tls.peer_tls import PeerTLS
+from generator.serving.tls.tls_roles import (
     REPLICA_NAME,
     WARN_DAYS,
     InstanceTLS,

@@ -5,11 +5,11 @@ the addresses given, the frontal(s) on 127.0.0.1 or any given address. The servi
 instance they are about: the server name every instance (and the frontal's certificate, made or given),
 the access and error logs the frontal (what clients asked), the maintenance flag every replica (the
 whole corpus). Every instance's TLS files are checked for what they must do
-(:mod:`generator.serving.tls_roles`) before the first one is rendered.
+(:mod:`generator.serving.tls.tls_roles`) before the first one is rendered.
 
 Used by ``corpus serve``, the topology tests and ``bench/bench_frontal.py``: one way to bring the
 deployment's shape up on one machine, so that what the tests kill and restart is what an operator runs.
-The link between them is mutual TLS under a private CA (:mod:`generator.serving.peer_tls`) unless
+The link between them is mutual TLS under a private CA (:mod:`generator.serving.tls.peer_tls`) unless
 ``peer`` is None (plain HTTP, development only).
 """
 
@@ -26,12 +26,12 @@ from typing import Any
 from generator.base.atomic_file import write_atomic
 from generator.base.errors import ServeError
 from generator.contract.manifest import Manifest
-from generator.serving.nginx_process import NginxProcess, end_group, held_socket
-from generator.serving.nginx_render import check_tls, server_name
-from generator.serving.nginx_settings import Settings
-from generator.serving.nginx_write import render_and_write
-from generator.serving.peer_tls import PLAIN, PeerTLS
-from generator.serving.tls_local import LocalPeer, LocalTLS
+from generator.serving.instances.nginx_process import NginxProcess, end_group, held_socket
+from generator.serving.instances.nginx_write import render_and_write
+from generator.serving.rendering.nginx_render import check_tls, server_name
+from generator.serving.rendering.nginx_settings import Settings
+from generator.serving.tls.peer_tls import PLAIN, PeerTLS
+from generator.serving.tls.tls_local import LocalPeer, LocalTLS
 from generator.tracks.loader import load_tracks
 
 REPLICA_PORT = 8081

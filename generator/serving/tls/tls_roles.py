@@ -1,6 +1,6 @@
 """What each TLS file must *do* for its role, checked before anything is rendered or started.
 
-:mod:`generator.serving.tls_files` proves that a file is a readable PEM of the right kind; this module
+:mod:`generator.serving.tls.tls_files` proves that a file is a readable PEM of the right kind; this module
 proves that it can work where it is used, since nginx accepts (``nginx -t`` passes) certificates that
 then fail every handshake, and a frontal over such a link answers 503 to everything:
 
@@ -30,8 +30,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from generator.base.bounded_read import read_bounded
 from generator.base.errors import TlsError
-from generator.serving.peer_tls import PeerTLS
-from generator.serving.tls_files import TLS_FILE_LIMIT
+from generator.serving.tls.peer_tls import PeerTLS
+from generator.serving.tls.tls_files import TLS_FILE_LIMIT
 
 WARN_DAYS = 30  # a certificate ending sooner is said at every render and start
 REPLICA_NAME = "corpus-replica"  # the name every replica certificate carries
@@ -186,7 +186,7 @@ def check_key(cert: x509.Certificate, key_path: Path, where: str, cert_where: st
 def check_instance(tls: InstanceTLS, now: datetime | None = None) -> list[str]:
     """Every TLS file of one instance checked for what it must do; the warnings (expiring soon) returned.
 
-    The files have passed :func:`~generator.serving.tls_files.check_tls_file` (their form) first.
+    The files have passed :func:`~generator.serving.tls.tls_files.check_tls_file` (their form) first.
     """
     now = now or datetime.now(UTC)
     opt, peer, warnings = tls.options or OPTIONS, tls.peer, []

@@ -5,8 +5,8 @@ otherwise, before anything else is said; the CLI has brought every track's build
 into a private prefix (default ``run/serve/``, ignored by git), then run in the foreground until Ctrl-C
 or SIGTERM: one plain-HTTP replica, or with ``--replicas N`` the production shape (a TLS frontal over N
 replicas on 127.0.0.2, 127.0.0.3, ... or the addresses given, mutual TLS between them;
-:mod:`generator.serving.topology`), kept up by :mod:`generator.serving.supervise`. The frontal's
-certificate names the server name (default: the manifest's host), so that a client verifying it
+:mod:`generator.serving.instances.topology`), kept up by :mod:`generator.serving.instances.supervise`. The
+frontal's certificate names the server name (default: the manifest's host), so that a client verifying it
 reaches ``https://<server name>`` with the printed CA (curl's ``--resolve``). nginx runs in its own
 session so that the signal reaches it once, from here, and no worker outlives the command. Locally the
 workers run as the invoking user, so that a checkout in a private (0700) home is served as is;
@@ -28,15 +28,15 @@ from types import FrameType
 from generator.base.errors import ServeError
 from generator.base.secret_values import PRIVATE_RUN_DIR, SecretError, new_secret, read_secret_file, write_private
 from generator.contract.manifest import Manifest
-from generator.serving.nginx_process import NginxProcess, held_socket, listen_problem
-from generator.serving.nginx_render import first_track_name
-from generator.serving.nginx_settings import Settings, read_settings
-from generator.serving.state_file import check_state_target
-from generator.serving.supervise import RESTART_LIMIT, RESTART_WINDOW, Supervisor
-from generator.serving.tls_files import check_tls_file
-from generator.serving.tls_local import LocalPeer, LocalTLS, make_local_tls, make_peer_tls
-from generator.serving.tls_roles import certificates, chains_to, check_ca
-from generator.serving.topology import Topology
+from generator.serving.instances.nginx_process import NginxProcess, held_socket, listen_problem
+from generator.serving.instances.state_file import check_state_target
+from generator.serving.instances.supervise import RESTART_LIMIT, RESTART_WINDOW, Supervisor
+from generator.serving.instances.topology import Topology
+from generator.serving.rendering.nginx_render import first_track_name
+from generator.serving.rendering.nginx_settings import Settings, read_settings
+from generator.serving.tls.tls_files import check_tls_file
+from generator.serving.tls.tls_local import LocalPeer, LocalTLS, make_local_tls, make_peer_tls
+from generator.serving.tls.tls_roles import certificates, chains_to, check_ca
 from generator.tracks.loader import load_tracks
 
 DEFAULT_PREFIX = Path(PRIVATE_RUN_DIR) / "serve"
@@ -246,7 +246,7 @@ def _say(line: str) -> None:
 
 def run_topology(run: TopologyRun, note: str, secret_value: str | None) -> int:
     """Render and run a TLS frontal over ``run.replicas`` replicas in the foreground, starting again any nginx
-    that dies (:class:`~generator.serving.supervise.Supervisor`); Ctrl-C or SIGTERM stops them all."""
+    that dies (:class:`~generator.serving.instances.supervise.Supervisor`); Ctrl-C or SIGTERM stops them all."""
     root, prefix, tls = run.root, run.prefix, run.tls
     if run.state_file is not None:
         replaced = check_state_target(run.state_file)

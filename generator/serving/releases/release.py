@@ -34,10 +34,10 @@ from generator.contract.freeze import FreezeRecord
 from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest, release_hash
 from generator.contract.places import Places
-from generator.serving.nginx_process import reload_and_wait, running_pid
-from generator.serving.nginx_render import Rendered
-from generator.serving.nginx_settings import Settings, SettingsFile, read_settings
-from generator.serving.nginx_write import render_checked, write
+from generator.serving.instances.nginx_process import reload_and_wait, running_pid
+from generator.serving.instances.nginx_write import render_checked, write
+from generator.serving.rendering.nginx_render import Rendered
+from generator.serving.rendering.nginx_settings import Settings, SettingsFile, read_settings
 from generator.tracks.loader import TRACKS_DIR, load_tracks
 
 CURRENT = "current"

@@ -36,11 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from generator.base.errors import GeneratorError, RenderError
-from generator.serving.nginx_render import check_tls, first_track_name
-from generator.serving.nginx_settings import SettingsFile, SettingsFileError, read_settings
-from generator.serving.templates import environment
+from generator.serving.rendering.nginx_render import check_tls, first_track_name
+from generator.serving.rendering.nginx_settings import SettingsFile, SettingsFileError, read_settings
+from generator.serving.rendering.templates import environment
 
-RUNBOOK = Path(__file__).resolve().parents[2] / "docs" / "operating.md"
+RUNBOOK = Path(__file__).resolve().parents[3] / "docs" / "operating.md"
 ROLES = ("frontal", "replica")
 DEFAULT_USER = "corpus"
 # The corpus sub-commands a unit runs, in one place. Both read what they need from PREFIX/conf/settings.json,

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.base.errors import ServingError
-from generator.serving.nginx_process import NginxProcess
-from generator.serving.topology import Topology
+from generator.serving.instances.nginx_process import NginxProcess
+from generator.serving.instances.topology import Topology
 
 RESTART_LIMIT = 5  # restarts of one process allowed within RESTART_WINDOW (as the units' StartLimitBurst)
 RESTART_WINDOW = 60.0

@@ -6,7 +6,7 @@ symbolic link to nothing, a folder, a FIFO or a device, unreadable, empty, not t
 (a key given as the certificate...), corrupt (``cryptography``, which parses with OpenSSL as nginx does,
 cannot read it), an encrypted key (nginx would stop to ask for a passphrase), or a private key that
 other accounts may read. What a readable file must then do for its role is
-:mod:`generator.serving.tls_roles`'s job.
+:mod:`generator.serving.tls.tls_roles`'s job.
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ from pathlib import Path
 from generator.base.errors import DeployError
 from generator.contract.build_proof import prove_release
 from generator.contract.manifest import release_hash
-from generator.serving.nginx_process import reload_and_wait
-from generator.serving.nginx_settings import read_settings
-from generator.serving.nginx_write import render_and_write
+from generator.serving.instances.nginx_process import reload_and_wait
+from generator.serving.instances.nginx_write import render_and_write
+from generator.serving.rendering.nginx_settings import read_settings
 from generator.tracks.loader import load_tracks
 
 

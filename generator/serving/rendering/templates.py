@@ -11,8 +11,8 @@ from pathlib import Path
 
 import jinja2
 
-NGINX_TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "nginx"
-SYSTEMD_TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "systemd"
+NGINX_TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "nginx"
+SYSTEMD_TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "systemd"
 
 
 def environment() -> jinja2.Environment:

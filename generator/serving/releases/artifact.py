@@ -22,12 +22,12 @@ what a release holds (each track's ``build/`` and ``manifest/``, its freeze reco
 
 ``corpus release install ARTIFACT --releases DIR --prefix P...`` refuses an artifact over 1 GiB and checks
 the SHA-256 first (a truncated, tampered or mixed-up copy stops there), then reads every member's header
-before any of its bytes (:mod:`generator.serving.artifact_members`: links, devices, sparse members, a
+before any of its bytes (:mod:`generator.serving.releases.artifact_members`: links, devices, sparse members, a
 name twice, a size beyond the artifact are refused there), checks every member against the artifact's
 index and the index against the manifests, unpacks into a private folder beside the releases in bounded
 chunks, each file hashed as it is written, and proves every track against its manifest inside, their
 release hash being the artifact's name, and every freeze record against its track. Only then is the
-folder renamed into place and :func:`generator.serving.release.release` switches and reloads, rolling
+folder renamed into place and :func:`generator.serving.releases.release.release` switches and reloads, rolling
 back as ``corpus release`` does. Nothing is switched, and nothing is left, when a check fails; a release
 folder already there is never rewritten (its manifests, track definitions and record must be the
 artifact's, a record only added once).
@@ -50,8 +50,16 @@ from generator.base.atomic_file import check_target, write_atomic
 from generator.base.bounded_read import PUBLISHED_LIMIT, open_regular, size_text
 from generator.base.errors import DeployError, GeneratorError, read_file, shown_path, unreadable_text
 from generator.contract.manifest import MANIFEST_FILE, MANIFEST_HASH_FILE, Manifest
-from generator.serving.artifact_members import AGAIN, CHUNK, HEX64, INDEX, Declared, index_bytes, open_members
-from generator.serving.release import (
+from generator.serving.releases.artifact_members import (
+    AGAIN,
+    CHUNK,
+    HEX64,
+    INDEX,
+    Declared,
+    index_bytes,
+    open_members,
+)
+from generator.serving.releases.release import (
     DIR_MODE,
     FILE_MODE,
     Proven,
@@ -210,7 +218,7 @@ def _sha256(handle: BinaryIO) -> str:
 def unpack(handle: BinaryIO, size: int, dest: Path, name: str, artifact: Path) -> list[Proven]:
     """Unpack the artifact named ``name`` (its tar in ``handle``, ``size`` bytes) into the new folder ``dest``
     and prove it; return its tracks. Every header is checked before any byte is read
-    (:func:`~generator.serving.artifact_members.open_members`), every file against the index before any
+    (:func:`~generator.serving.releases.artifact_members.open_members`), every file against the index before any
     other byte is read, the index's entries for the builds against the manifests before any build byte is
     read, and every byte against its SHA-256 as it is written. Nothing of an artifact is installed that no
     hash checked: the builds by their manifests, the manifests by the artifact's name (the release hash),

@@ -1,6 +1,6 @@
 """What one nginx serves, proven before a line of configuration is written: every track's manifest against
 its build (a replica), the ``/_systeme`` bodies nginx returns, and the absent template that must reproduce
-every declared absent byte for byte (:mod:`generator.serving.nginx_render` renders from them).
+every declared absent byte for byte (:mod:`generator.serving.rendering.nginx_render` renders from them).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from generator.base.errors import RenderError
 from generator.contract.bodies import REQUIRED_SYSTEME, absent_body, body_bytes
 from generator.contract.build_proof import prove_release
 from generator.contract.manifest import Manifest
-from generator.serving.nginx_syntax import needs_dollar, quote_text
+from generator.serving.rendering.nginx_syntax import needs_dollar, quote_text
 from generator.tracks.loader import load_tracks
 from generator.tracks.model import Track
 

@@ -27,7 +27,7 @@ from generator.base import strict_json
 from generator.base.atomic_file import write_fd
 from generator.base.bounded_read import size_text
 from generator.base.errors import DeployError
-from generator.serving.release import DIR_MODE, FILE_MODE
+from generator.serving.releases.release import DIR_MODE, FILE_MODE
 
 INDEX = "release.json"  # the artifact's index of its files; read first, never installed
 INDEX_FORMAT = "corpus-release-files/1"
