@@ -37,13 +37,13 @@ from bench_nginx import benchmark_file, medians, print_medians, rounds, wrk  # n
 
 from generator.base.secret_values import new_secret, write_private  # noqa: E402
 from generator.observe.proxy_client import fetch, tls_context  # noqa: E402
-from generator.serving.nginx_process import NginxProcess  # noqa: E402
-from generator.serving.nginx_render import TLS_SESSION_CACHE, host_port  # noqa: E402
-from generator.serving.nginx_settings import Settings  # noqa: E402
-from generator.serving.nginx_syntax import quote_path  # noqa: E402
-from generator.serving.templates import environment  # noqa: E402
-from generator.serving.tls_local import make_local_tls, make_peer_tls  # noqa: E402
-from generator.serving.topology import Topology, free_port  # noqa: E402
+from generator.serving.instances.nginx_process import NginxProcess  # noqa: E402
+from generator.serving.instances.topology import Topology, free_port  # noqa: E402
+from generator.serving.rendering.nginx_render import TLS_SESSION_CACHE, host_port  # noqa: E402
+from generator.serving.rendering.nginx_settings import Settings  # noqa: E402
+from generator.serving.rendering.nginx_syntax import quote_path  # noqa: E402
+from generator.serving.rendering.templates import environment  # noqa: E402
+from generator.serving.tls.tls_local import make_local_tls, make_peer_tls  # noqa: E402
 
 BARE_CONF = """\
 # Ceiling for bench/bench_frontal.py: the same file over the same TLS, no check, no header, no log.

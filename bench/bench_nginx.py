@@ -40,12 +40,12 @@ sys.path.insert(0, str(ROOT))
 
 from generator.base.secret_values import new_secret, write_private  # noqa: E402
 from generator.contract.manifest import Manifest  # noqa: E402
-from generator.serving.nginx_process import NginxProcess  # noqa: E402
-from generator.serving.nginx_render import ACCESS_LOG_BUFFER  # noqa: E402
-from generator.serving.nginx_settings import Settings  # noqa: E402
-from generator.serving.nginx_syntax import quote_path  # noqa: E402
-from generator.serving.nginx_write import render_and_write  # noqa: E402
-from generator.serving.templates import environment  # noqa: E402
+from generator.serving.instances.nginx_process import NginxProcess  # noqa: E402
+from generator.serving.instances.nginx_write import render_and_write  # noqa: E402
+from generator.serving.rendering.nginx_render import ACCESS_LOG_BUFFER  # noqa: E402
+from generator.serving.rendering.nginx_settings import Settings  # noqa: E402
+from generator.serving.rendering.nginx_syntax import quote_path  # noqa: E402
+from generator.serving.rendering.templates import environment  # noqa: E402
 
 CEILING_CONF = """\
 # Ceiling for bench/bench_nginx.py: the same file, no check (and, unless "output", no header, no log).

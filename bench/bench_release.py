@@ -41,9 +41,9 @@ from generator.cli.main import main  # noqa: E402
 from generator.compiler.pipeline import build  # noqa: E402
 from generator.contract.manifest import Manifest  # noqa: E402
 from generator.observe.proxy_client import Load, tls_context  # noqa: E402
-from generator.serving.artifact import pack  # noqa: E402
-from generator.serving.tls_local import make_local_tls  # noqa: E402
-from generator.serving.topology import Topology, free_port, replica_hosts  # noqa: E402
+from generator.serving.instances.topology import Topology, free_port, replica_hosts  # noqa: E402
+from generator.serving.releases.artifact import pack  # noqa: E402
+from generator.serving.tls.tls_local import make_local_tls  # noqa: E402
 from generator.tracks.loader import TRACKS_DIR, track_named  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "valid" / "corpus_src"

@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from generator.base.secret_values import new_secret, write_private  # noqa: E402
-from generator.serving.serve import served_name  # noqa: E402
-from generator.serving.tls_local import make_local_tls, make_peer_tls  # noqa: E402
-from generator.serving.topology import Topology, free_port, replica_hosts  # noqa: E402
+from generator.serving.instances.serve import served_name  # noqa: E402
+from generator.serving.instances.topology import Topology, free_port, replica_hosts  # noqa: E402
+from generator.serving.tls.tls_local import make_local_tls, make_peer_tls  # noqa: E402
 
 
 def _times(rounds: int, work: Callable[[], object]) -> list[float]:

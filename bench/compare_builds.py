@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 from generator.base.errors import CorpusError  # noqa: E402
 from generator.reading.logic import load_logic  # noqa: E402
 from generator.reading.reader import CorpusReader, pointer_pattern  # noqa: E402
-from generator.reading.season import load_season  # noqa: E402
+from generator.reading.season_model import load_season  # noqa: E402
 from generator.tracks.loader import track_named  # noqa: E402
 from generator.tracks.model import Track, Trees, systeme_path  # noqa: E402
 

@@ -29,13 +29,13 @@ from trackfix import copy_tracks
 from generator.base.errors import ServingError
 from generator.base.secret_values import new_secret, write_private
 from generator.contract.hashing import sha256_hex
-from generator.serving.nginx_process import NginxProcess, reload_and_wait, worker_pids
-from generator.serving.nginx_settings import Settings
-from generator.serving.nginx_write import render_and_write
-from generator.serving.serve import served_name
-from generator.serving.tls_local import LocalTLS, make_local_tls, make_peer_tls
-from generator.serving.topology import Topology, replica_hosts
-from generator.serving.topology import free_port as topology_free_port
+from generator.serving.instances.nginx_process import NginxProcess, reload_and_wait, worker_pids
+from generator.serving.instances.nginx_write import render_and_write
+from generator.serving.instances.serve import served_name
+from generator.serving.instances.topology import Topology, replica_hosts
+from generator.serving.instances.topology import free_port as topology_free_port
+from generator.serving.rendering.nginx_settings import Settings
+from generator.serving.tls.tls_local import LocalTLS, make_local_tls, make_peer_tls
 
 ROOT = Path(__file__).resolve().parent.parent
 JSON_TYPE = "application/json; charset=utf-8"

@@ -21,9 +21,9 @@ from trackfix import CONFORMITE, copy_tracks
 
 from generator.base.errors import CorpusError, Location
 from generator.compiler.pipeline import build
+from generator.proving.checks import SeasonReport, check_season
 from generator.reading.reader import CorpusReader
-from generator.reading.season import KEY_FILE, TASKS_FILE, Season, load_season
-from generator.season.checks import SeasonReport, check_season
+from generator.reading.season_model import KEY_FILE, TASKS_FILE, Season, load_season
 from generator.tracks.model import DEFAULT_BASE_URL, file_for
 
 ROOT = Path(__file__).resolve().parent.parent

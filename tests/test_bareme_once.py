@@ -15,7 +15,7 @@ import pytest
 from cli_run import run_corpus
 from trackfix import ROOT, copy_tracks
 
-from generator.season.checks import check_bareme
+from generator.proving.checks import check_bareme
 from generator.tracks.loader import TRACKS_DIR, load_track, track_named
 
 PISTES = ("conformite", "generique")

@@ -8,10 +8,10 @@ from dataclasses import replace
 
 from trackfix import ROOT
 
+from generator.proving.control_check import check_control
 from generator.reading.logic import load_logic
 from generator.reading.reader import CorpusReader
-from generator.reading.season import load_season
-from generator.season.control_check import check_control
+from generator.reading.season_model import load_season
 from generator.track_code.generique.control import catalogue_prices_within_budget, tariffs_within_budget
 from generator.tracks.loader import track_named
 

@@ -12,10 +12,10 @@ import pytest
 from nginx_server import build_copy
 
 from generator.base.secret_values import new_secret, write_private
-from generator.serving.nginx_settings import Settings
-from generator.serving.nginx_write import render_and_write
-from generator.serving.peer_tls import PLAIN, PeerTLS
-from generator.serving.tls_local import make_local_tls, make_peer_tls
+from generator.serving.instances.nginx_write import render_and_write
+from generator.serving.rendering.nginx_settings import Settings
+from generator.serving.tls.peer_tls import PLAIN, PeerTLS
+from generator.serving.tls.tls_local import make_local_tls, make_peer_tls
 
 GIXY = Path(sys.executable).with_name("gixy")
 

@@ -26,10 +26,10 @@ from trackfix import CONFORMITE, copy_tracks
 
 from generator.cli.main import main
 from generator.compiler.pipeline import build
+from generator.drawing.task_drawing import Highlight, attribute, draw_task
 from generator.reading.graph import task_graph
 from generator.reading.reader import CorpusReader, Fact
-from generator.reading.season import load_season
-from generator.season.drawing import Highlight, attribute, draw_task
+from generator.reading.season_model import load_season
 from generator.track_code.conformite.evaluator import evaluate
 from generator.tracks.model import DEFAULT_BASE_URL
 

@@ -36,9 +36,9 @@ from trackfix import CONFORMITE, ROOT
 from trust_layer_fixtures import FINGERPRINT, TrustLayer
 
 from generator.base.secret_values import new_secret, write_private
-from generator.contract.anchor_time import CLOCK_SKEW, AnchorTimeError, check_anchor_time, parse_instant
 from generator.contract.freeze import freeze
-from generator.contract.trust_proof import ProofError, check_proof_id
+from generator.trust_layer.anchor_time import CLOCK_SKEW, AnchorTimeError, check_anchor_time, parse_instant
+from generator.trust_layer.trust_proof import ProofError, check_proof_id
 
 TL = TrustLayer()  # one signing key for the module: each test makes its own proofs with it
 

@@ -31,8 +31,8 @@ from cli_run import Ran, run_corpus
 from nginx_server import free_port, private_folder, snapshot_build
 
 from generator.base.secret_values import new_secret, write_private
-from generator.serving.artifact import pack
-from generator.serving.release import install, switch
+from generator.serving.releases.artifact import pack
+from generator.serving.releases.release import install, switch
 
 ROOT = Path(__file__).resolve().parent.parent
 PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2

@@ -25,7 +25,7 @@ from trackfix import CONFORMITE
 from generator.base.errors import CorpusError, Severity
 from generator.base.text_policy import MAX_DEPTH, MAX_FILE_BYTES
 from generator.compiler.pipeline import build, check
-from generator.reading.season import MAX_COUNT_DIGITS
+from generator.reading.season_model import MAX_COUNT_DIGITS
 from generator.tracks.model import DEFAULT_BASE_URL
 
 E1 = "entites/ENT-0001.yaml"

@@ -43,7 +43,7 @@ def module_name(path: Path) -> str:
 
 
 def layer_of(module: str) -> str | None:
-    """``generator.season.checks`` -> ``season``; the package's own ``__init__`` has no layer."""
+    """``generator.proving.checks`` -> ``proving``; the package's own ``__init__`` has no layer."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 and parts[0] == "generator" else None
 
@@ -237,3 +237,25 @@ def test_lazy_and_relative_imports_are_seen() -> None:
     found = source_imports(source, "generator.observe.log_report.text")
     assert sorted(found) == [(1, "json"), (4, "generator.cli.main"), (7, "argparse"),
                              (8, "generator.observe.log_report.counts"), (9, "generator.observe.verify")]
+
+
+# serving/'s parts, in the order they may import one another: each imports only those before it
+# (docs/architecture.md, "Serving and observing").
+SERVING_PARTS = ("tls", "rendering", "instances", "releases")
+
+
+def test_serving_parts_import_one_way() -> None:
+    folders = {p.name for p in (PACKAGE / "serving").iterdir() if (p / "__init__.py").exists()}
+    assert folders == set(SERVING_PARTS), f"generator/serving/'s parts are {sorted(folders)}, not {SERVING_PARTS}"
+    assert [p.name for p in (PACKAGE / "serving").glob("*.py")] == ["__init__.py"], "a module outside the parts"
+    wrong = []
+    for path in FILES:
+        mine = module_name(path).split(".")
+        if mine[:2] != ["generator", "serving"] or len(mine) < 4:
+            continue
+        for line, target in imports(path):
+            theirs = target.split(".")
+            if theirs[:2] == ["generator", "serving"] and len(theirs) > 2 and theirs[2] != mine[2] \
+                    and SERVING_PARTS.index(theirs[2]) > SERVING_PARTS.index(mine[2]):
+                wrong.append(f"{_where(path, line)}: serving.{mine[2]} imports {target}, a later part")
+    assert not wrong, "\n".join(wrong)

@@ -27,8 +27,8 @@ from trackfix import collection_of
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
 from generator.observe.log_report import counts, files
-from generator.serving.topology import free_port as port_free_on
-from generator.serving.topology import replica_hosts
+from generator.serving.instances.topology import free_port as port_free_on
+from generator.serving.instances.topology import replica_hosts
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "manifest" / "conformite" / "manifest.json"

@@ -77,7 +77,7 @@ def _run(bin_dir: Path, *args: str, cwd: Path, env: dict[str, str] | None = None
 
 def test_the_installed_package_is_not_the_checkout(installed: Path, tmp_path: Path) -> None:
     """``generator`` and its templates come from the venv, not from this checkout."""
-    code = ("import generator, generator.serving.templates as t; "
+    code = ("import generator, generator.serving.rendering.templates as t; "
             "print(generator.__file__); print(t.NGINX_TEMPLATES); print(t.SYSTEMD_TEMPLATES)")
     result = subprocess.run([str(installed / "python"), "-c", code], cwd=tmp_path, capture_output=True,
                             text=True, timeout=60, check=True)

@@ -36,7 +36,7 @@ from generator.observe.proof_fetch import (
 from generator.observe.read_budget import WINDOW, ReadBudget, duration
 
 PROVE_IT = ("corpus.arkforge.tech", "proveit.arkforge.tech")
-FORM = "prf_YYYYMMDD_HHMMSS_<6 to 64 lowercase hex digits>"  # contract/trust_proof.py's words
+FORM = "prf_YYYYMMDD_HHMMSS_<6 to 64 lowercase hex digits>"  # trust_layer/trust_proof.py's words
 ID_FORM = re.compile(r"prf_[0-9]{8}_[0-9]{6}_[0-9a-f]{6}")  # Trust Layer's own _PROOF_ID_RE
 
 

@@ -32,7 +32,7 @@ from score_fixtures import HONEST_01, ScoreWorld, make_score_world, submission
 from trust_layer_fixtures import Authority
 
 from generator.cli.main import main
-from generator.contract.merkle import (
+from generator.trust_layer.merkle import (
     MerkleError,
     commitment,
     commitments_root,

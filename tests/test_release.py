@@ -25,8 +25,8 @@ from trackfix import copy_tracks
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
 from generator.observe.proxy_client import fetch, tls_context
-from generator.serving.serve import served_name
-from generator.serving.tls_local import make_local_tls
+from generator.serving.instances.serve import served_name
+from generator.serving.tls.tls_local import make_local_tls
 
 
 @pytest.fixture(scope="module")
@@ -199,7 +199,7 @@ def test_an_install_that_loses_the_race_uses_the_winners_identical_copy(builds: 
     second install runs at that very moment (placed by an audit hook on the first one's rename)."""
     import sys
 
-    from generator.serving.release import install
+    from generator.serving.releases.release import install
 
     a, _b = builds
     releases = work / "releases"

@@ -388,7 +388,7 @@ def test_a_record_is_added_to_a_release_only_when_it_proves_against_that_release
         builds: tuple[Path, Path], work: Path) -> None:
     """A record that holds for its own checkout, carried to a release of another build: refused, nothing
     written in the release (the release's own manifest is what a record must anchor)."""
-    from generator.serving.release import carry_records, install, prove_tracks
+    from generator.serving.releases.release import carry_records, install, prove_tracks
 
     a, b = builds
     root = work / "root"

@@ -38,9 +38,9 @@ from season_fixtures import (
 )
 from trackfix import CONFORMITE, copy_tracks
 
+from generator.proving.checks import TaskReport, check_referentiel, check_season, check_task
 from generator.reading.graph import probant_facts, task_graph
 from generator.reading.reader import CorpusReader
-from generator.season.checks import TaskReport, check_referentiel, check_season, check_task
 from generator.track_code.conformite.evaluator import evaluate
 from generator.track_code.conformite.logic import TRACK_LOGIC as LOGIC
 

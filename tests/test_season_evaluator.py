@@ -22,7 +22,7 @@ from trackfix import CONFORMITE
 
 from generator.reading.graph import task_graph
 from generator.reading.reader import CorpusReader
-from generator.reading.season import KeyEntry, Season, Statement
+from generator.reading.season_model import KeyEntry, Season, Statement
 from generator.track_code.conformite.evaluator import (
     FAMILY_SHORTCUTS,
     NAMED_SHORTCUTS,

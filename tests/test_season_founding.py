@@ -13,7 +13,7 @@ from season_fixtures import World, make_world
 
 from generator.reading.founding import equivalent_forms, fonde_par, founding_facts
 from generator.reading.reader import Fact
-from generator.reading.season import Season
+from generator.reading.season_model import Season
 from generator.track_code.conformite import logic as LOGIC
 from generator.track_code.conformite.evaluator import evaluate
 

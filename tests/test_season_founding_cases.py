@@ -17,12 +17,12 @@ import pytest
 from season_fixtures import KEY_LOCATION, World, make_world, rebuilt
 from trackfix import CONFORMITE
 
+from generator.proving.checks import TaskReport, check_fact
 from generator.reading.founding import founding_facts
 from generator.reading.graph import task_graph
 from generator.reading.logic import load_logic
 from generator.reading.reader import CorpusReader
-from generator.reading.season import Season, Statement
-from generator.season.checks import TaskReport, check_fact
+from generator.reading.season_model import Season, Statement
 from generator.track_code.conformite import independent
 from generator.track_code.conformite.evaluator import evaluate
 from generator.tracks.model import file_for

@@ -21,10 +21,10 @@ from trackfix import CONFORMITE
 
 from generator.panel.agents import HONEST
 from generator.panel.judge import run_panel
+from generator.proving.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
+from generator.proving.checks import check_season
 from generator.reading.reader import Fact
-from generator.reading.season import KeyFact
-from generator.season.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
-from generator.season.checks import check_season
+from generator.reading.season_model import KeyFact
 from generator.track_code.conformite import independent
 from generator.track_code.conformite.evaluator import Task as EvalTask
 from generator.track_code.conformite.evaluator import evaluate
@@ -142,7 +142,7 @@ def test_the_agent_reads_neither_the_key_nor_the_evaluator() -> None:
     assert "cle.json" not in text and "cle.yaml" not in text
     probe = ("import sys, generator.track_code.conformite.independent as m; "
              "print(sorted(n for n in sys.modules if n.endswith(('.evaluator', '.founding', 'panel.agents', "
-             "'panel.judge', 'reading.season', '.logic'))))")
+             "'panel.judge', 'reading.season_model', '.logic'))))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60,
                          check=True)
     assert run.stdout.strip() == "[]"

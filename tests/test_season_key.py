@@ -26,7 +26,7 @@ import pytest
 from season_fixtures import ROOT, World, make_world
 from trackfix import CONFORMITE, copy_tracks
 
-from generator.reading.season import Season, load_season
+from generator.reading.season_model import Season, load_season
 
 SEASON_FILES = ("cle.json", "taches.json")
 

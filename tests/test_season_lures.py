@@ -22,14 +22,14 @@ from trackfix import CONFORMITE, GENERIQUE, ROOT, copy_tracks
 
 from generator.base.errors import Location
 from generator.contract.freeze import check_freeze, freeze
+from generator.proving.checks import check_season, check_trap
 from generator.reading.logic import load_logic
 from generator.reading.reader import CorpusReader
-from generator.reading.season import load_season
-from generator.season.checks import check_season, check_trap
-from generator.serving.nginx_settings import Settings
-from generator.serving.serve import banner
-from generator.serving.tls_local import make_local_tls
-from generator.serving.topology import Topology
+from generator.reading.season_model import load_season
+from generator.serving.instances.serve import banner
+from generator.serving.instances.topology import Topology
+from generator.serving.rendering.nginx_settings import Settings
+from generator.serving.tls.tls_local import make_local_tls
 from generator.track_code.generique.evaluator import NAMED_SHORTCUTS, evaluate
 
 CONF = ROOT / CONFORMITE.trees.build

@@ -18,9 +18,9 @@ from season_fixtures import KEY_LOCATION, ROOT, World, make_world
 
 from generator.panel.agents import HONEST
 from generator.panel.judge import Row, _expect_tamper, panel_problems, run_panel
+from generator.proving.checks import SeasonReport, check_season
 from generator.reading.reader import Fact
-from generator.reading.season import KeyFact, Season
-from generator.season.checks import SeasonReport, check_season
+from generator.reading.season_model import KeyFact, Season
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 import pytest
 from nginx_server import build_copy, corpus_serve, free_port, processes_of, stop_serving, topology_free_port
 
-from generator.serving.state_file import read_state
+from generator.serving.instances.state_file import read_state
 
 HOST = "corpus.arkforge.tech"
 REPLICA = "127.0.0.5"

@@ -25,10 +25,10 @@ from nginx_server import alive, build_copy, corpus_serve, processes_of, stop_ser
 
 from generator.base.secret_values import new_secret, write_private
 from generator.observe.proxy_client import Load, fetch, tls_context
-from generator.serving.nginx_process import worker_pids
-from generator.serving.state_file import read_state
-from generator.serving.supervise import RESTART_LIMIT
-from generator.serving.tls_roles import REPLICA_NAME
+from generator.serving.instances.nginx_process import worker_pids
+from generator.serving.instances.state_file import read_state
+from generator.serving.instances.supervise import RESTART_LIMIT
+from generator.serving.tls.tls_roles import REPLICA_NAME
 
 LOAD_THREADS = 4
 

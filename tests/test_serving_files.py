@@ -20,9 +20,9 @@ from nginx_server import build_copy
 from generator.base.errors import TlsError
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
-from generator.serving.state_file import StateFileError, check_state_target, read_state
-from generator.serving.tls_files import check_tls_file
-from generator.serving.tls_local import LocalPeer, make_peer_tls
+from generator.serving.instances.state_file import StateFileError, check_state_target, read_state
+from generator.serving.tls.tls_files import check_tls_file
+from generator.serving.tls.tls_local import LocalPeer, make_peer_tls
 
 
 @pytest.fixture(scope="module")

@@ -24,8 +24,8 @@ from nginx_server import build_copy, free_port, rendered_replica
 
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
-from generator.serving.nginx_process import answers
-from generator.serving.systemd_units import UnitSettings, render_unit, unit_settings
+from generator.serving.instances.nginx_process import answers
+from generator.serving.rendering.systemd_units import UnitSettings, render_unit, unit_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = str(Path(sys.executable).with_name("corpus"))
@@ -214,7 +214,7 @@ def test_systemd_exposure_score(tmp_path: Path) -> None:
 
 def test_the_tls_files_of_a_mutual_tls_prefix_are_named_in_its_unit(tmp_path: Path) -> None:
     """render-systemd takes the certificate, key and private CA of the rendered prefix (or --tls-file)."""
-    from generator.serving.tls_local import make_peer_tls
+    from generator.serving.tls.tls_local import make_peer_tls
 
     with build_copy("corpus-systemd-mtls-") as (release, _manifest):
         secret = release.parent / "secret"

@@ -25,9 +25,9 @@ from nginx_server import build_copy, free_port, processes_of
 from generator.base.errors import TlsError
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
-from generator.serving.peer_tls import PeerTLS
-from generator.serving.tls_local import make_peer_tls
-from generator.serving.tls_roles import WARN_DAYS, InstanceTLS, check_instance
+from generator.serving.tls.peer_tls import PeerTLS
+from generator.serving.tls.tls_local import make_peer_tls
+from generator.serving.tls.tls_roles import WARN_DAYS, InstanceTLS, check_instance
 
 NOW = dt.datetime.now(dt.UTC)
 HOST = "corpus.arkforge.tech"  # the server name of the test builds (their manifest's base URL)

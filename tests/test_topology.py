@@ -26,8 +26,8 @@ from nginx_server import (
 from test_vhost_raw import CASES
 
 from generator.observe.proxy_client import Answer, Load, fetch, tls_context
-from generator.serving.tls_roles import REPLICA_NAME
-from generator.serving.topology import Topology
+from generator.serving.instances.topology import Topology
+from generator.serving.tls.tls_roles import REPLICA_NAME
 
 LOAD_THREADS = 4
 
@@ -292,8 +292,8 @@ def test_a_planned_stop_of_one_of_two_frontals_loses_nothing(topology: Topology,
 
 def test_ten_reloads_and_a_rotation_under_load(topology: Topology, snapshot: tuple[Path, dict[str, Any]]) -> None:
     from generator.base.secret_values import new_secret, write_private
-    from generator.serving.nginx_process import reload_and_wait
-    from generator.serving.nginx_write import render_and_write
+    from generator.serving.instances.nginx_process import reload_and_wait
+    from generator.serving.instances.nginx_write import render_and_write
 
     root, manifest = snapshot
     expected = bodies(root, manifest)
@@ -389,10 +389,10 @@ def test_the_frontal_refuses_a_replica_of_another_ca_or_name(snapshot: tuple[Pat
     from dataclasses import replace
 
     from generator.base.errors import TlsError
-    from generator.serving.nginx_process import NginxProcess
-    from generator.serving.nginx_write import render_and_write
-    from generator.serving.peer_tls import PeerTLS
-    from generator.serving.tls_local import _issue, make_peer_tls
+    from generator.serving.instances.nginx_process import NginxProcess
+    from generator.serving.instances.nginx_write import render_and_write
+    from generator.serving.tls.peer_tls import PeerTLS
+    from generator.serving.tls.tls_local import _issue, make_peer_tls
 
     root, manifest = snapshot
     expected = bodies(root, manifest)["/_systeme/503"]

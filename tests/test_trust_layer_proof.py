@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from generator.contract.hashing import canonical_json
-from generator.contract.trust_proof import (
+from generator.trust_layer.trust_proof import (
     ChainFields,
     ProofError,
     chain_hash,

@@ -22,7 +22,7 @@ from trackfix import CONFORMITE
 
 from generator.score.inputs import ScoreInputError, load_inputs
 from generator.score.render import ReportError, ScoreReport
-from generator.serving.nginx_settings import SettingsFile, SettingsFileError
+from generator.serving.rendering.nginx_settings import SettingsFile, SettingsFileError
 
 
 def corpus(*args: str, cwd: Path | None = None) -> tuple[int, str]:

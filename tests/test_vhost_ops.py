@@ -260,9 +260,9 @@ def test_a_start_that_fails_quotes_only_its_own_error_log_lines(snapshot: Path) 
     import socket
 
     from generator.base.errors import ServeError
-    from generator.serving.nginx_process import NginxProcess
-    from generator.serving.nginx_settings import Settings
-    from generator.serving.nginx_write import render_and_write
+    from generator.serving.instances.nginx_process import NginxProcess
+    from generator.serving.instances.nginx_write import render_and_write
+    from generator.serving.rendering.nginx_settings import Settings
 
     secret = snapshot.parent / "secret"
     write_private(secret, new_secret() + "\n")

@@ -30,14 +30,14 @@ from generator.base.secret_values import (
     write_private,
 )
 from generator.cli.main import main
-from generator.serving.nginx_process import NginxProcess, nginx_command
-from generator.serving.nginx_render import render
-from generator.serving.nginx_settings import Settings
-from generator.serving.nginx_syntax import MAX_TOKEN, NginxSyntaxError, quote_path, quote_text
-from generator.serving.nginx_write import write
-from generator.serving.templates import NGINX_TEMPLATES as TEMPLATES
-from generator.serving.templates import environment
-from generator.serving.tls_local import make_local_tls
+from generator.serving.instances.nginx_process import NginxProcess, nginx_command
+from generator.serving.instances.nginx_write import write
+from generator.serving.rendering.nginx_render import render
+from generator.serving.rendering.nginx_settings import Settings
+from generator.serving.rendering.nginx_syntax import MAX_TOKEN, NginxSyntaxError, quote_path, quote_text
+from generator.serving.rendering.templates import NGINX_TEMPLATES as TEMPLATES
+from generator.serving.rendering.templates import environment
+from generator.serving.tls.tls_local import make_local_tls
 
 # ---------------------------------------------------------------------------------------- secrets
 
@@ -437,7 +437,7 @@ def test_frontal_from_the_command_line(snapshot: Path, work: Path, capsys: pytes
 def test_a_refused_config_leaves_the_previous_conf_intact(snapshot: Path, work: Path) -> None:
     """``nginx -t`` judges the staged files before conf/ changes: after a refusal conf/ holds the previous,
     accepted files byte for byte, and no staging folder is left behind."""
-    from generator.serving.nginx_write import render_and_write
+    from generator.serving.instances.nginx_write import render_and_write
 
     settings = _settings(snapshot, work)
     render_and_write(settings, None)
@@ -455,7 +455,7 @@ def test_a_refused_config_leaves_the_previous_conf_intact(snapshot: Path, work: 
 
 
 def test_the_written_config_includes_conf_not_the_staging_folder(snapshot: Path, work: Path) -> None:
-    from generator.serving.nginx_write import render_and_write
+    from generator.serving.instances.nginx_write import render_and_write
 
     settings = _settings(snapshot, work)
     render_and_write(settings, None)

@@ -37,27 +37,20 @@ from generator.cli.score import (
     trust_layer_key,
 )
 from generator.compiler.pipeline import build, check
-from generator.contract.anchor import Anchor
-from generator.contract.freeze import (
-    check_anchor,
-    check_freeze,
-    freeze,
-    freeze_anchor,
-    freeze_anchor_v3,
-    is_frozen,
-    record_call_of,
-)
+from generator.contract.freeze import check_freeze, freeze, is_frozen
 from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest
 from generator.contract.places import Places
-from generator.contract.proof_v3 import ProofV3
-from generator.contract.trust_proof import TrustProof
-from generator.contract.tsa_token import Authority
 from generator.observe import proxy_client
-from generator.serving.tls_files import TLS_FILE_LIMIT, check_tls_file
+from generator.serving.tls.tls_files import TLS_FILE_LIMIT, check_tls_file
 from generator.tracks.listing import track_listing
 from generator.tracks.loader import load_tracks, track_named
 from generator.tracks.model import Track
+from generator.trust_layer.anchor import Anchor
+from generator.trust_layer.freeze_anchor import check_anchor, freeze_anchor, freeze_anchor_v3, record_call_of
+from generator.trust_layer.proof_v3 import ProofV3
+from generator.trust_layer.trust_proof import TrustProof
+from generator.trust_layer.tsa_token import Authority
 
 
 def _track(args: argparse.Namespace) -> Track:

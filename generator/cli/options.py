@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from generator.base.errors import GeneratorError, shown_path
 from generator.base.path_checks import path_mode
-from generator.serving.nginx_settings import DEFAULT_WORKER_USER, Settings
+from generator.serving.rendering.nginx_settings import DEFAULT_WORKER_USER, Settings
 from generator.tracks.loader import load_tracks, pick_track
 from generator.tracks.model import DEFAULT_BASE_URL, Track
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from generator.base.output_places import outside_protected
 from generator.cli.options import Subparsers, UsageError, add_root_options
-from generator.serving.artifact import install_artifact, pack
-from generator.serving.release import (
+from generator.serving.releases.artifact import install_artifact, pack
+from generator.serving.releases.release import (
     CURRENT,
     Reloaded,
     install,

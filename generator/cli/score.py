@@ -18,20 +18,20 @@ from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, kind_of, 
 from generator.base.errors import GeneratorError, shown_path, unreadable_text
 from generator.base.output_places import key_output_file, not_an_input
 from generator.cli.options import PROBLEM, Subparsers
-from generator.contract.anchor import Anchor
-from generator.contract.anchor_time import AnchorTimeError, parse_instant, proof_time
-from generator.contract.anchor_v3 import parse_time
 from generator.contract.places import Places
-from generator.contract.proof_v3 import ProofV3, Window, is_v3, read_v3
-from generator.contract.trust_proof import ProofError, TrustProof, check_fingerprint, public_key, read_proof
-from generator.contract.tsa_token import Authority
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused
-from generator.score.proofs import Season, verdicts
+from generator.score.proofs import SeasonWindow, verdicts
 from generator.score.render import ScoreReport, render_table
 from generator.score.track import DuplicateTask, check_proofs, score_submissions, submitted_track
 from generator.tracks.loader import load_tracks, track_named
 from generator.tracks.model import Track
+from generator.trust_layer.anchor import Anchor
+from generator.trust_layer.anchor_time import AnchorTimeError, parse_instant, proof_time
+from generator.trust_layer.anchor_v3 import parse_time
+from generator.trust_layer.proof_v3 import ProofV3, Window, is_v3, read_v3
+from generator.trust_layer.trust_proof import ProofError, TrustProof, check_fingerprint, public_key, read_proof
+from generator.trust_layer.tsa_token import Authority
 
 
 class _BadFile(GeneratorError):
@@ -144,14 +144,14 @@ def judged_proofs(loaded: Any, args: argparse.Namespace, places: Places) -> Any:
         if given is not None and not given.is_file():
             raise _BadFile(f"{given}: no such file (--tsa-ca, --tsa-cert: PEM files of the timestamp authority)")
     rekor = getattr(args, "rekor_key", None)
-    season = Season(Authority(tsa_ca, tsa_cert) if tsa_ca else None, _opening(published, places), close,
+    season = SeasonWindow(Authority(tsa_ca, tsa_cert) if tsa_ca else None, _opening(published, places), close,
                     _pem(rekor, "--rekor-key") if rekor is not None else None)
     return verdicts(loaded.proofs, keys, season)
 
 
 def _opening(published: Anchor | None, places: Places) -> datetime | None:
     """When the season opens: a 3.x anchor's RFC 3161 time (verified when it was published, and again by the
-    freeze check), else a 1.2 anchor's time once it passes the anchor's time rule (contract/anchor_time.py)."""
+    freeze check), else a 1.2 anchor's time once it passes the anchor's time rule (trust_layer/anchor_time.py)."""
     if published is None:
         return None
     if isinstance(published.proof, ProofV3):

@@ -25,13 +25,13 @@ from generator.cli.options import (
 from generator.contract.hashing import sha256_hex
 from generator.panel.judge import Row, panel_problems, run_panel
 from generator.panel.submissions import check_panel_target, write_submissions
+from generator.proving.artifacts import write_artifacts
+from generator.proving.checks import SeasonReport, check_season
 from generator.reading.evaluation import Evaluation, Strategy
 from generator.reading.founding import TOUS, fonde_par, founding_facts
 from generator.reading.logic import TrackLogic, load_logic
 from generator.reading.reader import CorpusReader
-from generator.reading.season import KEY_FILE, Season, load_season
-from generator.season.artifacts import write_artifacts
-from generator.season.checks import SeasonReport, check_season
+from generator.reading.season_model import KEY_FILE, Season, load_season
 from generator.tracks.loader import load_tracks, pick_track
 from generator.tracks.model import Track, file_for
 

@@ -22,11 +22,10 @@ from generator.cli.options import (
     render_settings,
 )
 from generator.compiler.pipeline import ensure_build
-from generator.serving.instance_commands import reload_prefix, verify_prefix
-from generator.serving.nginx_process import reload_and_wait
-from generator.serving.nginx_write import render_and_write
-from generator.serving.peer_tls import PLAIN, PeerTLS
-from generator.serving.serve import (
+from generator.serving.instances.instance_commands import reload_prefix, verify_prefix
+from generator.serving.instances.nginx_process import reload_and_wait
+from generator.serving.instances.nginx_write import render_and_write
+from generator.serving.instances.serve import (
     DEFAULT_PREFIX,
     PLAIN_PORT,
     TopologyRun,
@@ -43,7 +42,8 @@ from generator.serving.serve import (
     topology_peer,
     topology_tls,
 )
-from generator.serving.systemd_units import (
+from generator.serving.instances.topology import FRONTAL_PORT, REPLICA_PORT, replica_addresses
+from generator.serving.rendering.systemd_units import (
     DEFAULT_USER,
     ROLES,
     UnitError,
@@ -52,7 +52,7 @@ from generator.serving.systemd_units import (
     render_unit,
     unit_settings,
 )
-from generator.serving.topology import FRONTAL_PORT, REPLICA_PORT, replica_addresses
+from generator.serving.tls.peer_tls import PLAIN, PeerTLS
 from generator.tracks.loader import load_tracks, protected_trees
 
 # serve's options that only the topology (--replicas) uses: refused without it, never silently ignored

@@ -6,7 +6,8 @@ the task statements ``season/taches.json`` (entity, date d'examen, minimum and p
 scorer reads them, so they are anchored too) and the answer-key commitment ``sha256(salt ‖ key bytes)``.
 The 32-byte salt lives in a file outside the repository and is published only at the close. Once the
 record exists, any build that would change a byte of ``manifest/``, of ``season/taches.json`` or of
-``season/cle.json`` fails loudly instead of writing.
+``season/cle.json`` fails loudly instead of writing. Anchoring the record with Trust Layer is
+:mod:`generator.trust_layer.freeze_anchor`'s.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import os
 import secrets
 import stat
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +32,9 @@ from generator.base.errors import (
 )
 from generator.base.path_checks import inside_checkout
 from generator.base.transaction import builder_lock, make_dir, make_parents, reading, write_file
-from generator.contract.anchor import Anchor, RecordCall, anchor_problems, record_call
-from generator.contract.anchor_v3 import CallHashes, anchor_v3_problems, published_v3
 from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import MANIFEST_FILE, Manifest
 from generator.contract.places import Places
-from generator.contract.proof_v3 import ProofV3, Window
-from generator.contract.tsa_token import Authority
 
 FORMAT = "corpus-freeze/2"  # /2: the task statements are anchored (taches.sha256)
 SALT_BYTES = 32
@@ -148,7 +144,7 @@ def is_frozen(root: Path, places: Places) -> bool:
     return os.path.lexists(root / places.record) or os.path.lexists(root / places.anchor)
 
 
-def _record_bytes(root: Path, places: Places) -> bytes:
+def record_bytes(root: Path, places: Places) -> bytes:
     """The record's bytes: a regular file, never a link, a FIFO or a folder (the record is what /gel serves)."""
     path = root / places.record
     fix = "restore the record from git (it is committed and anchored)"
@@ -172,7 +168,7 @@ def read_record(root: Path, places: Places) -> FreezeRecord | None:
     freeze folder), a record missing, not a regular file or not strict JSON is a :class:`FreezeRecordError`."""
     if not is_frozen(root, places):
         return None
-    return FreezeRecord.from_bytes(_record_bytes(root, places), str(root / places.record))
+    return FreezeRecord.from_bytes(record_bytes(root, places), str(root / places.record))
 
 
 def commitment(salt: bytes, key: bytes) -> str:
@@ -316,7 +312,7 @@ def check_freeze(root: Path, salt_file: Path | None, places: Places) -> list[str
         manifest = Manifest.read(root / places.manifest / MANIFEST_FILE)
         tasks_hash = sha256_hex(_read(root / places.tasks_file))
         key = _read(root / places.key_file)
-        data = _record_bytes(root, places)
+        data = record_bytes(root, places)
     problems = _field_problems(record, {"corpus": manifest.corpus, "manifest_hash": manifest.hash,
                                         "bareme.sha256": places.bareme_sha256, "taches.sha256": tasks_hash},
                                places)
@@ -330,122 +326,3 @@ def check_freeze(root: Path, salt_file: Path | None, places: Places) -> list[str
                         f"order or escapes changed): what {places.served_record} serves changed; restore it from "
                         "git")
     return problems
-
-
-def record_call_of(root: Path, places: Places) -> RecordCall:
-    """The proxied call that anchors the track's freeze record, as it stands, and the hashes it will have."""
-    with reading(root):
-        base_url = Manifest.read(root / places.manifest / MANIFEST_FILE).base_url
-        record = _record_bytes(root, places)
-    return record_call(base_url, places, record)
-
-
-def _pinned(option: str | None, published: str | None, what: str, flag: str) -> tuple[str | None, list[str]]:
-    """The value given on the command line, else the published anchor's; both and different: a problem."""
-    if option is not None and published is not None and option != published:
-        return option, [f"{flag} {option} is not the {what} the published anchor was checked against "
-                        f"({published})"]
-    return (option if option is not None else published), []
-
-
-def check_anchor(root: Path, places: Places, anchor_file: Path | None, proofs: dict[str, Any] | None = None,
-                 trust_layer_key: str | None = None, fingerprint: str | None = None,
-                 window: Window | None = None) -> tuple[Anchor | None, list[str]]:
-    """The anchor and why it is not the proof of the record served (spec §8.3, §8.5); ``(None, [])`` when no
-    anchor is given nor published. ``anchor_file`` overrides the published ``<freeze folder>/anchor.json``. The
-    Trust Layer key is ``trust_layer_key``, else the one the track pins (``track.yaml``), never the one the
-    published anchor names; the challenge key's fingerprint defaults to the published one. With
-    ``proofs`` (the third-party verification of ``corpus score --proofs``), an opened pair must be held valid
-    and bound there, since it carries no signature to check here."""
-    check_place(root, places)
-    published_path = root / places.anchor
-    published = Anchor.read(published_path) if os.path.lexists(published_path) else None
-    if anchor_file is None and published is None:
-        return None, []
-    anchor = Anchor.read(anchor_file) if anchor_file is not None else published
-    assert anchor is not None
-    # The key is pinned by the command line or the track's configuration, never taken from the published
-    # anchor: an anchor.json re-made with another key names that key (anchor_problems says none was pinned).
-    flag = "--trust-layer-key" if trust_layer_key is not None else f"track.yaml trust_layer_key of {places.piste}"
-    key = trust_layer_key if trust_layer_key is not None else places.trust_layer_key
-    problems = _pinned(key, published.trust_layer_key if published else None, "Trust Layer key", flag)[1]
-    fingerprint, more = _pinned(fingerprint, published.fingerprint if published else None,
-                                "challenge key fingerprint", "--challenge-key-fingerprint")
-    problems += more + anchor_problems(anchor, record_call_of(root, places), key, fingerprint, window)
-    if proofs is not None and anchor.proof.is_pair:
-        verdict = proofs.get(anchor.proof_id)
-        held = isinstance(verdict, dict) and verdict.get("valide") is True and verdict.get("identite_liee") is True
-        if not held:
-            problems.append(f"anchor {anchor.proof_id}: the proofs file does not hold it as valid and bound to "
-                            "the challenge's identity (conditions 1 and 2)")
-    return anchor, problems
-
-
-def freeze_anchor(root: Path, places: Places, proof_file: Path, trust_layer_key: str,
-                  fingerprint: str) -> tuple[Anchor, bool]:
-    """Check the proof of the anchoring call against the track's record and write the published anchor
-    ``<freeze folder>/anchor.json``; ``(anchor, written)``, ``written`` False when that very anchor is there.
-
-    Refuses (:class:`FrozenMismatch`, one line, nothing written) unless the record passes the freeze check
-    and the proof, verified offline against ``trust_layer_key``, was made with the key of ``fingerprint``
-    for the call of the record as it stands."""
-    with builder_lock(root):
-        if read_record(root, places) is None:
-            raise FrozenMismatch(f"{places.record} not found: run 'corpus freeze' first, serve the record, then "
-                                 "anchor it")
-        problems = check_freeze(root, None, places)
-        anchor = Anchor.read(proof_file)
-        problems += anchor_problems(anchor, record_call_of(root, places), trust_layer_key, fingerprint)
-        if anchor.proof.is_pair:
-            problems.insert(0, f"{proof_file}: an opened pair carries no chain hash and no signature: give the "
-                               "proof as GET /v1/proof/{id}/full returns it")
-        if problems:
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            raise FrozenMismatch(f"{problems[0]}{more}; nothing written")
-        return anchor, _publish(root, places, anchor.published(trust_layer_key, fingerprint))
-
-
-def _publish(root: Path, places: Places, data: bytes) -> bool:
-    """Write the published anchor; False when that very anchor is there, refused when another is."""
-    path = root / places.anchor
-    if os.path.lexists(path):
-        try:
-            same = read_bounded(path, PUBLISHED_LIMIT, follow_symlinks=False) == data
-        except OSError:
-            same = False
-        if same:
-            return False
-        raise FrozenMismatch(f"{places.anchor} already exists and anchors the record otherwise: a record is "
-                             "anchored once; nothing written")
-    try:
-        write_file(path, data)
-    except OSError as exc:
-        raise FreezeRecordError(f"{exc.filename or path}: cannot write: {exc.strerror}; nothing "
-                                "anchored") from None
-    return True
-
-
-def freeze_anchor_v3(root: Path, places: Places, anchor: Anchor, keys: list[str], fingerprint: str,
-                     authority: Authority) -> tuple[Anchor, bool, datetime]:
-    """:func:`freeze_anchor` for a 3.x proof (``anchor`` read from the file given): everything of condition 1
-    with ``authority`` pinned, the owner's pairs opening the call of the record as it stands with the
-    challenge's key; then ``corpus-anchor/2`` is written. ``(anchor, written, the token's time)``."""
-    assert isinstance(anchor.proof, ProofV3)
-    ca, cert = authority.pems()
-    with builder_lock(root):
-        if read_record(root, places) is None:
-            raise FrozenMismatch(f"{places.record} not found: run 'corpus freeze' first, serve the record, then "
-                                 "anchor it")
-        problems = check_freeze(root, None, places)
-        call = record_call_of(root, places)
-        found, check = anchor_v3_problems(anchor.proof, CallHashes(call.target, call.request_hash,
-                                                                   call.response_hash, call.seller, fingerprint),
-                                          keys, Window(ca, cert))
-        problems += found
-        if problems:
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            raise FrozenMismatch(f"{problems[0]}{more}; nothing written")
-        assert check.time is not None and check.key is not None
-        data = published_v3(anchor.document, anchor.proof_id, check.time, check.key, fingerprint, ca, cert)
-        return anchor, _publish(root, places, data), check.time
-

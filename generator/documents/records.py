@@ -2,7 +2,7 @@
 that remembers where each value was written, so that every later check names file, line and field.
 
 Shared by whatever reads an author's YAML: a track's sources (:mod:`generator.compiler.sources`), its
-``track.yaml`` (:mod:`generator.tracks.loader`) and its season's sources (:mod:`generator.reading.season`).
+``track.yaml`` (:mod:`generator.tracks.loader`) and its season's sources (:mod:`generator.reading.season_model`).
 """
 
 from __future__ import annotations

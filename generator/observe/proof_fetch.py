@@ -34,8 +34,8 @@ from generator.base import strict_json
 from generator.base.atomic_file import write_atomic
 from generator.base.bounded_read import MIB, read_bounded, size_text
 from generator.base.errors import GeneratorError, unreadable_text
-from generator.contract.trust_proof import ProofError, check_proof_id
 from generator.observe.read_budget import WINDOW, ReadBudget, duration
+from generator.trust_layer.trust_proof import ProofError, check_proof_id
 
 # -- Trust Layer's read endpoints: their shapes, in this one place ---------------------------------------
 # The batch read as ark-forge/trust-layer's tests/test_proof_batch.py calls it: body {"proof_ids": [...]}

@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from generator.contract.manifest import Manifest
+from generator.proving.checks import TaskReport
 from generator.reading.evaluation import Evaluation
 from generator.reading.founding import is_link, reverse_form, whole_array_form
 from generator.reading.graph import Graph, concerns_entity, probant_facts
 from generator.reading.reader import MISSING, CorpusReader, Fact, resolve_pointer
 from generator.score import make_disclosure, make_submission
 from generator.score.inputs import load_manifest
-from generator.season.checks import TaskReport
 from generator.tracks.model import systeme_path
 
 

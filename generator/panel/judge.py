@@ -19,14 +19,14 @@ from generator.panel.agents import (
     submissions,
     tampered,
 )
+from generator.proving.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
+from generator.proving.checks import SeasonReport
 from generator.reading.evaluation import Strategy
 from generator.reading.graph import task_graph
 from generator.reading.logic import TrackLogic, load_logic
 from generator.reading.reader import CorpusReader
-from generator.reading.season import Season
+from generator.reading.season_model import Season
 from generator.score import score_submissions
-from generator.season.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
-from generator.season.checks import SeasonReport
 from generator.tracks.model import Track
 
 

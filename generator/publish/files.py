@@ -10,7 +10,7 @@ from typing import Any
 from generator.base import strict_json
 from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, read_bounded
 from generator.base.errors import GeneratorError, unreadable_text
-from generator.contract.anchor_time import AnchorTimeError, parse_instant
+from generator.trust_layer.anchor_time import AnchorTimeError, parse_instant
 
 
 class IndexRefused(GeneratorError):

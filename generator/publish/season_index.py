@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from generator.contract.anchor_time import instant_text
 from generator.publish.files import IndexRefused
 from generator.publish.html import render_index, render_report
 from generator.publish.merge import Participant, participants
@@ -29,6 +28,7 @@ from generator.publish.submissions import Received, read_submissions
 from generator.publish.tables import index_document, participant_line
 from generator.score import score_submissions
 from generator.tracks.model import Track
+from generator.trust_layer.anchor_time import instant_text
 
 DEFAULT_TRUST_LAYER = "https://arkforge.tech/trust"  # GET <this>/v1/proof/<proof_id>: a proof's public view
 

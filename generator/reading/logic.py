@@ -23,7 +23,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from generator.base.errors import GeneratorError
 from generator.reading.evaluation import Evaluation, Strategy
 from generator.reading.reader import CorpusReader, Fact
-from generator.reading.season import Season
+from generator.reading.season_model import Season
 from generator.reading.task import Task
 from generator.tracks.model import Track
 
@@ -94,7 +94,7 @@ class TrackLogic(Generic[S]):
     shortcuts: Shortcuts[S]
     same_rank_forms: SameRankForms
     agents: Agents = Agents()
-    # name -> a reader who stops early; each must answer the control right (generator.season.control_check)
+    # name -> a reader who stops early; each must answer the control right (generator.proving.control_check)
     control_readings: Mapping[str, ControlReading] = field(default_factory=dict)
 
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.base.jsonvalue import json_equal
-from generator.contract.proof_v3 import Opening, opens
 from generator.reading.reader import MISSING, resolve_pointer
 from generator.score.inputs import ScoringInputs
+from generator.trust_layer.proof_v3 import Opening, opens
 
 ETAYEE, NON_ETAYEE, DEFAUT = "etayee", "non_etayee", "defaut_instrument"
 # The five causes of §7.5, in the order §4.1 tests them.

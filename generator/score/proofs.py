@@ -3,7 +3,7 @@
 ``--proofs`` may be a folder of proof JSONs, one per ``proof_id``. Each becomes the verdict the scorer reads
 (``{"valide", "identite_liee"}``, as a third-party verification file gives it) with the reasons in words.
 One dispatch on ``spec_version``: from 3.0 on (the season's proxy) :func:`verdict_v3` reads the public view
-(``generator/contract/proof_v3.py``: commitments root, signature on a pinned key, batch inclusion, the batch
+(``generator/trust_layer/proof_v3.py``: commitments root, signature on a pinned key, batch inclusion, the batch
 root's RFC 3161 token within the season; condition 2 from ``disclosed``) and leaves ``engagements`` and the
 opened DID to the assertion, which holds the submission's pairs and ``agent_did``. Below 3.0,
 :func:`verdict_of`: chain hash and Ed25519 signature against the pinned key, the token over the chain (a
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from generator.contract.proof_v3 import (
+from generator.trust_layer.proof_v3 import (
     IDENTITY_FROM,
     ProofV3,
     Window,
@@ -31,15 +31,15 @@ from generator.contract.proof_v3 import (
     identity_problem,
     version_of,
 )
-from generator.contract.rekor_entry import load_rekor_key
-from generator.contract.trust_proof import TrustProof, verification_problems
-from generator.contract.tsa_token import Authority, TokenError, token_time
+from generator.trust_layer.rekor_entry import load_rekor_key
+from generator.trust_layer.trust_proof import TrustProof, verification_problems
+from generator.trust_layer.tsa_token import Authority, TokenError, token_time
 
 AnyProof = TrustProof | ProofV3
 
 
 @dataclass(frozen=True)
-class Season:
+class SeasonWindow:
     """The window a proof's token time must fall in (bounds included), and the authority that signs it."""
 
     authority: Authority | None = None
@@ -48,7 +48,7 @@ class Season:
     rekor_pem: bytes | None = None  # --rekor-key: Rekor's public key, for entries a proof carries
 
 
-def _time(proof: TrustProof, season: Season) -> tuple[str, str]:
+def _time(proof: TrustProof, season: SeasonWindow) -> tuple[str, str]:
     """``(problem, note)`` on the proof's time: a problem fails condition 1; the note says what was checked."""
     unverified = ": the proof's time within the season is not verified offline"
     if proof.tsr_base64 is None:
@@ -70,14 +70,14 @@ def _time(proof: TrustProof, season: Season) -> tuple[str, str]:
     return "", f"its RFC 3161 time {shown} verifies (rfc3161-client) within the season{close}"
 
 
-def verdict_of(proof: TrustProof, pinned_key: str, season: Season | None = None) -> dict[str, Any]:
+def verdict_of(proof: TrustProof, pinned_key: str, season: SeasonWindow | None = None) -> dict[str, Any]:
     """The verdict on one 1.2 proof: conditions 1 and 2, each with why in one sentence."""
     problems = verification_problems(proof, pinned_key)  # no fingerprint: a participant calls with their key
     if not problems and proof.awaiting_token:
         return {"en_attente": True,
                 "motif": "timestamp_authority.status is submitted: Trust Layer has not got its RFC 3161 token "
                          "yet, so its time is not anchored; replay the scoring once the proof carries it"}
-    problem, time = ("", "") if problems else _time(proof, season or Season())
+    problem, time = ("", "") if problems else _time(proof, season or SeasonWindow())
     problems += [problem] if problem else []
     version = version_of(proof.spec_version)
     shown = proof.spec_version or "absent"
@@ -93,7 +93,7 @@ def verdict_of(proof: TrustProof, pinned_key: str, season: Season | None = None)
             "hashes_plats": {"request_hash": proof.request_hash, "response_hash": proof.response_hash}}
 
 
-def window_of(season: Season) -> Window:
+def window_of(season: SeasonWindow) -> Window:
     """The season as a 3.x check takes it: the pinned authority's PEM bytes read once."""
     ca, cert = season.authority.pems() if season.authority is not None else (None, None)
     rekor = load_rekor_key(season.rekor_pem) if season.rekor_pem is not None else None
@@ -126,11 +126,11 @@ def verdict_v3(proof: ProofV3, keys: Sequence[str], window: Window) -> dict[str,
 
 
 def verdicts(proofs: dict[str, AnyProof], pinned_keys: str | Sequence[str],
-             season: Season | None = None) -> dict[str, dict[str, Any]]:
+             season: SeasonWindow | None = None) -> dict[str, dict[str, Any]]:
     """Each proof of a ``--proofs`` folder judged (:func:`verdict_of`, :func:`verdict_v3` from 3.0 on), by
     ``proof_id``; a 1.2 proof against the first pinned key, a 3.x one against any (a key rotation)."""
     keys = [pinned_keys] if isinstance(pinned_keys, str) else list(pinned_keys)
-    season = season or Season()
+    season = season or SeasonWindow()
     window = window_of(season)  # the pinned PEMs read and checked once, before any proof is judged
     return {proof_id: verdict_v3(proof, keys, window) if isinstance(proof, ProofV3)
             else verdict_of(proof, keys[0], season) for proof_id, proof in sorted(proofs.items())}

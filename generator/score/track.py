@@ -10,16 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from generator.base.errors import FreezeRecordError, ManifestError, shown_path
-from generator.contract.anchor import AnchorError
-from generator.contract.freeze import check_anchor, check_freeze, is_frozen, read_salt
+from generator.contract.freeze import check_freeze, is_frozen, read_salt
 from generator.contract.places import Places
-from generator.contract.proof_v3 import Window
 from generator.score.assertion import CAUSES, Proofs, conditions_1_2, incidents_of
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError, ScoreRefused, ScoringInputs, load_inputs
 from generator.score.key import KeyEntry
 from generator.score.task import EN_ATTENTE, RENDUE, score_task
 from generator.tracks.model import Track
+from generator.trust_layer.anchor import AnchorError
+from generator.trust_layer.freeze_anchor import check_anchor
+from generator.trust_layer.proof_v3 import Window
 
 FORMAT = "corpus-score/1"
 

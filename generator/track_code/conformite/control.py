@@ -1,4 +1,4 @@
-"""Careless readings of the conformité control (``generator.season.control_check``).
+"""Careless readings of the conformité control (``generator.proving.control_check``).
 
 A control has no trap: everything is in order and reads at first sight. Each reading below stops where a
 hurried reader would; on the control each must still answer the key's verdict.

@@ -13,7 +13,7 @@ from generator.panel.agents import Claims, Context, admissible, fill, filler, li
 from generator.reading.evaluation import VRAI
 from generator.reading.founding import is_back_link, is_link
 from generator.reading.reader import Fact
-from generator.reading.season import Season
+from generator.reading.season_model import Season
 
 # What a reader who "shows the document is in order" asserts for a satisfied criterion instead of what
 # the published rule (/referentiel, principes.justification) asks: statuts, list entries and start dates,

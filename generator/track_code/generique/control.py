@@ -1,4 +1,4 @@
-"""Careless readings of the générique control (``generator.season.control_check``).
+"""Careless readings of the générique control (``generator.proving.control_check``).
 
 A control has no trap: its right option comes first in the catalogue, is the cheapest there and at the
 tariff, and is within the budget at both. Each reading below stops at one of those shortcuts; on the
