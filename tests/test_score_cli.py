@@ -14,7 +14,7 @@ from trackfix import CONFORMITE
 
 from generator.cli.main import main
 from generator.contract.freeze import freeze
-from generator.score import ScoreRefused, make_disclosure, score_submissions
+from generator.score import ScoreOptions, ScoreRefused, make_disclosure, score_submissions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -109,7 +109,7 @@ def test_frozen_season_scores_when_the_check_passes(world: ScoreWorld, tmp_path:
     salt = _frozen(world, tmp_path)
     anchor = write_anchor(world.root, tmp_path)
     report = score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root,
-                               salt_file=salt, anchor_file=anchor, track=CONFORMITE)
+                               options=ScoreOptions(salt_file=salt, anchor_file=anchor), track=CONFORMITE)
     assert report["gel"]["statut"] == "verifie" and report["reussite"] == 1
     assert report["gel"]["ancre"] == "prf_20261202_013023_a0c401"
 
@@ -121,7 +121,8 @@ def test_refuses_when_the_freeze_check_fails(world: ScoreWorld, tmp_path: Path,
     key.write_text(key.read_text("utf-8").replace('"conforme"', '"indeterminable"', 1), "utf-8")
     anchor = write_anchor(world.root, tmp_path)
     with pytest.raises(ScoreRefused, match="commitment"):
-        score_submissions([], root=world.root, salt_file=salt, anchor_file=anchor, track=CONFORMITE)
+        score_submissions([], root=world.root, options=ScoreOptions(salt_file=salt, anchor_file=anchor),
+                          track=CONFORMITE)
     manifest = world.root / "manifest" / "manifest.json"
     manifest.write_bytes(manifest.read_bytes() + b"\n")
     sub = write(tmp_path, "s.json", submission(world, "conf-01", "conforme", HONEST_01))
@@ -156,8 +157,9 @@ def test_frozen_task_statements_are_checked(world: ScoreWorld, tmp_path: Path) -
     data["taches"][0]["assertions"]["plafond"] = 9
     tasks.write_text(json.dumps(data, ensure_ascii=False, indent=2), "utf-8")
     with pytest.raises(ScoreRefused, match=r"season/taches\.json hashes to [0-9a-f]{64}, not to the frozen"):
-        score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root, salt_file=salt,
-                          anchor_file=write_anchor(world.root, tmp_path), track=CONFORMITE)
+        score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root,
+                          options=ScoreOptions(salt_file=salt, anchor_file=write_anchor(world.root, tmp_path)),
+                          track=CONFORMITE)
 
 
 def test_refuses_altered_frozen_bytes(world: ScoreWorld) -> None:

@@ -25,6 +25,7 @@ from generator.reading.logic import TrackLogic, load_logic
 from generator.reading.reader import CorpusReader
 from generator.reading.season import Season
 from generator.score import score_submissions
+from generator.score.report_json import ScoreJson
 from generator.season.artifacts import KEY_ARTIFACT, TASKS_ARTIFACT, key_artifact, tasks_artifact
 from generator.season.checks import SeasonReport
 from generator.tracks.model import Track
@@ -37,7 +38,7 @@ class Row:
     name: str
     kind: str
     submissions: list[dict[str, Any]]
-    report: dict[str, Any]
+    report: ScoreJson
     problems: list[str] = field(default_factory=list)
 
 

@@ -42,9 +42,12 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator.reading.reader import CorpusReader, Fact
+
+if TYPE_CHECKING:
+    from generator.score import ScoreJson
 
 VRAI, FAUX, NE = "etabli", "faux", "non_etablissable"
 REFERENTIEL = "/referentiel"
@@ -728,7 +731,7 @@ def submissions(root: Path, priority: str, *, build_dir: Path | None = None) \
     return out, readings
 
 
-def score(root: Path, priority: str) -> dict[str, Any]:
+def score(root: Path, priority: str) -> ScoreJson:
     """The corpus-score/1 report of this agent's submissions."""
     from generator.score import score_submissions
     from generator.tracks.loader import track_named
