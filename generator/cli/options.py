@@ -11,7 +11,7 @@ import stat
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO, TypeAlias
 from urllib.parse import urlsplit
 
 from generator.base.errors import CorpusError, GeneratorError, shown_path
@@ -36,7 +36,18 @@ EXIT_CODES = (f"exit codes: {OK} success; {PROBLEM} the command ran and found a 
               f"argument, an unknown task, an output place refused); {DEFECT} log-report --fail-on-defect "
               f"found an instrument defect; {INTERRUPTED} interrupted.")
 
-Subparsers = Any  # argparse._SubParsersAction: private in argparse, so not named in the signatures
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line naming the command and the argument (no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE, f"{self.prog}: {message} (--help for usage)\n")
+
+
+# What ``OneLineParser.add_subparsers`` returns; its class is private in argparse, so it is named for the type
+# checker only (a string: never evaluated).
+Subparsers: TypeAlias = "argparse._SubParsersAction[OneLineParser]"
 
 
 class UsageError(GeneratorError):
