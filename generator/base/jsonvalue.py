@@ -8,6 +8,7 @@ arrays compare in order, objects by key set. Numbers compare by mathematical val
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import TypeAlias
 
@@ -64,3 +65,9 @@ def too_deep(value: object, limit: int = MAX_DEPTH) -> str | None:
         elif isinstance(node, list):
             stack += [(item, f"{where}/{index}", depth + 1) for index, item in enumerate(node)]
     return None
+
+
+def indented_json(value: object) -> bytes:
+    """A JSON document as the files the package writes hold it: indented by 2, UTF-8 (no ``\\u`` escapes of
+    text), one newline at the end."""
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

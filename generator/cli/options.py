@@ -9,6 +9,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, TypeAlias
@@ -133,7 +134,7 @@ def base_url_option(parser: argparse.ArgumentParser) -> None:
                              f"(default: $CORPUS_BASE_URL or {DEFAULT_BASE_URL})")
 
 
-def print_problems(problems: list[Any], stream: TextIO | None = None) -> None:
+def print_problems(problems: Sequence[object], stream: TextIO | None = None) -> None:
     # sys.stderr is looked up at call time, so that redirect_stderr (and pytest's capsys) see the problems.
     for problem in problems:
         print(problem, file=stream or sys.stderr)

@@ -8,11 +8,11 @@ is published under its own name (``dict[str, object]`` entries), never dropped.
 
 from __future__ import annotations
 
-import json
 from typing import Literal, NotRequired, TypedDict, cast, overload
 
 from generator.base import strict_json
 from generator.base.errors import GeneratorError
+from generator.base.jsonvalue import indented_json
 from generator.publish.wording import FORMAT_INDEX, FORMAT_RAPPORT
 from generator.score.report_json import AssertionJson, FactJson, OverclaimJson
 
@@ -153,7 +153,7 @@ class DocumentError(GeneratorError):
 
 def document_bytes(document: IndexJson | RapportJson) -> bytes:
     """The one writer of ``index.json`` and the reports: indented UTF-8 JSON, one newline at the end."""
-    return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    return indented_json(document)
 
 
 _REQUIRED = {FORMAT_INDEX: IndexJson.__required_keys__, FORMAT_RAPPORT: RapportJson.__required_keys__}

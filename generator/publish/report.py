@@ -46,8 +46,9 @@ def cited_proofs(received: Received | None) -> dict[str, list[str]]:
     assertions = sub.get("assertions") if isinstance(sub, dict) else None
     out: dict[str, list[str]] = {}
     for a in assertions if isinstance(assertions, list) else []:
-        if isinstance(a, dict) and isinstance(a.get("id"), str) and isinstance(a.get("proof_ids"), list):
-            out.setdefault(a["id"], [p for p in a["proof_ids"] if isinstance(p, str)])
+        ident, ids = (a.get("id"), a.get("proof_ids")) if isinstance(a, dict) else (None, None)
+        if isinstance(ident, str) and isinstance(ids, list):
+            out.setdefault(ident, [p for p in ids if isinstance(p, str)])
     return out
 
 

@@ -12,7 +12,7 @@ from typing import TypeVar, cast
 from generator.base import strict_json
 from generator.base.bounded_read import PUBLISHED_LIMIT
 from generator.base.errors import GeneratorError, read_file
-from generator.base.jsonvalue import JsonValue
+from generator.base.jsonvalue import JsonValue, indented_json
 from generator.score.key import Fact, Form
 from generator.score.report_json import (
     AssertionJson,
@@ -30,7 +30,7 @@ _CAUSE_LABELS = {"preuve_invalide": "preuve invalide", "identite_non_liee": "ide
 
 
 def report_bytes(report: ScoreJson) -> bytes:
-    return (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return indented_json(report)
 
 
 def _yes(flag: bool) -> str:

@@ -12,7 +12,7 @@ import json
 from typing import TypedDict, TypeGuard
 
 from generator.base.errors import shown_path
-from generator.base.jsonvalue import JsonValue
+from generator.base.jsonvalue import JsonValue, indented_json
 from generator.score.inputs import ScoreInputError
 
 
@@ -84,4 +84,4 @@ def check_proofs(proofs: object) -> Proofs:
 
 def proofs_bytes(proofs: Proofs) -> bytes:
     """A verification file: the verdicts by proof_id, indented UTF-8 JSON, one newline at the end."""
-    return (json.dumps(proofs, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return indented_json(proofs)
