@@ -16,7 +16,7 @@ from generator.base.errors import shown_path
 from generator.base.jsonvalue import token
 
 
-class _Pairs(dict[str, Any]):
+class _Pairs(dict[str, object]):
     """An object as parsed, remembering the keys written more than once (first value kept)."""
 
     repeated: list[str]
@@ -29,7 +29,7 @@ class _NonFinite:
         self.text = text
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> _Pairs:
+def _pairs(pairs: list[tuple[str, object]]) -> _Pairs:
     obj = _Pairs()
     obj.repeated = []
     for key, value in pairs:
@@ -45,7 +45,7 @@ def _float(text: str) -> float | _NonFinite:
     return value if math.isfinite(value) else _NonFinite(text)
 
 
-def _constant(name: str) -> Any:
+def _constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 

@@ -167,7 +167,7 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
                              "freeze record when it exists)")
 
 
-def render_settings(args: argparse.Namespace, prefix: Path, **changes: Any) -> Settings:
+def render_settings(args: argparse.Namespace, prefix: Path, **changes: object) -> Settings:
     """The :class:`Settings` that :func:`add_render_options` (and ``--root``) describe, with ``changes``."""
     values: dict[str, Any] = dict(
         root=args.root, prefix=prefix, listen=args.listen, port=args.port or 8080,

@@ -44,7 +44,7 @@ FORMAT = "corpus-freeze/2"  # /2: the task statements are anchored (taches.sha25
 SALT_BYTES = 32
 
 
-def _hex(value: Any, size: int) -> bool:
+def _hex(value: object, size: int) -> bool:
     return isinstance(value, str) and len(value) == 2 * size and all(c in "0123456789abcdef" for c in value)
 
 

@@ -59,7 +59,7 @@ class YamlProblem(GeneratorError):
         super().__init__(str(problem))
 
 
-class LocatedDict(dict[str, Any]):
+class LocatedDict(dict[str, object]):
     """A mapping that knows the position of each of its keys (and of itself)."""
 
     __slots__ = ("mark", "marks")
@@ -67,7 +67,7 @@ class LocatedDict(dict[str, Any]):
     marks: dict[str, tuple[int, int]]
 
 
-class LocatedList(list[Any]):
+class LocatedList(list[object]):
     """A sequence that knows the position of each of its items (and of itself)."""
 
     __slots__ = ("mark", "marks")
@@ -92,7 +92,7 @@ class _Frame:
         self.key: str | None = None  # a mapping's key whose value is being read
         self.marks: Any = {} if is_map else []
 
-    def add(self, value: Any, mark: tuple[int, int] | None) -> None:
+    def add(self, value: object, mark: tuple[int, int] | None) -> None:
         """Store a finished value under the pending key, or append it (``mark``: its position, if not noted)."""
         container = self.container
         if isinstance(container, LocatedDict):
@@ -326,7 +326,7 @@ def _builder_problem(event: yaml.Event, source_name: str, message: str) -> YamlP
     return YamlProblem(Problem(Location(source_name, line, column), "", message))
 
 
-def load_text(text: str | bytes, source_name: str) -> Any:
+def load_text(text: str | bytes, source_name: str) -> object:
     """Load one YAML document strictly; raise :class:`YamlProblem` naming the source and position."""
     if len(text) > MAX_FILE_BYTES:
         raise YamlProblem(Problem(Location(source_name), "", f"file larger than {MAX_FILE_BYTES} bytes: split "
@@ -351,7 +351,7 @@ def load_text(text: str | bytes, source_name: str) -> Any:
         parser.dispose()
 
 
-def location_of(container: Any, key: str | int | None, file: str) -> Location:
+def location_of(container: object, key: str | int | None, file: str) -> Location:
     """Best-known position of ``container[key]`` (or of the container itself when key is None)."""
     if key is not None:
         marks = getattr(container, "marks", None)

@@ -71,7 +71,7 @@ VERIFY_AGENT = f"{VERIFY_AGENT_NAME}/{_version()}"  # the User-Agent of every re
 def proxy_response_hash(resp: requests.Response) -> str:
     """The response hash exactly as the proxy computes it from a ``requests`` response."""
     try:
-        parsed: Any = resp.json()
+        parsed: object = resp.json()
     except ValueError:
         parsed = {"_raw_text": resp.text}
     return parsed_hash(parsed)

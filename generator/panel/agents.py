@@ -201,7 +201,7 @@ def non_probant_field(ctx: Context, path: str) -> str:
                 and isinstance(value, str) and not ctx.reader.is_probant(path, f"/{key}"))
 
 
-def wrong_value(value: Any) -> Any:
+def wrong_value(value: object) -> object:
     if isinstance(value, bool) or value is None:
         return not value
     if isinstance(value, list):

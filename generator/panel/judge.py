@@ -37,7 +37,7 @@ class Row:
 
     name: str
     kind: str
-    submissions: list[dict[str, Any]]
+    submissions: list[dict[str, object]]
     report: ScoreJson
     problems: list[str] = field(default_factory=list)
 

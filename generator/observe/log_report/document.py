@@ -76,7 +76,7 @@ def _statuses(statuses: Counter[int]) -> dict[str, int]:
     return {str(code): statuses[code] for code in sorted(statuses)}
 
 
-def _bucket_json(bucket: Bucket, top: int, report: Report) -> dict[str, Any]:
+def _bucket_json(bucket: Bucket, top: int, report: Report) -> dict[str, object]:
     return {
         "requests": bucket.requests,
         "statuses": _statuses(bucket.statuses),
