@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from generator.base.errors import FrozenMismatch, Location
 from generator.base.output_places import key_output_dir
@@ -34,7 +34,7 @@ from generator.season.checks import SeasonReport, check_season
 from generator.tracks.model import Track
 
 
-def strategies(logic: TrackLogic[Any]) -> dict[str, Strategy]:
+def strategies(logic: TrackLogic[Strategy]) -> dict[str, Strategy]:
     """The readings ``--strategy`` names: the reference and the track's shortcuts."""
     return {s.name: s for s in (logic.reference, *logic.shortcuts.every)}
 
@@ -93,7 +93,7 @@ def _yaml_value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def print_founding_yaml(reader: CorpusReader, logic: TrackLogic[Any], evaluation: Evaluation,
+def print_founding_yaml(reader: CorpusReader, logic: TrackLogic[Strategy], evaluation: Evaluation,
                         out: TextIO | None = None) -> None:
     """The founding facts the rule derives, as the `faits:` block of season_src/cle.yaml."""
     out = out or sys.stdout
@@ -112,7 +112,7 @@ def print_founding_yaml(reader: CorpusReader, logic: TrackLogic[Any], evaluation
                       f"valeur: {_yaml_value(e.valeur)}}}", file=out)
 
 
-def print_report(report: SeasonReport, logic: TrackLogic[Any], out: TextIO | None = None) -> None:
+def print_report(report: SeasonReport, logic: TrackLogic[Strategy], out: TextIO | None = None) -> None:
     """The task table; ``graphe`` is the count of distinct probant facts: proper + on common lists (``out``:
     stdout as it is at the call, so that a caller capturing it sees the table)."""
     out = out or sys.stdout

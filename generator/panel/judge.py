@@ -57,7 +57,7 @@ TAMPERS = {
 }
 
 
-def _trap_tasks(season: Season, logic: TrackLogic[Any], strategy: Strategy) -> list[str]:
+def _trap_tasks(season: Season, logic: TrackLogic[Strategy], strategy: Strategy) -> list[str]:
     """The tasks whose trap catches ``strategy``, found as the season check finds a trap's shortcut."""
     return sorted(task_id for task_id, entry in season.key.items()
                   if logic.shortcuts.of_trap(entry.famille, entry.raccourci) is strategy)

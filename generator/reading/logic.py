@@ -116,7 +116,7 @@ def _load(code: str, folder: Path) -> ModuleType:
     return importlib.import_module(code)
 
 
-def load_logic(track: Track) -> TrackLogic[Any]:
+def load_logic(track: Track) -> TrackLogic[Strategy]:
     """The one :class:`TrackLogic` of the module ``track.code`` names."""
     try:
         module = _load(track.code, track.folder)
