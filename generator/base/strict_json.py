@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from generator.base.errors import shown_path
-from generator.base.jsonvalue import token
+from generator.base.jsonvalue import JsonValue, token
 
 
 class _Pairs(dict[str, object]):
@@ -62,7 +62,7 @@ def _tok(key: str) -> str:
     return token(key.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
-def loads(text: str) -> tuple[Any, list[str]]:
+def loads(text: str) -> tuple[JsonValue, list[str]]:
     """The parsed value and its defects (``POINTER: reason``, document order); ValueError if not JSON.
 
     A non-finite number is replaced by None in the value: a value with defects is refused, never scored.

@@ -29,6 +29,8 @@ from typing import Any
 
 import jsonschema_rs
 
+from generator.base.jsonvalue import JsonObject
+
 _SUFFIX = ".schema.json"
 
 
@@ -51,7 +53,7 @@ def schema_text(name: str, folder: Path | None = None) -> str:
 
 @cache
 def schema(name: str, folder: Path | None = None) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads(schema_text(name, folder))  # every schema is a JSON object
+    loaded: JsonObject = json.loads(schema_text(name, folder))  # every schema is a JSON object
     return loaded
 
 
@@ -97,7 +99,7 @@ def strict_patterns(node: Any) -> Any:
 _COMMON_REF = "urn:proveit-corpus:common#/$defs/"
 
 
-def _inline_common(node: Any, defs: dict[str, Any]) -> Any:
+def _inline_common(node: Any, defs: JsonObject) -> Any:
     """``node`` with each ``$ref`` to a common definition replaced by the definition itself.
 
     Each error's subschema is then found in the record's own schema (:func:`errors` reads a ``oneOf``'s
@@ -149,7 +151,7 @@ class SchemaError:
     path: tuple[str | int, ...]
     instance: Any  # the failing value; for a ``propertyNames`` error, the key
     message: str
-    schema: dict[str, Any]  # the subschema holding the keyword
+    schema: dict[str, object]  # the subschema holding the keyword
     detail: Any  # pattern: the pattern as written; required: the field; additionalProperties: the extra keys
     property_name: bool = False  # the error concerns a key of the mapping at ``path`` (propertyNames)
 

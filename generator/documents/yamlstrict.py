@@ -31,6 +31,7 @@ from yaml.events import (
 )
 
 from generator.base.errors import GeneratorError, Location, Problem
+from generator.base.jsonvalue import JsonValue
 from generator.base.text_policy import (
     MAX_DEPTH,
     MAX_FILE_BYTES,
@@ -201,7 +202,7 @@ class _Builder:
             raise self.fail(event, f"explicit tag {_cut(shown)!r} is not allowed: write the value without a "
                             "tag (a plain string, or exactly true, false or null)")
 
-    def _scalar(self, event: ScalarEvent) -> Any:
+    def _scalar(self, event: ScalarEvent) -> JsonValue:
         value = event.value
         if event.implicit[0] and value in _PLAIN_WORDS:
             return _PLAIN_WORDS[value]
@@ -237,7 +238,7 @@ class _Builder:
         head = self.field()
         return f"{head}.{key}" if head else key
 
-    def build(self) -> Any:
+    def build(self) -> object:
         """Read the events of one value (the document's root) and return it."""
         get_event = self.parser.get_event
         stack = self.stack
@@ -254,7 +255,7 @@ class _Builder:
             if cls is ScalarEvent:
                 if event.tag is not None or event.anchor is not None:
                     self._refuse_decorations(event)
-                value: Any = self._scalar(event)
+                value: object = self._scalar(event)
             elif cls is MappingStartEvent or cls is SequenceStartEvent:
                 self._refuse_decorations(event)
                 if len(stack) >= MAX_DEPTH:

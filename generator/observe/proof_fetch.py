@@ -245,7 +245,7 @@ class ProofFetch:
             self.budget.clock.sleep(seconds)
             seconds = self.budget.wait()
 
-    def _call(self, method: str, url: str, body: Any, limit: int) -> _Answer:
+    def _call(self, method: str, url: str, body: object, limit: int) -> _Answer:
         """One request, within the budget; a 429 waits (``Retry-After``, else an hour) and asks again."""
         for attempt in range(MAX_429_WAITS + 1):
             self._within_budget()

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.base.jsonvalue import JsonObject
 from generator.contract.manifest import Manifest
 from generator.reading.evaluation import Evaluation
 from generator.reading.founding import is_link, reverse_form, whole_array_form
@@ -227,7 +228,7 @@ def submissions(root: Path, contexts: list[Context], build: Builder) -> list[dic
     return out
 
 
-def tampered(root: Path, contexts: list[Context], kind: str) -> list[dict[str, Any]]:
+def tampered(root: Path, contexts: list[Context], kind: str) -> list[JsonObject]:
     """Honest submissions (links first), each altered once in the way ``kind`` names."""
     subs = submissions(root, contexts, links_first)
     manifest = _manifest(root, contexts)

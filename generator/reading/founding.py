@@ -12,7 +12,6 @@ a link in either direction and the whole array of the citing field, from the tra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from generator.base.jsonvalue import json_key
 from generator.reading.evaluation import Evaluation, Strategy
@@ -104,7 +103,7 @@ def founding_facts(reader: CorpusReader, logic: TrackLogic[Strategy],
     must found the verdict on its own, so a fact two criteria share belongs to both groups. Equality is
     strict JSON equality (``"1"`` is not ``1``), as the scorer compares values."""
     out: list[FoundingFact] = []
-    seen: set[tuple[str, str, str, Any]] = set()
+    seen: set[tuple[str, str, str, object]] = set()
     for criterion in evaluation.deciding:
         for fact in criterion.faits:
             if fact.valeur is MISSING:
