@@ -14,7 +14,7 @@ from generator.base import strict_json
 from generator.base.errors import GeneratorError
 from generator.base.jsonvalue import indented_json
 from generator.publish.wording import FORMAT_INDEX, FORMAT_RAPPORT
-from generator.score.report_json import AssertionJson, FactJson, OverclaimJson
+from generator.score.report_json import AssertionJson, OverclaimJson, TaskResultJson
 
 Entry = dict[str, object]  # one published entry that carries the scorer's fields as they are
 
@@ -32,24 +32,9 @@ class PublishedAssertion(AssertionJson):
     preuves: list[LinkJson]
 
 
-class PublishedTask(TypedDict):
+class PublishedTask(TaskResultJson):
     """A task as the scorer judged it, with the submission's file, time and narrative."""
 
-    tache: str
-    statut: str
-    motif: str
-    verdict: str | None
-    verdict_attendu: str
-    verdict_exact: bool
-    fonde: bool
-    reussie: bool
-    faits_manquants: list[FactJson]
-    minimum: int
-    plafond: int
-    comptees: int
-    non_etayees: int
-    defauts_instrument: int
-    rejets: list[str]
     statut_texte: str
     fichier: str | None
     recu_le: str | None

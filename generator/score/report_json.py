@@ -34,7 +34,9 @@ class AssertionJson(TypedDict):
     conditions_1_2: str
 
 
-class TaskJson(TypedDict):
+class TaskResultJson(TypedDict):
+    """What the scorer judged of one task (its assertions apart)."""
+
     tache: str
     statut: str
     motif: str
@@ -50,6 +52,9 @@ class TaskJson(TypedDict):
     non_etayees: int
     defauts_instrument: int
     rejets: list[str]
+
+
+class TaskJson(TaskResultJson):
     assertions: list[AssertionJson]
     fichier: NotRequired[str]  # the submission's file, when the CLI knows it
 
