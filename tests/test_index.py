@@ -22,7 +22,8 @@ from index_community import CLOSE, VENDOR_WORDS, Community, constant_verdict, fr
 from trackfix import ROOT
 
 from generator.publish.merge import participants
-from generator.publish.registrations import Registration
+from generator.publish.published import DocumentError, document_bytes, read_document
+from generator.publish.registrations import Registration, read_registrations, registrations_bytes
 from generator.publish.wording import AI_ACT, BROUILLON_TEXTE, CALIBRATION, RECIT, STACK_DECLAREE
 
 PISTES = ("conformite", "generique")
@@ -258,6 +259,31 @@ def test_the_narrative_is_published_beside_the_result_and_said_unscored(season: 
     page = _text((published[piste] / "rapports/agent-honnete-2.html").read_text("utf-8"))
     assert page.count(RECIT) == 10 and report["taches"][0]["recit"] in page
     assert "non scoré" in load(published[piste] / "index.json")["notes"]["recit"]
+
+
+@pytest.mark.parametrize("piste", PISTES)
+def test_each_document_reads_back_to_its_own_bytes(season: Season, published: dict[str, Path], piste: str,
+                                                    tmp_path: Path) -> None:
+    """index.json and every report: the one reader, then the one writer, give the bytes published; the
+    registrations likewise, once written by their writer."""
+    index = published[piste] / "index.json"
+    assert document_bytes(read_document(index.read_bytes(), "corpus-index/1", str(index))) == index.read_bytes()
+    reports = sorted((published[piste] / "rapports").glob("*.json"))
+    assert reports
+    for report in reports:
+        data = report.read_bytes()
+        assert document_bytes(read_document(data, "corpus-rapport/1", str(report))) == data
+    written = registrations_bytes(read_registrations(season.communities[piste].registrations))
+    again = tmp_path / "inscriptions.json"
+    again.write_bytes(written)
+    assert registrations_bytes(read_registrations(again)) == written
+    assert json.loads(written) == load(season.communities[piste].registrations)
+
+
+def test_a_document_of_another_kind_is_refused(published: dict[str, Path]) -> None:
+    index = published[PISTES[0]] / "index.json"
+    with pytest.raises(DocumentError, match=r"index.json: /format: expected 'corpus-rapport/1'"):
+        read_document(index.read_bytes(), "corpus-rapport/1", str(index))
 
 
 def test_the_same_close_gives_the_same_bytes(season: Season, published: dict[str, Path]) -> None:

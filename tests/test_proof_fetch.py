@@ -23,7 +23,6 @@ import pytest
 from cli_run import run_corpus
 from trust_layer_fixtures import TrustLayer
 
-from generator.cli.score import ProofFolder, load_proofs
 from generator.observe import proof_fetch
 from generator.observe.proof_fetch import (
     FetchError,
@@ -34,6 +33,7 @@ from generator.observe.proof_fetch import (
     waiting,
 )
 from generator.observe.read_budget import WINDOW, ReadBudget, duration
+from generator.score.close_inputs import ProofFolder, load_proofs
 
 PROVE_IT = ("corpus.arkforge.tech", "proveit.arkforge.tech")
 FORM = "prf_YYYYMMDD_HHMMSS_<6 to 64 lowercase hex digits>"  # trust_layer/trust_proof.py's words

@@ -29,7 +29,7 @@ from trackfix import CONFORMITE, ROOT
 
 from generator.base.jsonvalue import json_equal
 from generator.reading.reader import MISSING, resolve_pointer
-from generator.score import ScoreInputError, make_disclosure, make_submission, score_submissions
+from generator.score import ScoreInputError, ScoreOptions, make_disclosure, make_submission, score_submissions
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> ScoreWorld:
 
 
 def score(world: ScoreWorld, *subs: dict[str, Any], proofs: dict | None = None) -> dict[str, Any]:
-    return score_submissions(list(subs), root=world.root, proofs=proofs, track=CONFORMITE)
+    return score_submissions(list(subs), root=world.root, options=ScoreOptions(proofs=proofs), track=CONFORMITE)
 
 
 def task(report: dict[str, Any], task_id: str) -> dict[str, Any]:

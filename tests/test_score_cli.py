@@ -13,7 +13,7 @@ from trackfix import CONFORMITE
 
 from generator.cli.main import main
 from generator.contract.freeze import freeze
-from generator.score import ScoreRefused, make_disclosure, score_submissions
+from generator.score import ScoreOptions, ScoreRefused, make_disclosure, score_submissions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -106,7 +106,7 @@ def test_frozen_season_scores_when_the_check_passes(world: ScoreWorld, tmp_path:
     salt = _frozen(world, tmp_path)
     anchor = write_anchor(world.root, tmp_path)
     report = score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root,
-                               salt_file=salt, anchor_file=anchor, track=CONFORMITE)
+                               options=ScoreOptions(salt_file=salt, anchor_file=anchor), track=CONFORMITE)
     assert report["gel"]["statut"] == "verifie" and report["reussite"] == 1
     assert report["gel"]["ancre"] == "prf_20261202_013023_a0c401"
 
@@ -114,12 +114,13 @@ def test_frozen_season_scores_when_the_check_passes(world: ScoreWorld, tmp_path:
 def test_refuses_when_the_freeze_check_fails(world: ScoreWorld, tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     salt = _frozen(world, tmp_path)
-    key = world.root / "season/conformite/cle.json"
+    key = world.root / "season" / "conformite" / "cle.json"
     key.write_text(key.read_text("utf-8").replace('"conforme"', '"indeterminable"', 1), "utf-8")
     anchor = write_anchor(world.root, tmp_path)
     with pytest.raises(ScoreRefused, match="commitment"):
-        score_submissions([], root=world.root, salt_file=salt, anchor_file=anchor, track=CONFORMITE)
-    manifest = world.root / "manifest/conformite/manifest.json"
+        score_submissions([], root=world.root, options=ScoreOptions(salt_file=salt, anchor_file=anchor),
+                          track=CONFORMITE)
+    manifest = world.root / "manifest" / "conformite" / "manifest.json"
     manifest.write_bytes(manifest.read_bytes() + b"\n")
     sub = write(tmp_path, "s.json", submission(world, "conf-01", "conforme", HONEST_01))
     out_json = tmp_path / "report.json"
@@ -144,23 +145,24 @@ def test_frozen_season_requires_the_salt(world: ScoreWorld, tmp_path: Path,
 
 
 def test_frozen_task_statements_are_checked(world: ScoreWorld, tmp_path: Path) -> None:
-    """season/conformite/taches.json (minimum, plafond, entity, date d'examen) is anchored by the record: a plafond
-    raised after the freeze refuses the scoring."""
+    """season/conformite/taches.json (minimum, plafond, entity, date d'examen) is anchored by the record: a
+    plafond raised after the freeze refuses the scoring."""
     salt = _frozen(world, tmp_path)
-    tasks = world.root / "season/conformite/taches.json"
+    tasks = world.root / "season" / "conformite" / "taches.json"
     data = json.loads(tasks.read_text("utf-8"))
-    record = json.loads((world.root / "freeze/conformite/record.json").read_text("utf-8"))
+    record = json.loads((world.root / "freeze" / "conformite" / "record.json").read_text("utf-8"))
     assert record["taches"]["sha256"] == hashlib.sha256(tasks.read_bytes()).hexdigest()
     data["taches"][0]["assertions"]["plafond"] = 9
     tasks.write_text(json.dumps(data, ensure_ascii=False, indent=2), "utf-8")
     with pytest.raises(ScoreRefused,
         match=r"season/conformite/taches\.json hashes to [0-9a-f]{64}, not to the frozen"):
-        score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root, salt_file=salt,
-                          anchor_file=write_anchor(world.root, tmp_path), track=CONFORMITE)
+        score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root,
+                          options=ScoreOptions(salt_file=salt, anchor_file=write_anchor(world.root, tmp_path)),
+                          track=CONFORMITE)
 
 
 def test_refuses_altered_frozen_bytes(world: ScoreWorld) -> None:
-    path = world.root / "build/conformite/agrements/AGR-0001.json"
+    path = world.root / "build" / "conformite" / "agrements" / "AGR-0001.json"
     path.write_text(path.read_text("utf-8").replace("2026-03-31", "2027-03-31"), "utf-8")
     with pytest.raises(ScoreRefused, match=r"AGR-0001\.json: .* expected .*: the frozen bytes were altered"):
         score_submissions([submission(world, "conf-01", "conforme", HONEST_01)], root=world.root, track=CONFORMITE)

@@ -22,6 +22,7 @@ from trackfix import CONFORMITE
 
 from generator.score.inputs import ScoreInputError, load_inputs
 from generator.score.render import ReportError, ScoreReport
+from generator.score.verdict import check_proofs, proofs_bytes
 from generator.serving.rendering.nginx_settings import SettingsFile, SettingsFileError
 
 
@@ -319,3 +320,17 @@ def test_a_bad_report_is_one_error_naming_it(report_file: Path, case: str, conte
         ScoreReport.read(report_file)
     message = str(caught.value)
     assert message.startswith(f"{report_file}{says}") and "\n" not in message, message
+
+
+def test_a_verification_file_reads_back_to_its_own_bytes() -> None:
+    """The proofs' verdicts (``--proofs FILE``): :func:`check_proofs` then :func:`proofs_bytes` give the bytes."""
+    verdicts = {"prf_1": {"valide": True, "identite_liee": False, "motif_1": "", "motif_2": "spec_version 1.2",
+                          "heure": "", "hashes_plats": {"request_hash": "ab", "response_hash": "cd"}},
+                "prf_2": {"valide": True, "identite_liee": True, "motif_1": "", "motif_2": "", "heure": "t",
+                          "hashes_plats": {}, "spec_version": "3.1",
+                          "engagements": {"request_hash": "01", "response_hash": None},
+                          "non_verifie": ["Rekor"], "incidents": [], "agent_identity": "did:key:z6Mk"},
+                "prf_3": {"en_attente": True, "motif": "batch pending"}}
+    data = proofs_bytes(check_proofs(verdicts))
+    assert proofs_bytes(check_proofs(json.loads(data))) == data
+    assert json.loads(data) == verdicts

@@ -8,11 +8,17 @@ arrays compare in order, objects by key set. Numbers compare by mathematical val
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TypeAlias
+
+# A JSON value as ``json.loads`` returns it, and an object of them: what crosses a boundary before it is read
+# into a typed object (a dataclass or a TypedDict) or after it is written out of one.
+JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
+JsonObject: TypeAlias = "dict[str, JsonValue]"
 
 
-def json_key(value: Any) -> Any:
+def json_key(value: object) -> object:
     """A hashable form of ``value`` such that ``json_key(a) == json_key(b)`` iff a and b are JSON-equal."""
     if value is None:
         return ("null",)
@@ -29,16 +35,16 @@ def json_key(value: Any) -> Any:
     raise TypeError(f"not a JSON value: {type(value).__name__}")
 
 
-def json_equal(left: Any, right: Any) -> bool:
+def json_equal(left: object, right: object) -> bool:
     return bool(json_key(left) == json_key(right))
 
 
-def token(part: Any) -> str:
+def token(part: object) -> str:
     """One RFC 6901 reference token: ``~`` written ``~0``, ``/`` written ``~1``."""
     return str(part).replace("~", "~0").replace("/", "~1")
 
 
-def pointer(parts: Iterable[Any]) -> str:
+def pointer(parts: Iterable[object]) -> str:
     """The JSON Pointer of a path of keys and indexes; ``/`` for the whole document, as messages name it."""
     return "".join(f"/{token(part)}" for part in parts) or "/"
 
@@ -46,9 +52,9 @@ def pointer(parts: Iterable[Any]) -> str:
 MAX_DEPTH = 64  # far beyond any corpus value; keeps every recursive step of the scorer bounded
 
 
-def too_deep(value: Any, limit: int = MAX_DEPTH) -> str | None:
+def too_deep(value: object, limit: int = MAX_DEPTH) -> str | None:
     """The JSON Pointer of the first place nested deeper than ``limit`` levels, or None (no recursion)."""
-    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    stack: list[tuple[object, str, int]] = [(value, "", 0)]
     while stack:
         node, where, depth = stack.pop()
         if depth > limit:
@@ -59,3 +65,9 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> str | None:
         elif isinstance(node, list):
             stack += [(item, f"{where}/{index}", depth + 1) for index, item in enumerate(node)]
     return None
+
+
+def indented_json(value: object) -> bytes:
+    """A JSON document as the files the package writes hold it: indented by 2, UTF-8 (no ``\\u`` escapes of
+    text), one newline at the end."""
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

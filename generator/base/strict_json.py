@@ -13,10 +13,10 @@ import math
 from typing import Any
 
 from generator.base.errors import shown_path
-from generator.base.jsonvalue import token
+from generator.base.jsonvalue import JsonValue, token
 
 
-class _Pairs(dict[str, Any]):
+class _Pairs(dict[str, object]):
     """An object as parsed, remembering the keys written more than once (first value kept)."""
 
     repeated: list[str]
@@ -29,7 +29,7 @@ class _NonFinite:
         self.text = text
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> _Pairs:
+def _pairs(pairs: list[tuple[str, object]]) -> _Pairs:
     obj = _Pairs()
     obj.repeated = []
     for key, value in pairs:
@@ -45,7 +45,7 @@ def _float(text: str) -> float | _NonFinite:
     return value if math.isfinite(value) else _NonFinite(text)
 
 
-def _constant(name: str) -> Any:
+def _constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
@@ -62,7 +62,7 @@ def _tok(key: str) -> str:
     return token(key.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
-def loads(text: str) -> tuple[Any, list[str]]:
+def loads(text: str) -> tuple[JsonValue, list[str]]:
     """The parsed value and its defects (``POINTER: reason``, document order); ValueError if not JSON.
 
     A non-finite number is replaced by None in the value: a value with defects is refused, never scored.

@@ -46,7 +46,6 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from generator.base.atomic_file import write_atomic, write_new
 from generator.base.errors import BuildLocked, GeneratorError, TreeWriteError
@@ -189,7 +188,7 @@ def _identity(path: Path) -> tuple[int, int] | None:
 
 
 _AT_FDCWD, _RENAME_EXCHANGE = -100, 2
-_libc: Any = None
+_libc: object = None
 
 
 def exchange(first: Path, second: Path) -> bool:

@@ -17,23 +17,18 @@ from generator.cli.options import (
     PROBLEM,
     Subparsers,
     UsageError,
+    add_pinned_options,
+    add_rekor_option,
     add_root_options,
     add_track_option,
     base_url_option,
     http_url,
+    key_fingerprint,
     named,
+    pins_of,
     positive_seconds,
     print_problems,
     selected_tracks,
-)
-from generator.cli.score import (
-    add_pinned_options,
-    add_rekor_option,
-    anchor_key,
-    judged_proofs,
-    key_fingerprint,
-    load_proofs,
-    pinned_window,
     trust_layer_key,
 )
 from generator.compiler.pipeline import build, check
@@ -42,6 +37,7 @@ from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest
 from generator.contract.places import Places
 from generator.observe import proxy_client
+from generator.score.close_inputs import judged_proofs, load_proofs
 from generator.serving.tls.tls_files import TLS_FILE_LIMIT, check_tls_file
 from generator.tracks.listing import track_listing
 from generator.tracks.loader import load_tracks, track_named
@@ -199,15 +195,14 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
               f"{places.piste} was never frozen, or its record was deleted (restore it from git)", file=sys.stderr)
         print("corpus freeze-check: FAILED", file=sys.stderr)
         return PROBLEM
-    proofs = load_proofs(args.proofs) if args.proofs is not None else None
-    proofs = judged_proofs(proofs, args, places)
+    pins = pins_of(args)
+    proofs = judged_proofs(load_proofs(args.proofs) if args.proofs is not None else None, pins, args.root, places)
     problems = check_freeze(args.root, args.salt_file, places)
     anchor: Anchor | None = None
     anchored: list[str] = []
     if is_frozen(args.root, places):
-        anchor, anchored = check_anchor(args.root, places, args.anchor, proofs,
-                                        anchor_key(args.trust_layer_key),
-                                        args.challenge_key_fingerprint, pinned_window(args))
+        anchor, anchored = check_anchor(args.root, places, args.anchor, proofs, pins.anchor_key(),
+                                        args.challenge_key_fingerprint, pins.window())
         problems += anchored
         if context is not None:
             problems += _served_problems(args, places, context)

@@ -14,8 +14,17 @@ from pathlib import Path
 
 from generator.base.output_places import RUN, key_output_dir
 from generator.base.secret_values import write_private
-from generator.cli.options import PROBLEM, Subparsers, UsageError, add_root_options, add_track_option, named
-from generator.cli.season import built_reader, season_or_exit, tracks_for_tasks
+from generator.cli.options import (
+    PROBLEM,
+    Subparsers,
+    UsageError,
+    add_root_options,
+    add_track_option,
+    built_reader,
+    named,
+    season_or_exit,
+    tracks_for_tasks,
+)
 from generator.drawing.dot_text import DotError, dot_program, render, to_dot
 from generator.drawing.graph_index import index_html, top_index_html
 from generator.drawing.task_drawing import TaskDrawing, draw_task

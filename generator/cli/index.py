@@ -14,16 +14,17 @@ from generator.base.bounded_read import PUBLISHED_LIMIT, read_bounded
 from generator.base.errors import GeneratorError
 from generator.base.output_places import OutputRefused, key_output_dir
 from generator.base.transaction import commit_trees
-from generator.cli.options import Subparsers, add_root_options
-from generator.cli.score import (
+from generator.cli.options import (
+    Subparsers,
     add_pinned_options,
     add_rekor_option,
-    load_proofs,
-    score_options,
+    add_root_options,
+    pins_of,
     season_close,
 )
 from generator.publish.season_index import DEFAULT_TRUST_LAYER, IndexRequest, build_index
 from generator.publish.wording import FORMAT_INDEX
+from generator.score.close_inputs import load_proofs, score_options
 from generator.tracks.loader import track_named
 
 
@@ -70,7 +71,8 @@ def cmd_index(args: argparse.Namespace) -> int:
                            registrations=args.registrations, draft=args.brouillon,
                            close=args.season_close,
                            now=datetime.now(UTC), trust_layer_url=args.trust_layer_url,
-                           score_options=score_options(args, track, proofs))
+                           score_options=score_options(args.root, track.places, pins_of(args), proofs,
+                                                       args.salt_file, args.anchor))
     files = build_index(request)
     try:
         os.makedirs(out, exist_ok=True)

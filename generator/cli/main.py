@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import NoReturn
 
 from generator.base.errors import CorpusError, GeneratorError, os_error_text
 from generator.base.output_places import OutputRefused
 from generator.cli import build, graph, index, observe, proofs, release, score, season, serving
-from generator.cli.options import EXIT_CODES, INTERRUPTED, PROBLEM, USAGE, Reported, UsageError, print_problems
+from generator.cli.options import (
+    EXIT_CODES,
+    INTERRUPTED,
+    PROBLEM,
+    USAGE,
+    OneLineParser,
+    Reported,
+    UsageError,
+    print_problems,
+)
 
 # Each group's registrations, in the order of ``corpus --help``.
 REGISTRATIONS = (
@@ -33,13 +41,6 @@ REGISTRATIONS = (
     observe.register_log_report,
     serving.register_systemd,
 )
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line naming the command and the argument (no usage dump)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(USAGE, f"{self.prog}: {message} (--help for usage)\n")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from generator.base.atomic_file import check_target, write_atomic
 from generator.base.output_places import not_an_input, outside_protected
@@ -109,7 +108,7 @@ def _iso(value: str) -> datetime:
             from None
 
 
-def _write_json(path: str, document: dict[str, Any]) -> None:
+def _write_json(path: str, document: dict[str, object]) -> None:
     data = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     if path == "-":
         sys.stdout.write(data)

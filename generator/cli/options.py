@@ -6,17 +6,25 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import stat
 import sys
+from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO, TypeAlias
 from urllib.parse import urlsplit
 
-from generator.base.errors import GeneratorError, shown_path
+from generator.base.errors import CorpusError, GeneratorError, shown_path
 from generator.base.path_checks import path_mode
+from generator.reading.reader import CorpusReader
+from generator.reading.season_model import Season, load_season
+from generator.score.close_inputs import Pins
 from generator.serving.rendering.nginx_settings import DEFAULT_WORKER_USER, Settings
 from generator.tracks.loader import load_tracks, pick_track
-from generator.tracks.model import DEFAULT_BASE_URL, Track
+from generator.tracks.model import DEFAULT_BASE_URL, Track, file_for
+from generator.trust_layer.anchor_time import AnchorTimeError, parse_instant
+from generator.trust_layer.trust_proof import ProofError, check_fingerprint, public_key
 
 # The exit codes of every command (docs/architecture.md, ``corpus --help``).
 OK = 0  # the command did what it was asked and found nothing wrong
@@ -29,7 +37,18 @@ EXIT_CODES = (f"exit codes: {OK} success; {PROBLEM} the command ran and found a 
               f"argument, an unknown task, an output place refused); {DEFECT} log-report --fail-on-defect "
               f"found an instrument defect; {INTERRUPTED} interrupted.")
 
-Subparsers = Any  # argparse._SubParsersAction: private in argparse, so not named in the signatures
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line naming the command and the argument (no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE, f"{self.prog}: {message} (--help for usage)\n")
+
+
+# What ``OneLineParser.add_subparsers`` returns; its class is private in argparse, so it is named for the type
+# checker only (a string: never evaluated).
+Subparsers: TypeAlias = "argparse._SubParsersAction[OneLineParser]"
 
 
 class UsageError(GeneratorError):
@@ -115,7 +134,7 @@ def base_url_option(parser: argparse.ArgumentParser) -> None:
                              f"(default: $CORPUS_BASE_URL or {DEFAULT_BASE_URL})")
 
 
-def print_problems(problems: list[Any], stream: TextIO | None = None) -> None:
+def print_problems(problems: Sequence[object], stream: TextIO | None = None) -> None:
     # sys.stderr is looked up at call time, so that redirect_stderr (and pytest's capsys) see the problems.
     for problem in problems:
         print(problem, file=stream or sys.stderr)
@@ -148,7 +167,7 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
                              "freeze record when it exists)")
 
 
-def render_settings(args: argparse.Namespace, prefix: Path, **changes: Any) -> Settings:
+def render_settings(args: argparse.Namespace, prefix: Path, **changes: object) -> Settings:
     """The :class:`Settings` that :func:`add_render_options` (and ``--root``) describe, with ``changes``."""
     values: dict[str, Any] = dict(
         root=args.root, prefix=prefix, listen=args.listen, port=args.port or 8080,
@@ -159,3 +178,105 @@ def render_settings(args: argparse.Namespace, prefix: Path, **changes: Any) -> S
         expect_manifest_hash=args.expect_manifest_hash)
     values.update(changes)
     return Settings(**values)
+
+
+def tracks_for_tasks(root: Path, piste: str | None, task_ids: list[str]) -> tuple[list[Track],
+                                                                                 list[tuple[Track, list[str]]]]:
+    """Every track of the checkout, and the tracks a command works on with the task ids each one owns.
+
+    ``--track`` selects one; else a task id names its own track (``gen-06`` is générique's: it has the
+    shape of its ``enonce.id``); no id: every track, each with all its tasks. An id no selected track's
+    pattern takes is a usage error listing the tasks of those tracks."""
+    every = load_tracks(root)
+    chosen = [pick_track(every, piste)] if piste else every
+    if not task_ids:
+        return every, [(track, []) for track in chosen]
+    owned: dict[str, list[str]] = {}
+    unknown = []
+    for task_id in task_ids:
+        owner = next((t for t in chosen if re.fullmatch(t.task_id, task_id)), None)
+        if owner is None:
+            unknown.append(task_id)
+        else:
+            owned.setdefault(owner.piste, []).append(task_id)
+    if unknown:
+        known = [s.task.id for track in chosen for s in season_or_exit(root, track).statements]
+        raise UsageError(f"unknown task(s) {', '.join(unknown)}; tasks: {', '.join(known)}")
+    return every, [(track, owned[track.piste]) for track in chosen if track.piste in owned]
+
+
+def season_or_exit(root: Path, track: Track) -> Season:
+    """The season of the track's season sources, or its problems on stderr and exit 1 (shared by every
+    season sub-command, ``graph`` included, so they all fail alike)."""
+    try:
+        return load_season(root / track.trees.season_sources, track)
+    except CorpusError as exc:
+        print_problems(exc.problems)
+        raise Reported(PROBLEM) from None
+
+
+def built_reader(root: Path, track: Track) -> CorpusReader:
+    """A reader of the track's build, or a clear 'run corpus build first' and exit 1."""
+    build = root / track.trees.build
+    if not (build / file_for(track.referentiel)).is_file():
+        print(f"no built corpus in {build}: run 'corpus build' first", file=sys.stderr)
+        raise Reported(PROBLEM)
+    return CorpusReader(build, track)
+
+
+def season_close(text: str) -> datetime:
+    """``--season-close``: an ISO 8601 UTC instant, checked whether or not ``--proofs`` is given."""
+    try:
+        return parse_instant(text, "--season-close")
+    except AnchorTimeError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--season-close: ")) from None
+
+
+def trust_layer_key(text: str) -> str:
+    """``--trust-layer-key``: an Ed25519 public key written ``ed25519:<base64url>``, checked before any work."""
+    try:
+        public_key(text)
+    except ProofError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--trust-layer-key: ")) from None
+    return text
+
+
+def key_fingerprint(text: str) -> str:
+    """``--challenge-key-fingerprint``: the SHA-256 of the challenge's API key, 64 lowercase hex digits."""
+    try:
+        return check_fingerprint(text, "--challenge-key-fingerprint")
+    except ProofError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--challenge-key-fingerprint: ")) from None
+
+
+def add_pinned_options(p: argparse.ArgumentParser) -> None:
+    """The two values a proof of Trust Layer's is checked against: the key pinned here or in track.yaml, and
+    the challenge key's fingerprint (default: the published anchor's)."""
+    p.add_argument("--trust-layer-key", type=trust_layer_key, metavar="ed25519:KEY", action="append",
+                   help="the pinned Trust Layer public key (GET /v1/pubkey, ed25519:<base64url>) that must have "
+                        "signed the anchoring proof (default: the track's trust_layer_key in track.yaml; never "
+                        "the one the published anchor names: with neither, the anchor's signature is not "
+                        "trusted); repeat it for a key rotation: a 3.x proof then verifies on any of them, the "
+                        "anchor on the first")
+    p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, metavar="HEX",
+                   help="SHA-256 of the challenge's API key, the proof's parties.buyer_fingerprint (default: the "
+                        "one the published anchor states)")
+
+
+def add_rekor_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rekor-key", type=Path, metavar="PEM",
+                   help="with a --proofs folder: Rekor's pinned public key (PEM); a 3.x proof that carries its "
+                        "Rekor entry (transparency_log.entry) then has it verified offline; otherwise the report "
+                        "says Rekor was not checked")
+
+
+def pins_of(args: argparse.Namespace) -> Pins:
+    """The pins :func:`add_pinned_options`, :func:`add_rekor_option`, ``--tsa-ca``/``--tsa-cert`` and
+    ``--season-close`` gave (a command without one of them: not given)."""
+    keys: list[str] | None = getattr(args, "trust_layer_key", None)
+    fingerprint: str | None = getattr(args, "challenge_key_fingerprint", None)
+    tsa_ca: Path | None = getattr(args, "tsa_ca", None)
+    tsa_cert: Path | None = getattr(args, "tsa_cert", None)
+    rekor_key: Path | None = getattr(args, "rekor_key", None)
+    close: datetime | None = getattr(args, "season_close", None)
+    return Pins(tuple(keys or ()), fingerprint, tsa_ca, tsa_cert, rekor_key, close)

@@ -12,7 +12,6 @@ from generator.base.bounded_read import SUBMISSION_LIMIT
 from generator.base.errors import GeneratorError, read_file, shown_path
 from generator.base.output_places import OutputRefused, not_an_input, outside_protected
 from generator.cli.options import PROBLEM, Subparsers, UsageError, add_root_options
-from generator.cli.score import load_submission, submission_files
 from generator.observe.proof_fetch import (
     FetchError,
     Outcome,
@@ -22,6 +21,7 @@ from generator.observe.proof_fetch import (
     proof_id_problem,
 )
 from generator.observe.read_budget import TRUST_LAYER_READS_PER_HOUR, ReadBudget, SystemClock
+from generator.score.close_inputs import load_submission, submission_files
 from generator.score.entry import FormatDefects
 from generator.tracks.loader import protected_trees
 

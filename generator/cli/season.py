@@ -4,23 +4,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-from generator.base.errors import CorpusError, FrozenMismatch, Location
+from generator.base.errors import FrozenMismatch, Location
 from generator.base.output_places import key_output_dir
 from generator.cli.options import (
     PROBLEM,
     USAGE,
-    Reported,
     Subparsers,
-    UsageError,
     add_root_options,
     add_track_option,
+    built_reader,
     named,
-    print_problems,
+    season_or_exit,
+    tracks_for_tasks,
 )
 from generator.contract.hashing import sha256_hex
 from generator.panel.judge import Row, panel_problems, run_panel
@@ -31,58 +30,13 @@ from generator.reading.evaluation import Evaluation, Strategy
 from generator.reading.founding import TOUS, fonde_par, founding_facts
 from generator.reading.logic import TrackLogic, load_logic
 from generator.reading.reader import CorpusReader
-from generator.reading.season_model import KEY_FILE, Season, load_season
-from generator.tracks.loader import load_tracks, pick_track
-from generator.tracks.model import Track, file_for
+from generator.reading.season_model import KEY_FILE
+from generator.tracks.model import Track
 
 
-def tracks_for_tasks(root: Path, piste: str | None, task_ids: list[str]) -> tuple[list[Track],
-                                                                                 list[tuple[Track, list[str]]]]:
-    """Every track of the checkout, and the tracks a command works on with the task ids each one owns.
-
-    ``--track`` selects one; else a task id names its own track (``gen-06`` is générique's: it has the
-    shape of its ``enonce.id``); no id: every track, each with all its tasks. An id no selected track's
-    pattern takes is a usage error listing the tasks of those tracks."""
-    every = load_tracks(root)
-    chosen = [pick_track(every, piste)] if piste else every
-    if not task_ids:
-        return every, [(track, []) for track in chosen]
-    owned: dict[str, list[str]] = {}
-    unknown = []
-    for task_id in task_ids:
-        owner = next((t for t in chosen if re.fullmatch(t.task_id, task_id)), None)
-        if owner is None:
-            unknown.append(task_id)
-        else:
-            owned.setdefault(owner.piste, []).append(task_id)
-    if unknown:
-        known = [s.task.id for track in chosen for s in season_or_exit(root, track).statements]
-        raise UsageError(f"unknown task(s) {', '.join(unknown)}; tasks: {', '.join(known)}")
-    return every, [(track, owned[track.piste]) for track in chosen if track.piste in owned]
-
-
-def strategies(logic: TrackLogic[Any]) -> dict[str, Strategy]:
+def strategies(logic: TrackLogic[Strategy]) -> dict[str, Strategy]:
     """The readings ``--strategy`` names: the reference and the track's shortcuts."""
     return {s.name: s for s in (logic.reference, *logic.shortcuts.every)}
-
-
-def season_or_exit(root: Path, track: Track) -> Season:
-    """The season of the track's season sources, or its problems on stderr and exit 1 (shared by every
-    season sub-command, ``graph`` included, so they all fail alike)."""
-    try:
-        return load_season(root / track.trees.season_sources, track)
-    except CorpusError as exc:
-        print_problems(exc.problems)
-        raise Reported(PROBLEM) from None
-
-
-def built_reader(root: Path, track: Track) -> CorpusReader:
-    """A reader of the track's build, or a clear 'run corpus build first' and exit 1."""
-    build = root / track.trees.build
-    if not (build / file_for(track.referentiel)).is_file():
-        print(f"no built corpus in {build}: run 'corpus build' first", file=sys.stderr)
-        raise Reported(PROBLEM)
-    return CorpusReader(build, track)
 
 
 def print_evaluation(ev: Evaluation, track: Track, out: TextIO | None = None) -> None:
@@ -139,7 +93,7 @@ def _yaml_value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def print_founding_yaml(reader: CorpusReader, logic: TrackLogic[Any], evaluation: Evaluation,
+def print_founding_yaml(reader: CorpusReader, logic: TrackLogic[Strategy], evaluation: Evaluation,
                         out: TextIO | None = None) -> None:
     """The founding facts the rule derives, as the `faits:` block of season_src/cle.yaml."""
     out = out or sys.stdout
@@ -158,7 +112,7 @@ def print_founding_yaml(reader: CorpusReader, logic: TrackLogic[Any], evaluation
                       f"valeur: {_yaml_value(e.valeur)}}}", file=out)
 
 
-def print_report(report: SeasonReport, logic: TrackLogic[Any], out: TextIO | None = None) -> None:
+def print_report(report: SeasonReport, logic: TrackLogic[Strategy], out: TextIO | None = None) -> None:
     """The task table; ``graphe`` is the count of distinct probant facts: proper + on common lists (``out``:
     stdout as it is at the call, so that a caller capturing it sees the table)."""
     out = out or sys.stdout

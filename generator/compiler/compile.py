@@ -40,7 +40,7 @@ class Document:
 
     path: str
     kind: str  # "resource" | "absent" | "systeme"
-    body: dict[str, Any]
+    body: dict[str, object]
     status: int | None = None
 
 
@@ -53,8 +53,8 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _record_body(record: Record, path: str) -> dict[str, Any]:
-    body: dict[str, Any] = {"ressource": path, "existe": True}
+def _record_body(record: Record, path: str) -> dict[str, object]:
+    body: dict[str, object] = {"ressource": path, "existe": True}
     data = record.data
     for name in served_fields(record.schema_name, record.schemas):
         if name in data:
@@ -62,10 +62,10 @@ def _record_body(record: Record, path: str) -> dict[str, Any]:
     return body
 
 
-def _page_bodies(record: Record, collection: Collection, track: Track) -> Iterator[tuple[str, dict[str, Any]]]:
+def _page_bodies(record: Record, collection: Collection, track: Track) -> Iterator[tuple[str, dict[str, object]]]:
     """The pages of a paginated record: the track's page header (``pages.entete``), then the page."""
     paths = page_paths(record, collection)
-    header: dict[str, Any] = {}
+    header: dict[str, object] = {}
     for served, source in collection.header:
         if source == "proprietaire":
             owner = track.collection(collection.owner) if collection.owner else None
@@ -73,7 +73,7 @@ def _page_bodies(record: Record, collection: Collection, track: Track) -> Iterat
         else:
             header[served] = record.data[source]
     for index, page in enumerate(record.data["pages"]):
-        body: dict[str, Any] = {"ressource": paths[index], "existe": True, **header}
+        body: dict[str, object] = {"ressource": paths[index], "existe": True, **header}
         body["page"] = page["page"]
         body["entrees"] = _plain(page["entrees"])
         body["page_suivante"] = paths[index + 1] if index + 1 < len(paths) else None

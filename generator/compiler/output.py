@@ -7,7 +7,6 @@ Their bytes are :func:`generator.contract.bodies.body_bytes`; writing them is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from generator.base.errors import Location, Problem
 from generator.compiler.compile import Document
@@ -17,7 +16,7 @@ from generator.contract.manifest import Entry, Manifest
 from generator.tracks.model import file_for
 
 
-def _only_strings_and_literals(value: Any) -> bool:
+def _only_strings_and_literals(value: object) -> bool:
     """True when ``value`` holds nothing but objects, arrays, strings, booleans and null (no recursion)."""
     stack = [value]
     while stack:

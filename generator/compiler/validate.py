@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from generator.base.errors import Location, Problem, Severity
 from generator.base.text_policy import cut
@@ -39,7 +38,7 @@ class Index:
         return path in self.records or path in self.pages
 
 
-def _list(value: Any) -> list[Any]:
+def _list(value: object) -> list[object]:
     """``value`` if it is a list, else an empty one: the schema reports the wrong type, rules go on."""
     return value if isinstance(value, list) else []
 
@@ -71,10 +70,10 @@ def _listed_elsewhere(path: str, link: str, owner: str, owners_label: str,
     return f"{link} is {owner} but {path} is listed by {shown}, not by {owner}: make the two agree"
 
 
-def _field_at(data: Any, dotted: str) -> tuple[Any, Any, str | None]:
+def _field_at(data: object, dotted: str) -> tuple[object, object, str | None]:
     """The value at a dotted field path (``tarif.debut_validite``), its container and key; (None, data,
     None) when a part is missing or not a mapping (the schema says so)."""
-    container: Any = data
+    container: object = data
     parts = dotted.split(".")
     for part in parts[:-1]:
         container = container.get(part) if isinstance(container, dict) else None
@@ -83,7 +82,7 @@ def _field_at(data: Any, dotted: str) -> tuple[Any, Any, str | None]:
     return container.get(parts[-1]), container, parts[-1]
 
 
-def _sites(data: Any, field: str) -> Iterator[tuple[Any, str | int, str]]:
+def _sites(data: object, field: str) -> Iterator[tuple[object, str | int, str]]:
     """Each place a link field names a reference: (container, key, field name as messages write it).
 
     ``field`` is a track link's dotted path, ``[]`` marking a list (``pages[].entrees[].agrement``); a
@@ -91,7 +90,7 @@ def _sites(data: Any, field: str) -> Iterator[tuple[Any, str | int, str]]:
     return _walk(data, field.split("."), 0, "")
 
 
-def _walk(container: Any, parts: list[str], i: int, prefix: str) -> Iterator[tuple[Any, str | int, str]]:
+def _walk(container: object, parts: list[str], i: int, prefix: str) -> Iterator[tuple[object, str | int, str]]:
     """A module-level recursion: a closure calling itself would be a reference cycle per call, and the
     pipeline runs with the cyclic collector paused."""
     if not isinstance(container, dict):
@@ -127,7 +126,7 @@ class Validator:
         self.vocabularies: dict[str, set[str]] = {}
         self._examples: dict[str, str] = {}
         # for each link with ``memes`` (by its index in the track's links), the places citing each record
-        self._cited_by: dict[int, dict[str, list[tuple[Record, Any, str | int, str]]]] = {}
+        self._cited_by: dict[int, dict[str, list[tuple[Record, object, str | int, str]]]] = {}
 
     # -- entry point -------------------------------------------------------------------------------
     def run(self) -> list[Problem]:
@@ -266,7 +265,7 @@ class Validator:
         return _page_at(*self.index.pages[path])[1]
 
     # -- references --------------------------------------------------------------------------------
-    def _cite(self, record: Record, container: Any, key: str | int, fieldname: str,
+    def _cite(self, record: Record, container: object, key: str | int, fieldname: str,
               target: Collection) -> str | None:
         """Check one reference; return the path when it names a defined resource."""
         if isinstance(container, dict):

@@ -7,8 +7,6 @@ an absent resource as the server answers it: each from here, so that there is on
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 
 ABSENT_MESSAGE = "Aucune ressource de cette collection ne porte ce chemin dans le corpus."
@@ -17,14 +15,14 @@ REQUIRED_SYSTEME = ("400", "403", "404", "405", "408", "412", "413", "414", "431
                     "503", "504", "505")
 
 
-def body_bytes(body: dict[str, Any]) -> bytes:
+def body_bytes(body: dict[str, object]) -> bytes:
     """The served bytes: orjson with two-space indentation, keys in the compiler's order, non-ASCII kept as
     UTF-8, and a trailing newline (identical to ``json.dumps(indent=2, ensure_ascii=False) + "\\n"``, which a
     test checks)."""
     return orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def absent_body(path: str) -> dict[str, Any]:
+def absent_body(path: str) -> dict[str, object]:
     """The documented body of a reference that does not exist: a function of the path alone.
 
     The nginx vhost renders the same template for identifiers nobody declared; keep both in step by
@@ -33,7 +31,7 @@ def absent_body(path: str) -> dict[str, Any]:
     return {"ressource": path, "existe": False, "message": ABSENT_MESSAGE}
 
 
-def find_numbers(value: Any, pointer: str = "") -> list[str]:
+def find_numbers(value: object, pointer: str = "") -> list[str]:
     """JSON Pointers of every number in ``value``: the corpus serves none (spec §2.5)."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return []

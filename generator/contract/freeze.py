@@ -30,6 +30,7 @@ from generator.base.errors import (
     shown_path,
     unreadable_text,
 )
+from generator.base.jsonvalue import JsonObject, JsonValue
 from generator.base.path_checks import inside_checkout
 from generator.base.transaction import builder_lock, make_dir, make_parents, reading, write_file
 from generator.contract.hashing import sha256_hex
@@ -40,7 +41,7 @@ FORMAT = "corpus-freeze/2"  # /2: the task statements are anchored (taches.sha25
 SALT_BYTES = 32
 
 
-def _hex(value: Any, size: int) -> bool:
+def _hex(value: object, size: int) -> bool:
     return isinstance(value, str) and len(value) == 2 * size and all(c in "0123456789abcdef" for c in value)
 
 
@@ -95,7 +96,7 @@ class FreezeRecord:
             raise fail(f"{shown_path(name)}: unknown field (a record holds {', '.join(RECORD_FIELDS)})")
 
         def field(*keys: str) -> Any:
-            value: Any = record
+            value: JsonValue = record
             for key in keys:
                 if not isinstance(value, dict) or key not in value:
                     raise fail(f"{'.'.join(keys)}: missing")
@@ -120,7 +121,7 @@ class FreezeRecord:
         return cls(corpus, manifest_hash, bareme_sha256, tasks_sha256, key_commitment, texts=tuple(texts))
 
 
-def _unknown_fields(record: dict[str, Any]) -> list[str]:
+def _unknown_fields(record: JsonObject) -> list[str]:
     """The dotted names of the fields a record holds and ``corpus freeze`` never writes."""
     known = {name.split(".")[0] for name in RECORD_FIELDS}
     unknown = [key for key in record if key not in known]

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
 
 
-def canonical_json(data: Any) -> str:
+def canonical_json(data: object) -> str:
     """``json.dumps`` with sorted keys and compact separators; ``ensure_ascii`` keeps its default True."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
 
@@ -22,7 +21,7 @@ def request_hash(url: str) -> str:
     return sha256_hex(canonical_json(request).encode("utf-8"))
 
 
-def parsed_body(body: bytes) -> Any:
+def parsed_body(body: bytes) -> object:
     """What the proxy hashes for a body: the parsed JSON, a raw-text wrapper, or the falsy substitute."""
     text = body.decode("utf-8", errors="replace")
     try:
@@ -32,7 +31,7 @@ def parsed_body(body: bytes) -> Any:
     return parsed or {"error": None}
 
 
-def parsed_hash(value: Any) -> str:
+def parsed_hash(value: object) -> str:
     """Hash of a body the proxy has parsed into ``value`` (a falsy value is replaced by the substitute)."""
     return sha256_hex(canonical_json(value or {"error": None}).encode("utf-8"))
 

@@ -63,9 +63,9 @@ class Entry:
     request_hash: str | None = None  # resources and absents: the proxy's hash of GET base_url + path
     status: int | None = None  # /_systeme bodies: the HTTP status they answer
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The entry as written, keys in the published order."""
-        data: dict[str, Any] = {"path": self.path, "kind": self.kind, "file": self.file, "length": self.length,
+        data: dict[str, object] = {"path": self.path, "kind": self.kind, "file": self.file, "length": self.length,
                                 "sha256": self.sha256}
         if self.kind == "systeme":
             data["status"] = self.status

@@ -70,7 +70,7 @@ def named_from(root: Path) -> Path:
     return root.parent
 
 
-def read_yaml(root: Path, path: Path, problems: list[Problem]) -> tuple[str, Any] | None:
+def read_yaml(root: Path, path: Path, problems: list[Problem]) -> tuple[str, object] | None:
     name = path.relative_to(named_from(root)).as_posix()
     try:
         return name, load_text(read_bounded(path), name)
@@ -101,7 +101,7 @@ def read_record(root: Path, relative: str, kind: str, problems: list[Problem],
 
 
 def error_at(record: Record, key: str | int | None, fieldname: str, message: str,
-                 container: Any = None, severity: Severity = Severity.ERROR) -> Problem:
+                 container: object = None, severity: Severity = Severity.ERROR) -> Problem:
     """A problem at ``key`` of ``container`` (the record's mapping by default), named by the record's field."""
     location = location_of(record.data if container is None else container, key, record.file)
     return Problem(location, record.field_name(fieldname), message, severity)

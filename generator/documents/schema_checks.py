@@ -10,7 +10,6 @@ import json
 import re
 from collections.abc import Iterable
 from datetime import date
-from typing import Any
 
 from generator.base.errors import Problem
 from generator.base.text_policy import bad_text, cut
@@ -32,7 +31,7 @@ def refused_in(value: str) -> str:
     return bad_text(value) or ("a line feed is not allowed here" if "\n" in value else "")
 
 
-def format_words(subschema: dict[str, Any]) -> tuple[str, str, str] | None:
+def format_words(subschema: dict[str, object]) -> tuple[str, str, str] | None:
     """What a pattern means in words, from the annotations beside it: ``title`` (what the value is, "an
     amount"), ``description`` (how to write one) and ``examples`` (the first is shown); None when absent."""
     title, how, examples = subschema.get("title"), subschema.get("description"), subschema.get("examples")
@@ -108,7 +107,7 @@ def check_dates(record: Record) -> list[Problem]:
     return problems
 
 
-def _check_dates_in(record: Record, value: Any, parts: tuple[str | int, ...], problems: list[Problem]) -> None:
+def _check_dates_in(record: Record, value: object, parts: tuple[str | int, ...], problems: list[Problem]) -> None:
     """Recursive walk that builds a field path only for containers, not for every scalar (a hot loop)."""
     if isinstance(value, dict):
         for key, inner in value.items():

@@ -29,6 +29,8 @@ from typing import Any
 
 import jsonschema_rs
 
+from generator.base.jsonvalue import JsonObject
+
 _SUFFIX = ".schema.json"
 
 
@@ -51,7 +53,7 @@ def schema_text(name: str, folder: Path | None = None) -> str:
 
 @cache
 def schema(name: str, folder: Path | None = None) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads(schema_text(name, folder))  # every schema is a JSON object
+    loaded: JsonObject = json.loads(schema_text(name, folder))  # every schema is a JSON object
     return loaded
 
 
@@ -97,7 +99,7 @@ def strict_patterns(node: Any) -> Any:
 _COMMON_REF = "urn:proveit-corpus:common#/$defs/"
 
 
-def _inline_common(node: Any, defs: dict[str, Any]) -> Any:
+def _inline_common(node: Any, defs: JsonObject) -> Any:
     """``node`` with each ``$ref`` to a common definition replaced by the definition itself.
 
     Each error's subschema is then found in the record's own schema (:func:`errors` reads a ``oneOf``'s
@@ -120,14 +122,14 @@ def _inline_common(node: Any, defs: dict[str, Any]) -> Any:
 
 
 @cache
-def checked_schema(name: str, folder: Path | None = None) -> dict[str, Any]:
+def checked_schema(name: str, folder: Path | None = None) -> dict[str, object]:
     """The schema as validation applies it: common definitions inlined, patterns whole-string and control-free."""
-    checked: dict[str, Any] = strict_patterns(_inline_common(schema(name, folder), schema("common")["$defs"]))
+    checked: dict[str, object] = strict_patterns(_inline_common(schema(name, folder), schema("common")["$defs"]))
     return checked
 
 
 @cache
-def checked_by_id(folder: Path | None = None) -> dict[str, dict[str, Any]]:
+def checked_by_id(folder: Path | None = None) -> dict[str, dict[str, object]]:
     """Every schema as validated (:func:`checked_schema`), by ``$id``: where an error's subschema is read."""
     return {schema(name, folder)["$id"]: checked_schema(name, folder) for name in schema_names(folder)}
 
@@ -149,12 +151,13 @@ class SchemaError:
     path: tuple[str | int, ...]
     instance: Any  # the failing value; for a ``propertyNames`` error, the key
     message: str
-    schema: dict[str, Any]  # the subschema holding the keyword
+    schema: dict[str, object]  # the subschema holding the keyword
     detail: Any  # pattern: the pattern as written; required: the field; additionalProperties: the extra keys
     property_name: bool = False  # the error concerns a key of the mapping at ``path`` (propertyNames)
 
 
-def _subschema(error: jsonschema_rs.ValidationError, root: dict[str, Any], folder: Path | None) -> dict[str, Any]:
+def _subschema(error: jsonschema_rs.ValidationError, root: dict[str, object],
+               folder: Path | None) -> dict[str, object]:
     """The subschema holding the failing keyword, read at the error's absolute keyword location."""
     node: Any = root
     parts: list[str | int] = list(error.schema_path)
@@ -207,7 +210,7 @@ def _word(keyword: str, error: jsonschema_rs.ValidationError, subschema: dict[st
     return str(error.message)  # a keyword the schemas do not use today: the engine's own words
 
 
-def _detail(kind: jsonschema_rs.ValidationErrorKind) -> Any:
+def _detail(kind: jsonschema_rs.ValidationErrorKind) -> object:
     """:attr:`SchemaError.detail` of an error of this kind (None for the kinds that carry none)."""
     if isinstance(kind, _Kind.Pattern):
         return written_pattern(kind.pattern)
@@ -218,7 +221,7 @@ def _detail(kind: jsonschema_rs.ValidationErrorKind) -> Any:
     return None
 
 
-def _path(data: Any, parts: list[str | int]) -> tuple[str | int, ...]:
+def _path(data: object, parts: list[str | int]) -> tuple[str | int, ...]:
     """The error's instance path with each part as the data has it.
 
     ``jsonschema_rs`` gives a key made of digits (``408`` in ``systeme``) as an integer, as it gives an index:
@@ -237,9 +240,9 @@ def _path(data: Any, parts: list[str | int]) -> tuple[str | int, ...]:
     return tuple(out)
 
 
-def _lone_surrogate(node: Any, path: tuple[str | int, ...]) -> SchemaError:
+def _lone_surrogate(node: object, path: tuple[str | int, ...]) -> SchemaError:
     """The error naming the first string (value or key) of ``node`` that holds a lone surrogate."""
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(node, path)]
+    stack: list[tuple[object, tuple[str | int, ...]]] = [(node, path)]
     while stack:
         value, where = stack.pop()
         if isinstance(value, str) and not value.isascii():
@@ -256,7 +259,7 @@ def _lone_surrogate(node: Any, path: tuple[str | int, ...]) -> SchemaError:
     raise ValueError("no string holds a lone surrogate")  # not the engine's complaint, then: a bug here
 
 
-def errors(name: str, data: Any, folder: Path | None = None) -> list[SchemaError]:
+def errors(name: str, data: object, folder: Path | None = None) -> list[SchemaError]:
     """Every error of ``data`` against schema ``name``, in the validator's order; empty when it conforms."""
     check = validator(name, folder)
     try:

@@ -31,6 +31,7 @@ from yaml.events import (
 )
 
 from generator.base.errors import GeneratorError, Location, Problem
+from generator.base.jsonvalue import JsonValue
 from generator.base.text_policy import (
     MAX_DEPTH,
     MAX_FILE_BYTES,
@@ -59,7 +60,7 @@ class YamlProblem(GeneratorError):
         super().__init__(str(problem))
 
 
-class LocatedDict(dict[str, Any]):
+class LocatedDict(dict[str, object]):
     """A mapping that knows the position of each of its keys (and of itself)."""
 
     __slots__ = ("mark", "marks")
@@ -67,7 +68,7 @@ class LocatedDict(dict[str, Any]):
     marks: dict[str, tuple[int, int]]
 
 
-class LocatedList(list[Any]):
+class LocatedList(list[object]):
     """A sequence that knows the position of each of its items (and of itself)."""
 
     __slots__ = ("mark", "marks")
@@ -92,7 +93,7 @@ class _Frame:
         self.key: str | None = None  # a mapping's key whose value is being read
         self.marks: Any = {} if is_map else []
 
-    def add(self, value: Any, mark: tuple[int, int] | None) -> None:
+    def add(self, value: object, mark: tuple[int, int] | None) -> None:
         """Store a finished value under the pending key, or append it (``mark``: its position, if not noted)."""
         container = self.container
         if isinstance(container, LocatedDict):
@@ -201,7 +202,7 @@ class _Builder:
             raise self.fail(event, f"explicit tag {_cut(shown)!r} is not allowed: write the value without a "
                             "tag (a plain string, or exactly true, false or null)")
 
-    def _scalar(self, event: ScalarEvent) -> Any:
+    def _scalar(self, event: ScalarEvent) -> JsonValue:
         value = event.value
         if event.implicit[0] and value in _PLAIN_WORDS:
             return _PLAIN_WORDS[value]
@@ -237,7 +238,7 @@ class _Builder:
         head = self.field()
         return f"{head}.{key}" if head else key
 
-    def build(self) -> Any:
+    def build(self) -> object:
         """Read the events of one value (the document's root) and return it."""
         get_event = self.parser.get_event
         stack = self.stack
@@ -254,7 +255,7 @@ class _Builder:
             if cls is ScalarEvent:
                 if event.tag is not None or event.anchor is not None:
                     self._refuse_decorations(event)
-                value: Any = self._scalar(event)
+                value: object = self._scalar(event)
             elif cls is MappingStartEvent or cls is SequenceStartEvent:
                 self._refuse_decorations(event)
                 if len(stack) >= MAX_DEPTH:
@@ -326,7 +327,7 @@ def _builder_problem(event: yaml.Event, source_name: str, message: str) -> YamlP
     return YamlProblem(Problem(Location(source_name, line, column), "", message))
 
 
-def load_text(text: str | bytes, source_name: str) -> Any:
+def load_text(text: str | bytes, source_name: str) -> object:
     """Load one YAML document strictly; raise :class:`YamlProblem` naming the source and position."""
     if len(text) > MAX_FILE_BYTES:
         raise YamlProblem(Problem(Location(source_name), "", f"file larger than {MAX_FILE_BYTES} bytes: split "
@@ -351,7 +352,7 @@ def load_text(text: str | bytes, source_name: str) -> Any:
         parser.dispose()
 
 
-def location_of(container: Any, key: str | int | None, file: str) -> Location:
+def location_of(container: object, key: str | int | None, file: str) -> Location:
     """Best-known position of ``container[key]`` (or of the container itself when key is None)."""
     if key is not None:
         marks = getattr(container, "marks", None)

@@ -48,12 +48,12 @@ VIEW_LIMIT = MIB  # a public view is a few KiB (its RFC 3161 token included)
 BATCH_LIMIT = 16 * MIB  # 50 views
 MAX_429_WAITS = 2  # a 429 after two waits of up to an hour each: someone else reads from this address
 
-def batch_body(ids: list[str]) -> dict[str, Any]:
+def batch_body(ids: list[str]) -> dict[str, object]:
     """The body of ``POST /v1/proofs`` asking for ``ids`` (at most :data:`BATCH_SIZE`)."""
     return {"proof_ids": ids}
 
 
-def batch_views(document: Any) -> dict[str, Any]:
+def batch_views(document: object) -> dict[str, object]:
     """The views of a ``POST /v1/proofs`` answer, by proof_id (``None``: not served by the batch read)."""
     views = document.get("proofs") if isinstance(document, dict) else None
     if not isinstance(views, dict):
@@ -114,7 +114,7 @@ def base_url(text: str) -> str:
     return text.rstrip("/")
 
 
-def waiting(view: dict[str, Any]) -> bool:
+def waiting(view: dict[str, object]) -> bool:
     """The view is not anchored yet: its batch anchor or its RFC 3161 token is still to come, so it will
     change (the scorer says *en attente* for it; the next fetch reads it again)."""
     anchor, tsa = view.get("batch_anchor"), view.get("timestamp_authority")
@@ -123,7 +123,7 @@ def waiting(view: dict[str, Any]) -> bool:
     return isinstance(tsa, dict) and tsa.get("status") == "submitted" and not tsa.get("tsr_base64")
 
 
-def view_bytes(view: dict[str, Any]) -> bytes:
+def view_bytes(view: dict[str, object]) -> bytes:
     """The file a view is kept as: its JSON as served, key order kept, two-space indented."""
     return (json.dumps(view, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
@@ -208,7 +208,7 @@ class ProofFetch:
         return not waiting(view)
 
     @staticmethod
-    def _view_problem(view: Any, proof_id: str) -> str | None:
+    def _view_problem(view: object, proof_id: str) -> str | None:
         if not isinstance(view, dict):
             return f"not a proof's view (a JSON {type(view).__name__}, not an object)"
         if view.get("proof_id") != proof_id:
@@ -245,7 +245,7 @@ class ProofFetch:
             self.budget.clock.sleep(seconds)
             seconds = self.budget.wait()
 
-    def _call(self, method: str, url: str, body: Any, limit: int) -> _Answer:
+    def _call(self, method: str, url: str, body: object, limit: int) -> _Answer:
         """One request, within the budget; a 429 waits (``Retry-After``, else an hour) and asks again."""
         for attempt in range(MAX_429_WAITS + 1):
             self._within_budget()
@@ -265,7 +265,7 @@ class ProofFetch:
             self.budget.clock.sleep(seconds)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _send(self, method: str, url: str, body: Any, limit: int) -> _Answer:
+    def _send(self, method: str, url: str, body: object, limit: int) -> _Answer:
         """The status and, for a 200, at most ``limit + 1`` bytes of the body; any failure stops the run."""
         try:
             with requests.request(method, url, json=body, headers={"Accept": "application/json"},
@@ -369,7 +369,7 @@ class ProofFetch:
         return self.outcome
 
 
-def cited_proof_ids(submission: Any, where: str) -> tuple[list[str], list[str]]:
+def cited_proof_ids(submission: object, where: str) -> tuple[list[str], list[str]]:
     """The proof_ids a §4 submission cites (``assertions[].proof_ids``), as ``corpus score`` reads them, and
     one problem per id that is no Trust Layer proof_id (``FILE: POINTER: why``; never sent, never read).
 

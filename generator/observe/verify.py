@@ -20,6 +20,7 @@ from typing import Any
 import requests
 
 from generator.base.errors import GeneratorError
+from generator.base.jsonvalue import JsonValue
 from generator.contract.bodies import absent_body, body_bytes
 from generator.contract.hashing import parsed_hash, request_hash, response_hash, sha256_hex
 from generator.contract.manifest import Entry, Manifest, bytes_difference
@@ -71,7 +72,7 @@ VERIFY_AGENT = f"{VERIFY_AGENT_NAME}/{_version()}"  # the User-Agent of every re
 def proxy_response_hash(resp: requests.Response) -> str:
     """The response hash exactly as the proxy computes it from a ``requests`` response."""
     try:
-        parsed: Any = resp.json()
+        parsed: object = resp.json()
     except ValueError:
         parsed = {"_raw_text": resp.text}
     return parsed_hash(parsed)
@@ -123,7 +124,7 @@ def expectations(manifest: Manifest, secrets: list[str], collections: tuple[Coll
     sample_entry = next((e for e in served if e.kind == "resource"), served[0])
     sample = sample_entry.path
 
-    def refusal(label: str, status: int, path: str, **extra: Any) -> Expected:
+    def refusal(label: str, status: int, path: str, **extra: JsonValue) -> Expected:
         return _from_entry(label, path, status, manifest.systeme(status), **extra)
 
     wrong = secret.swapcase() if secret.swapcase() != secret else secret + "x"

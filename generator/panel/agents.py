@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.base.jsonvalue import JsonObject
 from generator.contract.manifest import Manifest
 from generator.proving.checks import TaskReport
 from generator.reading.evaluation import Evaluation
@@ -201,7 +202,7 @@ def non_probant_field(ctx: Context, path: str) -> str:
                 and isinstance(value, str) and not ctx.reader.is_probant(path, f"/{key}"))
 
 
-def wrong_value(value: Any) -> Any:
+def wrong_value(value: object) -> object:
     if isinstance(value, bool) or value is None:
         return not value
     if isinstance(value, list):
@@ -227,7 +228,7 @@ def submissions(root: Path, contexts: list[Context], build: Builder) -> list[dic
     return out
 
 
-def tampered(root: Path, contexts: list[Context], kind: str) -> list[dict[str, Any]]:
+def tampered(root: Path, contexts: list[Context], kind: str) -> list[JsonObject]:
     """Honest submissions (links first), each altered once in the way ``kind`` names."""
     subs = submissions(root, contexts, links_first)
     manifest = _manifest(root, contexts)

@@ -27,6 +27,7 @@ from generator.reading.logic import TrackLogic, load_logic
 from generator.reading.reader import CorpusReader
 from generator.reading.season_model import Season
 from generator.score import score_submissions
+from generator.score.report_json import ScoreJson
 from generator.tracks.model import Track
 
 
@@ -36,8 +37,8 @@ class Row:
 
     name: str
     kind: str
-    submissions: list[dict[str, Any]]
-    report: dict[str, Any]
+    submissions: list[dict[str, object]]
+    report: ScoreJson
     problems: list[str] = field(default_factory=list)
 
 
@@ -56,7 +57,7 @@ TAMPERS = {
 }
 
 
-def _trap_tasks(season: Season, logic: TrackLogic[Any], strategy: Strategy) -> list[str]:
+def _trap_tasks(season: Season, logic: TrackLogic[Strategy], strategy: Strategy) -> list[str]:
     """The tasks whose trap catches ``strategy``, found as the season check finds a trap's shortcut."""
     return sorted(task_id for task_id, entry in season.key.items()
                   if logic.shortcuts.of_trap(entry.famille, entry.raccourci) is strategy)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from generator.base import strict_json
 from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, read_bounded
 from generator.base.errors import GeneratorError, unreadable_text
+from generator.base.jsonvalue import JsonValue
 from generator.trust_layer.anchor_time import AnchorTimeError, parse_instant
 
 
@@ -21,7 +21,7 @@ class IndexInputError(GeneratorError):
     """An input of ``corpus index`` that cannot be used: one line naming the file and the field, exit 1."""
 
 
-def utc_time(text: Any) -> datetime | None:
+def utc_time(text: object) -> datetime | None:
     """An ISO 8601 UTC instant as the anchor's time rule reads it (:func:`parse_instant`); None for anything
     else, so that the caller names its own field."""
     try:
@@ -30,7 +30,7 @@ def utc_time(text: Any) -> datetime | None:
         return None
 
 
-def read_json(path: Path, limit: int = SUBMISSION_LIMIT) -> tuple[Any, list[str]]:
+def read_json(path: Path, limit: int = SUBMISSION_LIMIT) -> tuple[JsonValue, list[str]]:
     """A participant-side JSON file read bounded and strictly: its value and its defects
     (:func:`strict_json.loads`); :class:`IndexInputError` when it is no JSON at all."""
     try:

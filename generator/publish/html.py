@@ -7,17 +7,17 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any
 
 import jinja2
 
 from generator.publish import wording
 from generator.publish.publication import Publication
+from generator.publish.published import IndexJson, RapportJson
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "index"
 
 
-def overclaim_text(overclaim: Any) -> str:
+def overclaim_text(overclaim: object) -> str:
     """``2/41 (4,9 %)``; ``sans objet`` for the constant line or when nothing was rendered."""
     if not isinstance(overclaim, dict):
         return wording.SANS_OBJET
@@ -26,7 +26,7 @@ def overclaim_text(overclaim: Any) -> str:
     return f"{overclaim['non_etayees']}/{overclaim['rendues']} ({wording.percent(overclaim['taux'])})"
 
 
-def value_text(value: Any) -> str:
+def value_text(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -41,9 +41,9 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render_index(index: dict[str, Any], pub: Publication) -> str:
+def render_index(index: IndexJson, pub: Publication) -> str:
     return environment().get_template("index.html.j2").render(index=index, pub=pub)
 
 
-def render_report(report: dict[str, Any], pub: Publication) -> str:
+def render_report(report: RapportJson, pub: Publication) -> str:
     return environment().get_template("rapport.html.j2").render(r=report, pub=pub)

@@ -4,10 +4,11 @@ the freeze, the close, and the head fields each JSON document starts with (§7.3
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import quote
 
+from generator.publish.published import Head
 from generator.publish.wording import AI_ACT, BROUILLON, BROUILLON_TEXTE, PUBLIE
+from generator.score.report_json import GelJson
 
 
 @dataclass(frozen=True)
@@ -17,7 +18,7 @@ class Publication:
     saison: int
     brouillon: bool
     cloture: str | None  # the close (--season-close), ISO 8601 UTC
-    gel: dict[str, Any]  # corpus score's freeze status
+    gel: GelJson  # corpus score's freeze status
     trust_layer_url: str  # where a proof's public view is served: <url>/v1/proof/<proof_id>
     conditions_1_2: str = "non_verifiees_hors_ligne"  # corpus score's: were proofs verified (--proofs)?
 
@@ -25,10 +26,12 @@ class Publication:
     def statut(self) -> str:
         return BROUILLON if self.brouillon else PUBLIE
 
-    def head(self, form: str) -> dict[str, Any]:
+    def head(self, form: str) -> Head:
         """The first fields of a document: format, track, season, status, and the labels of §7.3-7.4."""
+        if self.brouillon:
+            return {"format": form, "piste": self.piste, "saison": self.saison, "statut": self.statut,
+                    "brouillon": BROUILLON_TEXTE, "etiquetage_ai_act": AI_ACT}
         return {"format": form, "piste": self.piste, "saison": self.saison, "statut": self.statut,
-                **({"brouillon": BROUILLON_TEXTE} if self.brouillon else {}),
                 "etiquetage_ai_act": AI_ACT}
 
     def proof_link(self, proof_id: str) -> str:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
+from generator.base.jsonvalue import JsonValue, indented_json
 from generator.base.text_policy import cut
 from generator.publish.files import IndexInputError, read_json, utc_time
 from generator.publish.wording import FORMAT_INSCRIPTIONS, TABLEAUX, has_emoji
@@ -56,7 +57,7 @@ class Registration:
         return f"/participants/{self.position}"
 
 
-def _text(path: Path, where: str, value: Any, limit: int, what: str) -> str:
+def _text(path: Path, where: str, value: object, limit: int, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise IndexInputError(f"{path}: {where}: expected {what}, a non-empty string")
     if len(value) > limit:
@@ -68,14 +69,14 @@ def _text(path: Path, where: str, value: Any, limit: int, what: str) -> str:
     return value
 
 
-def _did(path: Path, where: str, value: Any) -> str:
+def _did(path: Path, where: str, value: object) -> str:
     if not isinstance(value, str) or not DID.match(value):
         raise IndexInputError(f"{path}: {where}: expected a DID (did:<method>:<identifier>, as a submission's "
                               f"agent_did), got {cut(value)}")
     return value
 
 
-def _registration(path: Path, position: int, item: Any) -> Registration:
+def _registration(path: Path, position: int, item: JsonValue) -> Registration:
     where = f"/participants/{position}"
     if not isinstance(item, dict):
         raise IndexInputError(f"{path}: {where}: expected an object with {', '.join(FIELDS)}")
@@ -94,8 +95,9 @@ def _registration(path: Path, position: int, item: Any) -> Registration:
     if item["tableau"] not in TABLEAUX:
         raise IndexInputError(f"{path}: {where}/tableau: expected \"reference\" or \"communaute\", got "
                               f"{cut(item['tableau'])}")
-    when = utc_time(item["inscrit_le"])
-    if when is None:
+    inscrit_le = item["inscrit_le"]
+    when = utc_time(inscrit_le)
+    if when is None or not isinstance(inscrit_le, str):
         raise IndexInputError(f"{path}: {where}/inscrit_le: expected a UTC time YYYY-MM-DDTHH:MM:SSZ, got "
                               f"{cut(item['inscrit_le'])}")
     history = item["verified_did_history"]
@@ -105,8 +107,16 @@ def _registration(path: Path, position: int, item: Any) -> Registration:
     dids = tuple(_did(path, f"{where}/verified_did_history/{n}", d) for n, d in enumerate(history))
     if not slug(agent):
         raise IndexInputError(f"{path}: {where}/agent: {agent!r} has no letter or digit to name its report by")
-    return Registration(position, agent, did, item["cle_empreinte"], stack, item["tableau"], when,
-                        item["inscrit_le"], dids)
+    return Registration(position, agent, did, item["cle_empreinte"], stack, item["tableau"], when, inscrit_le,
+                        dids)
+
+
+def registrations_bytes(registrations: Sequence[Registration]) -> bytes:
+    """The one writer of a ``corpus-inscriptions/1`` file (the season service's, as :func:`read_registrations`
+    reads it back): the registrations in their order, indented UTF-8 JSON."""
+    return indented_json({"format": FORMAT_INSCRIPTIONS, "participants": [
+        {"agent": r.agent, "did": r.did, "cle_empreinte": r.key, "stack": r.stack, "tableau": r.tableau,
+         "inscrit_le": r.inscrit_le_texte, "verified_did_history": list(r.history)} for r in registrations]})
 
 
 def read_registrations(path: Path) -> list[Registration]:
@@ -120,9 +130,10 @@ def read_registrations(path: Path) -> list[Registration]:
     unknown = sorted(set(value) - {"format", "participants"})
     if unknown:
         raise IndexInputError(f"{path}: /{unknown[0]}: unknown field (the fields are format and participants)")
-    if not isinstance(value.get("participants"), list):
+    participants = value.get("participants")
+    if not isinstance(participants, list):
         raise IndexInputError(f"{path}: /participants: expected a list of registrations")
-    registrations = [_registration(path, n, item) for n, item in enumerate(value["participants"])]
+    registrations = [_registration(path, n, item) for n, item in enumerate(participants)]
     names: dict[str, Registration] = {}
     dids: dict[str, Registration] = {}
     for r in registrations:

@@ -10,11 +10,18 @@ vendor (spec §7.3): a task, an assertion, a claim and a cause only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from generator.publish.merge import Participant
 from generator.publish.publication import Publication
+from generator.publish.published import (
+    Entry,
+    LinkJson,
+    MergedJson,
+    PublishedAssertion,
+    PublishedTask,
+    RapportJson,
+)
 from generator.publish.selection import Selection
 from generator.publish.submissions import Received
 from generator.publish.wording import (
@@ -25,6 +32,7 @@ from generator.publish.wording import (
     statut_label,
     without_emoji,
 )
+from generator.score.report_json import AssertionJson, ScoreJson, TaskJson
 
 ETAYEE, DEFAUT, EN_ATTENTE = "etayee", "defaut_instrument", "en_attente"
 REJETS = ("rejetee_entree", "rejetee_cloture")
@@ -38,66 +46,74 @@ def cited_proofs(received: Received | None) -> dict[str, list[str]]:
     assertions = sub.get("assertions") if isinstance(sub, dict) else None
     out: dict[str, list[str]] = {}
     for a in assertions if isinstance(assertions, list) else []:
-        if isinstance(a, dict) and isinstance(a.get("id"), str) and isinstance(a.get("proof_ids"), list):
-            out.setdefault(a["id"], [p for p in a["proof_ids"] if isinstance(p, str)])
+        ident, ids = (a.get("id"), a.get("proof_ids")) if isinstance(a, dict) else (None, None)
+        if isinstance(ident, str) and isinstance(ids, list):
+            out.setdefault(ident, [p for p in ids if isinstance(p, str)])
     return out
 
 
-def _assertion(pub: Publication, a: dict[str, Any], proofs: dict[str, list[str]]) -> dict[str, Any]:
-    links = [{"proof_id": p, "lien": pub.proof_link(p)} for p in proofs.get(a["id"], [])]
+def _assertion(pub: Publication, a: AssertionJson, proofs: dict[str, list[str]]) -> PublishedAssertion:
+    links: list[LinkJson] = [{"proof_id": p, "lien": pub.proof_link(p)} for p in proofs.get(a["id"], [])]
     cause = a.get("cause")
     return {**a, "statut_texte": statut_label(a["statut"]),
             "cause_texte": cause_label(cause) if isinstance(cause, str) else None, "preuves": links}
 
 
-def _task(pub: Publication, t: dict[str, Any], received: Received | None) -> dict[str, Any]:
+def _task(pub: Publication, t: TaskJson, received: Received | None) -> PublishedTask:
     proofs = cited_proofs(received)
     narrative = received.narrative if received is not None else None
-    shown = {k: v for k, v in t.items() if k not in ("assertions", "fichier")}
-    return {**shown, "statut_texte": statut_label(t["statut"]),
+    return {"tache": t["tache"], "statut": t["statut"], "motif": t["motif"], "verdict": t["verdict"],
+            "verdict_attendu": t["verdict_attendu"], "verdict_exact": t["verdict_exact"], "fonde": t["fonde"],
+            "reussie": t["reussie"], "faits_manquants": t["faits_manquants"], "minimum": t["minimum"],
+            "plafond": t["plafond"], "comptees": t["comptees"], "non_etayees": t["non_etayees"],
+            "defauts_instrument": t["defauts_instrument"], "rejets": t["rejets"],
+            "statut_texte": statut_label(t["statut"]),
             "fichier": received.fichier if received else None,
             "recu_le": received.recu_le_texte if received else None,
             "recit": without_emoji(narrative) if narrative is not None else None,
             "assertions": [_assertion(pub, a, proofs) for a in t["assertions"]]}
 
 
-def _negative(tasks: list[dict[str, Any]], wanted: Callable[[str], bool]) -> list[dict[str, Any]]:
+def _negative(tasks: list[PublishedTask], wanted: Callable[[str], bool]) -> list[Entry]:
     return [{"tache": t["tache"], "assertion": a["id"], "cause": a.get("cause"), "cause_texte": a["cause_texte"],
              "ressource": a["ressource"], "champ": a["champ"], "valeur": a["valeur"], "detail": a["detail"],
              "preuves": a["preuves"]}
             for t in tasks for a in t["assertions"] if wanted(a["statut"])]
 
 
-def participant_report(pub: Publication, participant: Participant, selection: Selection, score: dict[str, Any],
-                       merged: list[dict[str, Any]], index_link: str) -> dict[str, Any]:
+def participant_report(pub: Publication, participant: Participant, selection: Selection, score: ScoreJson,
+                       merged: list[MergedJson], index_link: str) -> RapportJson:
     """The ``corpus-rapport/1`` document of one ranked participant."""
     r = participant.ranked
     kept = {s.task_id: s for s in selection.kept}
+    fields: Mapping[str, object] = score
     tasks = [_task(pub, t, kept.get(t["tache"])) for t in score["taches"]]
-    strays = [{"tache": s.get("task_id") if isinstance(s.get("task_id"), str) else None,
-               "statut": "rejetee_entree", "statut_texte": statut_label("rejetee_entree"),
-               "fichier": selection.kept[s["index"]].fichier, "motifs": s["rejets"]} for s in score["hors_saison"]]
+    rejets: list[Entry] = [{"tache": t["tache"], "statut": t["statut"], "statut_texte": t["statut_texte"],
+                            "fichier": t["fichier"], "motifs": t.get("rejets", [])}
+                           for t in tasks if t["statut"] in REJETS]
+    pending: list[Entry] = [{"tache": t["tache"], "assertion": None, "motif": t.get("motif", "")}
+                            for t in tasks if t["statut"] == EN_ATTENTE]
+    strays: list[Entry] = [{"tache": s.get("task_id") if isinstance(s.get("task_id"), str) else None,
+                            "statut": "rejetee_entree", "statut_texte": statut_label("rejetee_entree"),
+                            "fichier": selection.kept[s["index"]].fichier, "motifs": s["rejets"]}
+                           for s in score["hors_saison"]]
     return {
         **pub.head(FORMAT_RAPPORT),
         "agent": r.agent, "did": r.did, "tableau": r.tableau, "inscrit_le": r.inscrit_le_texte,
         "stack": {"texte": r.stack, "mention": MENTION_STACK[r.tableau]},
         "index": index_link, "recit_note": RECIT,
-        "score": {name: score[name] for name in SCORE_FIELDS if name in score},
+        "score": {name: fields[name] for name in SCORE_FIELDS if name in fields},
         "taches": tasks,
         "assertions_non_etayees": _negative(tasks, lambda s: s not in (ETAYEE, DEFAUT, EN_ATTENTE)),
-        "rejets": [{"tache": t["tache"], "statut": t["statut"], "statut_texte": t["statut_texte"],
-                    "fichier": t["fichier"], "motifs": t.get("rejets", [])}
-                   for t in tasks if t["statut"] in REJETS] + strays,
+        "rejets": rejets + strays,
         "defauts_instrument": _negative(tasks, lambda s: s == DEFAUT),
-        "en_attente": [{"tache": t["tache"], "assertion": None, "motif": t.get("motif", "")}
-                       for t in tasks if t["statut"] == EN_ATTENTE]
-                      + [{"tache": p["tache"], "assertion": p["assertion"], "motif": p["detail"]}
-                         for p in _negative(tasks, lambda s: s == EN_ATTENTE)],
+        "en_attente": pending + [{"tache": p["tache"], "assertion": p["assertion"], "motif": p["detail"]}
+                                 for p in _negative(tasks, lambda s: s == EN_ATTENTE)],
         "remplacees": [{"tache": old.task_id, "fichier": old.fichier, "recu_le": old.recu_le_texte,
                         "remplacee_par": new.fichier, "remplacee_le": new.recu_le_texte}
                        for old, new in selection.replaced],
         "hors_delai": [{"tache": s.task_id, "fichier": s.fichier, "recu_le": s.recu_le_texte}
                        for s in selection.late],
         "fusionnes": merged,
-        "score_corpus": score,
+        "score_corpus": dict(fields),
     }

@@ -9,24 +9,27 @@ all. Nothing here reads the clock: the instant to compare with the close is give
 
 from __future__ import annotations
 
-import json
 import os
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
+from generator.base.jsonvalue import JsonValue
 from generator.publish.files import IndexRefused
 from generator.publish.html import render_index, render_report
 from generator.publish.merge import Participant, participants
 from generator.publish.publication import Publication
+from generator.publish.published import LineJson, MergedJson, document_bytes
 from generator.publish.registrations import read_registrations
 from generator.publish.report import participant_report
 from generator.publish.selection import select
 from generator.publish.submissions import Received, read_submissions
 from generator.publish.tables import index_document, participant_line
 from generator.score import score_submissions
+from generator.score.close_inputs import NO_OPTIONS, ScoreOptions
+from generator.score.report_json import ScoreJson
 from generator.tracks.model import Track
 from generator.trust_layer.anchor_time import instant_text
 
@@ -35,10 +38,10 @@ DEFAULT_TRUST_LAYER = "https://arkforge.tech/trust"  # GET <this>/v1/proof/<proo
 
 @dataclass(frozen=True)
 class IndexRequest:
-    """What ``corpus index`` was given. ``score_options`` are the keyword arguments of ``score_submissions``
-    beside the submissions, the root and the track (``proofs``, ``salt_file``, ``anchor_file``...), as the
-    CLI makes them from the options ``corpus score`` has: passed on as they are, never read here but for the
-    anchor a publication requires."""
+    """What ``corpus index`` was given. ``score_options`` are the options of ``score_submissions`` beside the
+    submissions, the root and the track (``proofs``, ``salt_file``, ``anchor_file``...), read from what
+    ``corpus score`` is given (:func:`generator.score.close_inputs.score_options`): passed on as they are,
+    never read here but for the anchor a publication requires."""
 
     root: Path
     track: Track
@@ -48,11 +51,11 @@ class IndexRequest:
     draft: bool
     now: datetime
     trust_layer_url: str = DEFAULT_TRUST_LAYER
-    score_options: dict[str, Any] = field(default_factory=dict)
+    score_options: ScoreOptions = NO_OPTIONS
 
-    def score(self, submissions: list[Any]) -> dict[str, Any]:
+    def score(self, submissions: Sequence[JsonValue]) -> ScoreJson:
         """``corpus score``'s report of these submissions: the one function, the same options."""
-        return score_submissions(submissions, root=self.root, track=self.track, **self.score_options)
+        return score_submissions(submissions, root=self.root, track=self.track, options=self.score_options)
 
 
 def publication_close(req: IndexRequest) -> datetime | None:
@@ -63,7 +66,7 @@ def publication_close(req: IndexRequest) -> datetime | None:
         return close
     places = req.track.places
     missing = [str(p) for p in (places.record, places.anchor) if not os.path.lexists(req.root / p)
-               and not (p == places.anchor and req.score_options.get("anchor_file") is not None)]
+               and not (p == places.anchor and req.score_options.anchor_file is not None)]
     if missing:
         raise IndexRefused(f"the track {req.track.piste} is not frozen and anchored ({' and '.join(missing)} "
                            "missing): nothing is published before the freeze and its anchor (spec §7.4, §8); "
@@ -83,11 +86,7 @@ def instant(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def document_bytes(document: dict[str, Any]) -> bytes:
-    return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
-
-
-def _merged(p: Participant, by_did: dict[str, list[Received]]) -> list[dict[str, Any]]:
+def _merged(p: Participant, by_did: dict[str, list[Received]]) -> list[MergedJson]:
     return [{"agent": m.registration.agent, "did": m.registration.did, "tableau": m.registration.tableau,
              "inscrit_le": m.registration.inscrit_le_texte,
              "classe_sous": {"agent": p.ranked.agent, "did": p.ranked.did}, "motif": m.motif(p.ranked),
@@ -107,7 +106,8 @@ def build_index(req: IndexRequest) -> dict[str, bytes]:
     for r in received:
         by_did[r.did].append(r)
     files: dict[str, bytes] = {}
-    lines, fusionnes = [], []
+    lines: list[tuple[str, LineJson]] = []
+    fusionnes: list[MergedJson] = []
     for p in participants(registrations):
         selection = select(by_did.get(p.ranked.did, []), close)
         score = req.score([s.soumission for s in selection.kept])

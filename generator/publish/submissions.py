@@ -15,9 +15,9 @@ import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from generator.base.bounded_read import kind_of
+from generator.base.jsonvalue import JsonValue
 from generator.base.text_policy import cut
 from generator.publish.files import IndexInputError, read_json, utc_time
 from generator.score.entry import FormatDefects
@@ -35,7 +35,7 @@ class Received:
     fichier: str  # relative to the submissions folder, POSIX: what the pages show
     recu_le: datetime
     recu_le_texte: str
-    soumission: Any  # the §4 object, or FormatDefects
+    soumission: JsonValue  # the §4 object, or FormatDefects
     did: str
     task_id: str
 
@@ -71,7 +71,7 @@ def _walk_error(exc: OSError) -> None:
     raise IndexInputError(f"{exc.filename}: cannot read the folder: {exc.strerror}")
 
 
-def _soumission(path: Path, value: Any, defects: list[str]) -> Any:
+def _soumission(path: Path, value: dict[str, JsonValue], defects: list[str]) -> JsonValue:
     """The submission, or FormatDefects for defects inside it; a defect elsewhere is the envelope's."""
     inside = [d.removeprefix("/soumission") for d in defects if d.startswith("/soumission/")]
     if len(inside) < len(defects):
@@ -82,7 +82,8 @@ def _soumission(path: Path, value: Any, defects: list[str]) -> Any:
     if any(d.startswith(f"/{name}:") for d in inside for name in ROUTING) \
             or set(ROUTING) & set(getattr(soumission, "repeated", ())):
         raise IndexInputError(f"{path}: /soumission{inside[0]}")
-    return FormatDefects(inside, soumission["task_id"])
+    task_id = soumission.get("task_id") if isinstance(soumission, dict) else None
+    return FormatDefects(inside, task_id if isinstance(task_id, str) else None)
 
 
 def read_received(path: Path, folder: Path, saison: int, piste: str) -> Received:
@@ -90,8 +91,9 @@ def read_received(path: Path, folder: Path, saison: int, piste: str) -> Received
     if not isinstance(value, dict) or set(value) != set(ENVELOPE):
         raise IndexInputError(f"{path}: expected the season service's record {{\"recu_le\": \"<UTC time>\", "
                               "\"soumission\": {the submission, spec §4}}, and nothing else")
-    when = utc_time(value["recu_le"])
-    if when is None:
+    recu_le = value["recu_le"]
+    when = utc_time(recu_le)
+    if when is None or not isinstance(recu_le, str):
         raise IndexInputError(f"{path}: /recu_le: expected a UTC time YYYY-MM-DDTHH:MM:SSZ, got "
                               f"{cut(value['recu_le'])}")
     sub = value["soumission"]
@@ -108,8 +110,9 @@ def read_received(path: Path, folder: Path, saison: int, piste: str) -> Received
     if sub["track"] != piste:
         raise IndexInputError(f"{path}: /soumission/track: {cut(sub['track'])}, not the track {piste} being "
                               "published: each track has an index of its own (spec §6.6)")
-    return Received(path, path.relative_to(folder).as_posix(), when, value["recu_le"],
-                    _soumission(path, value, defects), sub["agent_did"], sub["task_id"])
+    did, task_id = sub["agent_did"], sub["task_id"]  # strings: ROUTING's types are checked above
+    return Received(path, path.relative_to(folder).as_posix(), when, recu_le, _soumission(path, value, defects),
+                    str(did), str(task_id))
 
 
 def read_submissions(folder: Path, saison: int, piste: str, registered: set[str]) -> list[Received]:

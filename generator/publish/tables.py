@@ -4,10 +4,9 @@ order (no global mark, no sort on a composite: there is none). Every figure is `
 
 from __future__ import annotations
 
-from typing import Any
-
 from generator.publish.merge import Participant
 from generator.publish.publication import Publication
+from generator.publish.published import IndexJson, LineJson, MergedJson
 from generator.publish.wording import (
     CONSTANTE,
     CONSTANTE_NOTE,
@@ -24,15 +23,16 @@ from generator.publish.wording import (
     TABLEAUX,
     TITRES,
 )
+from generator.score.report_json import ConstantJson, ScoreJson
 
 
-def constant_line(constant: dict[str, Any]) -> dict[str, Any]:
+def constant_line(constant: ConstantJson) -> LineJson:
     """The fixed line: the réussite of the most frequent verdict of the published distribution (§7.2)."""
     return {"agent": CONSTANTE, "did": None, "overclaim": SANS_OBJET, "reussite": constant["reussite"],
             "taches_rendues": None, "stack": None, "preuves": None, "verdict": constant["verdict"]}
 
 
-def participant_line(participant: Participant, score: dict[str, Any], report: str) -> dict[str, Any]:
+def participant_line(participant: Participant, score: ScoreJson, report: str) -> LineJson:
     """One ranked participant: the two columns side by side, never combined (§5.7)."""
     r = participant.ranked
     return {"agent": r.agent, "did": r.did, "overclaim": score["overclaim"], "reussite": score["reussite"],
@@ -42,13 +42,13 @@ def participant_line(participant: Participant, score: dict[str, Any], report: st
             "en_attente": score["en_attente"]}
 
 
-def index_document(pub: Publication, constant: dict[str, Any], taches_total: int,
-                   lines: list[tuple[str, dict[str, Any]]], fusionnes: list[dict[str, Any]]) -> dict[str, Any]:
+def index_document(pub: Publication, constant: ConstantJson, taches_total: int,
+                   lines: list[tuple[str, LineJson]], fusionnes: list[MergedJson]) -> IndexJson:
     """``index.json``: ``lines`` are (table, line) in registration order."""
     return {
         **pub.head(FORMAT_INDEX),
         "titre": pub.titre, "cloture": pub.cloture,
-        "gel": {k: v for k, v in pub.gel.items() if k in ("statut", "ancre")},
+        "gel": {"statut": pub.gel["statut"], **({"ancre": pub.gel["ancre"]} if "ancre" in pub.gel else {})},
         "conditions_1_2": pub.conditions_1_2,
         "taches_total": taches_total, "ordre": ORDRE, "ordre_texte": ORDRE_TEXTE,
         "notes": {"constante": CONSTANTE_NOTE, "lecture": LECTURE, "did": DID_NOTE, "recit": RECIT_INDEX,

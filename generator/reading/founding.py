@@ -12,10 +12,9 @@ a link in either direction and the whole array of the citing field, from the tra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from generator.base.jsonvalue import json_key
-from generator.reading.evaluation import Evaluation
+from generator.reading.evaluation import Evaluation, Strategy
 from generator.reading.logic import TrackLogic
 from generator.reading.reader import MISSING, CorpusReader, Fact, is_index, resolve_pointer
 
@@ -79,7 +78,7 @@ def whole_array_form(reader: CorpusReader, fact: Fact) -> Fact | None:
     return Fact(fact.ressource, f"/{key}", whole) if isinstance(whole, list) else None
 
 
-def equivalent_forms(reader: CorpusReader, logic: TrackLogic[Any], fact: Fact) -> tuple[Fact, ...]:
+def equivalent_forms(reader: CorpusReader, logic: TrackLogic[Strategy], fact: Fact) -> tuple[Fact, ...]:
     """The forms that state the same fact, each served exactly as written."""
     forms: list[Fact] = []
     if isinstance(fact.valeur, str):
@@ -96,14 +95,15 @@ def fonde_par(evaluation: Evaluation, facts: list[FoundingFact]) -> str:
     return UN_CRITERE if several and evaluation.deciding_state is not None else TOUS
 
 
-def founding_facts(reader: CorpusReader, logic: TrackLogic[Any], evaluation: Evaluation) -> list[FoundingFact]:
+def founding_facts(reader: CorpusReader, logic: TrackLogic[Strategy],
+                   evaluation: Evaluation) -> list[FoundingFact]:
     """Apply the rule to the reference evaluation of a task: deciding criteria, facts, forms.
 
     A fact is listed once per criterion, not once per task: under ``un_critere`` each criterion's group
     must found the verdict on its own, so a fact two criteria share belongs to both groups. Equality is
     strict JSON equality (``"1"`` is not ``1``), as the scorer compares values."""
     out: list[FoundingFact] = []
-    seen: set[tuple[str, str, str, Any]] = set()
+    seen: set[tuple[str, str, str, object]] = set()
     for criterion in evaluation.deciding:
         for fact in criterion.faits:
             if fact.valeur is MISSING:

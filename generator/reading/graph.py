@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from generator.reading.reader import MISSING, CorpusReader, Fact, resolve_pointer
 from generator.reading.task import Task
@@ -23,7 +22,7 @@ class Graph:
 
     proper: frozenset[str]
     common: frozenset[str]
-    names: frozenset[tuple[str, tuple[Any, ...]]]  # (collection, names) of the entries of names_of pages
+    names: frozenset[tuple[str, tuple[object, ...]]]  # (collection, names) of the entries of names_of pages
     shared: frozenset[str] = frozenset()
 
     def __contains__(self, path: str) -> bool:
@@ -34,7 +33,7 @@ class Graph:
         return self.proper | self.common | self.shared
 
 
-def _chain(reader: CorpusReader, first: Any) -> list[str]:
+def _chain(reader: CorpusReader, first: object) -> list[str]:
     pages: list[str] = []
     while isinstance(first, str) and first not in pages:
         pages.append(first)
@@ -42,12 +41,12 @@ def _chain(reader: CorpusReader, first: Any) -> list[str]:
     return pages
 
 
-def _listed(doc: Any, key: str) -> list[str]:
+def _listed(doc: object, key: str) -> list[str]:
     items = doc.get(key) if isinstance(doc, dict) else None
     return [i for i in items if isinstance(i, str)] if isinstance(items, list) else []
 
 
-def _cited(doc: Any, link: Link) -> list[str]:
+def _cited(doc: object, link: Link) -> list[str]:
     """The paths one served document cites through ``link`` (a field, an array, or its entries' field)."""
     if link.entry_field is not None:
         entries = doc.get("entrees") if isinstance(doc, dict) else None
@@ -99,7 +98,7 @@ def task_graph(reader: CorpusReader, task: Task) -> Graph:
     return Graph(frozenset(proper), frozenset(pages), frozenset(names), frozenset(shared - proper))
 
 
-def _expand(doc: Any, pattern: str) -> list[str]:
+def _expand(doc: object, pattern: str) -> list[str]:
     """Concrete pointers of a probant pattern in one document (``<n>`` over the indices present)."""
     pointers = [""]
     for part in pattern.lstrip("/").split("/"):
@@ -156,6 +155,6 @@ def probant_facts(reader: CorpusReader, task: Task, graph: Graph) -> tuple[set[F
     return proper, common
 
 
-def _frozen(value: Any) -> Any:
+def _frozen(value: object) -> object:
     """Hashable stand-in for an array or object value (only its identity as a fact matters here)."""
     return json.dumps(value, sort_keys=True)

@@ -43,7 +43,7 @@ ControlReading = Callable[[Task, CorpusReader], str]  # a careless reading of th
 # (verdict, claims).
 Agent = Callable[[Any], tuple[str, list[Fact]]]
 # What a reading outside the rule must score (the score report, the season) -> the problems; none: it bites.
-Expectation = Callable[[dict[str, Any], Season], list[str]]
+Expectation = Callable[[Mapping[str, Any], Season], list[str]]  # a corpus-score/1 report
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ def _load(code: str, folder: Path) -> ModuleType:
     return importlib.import_module(code)
 
 
-def load_logic(track: Track) -> TrackLogic[Any]:
+def load_logic(track: Track) -> TrackLogic[Strategy]:
     """The one :class:`TrackLogic` of the module ``track.code`` names."""
     try:
         module = _load(track.code, track.folder)

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
-from generator.base.jsonvalue import json_equal
+from generator.base.jsonvalue import JsonValue, json_equal
 from generator.reading.reader import MISSING, resolve_pointer
+from generator.score.entry import SIDES, DisclosureJson, SubmittedAssertion
 from generator.score.inputs import ScoringInputs
+from generator.score.report_json import AssertionJson
+from generator.score.verdict import Proofs, Verdict
 from generator.trust_layer.proof_v3 import Opening, opens
 
 ETAYEE, NON_ETAYEE, DEFAUT = "etayee", "non_etayee", "defaut_instrument"
@@ -25,32 +27,29 @@ PREUVE_INVALIDE, IDENTITE_NON_LIEE = "preuve_invalide", "identite_non_liee"
 RESSOURCE, VALEUR = "ressource", "valeur"
 CAUSES = (PREUVE_INVALIDE, IDENTITE_NON_LIEE, RESSOURCE, DEFAUT, VALEUR)
 
-Proofs = dict[str, dict[str, Any]]
-
-
 @dataclass(frozen=True)
 class AssertionResult:
     id: str
     resource: str
     field: str
-    value: Any
+    value: JsonValue
     statut: str
     cause: str | None
     detail: str
     proper: bool  # on a resource proper to the entity (spec §5.2)
 
-    def as_dict(self, proofs_verified: bool) -> dict[str, Any]:
+    def as_dict(self, proofs_verified: bool) -> AssertionJson:
         return {"id": self.id, "ressource": self.resource, "champ": self.field, "valeur": self.value,
                 "statut": self.statut, "cause": self.cause, "detail": self.detail,
                 "ressource_propre": self.proper,
                 "conditions_1_2": "verifiees" if proofs_verified else "non_verifiees_hors_ligne"}
 
 
-def _unopened(proof_id: str, disclosure: dict[str, Any], verdict: dict[str, Any]) -> str:
+def _unopened(proof_id: str, disclosure: DisclosureJson, verdict: Verdict) -> str:
     """A 3.x proof: the side of the submission's pairs that does not open the anchored commitment (empty:
     both open). Conditions 3 and 4 then compare the opened values, never the flat hashes."""
     engagements = verdict["engagements"]
-    for side in ("request_hash", "response_hash"):
+    for side in SIDES:
         pair = disclosure[side]
         if not opens(side, Opening(pair["nonce"], pair["value"]), engagements.get(side)):
             committed = engagements.get(side)
@@ -60,8 +59,8 @@ def _unopened(proof_id: str, disclosure: dict[str, Any], verdict: dict[str, Any]
     return ""
 
 
-def conditions_1_2(proof_id: str, disclosure: dict[str, Any], verdict: dict[str, Any] | None,
-                   agent_did: Any) -> tuple[str, str] | None:
+def conditions_1_2(proof_id: str, disclosure: DisclosureJson, verdict: Verdict | None,
+                   agent_did: JsonValue) -> tuple[str, str] | None:
     """Conditions 1 and 2 of one cited proof with the submission's pair and DID: ``(cause, detail)`` of the
     first that fails, or None. A 3.x proof's pairs must open its commitments and its opened DID be the
     submission's; a 1.2 proof's flat hashes must be the pair's values."""
@@ -90,8 +89,8 @@ def conditions_1_2(proof_id: str, disclosure: dict[str, Any], verdict: dict[str,
     return None
 
 
-def _proof_failure(proof_id: str, disclosure: dict[str, Any], resource: str, inputs: ScoringInputs,
-                   proofs: Proofs | None, agent_did: Any = None) -> tuple[str, str] | None:
+def _proof_failure(proof_id: str, disclosure: DisclosureJson, resource: str, inputs: ScoringInputs,
+                   proofs: Proofs | None, agent_did: JsonValue = None) -> tuple[str, str] | None:
     """One cited proof through §4.1 in order: conditions 1, 2, 3, the defect bodies, then the response hash
     of condition 4. ``(cause, detail)`` of the first that fails, or None when the proof holds."""
     if proofs is not None:
@@ -111,20 +110,19 @@ def _proof_failure(proof_id: str, disclosure: dict[str, Any], resource: str, inp
     return None
 
 
-def _incident(proof_id: str, disclosure: dict[str, Any], verdict: dict[str, Any]) -> str:
+def _incident(proof_id: str, disclosure: DisclosureJson, verdict: Verdict) -> str:
     """A flat hash of the proof that differs from the submission's opened value: a Trust Layer incident
     (spec §4.1), said as such; empty when the verdict holds no flat hashes or they agree."""
     flat = verdict.get("hashes_plats")
     if not isinstance(flat, dict):
         return ""
-    sides = ("request_hash", "response_hash")
-    opened = {side: disclosure[side]["value"].removeprefix("sha256:") for side in sides}
+    opened = {side: disclosure[side]["value"].removeprefix("sha256:") for side in SIDES}
     differing = [side for side, value in opened.items() if isinstance(flat.get(side), str) and flat[side] != value]
     return "".join(f"; Trust Layer incident: the proof's flat {side} sha256:{flat[side]} differs from the opened "
                    f"value {disclosure[side]['value']}" for side in differing)
 
 
-def incidents_of(proof_id: str, disclosure: dict[str, Any], verdict: dict[str, Any]) -> list[str]:
+def incidents_of(proof_id: str, disclosure: DisclosureJson, verdict: Verdict) -> list[str]:
     """A 3.x proof's Trust Layer incidents: a flat field (identity, or a hash the submission opens otherwise)
     that differs from the opened value. The assertion is judged on the opened value; the incident is said."""
     if "engagements" not in verdict:
@@ -134,7 +132,7 @@ def incidents_of(proof_id: str, disclosure: dict[str, Any], verdict: dict[str, A
             *(part for part in flat.split("; ") if part)]
 
 
-def notes_of(proof_ids: list[str], disclosures: dict[str, Any], proofs: Proofs | None) -> str:
+def notes_of(proof_ids: list[str], disclosures: dict[str, DisclosureJson], proofs: Proofs | None) -> str:
     """The Trust Layer incidents of the cited 3.x proofs, said beside the assertion's status, never silent."""
     if proofs is None:
         return ""
@@ -142,12 +140,12 @@ def notes_of(proof_ids: list[str], disclosures: dict[str, Any], proofs: Proofs |
                    for note in incidents_of(proof_id, disclosures[proof_id], proofs.get(proof_id) or {}))
 
 
-def _served(inputs: ScoringInputs, resource: str, field: str) -> Any:
+def _served(inputs: ScoringInputs, resource: str, field: str) -> object:
     return resolve_pointer(inputs.document(resource), field)
 
 
-def assess(assertion: dict[str, Any], disclosures: dict[str, Any], inputs: ScoringInputs,
-           proofs: Proofs | None, proper: bool, agent_did: Any = None) -> AssertionResult:
+def assess(assertion: SubmittedAssertion, disclosures: dict[str, DisclosureJson], inputs: ScoringInputs,
+           proofs: Proofs | None, proper: bool, agent_did: JsonValue = None) -> AssertionResult:
     """Each cited proof on its own (:func:`_proof_failure`): the first proof that fails makes the assertion
     non étayée with its cause; otherwise a proof on a defect body makes it a défaut d'instrument; otherwise
     the frozen bytes must hold ``claim.value`` at ``claim.field`` (condition 4)."""
@@ -176,6 +174,6 @@ def assess(assertion: dict[str, Any], disclosures: dict[str, Any], inputs: Scori
     return result(ETAYEE, None, "conditions 3 and 4 hold")
 
 
-def _short(value: Any, limit: int = 80) -> str:
+def _short(value: object, limit: int = 80) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -7,14 +7,13 @@ The graph and "concerns the entity" are the season's own definitions (:mod:`gene
 
 from __future__ import annotations
 
-from typing import Any
-
 from generator.reading.graph import concerns_entity
 from generator.reading.reader import Fact, pointer_pattern
+from generator.score.entry import ClaimJson, SubmissionJson
 from generator.score.inputs import ScoringInputs
 
 
-def _claim_problem(index: int, claim: dict[str, Any], task_id: str, inputs: ScoringInputs) -> str | None:
+def _claim_problem(index: int, claim: ClaimJson, task_id: str, inputs: ScoringInputs) -> str | None:
     statement = inputs.statements[task_id]
     graph = inputs.graph(task_id)
     spec = inputs.track.graph
@@ -39,7 +38,7 @@ def _claim_problem(index: int, claim: dict[str, Any], task_id: str, inputs: Scor
     return None
 
 
-def close_problems(submission: dict[str, Any], inputs: ScoringInputs) -> list[str]:
+def close_problems(submission: SubmissionJson, inputs: ScoringInputs) -> list[str]:
     """Every reason to reject an entry-valid submission at the close; empty when it is scored."""
     task_id = submission["task_id"]
     found = (_claim_problem(i, a["claim"], task_id, inputs) for i, a in enumerate(submission["assertions"]))

@@ -8,9 +8,9 @@ the place in the submission (a JSON Pointer) and says what to change.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Literal, NotRequired, TypedDict, TypeGuard, cast
 
-from generator.base.jsonvalue import MAX_DEPTH, json_key, pointer, too_deep
+from generator.base.jsonvalue import MAX_DEPTH, JsonValue, json_key, pointer, too_deep
 from generator.documents.schema_checks import schema_message
 from generator.documents.schemas import SchemaError, errors
 from generator.score.inputs import ScoringInputs
@@ -18,7 +18,62 @@ from generator.score.inputs import ScoringInputs
 SCHEMA = "submission"
 
 
-class FormatDefects(dict[str, Any]):
+class ClaimJson(TypedDict):
+    resource: str
+    field: str
+    value: JsonValue
+
+
+class SubmittedAssertion(TypedDict):
+    id: str
+    claim: ClaimJson
+    proof_ids: list[str]
+
+
+class PairJson(TypedDict):
+    """One opened side of a proof, as ``GET /v1/proof/{id}/full`` returns it."""
+
+    nonce: str
+    value: str
+
+
+Side = Literal["request_hash", "response_hash"]
+SIDES: tuple[Side, Side] = ("request_hash", "response_hash")
+
+
+class DisclosureJson(TypedDict):
+    request_hash: PairJson
+    response_hash: PairJson
+
+
+class SubmissionJson(TypedDict):
+    """A spec §4 submission of the published shape (the track's ``submission.schema.json``)."""
+
+    season: int
+    track: str
+    task_id: str
+    agent_did: str
+    verdict: str
+    assertions: list[SubmittedAssertion]
+    disclosures: dict[str, DisclosureJson]
+    narrative: NotRequired[str]
+
+
+def is_disclosure(value: JsonValue) -> TypeGuard[DisclosureJson]:
+    """Both sides of a pair present, each with a string ``nonce`` and ``value``."""
+    if not isinstance(value, dict):
+        return False
+    sides = [value.get(side) for side in SIDES]
+    return all(isinstance(side, dict) and isinstance(side.get("nonce"), str) and isinstance(side.get("value"), str)
+               for side in sides)
+
+
+def admitted(submission: JsonValue) -> SubmissionJson:
+    """A submission :func:`entry_problems` found nothing against, read as the schema it passed guarantees."""
+    return cast(SubmissionJson, submission)
+
+
+class FormatDefects(dict[str, JsonValue]):
     """A submission whose JSON the service would not read as written (a key twice, a number beyond range,
     a lone surrogate): rejected at entry with ``problems``, its content never scored.
 
@@ -41,14 +96,14 @@ def _schema_message(error: SchemaError) -> str:
     return f"{where}: {schema_message(error)}"
 
 
-def schema_problems(submission: Any, folder: Path) -> list[str]:
+def schema_problems(submission: JsonValue, folder: Path) -> list[str]:
     """The submission against the track's ``submission.schema.json`` (Draft 2020-12), every error, in
     document order."""
     found = sorted(errors(SCHEMA, submission, folder), key=lambda e: [str(p) for p in e.path])
     return [_schema_message(e) for e in found]
 
 
-def _season_problems(submission: dict[str, Any], inputs: ScoringInputs) -> list[str]:
+def _season_problems(submission: SubmissionJson, inputs: ScoringInputs) -> list[str]:
     problems = []
     if submission["season"] != inputs.saison:
         problems.append(f"/season: {submission['season']} is not the season being scored ({inputs.saison})")
@@ -58,10 +113,10 @@ def _season_problems(submission: dict[str, Any], inputs: ScoringInputs) -> list[
     return problems
 
 
-def _assertion_problems(assertions: list[dict[str, Any]]) -> list[str]:
+def _assertion_problems(assertions: list[SubmittedAssertion]) -> list[str]:
     problems = []
     ids: dict[str, int] = {}
-    triplets: dict[tuple[Any, ...], int] = {}
+    triplets: dict[tuple[str, str, object], int] = {}
     for index, assertion in enumerate(assertions):
         first = ids.setdefault(assertion["id"], index)
         if first != index:
@@ -82,7 +137,7 @@ def _assertion_problems(assertions: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def _disclosure_problems(submission: dict[str, Any]) -> list[str]:
+def _disclosure_problems(submission: SubmissionJson) -> list[str]:
     cited: dict[str, list[str]] = {}
     for assertion in submission["assertions"]:
         for proof_id in assertion["proof_ids"]:
@@ -96,7 +151,7 @@ def _disclosure_problems(submission: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _plafond_problems(submission: dict[str, Any], inputs: ScoringInputs) -> list[str]:
+def _plafond_problems(submission: SubmissionJson, inputs: ScoringInputs) -> list[str]:
     statement = inputs.statements.get(submission["task_id"])
     count = len(submission["assertions"])
     if statement is None or count <= statement.plafond:
@@ -105,7 +160,7 @@ def _plafond_problems(submission: dict[str, Any], inputs: ScoringInputs) -> list
             f"(spec §5.5, §5.7): remove {count - statement.plafond}"]
 
 
-def entry_problems(submission: Any, inputs: ScoringInputs) -> list[str]:
+def entry_problems(submission: JsonValue, inputs: ScoringInputs) -> list[str]:
     """Every reason to reject ``submission`` at entry; empty when the service would record it."""
     if isinstance(submission, FormatDefects):
         return list(submission.problems)
@@ -116,5 +171,6 @@ def entry_problems(submission: Any, inputs: ScoringInputs) -> list[str]:
     problems = schema_problems(submission, inputs.track.schemas)
     if problems:
         return problems  # the checks below read the structure the schema guarantees
-    return (_season_problems(submission, inputs) + _assertion_problems(submission["assertions"])
-            + _disclosure_problems(submission) + _plafond_problems(submission, inputs))
+    shaped = admitted(submission)
+    return (_season_problems(shaped, inputs) + _assertion_problems(shaped["assertions"])
+            + _disclosure_problems(shaped) + _plafond_problems(shaped, inputs))

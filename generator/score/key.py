@@ -13,17 +13,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import NotRequired, TypedDict
 
-from generator.base.jsonvalue import json_key, pointer
+from generator.base.jsonvalue import JsonValue, json_key, pointer
 from generator.documents.schema_checks import schema_message
 from generator.documents.schemas import errors
 from generator.reading.founding import TOUS
+from generator.score.report_json import FactJson, FormJson
 
 KEY_SCHEMA, TASKS_SCHEMA = "season-cle", "season-taches"
 
 
-def shape_problem(name: str, data: Any, folder: Path) -> str | None:
+def shape_problem(name: str, data: JsonValue, folder: Path) -> str | None:
     """``<JSON Pointer>: <message>`` of the first error of ``data`` against schema ``name`` (in document order,
     with how many more), or None when it conforms. ``folder``: the track's schemas."""
     found = sorted(errors(name, data, folder), key=lambda e: [str(p) for p in e.path])
@@ -44,13 +45,13 @@ class Form:
 
     ressource: str
     champ: str
-    valeur: Any  # a JSON string, boolean, null or list of strings (cle.schema.json $defs/fait)
+    valeur: JsonValue  # a JSON string, boolean, null or list of strings (cle.schema.json $defs/fait)
 
-    def triplet(self) -> tuple[str, str, Any]:
+    def triplet(self) -> tuple[str, str, object]:
         """What an étayée assertion must hold to meet this form (strict JSON equality on the value)."""
         return self.ressource, self.champ, json_key(self.valeur)
 
-    def to_json(self) -> dict[str, Any]:
+    def form_json(self) -> FormJson:
         return {"ressource": self.ressource, "champ": self.champ, "valeur": self.valeur}
 
 
@@ -64,11 +65,12 @@ class Fact(Form):
     def forms(self) -> tuple[Form, ...]:
         return (self, *(self.formes_equivalentes or ()))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FactJson:
         """The fact as the key writes it (and as a report names it missing)."""
-        data = {**super().to_json(), "critere": self.critere}
+        data: FactJson = {"ressource": self.ressource, "champ": self.champ, "valeur": self.valeur,
+                          "critere": self.critere}
         if self.formes_equivalentes is not None:
-            data["formes_equivalentes"] = [form.to_json() for form in self.formes_equivalentes]
+            data["formes_equivalentes"] = [form.form_json() for form in self.formes_equivalentes]
         return data
 
 
@@ -84,6 +86,22 @@ class KeyEntry:
     fonde_par: str = TOUS
 
 
+class KeyEntryJson(TypedDict):
+    famille: str
+    verdict: str
+    piege: str
+    faits: list[FactJson]
+    raccourci: NotRequired[str | None]
+    fonde_par: NotRequired[str]
+
+
+class KeyJson(TypedDict):
+    """``season/cle.json`` of the published shape (``season-cle.schema.json``)."""
+
+    saison: int
+    taches: dict[str, KeyEntryJson]
+
+
 @dataclass(frozen=True)
 class Key:
     """``season/cle.json`` as the scorer uses it: the season and one :class:`KeyEntry` per task id."""
@@ -92,18 +110,18 @@ class Key:
     taches: Mapping[str, KeyEntry]
 
     @classmethod
-    def from_json(cls, data: Any) -> Key:
+    def from_json(cls, data: KeyJson) -> Key:
         """The typed key from a document that has the published shape (``shape_problem(KEY_SCHEMA, data)`` is
         None): every field is then of its type, and only converted here."""
         return cls(data["saison"], MappingProxyType({task_id: _key_entry(entry)
                                                      for task_id, entry in data["taches"].items()}))
 
 
-def _form(data: dict[str, Any]) -> Form:
+def _form(data: FormJson) -> Form:
     return Form(data["ressource"], data["champ"], data["valeur"])
 
 
-def _key_entry(data: dict[str, Any]) -> KeyEntry:
+def _key_entry(data: KeyEntryJson) -> KeyEntry:
     faits = tuple(Fact(f["ressource"], f["champ"], f["valeur"], f["critere"],
                        None if "formes_equivalentes" not in f else tuple(map(_form, f["formes_equivalentes"])))
                   for f in data["faits"])

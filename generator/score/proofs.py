@@ -3,7 +3,7 @@
 ``--proofs`` may be a folder of proof JSONs, one per ``proof_id``. Each becomes the verdict the scorer reads
 (``{"valide", "identite_liee"}``, as a third-party verification file gives it) with the reasons in words.
 One dispatch on ``spec_version``: from 3.0 on (the season's proxy) :func:`verdict_v3` reads the public view
-(``generator/trust_layer/proof_v3.py``: commitments root, signature on a pinned key, batch inclusion, the batch
+(``generator/contract/proof_v3.py``: commitments root, signature on a pinned key, batch inclusion, the batch
 root's RFC 3161 token within the season; condition 2 from ``disclosed``) and leaves ``engagements`` and the
 opened DID to the assertion, which holds the submission's pairs and ``agent_did``. Below 3.0,
 :func:`verdict_of`: chain hash and Ed25519 signature against the pinned key, the token over the chain (a
@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+from generator.score.verdict import Proofs, Verdict
 from generator.trust_layer.proof_v3 import (
     IDENTITY_FROM,
     ProofV3,
@@ -70,7 +70,7 @@ def _time(proof: TrustProof, season: SeasonWindow) -> tuple[str, str]:
     return "", f"its RFC 3161 time {shown} verifies (rfc3161-client) within the season{close}"
 
 
-def verdict_of(proof: TrustProof, pinned_key: str, season: SeasonWindow | None = None) -> dict[str, Any]:
+def verdict_of(proof: TrustProof, pinned_key: str, season: SeasonWindow | None = None) -> Verdict:
     """The verdict on one 1.2 proof: conditions 1 and 2, each with why in one sentence."""
     problems = verification_problems(proof, pinned_key)  # no fingerprint: a participant calls with their key
     if not problems and proof.awaiting_token:
@@ -100,7 +100,7 @@ def window_of(season: SeasonWindow) -> Window:
     return Window(ca, cert, season.opening, season.closing, rekor)
 
 
-def verdict_v3(proof: ProofV3, keys: Sequence[str], window: Window) -> dict[str, Any]:
+def verdict_v3(proof: ProofV3, keys: Sequence[str], window: Window) -> Verdict:
     """The verdict on one 3.x proof (spec §4.1): condition 1 on the public view; condition 2 from ``disclosed``
     (the DID is compared with the submission's per assertion); ``engagements`` and ``hashes_plats`` let the
     assertion check that the submission's pairs open the anchored commitments and report a flat hash that
@@ -112,7 +112,7 @@ def verdict_v3(proof: ProofV3, keys: Sequence[str], window: Window) -> dict[str,
                          "anchors it yet; replay the scoring once the batch is anchored"}
     identity = identity_problem(proof)
     heure = f"its RFC 3161 time {check.time:%Y-%m-%dT%H:%M:%SZ} verifies within the season" if check.time else ""
-    verdict: dict[str, Any] = {
+    verdict: Verdict = {
         "valide": not check.problems, "identite_liee": not identity,
         "motif_1": check.problems[0] if check.problems else "", "motif_2": identity, "heure": heure,
         "hashes_plats": {side: proof.flat[side] for side in ("request_hash", "response_hash")
@@ -126,7 +126,7 @@ def verdict_v3(proof: ProofV3, keys: Sequence[str], window: Window) -> dict[str,
 
 
 def verdicts(proofs: dict[str, AnyProof], pinned_keys: str | Sequence[str],
-             season: SeasonWindow | None = None) -> dict[str, dict[str, Any]]:
+             season: SeasonWindow | None = None) -> Proofs:
     """Each proof of a ``--proofs`` folder judged (:func:`verdict_of`, :func:`verdict_v3` from 3.0 on), by
     ``proof_id``; a 1.2 proof against the first pinned key, a 3.x one against any (a key rotation)."""
     keys = [pinned_keys] if isinstance(pinned_keys, str) else list(pinned_keys)

@@ -7,39 +7,49 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar, cast
 
 from generator.base import strict_json
 from generator.base.bounded_read import PUBLISHED_LIMIT
 from generator.base.errors import GeneratorError, read_file
+from generator.base.jsonvalue import JsonValue, indented_json
 from generator.score.key import Fact, Form
+from generator.score.report_json import (
+    AssertionJson,
+    FactJson,
+    GelJson,
+    ProofsSummaryJson,
+    ScoreJson,
+    StrayJson,
+    TaskJson,
+)
 from generator.score.track import FORMAT
 
 _CAUSE_LABELS = {"preuve_invalide": "preuve invalide", "identite_non_liee": "identité non liée",
                  "ressource": "ressource", "defaut_instrument": "défaut d'instrument", "valeur": "valeur"}
 
 
-def report_bytes(report: dict[str, Any]) -> bytes:
-    return (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+def report_bytes(report: ScoreJson) -> bytes:
+    return indented_json(report)
 
 
 def _yes(flag: bool) -> str:
     return "oui" if flag else "non"
 
 
-def _fact(fact: dict[str, Any]) -> str:
+def _fact(fact: FactJson) -> str:
     return (f"{fact['ressource']} {fact['champ']} = {json.dumps(fact['valeur'], ensure_ascii=False)} "
             f"[{fact['critere']}]")
 
 
-def proof_lines(report: dict[str, Any]) -> list[str]:
+def proof_lines(report: ScoreJson) -> list[str]:
     """The header on conditions 1 and 2, in words that cannot be misread: "vérifiées" only when every cited
     proof meets both; otherwise how many meet them, fail, or wait; then what was not verified offline."""
     head = "conditions 1 et 2 (preuve valide, identité liée): "
     if report["conditions_1_2"] != "verifiees":
         return [head + "non vérifiées hors ligne (sans --proofs)"]
     summary = report.get("preuves")
-    if not isinstance(summary, dict):
+    if summary is None:
         return [head + "vérifiées (--proofs)"]
     cited, met = summary["citees"], summary["conditions_1_2_remplies"]
     if cited and met == cited:
@@ -53,7 +63,7 @@ def proof_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_table(report: dict[str, Any]) -> str:
+def render_table(report: ScoreJson) -> str:
     """Tasks, then the track, then one line per assertion, rejection and missing fact."""
     offline = report["conditions_1_2"] != "verifiees"
     columns = ("tâche", "statut", "verdict", "attendu", "exact", "fondé", "compt./min", "non ét.", "défauts",
@@ -108,41 +118,43 @@ class _Fields:
     """The fields of one JSON object of a report, each taken with its type checked (else a ReportError naming
     the file and the JSON Pointer of the field)."""
 
-    def __init__(self, data: Any, where: str, source: str) -> None:
+    def __init__(self, data: object, where: str, source: str) -> None:
         if not isinstance(data, dict):
             raise ReportError(f"{source}: {where or '/'}: expected an object")
-        self.data, self.where, self.source = data, where, source
+        self.data: dict[str, JsonValue] = data
+        self.where, self.source = where, source
 
     def _fail(self, name: str, wanted: str) -> ReportError:
         return ReportError(f"{self.source}: {self.where}/{name}: expected {wanted}")
 
-    def take(self, name: str, check: Callable[[Any], bool], wanted: str) -> Any:
+    def take(self, name: str, check: Callable[[JsonValue], bool], wanted: str) -> JsonValue:
         if name not in self.data or not check(self.data[name]):
             raise self._fail(name, wanted)
         return self.data[name]
 
     def text(self, name: str) -> str:
-        value: str = self.take(name, lambda v: isinstance(v, str), "a string")
-        return value
+        return cast(str, self.take(name, lambda v: isinstance(v, str), "a string"))
 
     def text_or_none(self, name: str) -> str | None:
-        value: str | None = self.take(name, lambda v: v is None or isinstance(v, str), "a string or null")
-        return value
+        return cast(str | None, self.take(name, lambda v: v is None or isinstance(v, str), "a string or null"))
 
     def count(self, name: str) -> int:
-        value: int = self.take(name, lambda v: type(v) is int and v >= 0, "a count")
-        return value
+        return cast(int, self.take(name, lambda v: type(v) is int and v >= 0, "a count"))
 
     def flag(self, name: str) -> bool:
-        value: bool = self.take(name, lambda v: type(v) is bool, "true or false")
-        return value
+        return cast(bool, self.take(name, lambda v: type(v) is bool, "true or false"))
+
+    def rate(self, name: str) -> float | None:
+        return cast(float | None, self.take(name, lambda v: v is None or (type(v) in (int, float) and 0 <= cast(
+            float, v) <= 1), "a rate from 0 to 1, or null"))
 
     def texts(self, name: str) -> tuple[str, ...]:
-        return tuple(self.take(name, lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v),
-                               "a list of strings"))
+        return tuple(cast(list[str], self.take(name, lambda v: isinstance(v, list) and all(isinstance(i, str)
+                                                                                         for i in v),
+                                               "a list of strings")))
 
-    def items(self, name: str, read: Callable[[Any, str, str], T]) -> tuple[T, ...]:
-        values = self.take(name, lambda v: isinstance(v, list), "a list")
+    def items(self, name: str, read: Callable[[JsonValue, str, str], T]) -> tuple[T, ...]:
+        values = cast(list[JsonValue], self.take(name, lambda v: isinstance(v, list), "a list"))
         return tuple(read(item, f"{self.where}/{name}/{i}", self.source) for i, item in enumerate(values))
 
     def record(self, name: str) -> _Fields:
@@ -153,7 +165,7 @@ class _Fields:
 T = TypeVar("T")
 
 
-def _proofs_summary(f: _Fields) -> dict[str, Any]:
+def _proofs_summary(f: _Fields) -> ProofsSummaryJson:
     """The optional ``preuves`` block, each field typed."""
     block = f.record("preuves")
     return {"citees": block.count("citees"), "conditions_1_2_remplies": block.count("conditions_1_2_remplies"),
@@ -168,7 +180,7 @@ class AssertionLine:
     id: str
     ressource: str
     champ: str
-    valeur: Any
+    valeur: JsonValue
     statut: str
     cause: str | None
     detail: str
@@ -176,19 +188,19 @@ class AssertionLine:
     conditions_1_2: str
 
     @classmethod
-    def from_json(cls, data: Any, where: str, source: str) -> AssertionLine:
+    def from_json(cls, data: JsonValue, where: str, source: str) -> AssertionLine:
         f = _Fields(data, where, source)
         return cls(f.text("id"), f.text("ressource"), f.text("champ"), f.take("valeur", _any, "a JSON value"),
                    f.text("statut"), f.text_or_none("cause"), f.text("detail"), f.flag("ressource_propre"),
                    f.text("conditions_1_2"))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> AssertionJson:
         return {"id": self.id, "ressource": self.ressource, "champ": self.champ, "valeur": self.valeur,
                 "statut": self.statut, "cause": self.cause, "detail": self.detail,
                 "ressource_propre": self.ressource_propre, "conditions_1_2": self.conditions_1_2}
 
 
-def _read_fact(data: Any, where: str, source: str) -> Fact:
+def _read_fact(data: JsonValue, where: str, source: str) -> Fact:
     f = _Fields(data, where, source)
     forms = None
     if "formes_equivalentes" in f.data:
@@ -196,11 +208,11 @@ def _read_fact(data: Any, where: str, source: str) -> Fact:
     return Fact(*_form_fields(f), f.text("critere"), forms)
 
 
-def _form_fields(f: _Fields) -> tuple[str, str, Any]:
+def _form_fields(f: _Fields) -> tuple[str, str, JsonValue]:
     return f.text("ressource"), f.text("champ"), f.take("valeur", _any, "a JSON value")
 
 
-def _any(value: Any) -> bool:
+def _any(value: JsonValue) -> bool:
     return True
 
 
@@ -227,7 +239,7 @@ class TaskResult:
     fichier: str | None = None  # the submission's file, when the CLI knows it
 
     @classmethod
-    def from_json(cls, data: Any, where: str, source: str) -> TaskResult:
+    def from_json(cls, data: JsonValue, where: str, source: str) -> TaskResult:
         f = _Fields(data, where, source)
         return cls(f.text("tache"), f.text("statut"), f.text("motif"), f.text_or_none("verdict"),
                    f.text("verdict_attendu"), f.flag("verdict_exact"), f.flag("fonde"), f.flag("reussie"),
@@ -236,8 +248,8 @@ class TaskResult:
                    f.items("assertions", AssertionLine.from_json),
                    f.text("fichier") if "fichier" in f.data else None)
 
-    def to_json(self) -> dict[str, Any]:
-        data = {"tache": self.tache, "statut": self.statut, "motif": self.motif, "verdict": self.verdict,
+    def to_json(self) -> TaskJson:
+        data: TaskJson = {"tache": self.tache, "statut": self.statut, "motif": self.motif, "verdict": self.verdict,
                 "verdict_attendu": self.verdict_attendu, "verdict_exact": self.verdict_exact, "fonde": self.fonde,
                 "reussie": self.reussie, "faits_manquants": [fact.to_json() for fact in self.faits_manquants],
                 "minimum": self.minimum, "plafond": self.plafond, "comptees": self.comptees,
@@ -253,18 +265,18 @@ class Stray:
     """A submission that names no task of the season, with why it was rejected at entry."""
 
     index: int
-    task_id: Any  # as written: any JSON value, or null
+    task_id: JsonValue  # as written: any JSON value, or null
     rejets: tuple[str, ...]
     fichier: str | None = None
 
     @classmethod
-    def from_json(cls, data: Any, where: str, source: str) -> Stray:
+    def from_json(cls, data: JsonValue, where: str, source: str) -> Stray:
         f = _Fields(data, where, source)
         return cls(f.count("index"), f.take("task_id", _any, "a JSON value"), f.texts("rejets"),
                    f.text("fichier") if "fichier" in f.data else None)
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"index": self.index, "task_id": self.task_id, "rejets": list(self.rejets)}
+    def to_json(self) -> StrayJson:
+        data: StrayJson = {"index": self.index, "task_id": self.task_id, "rejets": list(self.rejets)}
         if self.fichier is not None:
             data["fichier"] = self.fichier
         return data
@@ -288,10 +300,10 @@ class ScoreReport:
     causes: tuple[tuple[str, int], ...]
     taches: tuple[TaskResult, ...]
     hors_saison: tuple[Stray, ...]
-    preuves: dict[str, Any] | None = None  # with --proofs: what was checked of the cited proofs
+    preuves: ProofsSummaryJson | None = None  # with --proofs: what was checked of the cited proofs
 
     @classmethod
-    def from_json(cls, data: Any, source: str = "report") -> ScoreReport:
+    def from_json(cls, data: object, source: str = "report") -> ScoreReport:
         """Check every field; :class:`ReportError` names the file and the field otherwise."""
         f = _Fields(data, "", source)
         f.take("format", lambda v: v == FORMAT, repr(FORMAT))
@@ -303,8 +315,7 @@ class ScoreReport:
             f.text("conditions_1_2"),
             f.count("reussite"), f.count("taches_total"),
             (overclaim.count("non_etayees"), overclaim.count("rendues"),
-             overclaim.take("taux", lambda v: v is None or (type(v) in (int, float) and 0 <= v <= 1),
-                            "a rate from 0 to 1, or null")),
+             overclaim.rate("taux")),
             f.count("taches_rendues"), f.texts("en_attente"),
             (constant.text("verdict"), constant.count("reussite"), constant.text("overclaim")),
             tuple((name, causes.count(name)) for name in causes.data),
@@ -324,25 +335,30 @@ class ScoreReport:
         """A report written by ``corpus score --json``, read bounded and checked field by field."""
         return cls.from_bytes(read_file(path, ReportError, "not found", limit=PUBLISHED_LIMIT), str(path))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ScoreJson:
         """The report as written, keys in the published order."""
         taux = self.overclaim[2]
-        return {
+        gel: GelJson = {"statut": self.gel[0], "detail": self.gel[1]}
+        if self.gel[2]:
+            gel["ancre"] = self.gel[2]
+        report: ScoreJson = {
             "format": FORMAT, "saison": self.saison, "piste": self.piste,
-            "gel": {"statut": self.gel[0], "detail": self.gel[1],
-                    **({"ancre": self.gel[2]} if self.gel[2] else {})},
+            "gel": gel,
             "conditions_1_2": self.conditions_1_2,
             "reussite": self.reussite, "taches_total": self.taches_total,
             "overclaim": {"non_etayees": self.overclaim[0], "rendues": self.overclaim[1],
                           "taux": None if taux is None else float(taux)},
             "taches_rendues": self.taches_rendues, "en_attente": list(self.en_attente),
-            "meilleure_reponse_constante": dict(zip(("verdict", "reussite", "overclaim"),
-                                                    self.meilleure_reponse_constante, strict=True)),
+            "meilleure_reponse_constante": {"verdict": self.meilleure_reponse_constante[0],
+                                            "reussite": self.meilleure_reponse_constante[1],
+                                            "overclaim": self.meilleure_reponse_constante[2]},
             "causes": dict(self.causes),
             "taches": [task.to_json() for task in self.taches],
             "hors_saison": [stray.to_json() for stray in self.hors_saison],
-            **({"preuves": self.preuves} if self.preuves is not None else {}),
         }
+        if self.preuves is not None:
+            report["preuves"] = self.preuves
+        return report
 
     def to_bytes(self) -> bytes:
         """The ``--json`` file: indented UTF-8 JSON, one newline at the end."""

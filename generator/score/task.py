@@ -13,29 +13,29 @@ it is replayed.
 
 from __future__ import annotations
 
-from typing import Any
-
-from generator.base.jsonvalue import json_key
+from generator.base.jsonvalue import JsonValue, json_key
 from generator.reading.founding import UN_CRITERE
-from generator.score.assertion import DEFAUT, ETAYEE, NON_ETAYEE, AssertionResult, Proofs, assess
+from generator.score.assertion import DEFAUT, ETAYEE, NON_ETAYEE, AssertionResult, assess
 from generator.score.close import close_problems
-from generator.score.entry import entry_problems
+from generator.score.entry import admitted, entry_problems
 from generator.score.inputs import ScoringInputs, Statement
 from generator.score.key import KeyEntry
+from generator.score.report_json import FactJson, TaskJson
+from generator.score.verdict import Proofs
 
 RENDUE, NON_RENDUE, REJETEE_ENTREE, REJETEE_CLOTURE = "rendue", "non_rendue", "rejetee_entree", "rejetee_cloture"
 EN_ATTENTE = "en_attente"  # cites a proof whose batch is not anchored yet: no score, replay later (spec §4.1)
 
 
-def missing_facts(key_entry: KeyEntry, etayees: list[AssertionResult]) -> list[dict[str, Any]]:
+def missing_facts(key_entry: KeyEntry, etayees: list[AssertionResult]) -> list[FactJson]:
     """Founding facts of the key that no étayée assertion meets in any of their forms.
 
     With ``fonde_par: un_critere`` (several criteria decide, each enough on its own), the facts form one
     group per ``critere`` and a single fully met group founds the verdict; otherwise the missing facts of
     the group closest to being met are named (the first criterion on a tie)."""
     held = {(a.resource, a.field, json_key(a.value)) for a in etayees}
-    groups: dict[str, list[dict[str, Any]]] = {}
-    every: list[dict[str, Any]] = []
+    groups: dict[str, list[FactJson]] = {}
+    every: list[FactJson] = []
     for fact in key_entry.faits:
         missing = groups.setdefault(fact.critere, [])
         if not any(form.triplet() in held for form in fact.forms()):
@@ -50,9 +50,9 @@ def _half_up(n: int) -> int:
     return (n + 1) // 2
 
 
-def _result(statement: Statement, key_entry: KeyEntry, submission: dict[str, Any] | None,
+def _result(statement: Statement, key_entry: KeyEntry, submission: JsonValue,
             statut: str, motif: str, assertions: list[AssertionResult], proofs_verified: bool,
-            rejets: list[str] | None = None) -> dict[str, Any]:
+            rejets: list[str] | None = None) -> TaskJson:
     verdict = submission.get("verdict") if isinstance(submission, dict) else None
     judged = statut in (RENDUE, NON_RENDUE)  # a rejected submission is not scored; a pending one not yet
     exact = judged and isinstance(verdict, str) and verdict == key_entry.verdict
@@ -72,8 +72,8 @@ def _result(statement: Statement, key_entry: KeyEntry, submission: dict[str, Any
     }
 
 
-def score_task(statement: Statement, key_entry: KeyEntry, submission: dict[str, Any] | None,
-               inputs: ScoringInputs, proofs: Proofs | None) -> dict[str, Any]:
+def score_task(statement: Statement, key_entry: KeyEntry, submission: JsonValue,
+               inputs: ScoringInputs, proofs: Proofs | None) -> TaskJson:
     """The report entry of one task, from its submission (None: nothing was submitted)."""
     verified = proofs is not None
     if submission is None:
@@ -82,11 +82,12 @@ def score_task(statement: Statement, key_entry: KeyEntry, submission: dict[str, 
     if rejets:
         return _result(statement, key_entry, submission, REJETEE_ENTREE, "rejected at entry (spec §4)", [],
                        verified, rejets)
-    rejets = close_problems(submission, inputs)
+    shaped = admitted(submission)
+    rejets = close_problems(shaped, inputs)
     if rejets:
         return _result(statement, key_entry, submission, REJETEE_CLOTURE, "rejected at the close (spec §5.7)",
                        [], verified, rejets)
-    pending = sorted({p for a in submission["assertions"] for p in a["proof_ids"]
+    pending = sorted({p for a in shaped["assertions"] for p in a["proof_ids"]
                       if proofs is not None and (proofs.get(p) or {}).get("en_attente") is True})
     if pending and proofs is not None:  # pending names only proofs of ``proofs``, each an en_attente verdict
         why = sorted({m for p in pending if isinstance(m := proofs[p].get("motif"), str)})
@@ -94,8 +95,8 @@ def score_task(statement: Statement, key_entry: KeyEntry, submission: dict[str, 
                        "anchoring: no score for this submission until it is replayed (spec §4.1)"
                        + "".join(f" ({m})" for m in why), [], verified)
     graph = inputs.graph(statement.task.id)
-    assertions = [assess(a, submission["disclosures"], inputs, proofs, a["claim"]["resource"] in graph.proper,
-                         submission.get("agent_did")) for a in submission["assertions"]]
+    assertions = [assess(a, shaped["disclosures"], inputs, proofs, a["claim"]["resource"] in graph.proper,
+                         shaped.get("agent_did")) for a in shaped["assertions"]]
     counted = [a for a in assertions if a.statut != DEFAUT]
     own = sum(a.proper for a in counted)
     needed_own = _half_up(statement.minimum)

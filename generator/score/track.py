@@ -3,20 +3,22 @@ constant answer beside them. Refuses to score a frozen season whose freeze check
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-from generator.base.errors import FreezeRecordError, ManifestError, shown_path
+from generator.base.errors import FreezeRecordError, ManifestError
+from generator.base.jsonvalue import JsonValue
 from generator.contract.freeze import check_freeze, is_frozen, read_salt
 from generator.contract.places import Places
-from generator.score.assertion import CAUSES, Proofs, conditions_1_2, incidents_of
-from generator.score.entry import FormatDefects
+from generator.score.assertion import CAUSES, conditions_1_2, incidents_of
+from generator.score.close_inputs import NO_OPTIONS, ScoreOptions
+from generator.score.entry import DisclosureJson, FormatDefects, is_disclosure
 from generator.score.inputs import ScoreInputError, ScoreRefused, ScoringInputs, load_inputs
 from generator.score.key import KeyEntry
+from generator.score.report_json import ConstantJson, GelJson, ProofsSummaryJson, ScoreJson, StrayJson, TaskJson
 from generator.score.task import EN_ATTENTE, RENDUE, score_task
+from generator.score.verdict import Proofs, Verdict, check_proofs
 from generator.tracks.model import Track
 from generator.trust_layer.anchor import AnchorError
 from generator.trust_layer.freeze_anchor import check_anchor
@@ -26,8 +28,8 @@ FORMAT = "corpus-score/1"
 
 
 def freeze_status(root: Path, salt_file: Path | None, places: Places, anchor_file: Path | None = None,
-                  proofs: dict[str, Any] | None = None, trust_layer_key: str | None = None,
-                  fingerprint: str | None = None, window: Window | None = None) -> dict[str, Any]:
+                  proofs: Proofs | None = None, trust_layer_key: str | None = None,
+                  fingerprint: str | None = None, window: Window | None = None) -> GelJson:
     """``{"statut": "non_gele"}`` before the freeze; after it, the whole check passes or scoring is refused.
 
     Frozen means the track's freeze folder holds a record or an anchor: a record then missing, a FIFO, a
@@ -75,49 +77,20 @@ def freeze_status(root: Path, salt_file: Path | None, places: Places, anchor_fil
                       "key commitment match"}
 
 
-def best_constant_answer(key: Mapping[str, KeyEntry]) -> dict[str, Any]:
+def best_constant_answer(key: Mapping[str, KeyEntry]) -> ConstantJson:
     """The réussite of answering everywhere the most frequent expected verdict (ties: alphabetical)."""
     counts = Counter(entry.verdict for entry in key.values())
     verdict = min(counts, key=lambda v: (-counts[v], v))
     return {"verdict": verdict, "reussite": counts[verdict], "overclaim": "sans objet"}
 
 
-def _optional_fields_fit(verdict: dict[str, Any]) -> bool:
-    """What a 3.x verdict adds beside ``valide`` and ``identite_liee``, when present, has its shape (a
-    hand-written verification file must fail in one line here, not as a traceback while scoring)."""
-    engagements = verdict.get("engagements", {})
-    lists = (verdict.get(name, []) for name in ("incidents", "non_verifie"))
-    return isinstance(engagements, dict) and all(isinstance(v, str | None) for v in engagements.values()) \
-        and all(isinstance(items, list) and all(isinstance(i, str) for i in items) for items in lists)
-
-
-def check_proofs(proofs: Any) -> Proofs:
-    """The third-party verification: ``{"<proof_id>": {"valide": bool, "identite_liee": bool}}``, or
-    ``{"en_attente": true}`` (and why, a ``motif``) for a proof whose batch is not anchored yet."""
-    if not isinstance(proofs, dict):
-        raise ScoreInputError('proofs: expected an object {"<proof_id>": {"valide": bool, "identite_liee": bool}}')
-    for proof_id, verdict in proofs.items():
-        verified = isinstance(verdict, dict) and isinstance(verdict.get("valide"), bool) \
-            and isinstance(verdict.get("identite_liee"), bool)
-        pending = isinstance(verdict, dict) and verdict.get("en_attente") is True \
-            and set(verdict) <= {"en_attente", "motif"} and isinstance(verdict.get("motif", ""), str)
-        if verified and not _optional_fields_fit(verdict):
-            raise ScoreInputError(f"proofs: {shown_path(proof_id)}: \"engagements\" must be an object of hex "
-                                  "strings (or null), \"incidents\" and \"non_verifie\" lists of strings, got "
-                                  f"{shown_path(json.dumps(verdict))}")
-        if not (verified or pending):
-            raise ScoreInputError(f"proofs: {shown_path(proof_id)}: expected {{\"valide\": true|false, "
-                                  f"\"identite_liee\": true|false}} or {{\"en_attente\": true}} (and, if given, a "
-                                  f"\"motif\" string), got {shown_path(json.dumps(verdict))}")
-    return proofs
-
-
-def submitted_track(submissions: list[Any], tracks: list[str]) -> str | None:
+def submitted_track(submissions: Sequence[JsonValue], tracks: list[str]) -> str | None:
     """The track the submissions name (their ``track`` field) when they all name the same known one; None
     when none names a known track (the caller's default then scores them, and refuses them at entry).
     Submissions of two tracks are refused together: the tracks are never scored, nor ranked, as one (spec
     §6)."""
-    named = Counter(s["track"] for s in submissions if isinstance(s, dict) and s.get("track") in tracks)
+    named = Counter(t for s in submissions if isinstance(s, dict) and isinstance(t := s.get("track"), str)
+                    and t in tracks)
     if len(named) > 1:
         shown = ", ".join(f"{n} of {piste}" for piste, n in sorted(named.items()))
         raise ScoreInputError(f"the submissions name several tracks ({shown}); two tracks are never scored "
@@ -134,7 +107,7 @@ class DuplicateTask(ScoreInputError):
                          ": the season keeps the last one recorded; give one submission per task")
 
 
-def _check_one_per_task(submissions: list[Any]) -> None:
+def _check_one_per_task(submissions: Sequence[JsonValue]) -> None:
     """Raise :class:`DuplicateTask` for the first task named by more than one submission."""
     positions: dict[str, list[int]] = {}
     for index, submission in enumerate(submissions):
@@ -146,11 +119,12 @@ def _check_one_per_task(submissions: list[Any]) -> None:
             raise DuplicateTask(task_id, found)
 
 
-def _by_task(submissions: list[Any], inputs: ScoringInputs) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _by_task(submissions: Sequence[JsonValue],
+             inputs: ScoringInputs) -> tuple[dict[str, JsonValue], list[StrayJson]]:
     """Submissions keyed by task; those that name no task of the season are reported apart."""
     _check_one_per_task(submissions)
-    by_task: dict[str, Any] = {}
-    stray = []
+    by_task: dict[str, JsonValue] = {}
+    stray: list[StrayJson] = []
     for index, submission in enumerate(submissions):
         task_id = submission.get("task_id") if isinstance(submission, dict) else None
         if isinstance(task_id, str) and task_id in inputs.statements:
@@ -166,30 +140,26 @@ def _by_task(submissions: list[Any], inputs: ScoringInputs) -> tuple[dict[str, A
     return by_task, stray
 
 
-def _pair_shape(value: Any) -> bool:
-    return isinstance(value, dict) and all(isinstance(value.get(side), dict) and isinstance(
-        value[side].get("nonce"), str) and isinstance(value[side].get("value"), str)
-        for side in ("request_hash", "response_hash"))
-
-
-def _cited(submissions: list[Any]) -> list[tuple[str, dict[str, Any], Any]]:
+def _cited(submissions: Sequence[JsonValue]) -> list[tuple[str, DisclosureJson, JsonValue]]:
     """``(proof_id, its disclosure, the submission's agent_did)`` of every proof a submission cites with a
     well-formed pair (a malformed one is rejected at entry and judged nowhere), once per submission."""
-    found: dict[tuple[int, str], tuple[str, dict[str, Any], Any]] = {}
+    found: dict[tuple[int, str], tuple[str, DisclosureJson, JsonValue]] = {}
     for index, sub in enumerate(submissions):
-        if not (isinstance(sub, dict) and isinstance(sub.get("assertions"), list)
-                and isinstance(sub.get("disclosures"), dict)):
+        if not isinstance(sub, dict):
             continue
-        for a in sub["assertions"]:
+        assertions, disclosures = sub.get("assertions"), sub.get("disclosures")
+        if not (isinstance(assertions, list) and isinstance(disclosures, dict)):
+            continue
+        for a in assertions:
             ids = a.get("proof_ids") if isinstance(a, dict) else None
             for proof_id in ids if isinstance(ids, list) else []:
-                pair = sub["disclosures"].get(proof_id) if isinstance(proof_id, str) else None
-                if isinstance(proof_id, str) and isinstance(pair, dict) and _pair_shape(pair):
+                pair = disclosures.get(proof_id) if isinstance(proof_id, str) else None
+                if isinstance(proof_id, str) and is_disclosure(pair):
                     found[(index, proof_id)] = (proof_id, pair, sub.get("agent_did"))
     return [found[key] for key in sorted(found)]
 
 
-def proofs_summary(submissions: list[Any], proofs: Proofs) -> dict[str, Any]:
+def proofs_summary(submissions: Sequence[JsonValue], proofs: Proofs) -> ProofsSummaryJson:
     """What was checked of the cited proofs, in counts a reader cannot misread (spec §4.1, §7.5): how many meet
     conditions 1 and 2, fail them, or are en attente; what was not verified offline, and the Trust Layer
     incidents. The registered DID is compared per assertion, not here."""
@@ -198,7 +168,7 @@ def proofs_summary(submissions: list[Any], proofs: Proofs) -> dict[str, Any]:
     unchecked: set[str] = set()
     incidents: list[str] = []
     for proof_id, disclosure, agent_did in cited:
-        verdict = proofs.get(proof_id) or {}
+        verdict: Verdict = proofs.get(proof_id) or {}
         if verdict.get("en_attente") is True:
             pending += 1
             continue
@@ -212,16 +182,16 @@ def proofs_summary(submissions: list[Any], proofs: Proofs) -> dict[str, Any]:
             "non_verifie": sorted(unchecked), "incidents": incidents}
 
 
-def score_with(inputs: ScoringInputs, submissions: list[Any], proofs: Proofs | None,
-               gel: dict[str, Any]) -> dict[str, Any]:
+def score_with(inputs: ScoringInputs, submissions: Sequence[JsonValue], proofs: Proofs | None,
+               gel: GelJson) -> ScoreJson:
     by_task, stray = _by_task(submissions, inputs)
-    taches = [score_task(statement, inputs.key[task_id], by_task.get(task_id), inputs, proofs)
+    taches: list[TaskJson] = [score_task(statement, inputs.key[task_id], by_task.get(task_id), inputs, proofs)
               for task_id, statement in sorted(inputs.statements.items())]
     rendered = [t for t in taches if t["statut"] == RENDUE]
     non_etayees = sum(t["non_etayees"] for t in rendered)
     comptees = sum(t["comptees"] for t in rendered)
     causes = Counter(a["cause"] for t in taches for a in t["assertions"] if a["cause"] is not None)
-    return {
+    report: ScoreJson = {
         "format": FORMAT, "saison": inputs.saison, "piste": inputs.track.piste, "gel": gel,
         "conditions_1_2": "verifiees" if proofs is not None else "non_verifiees_hors_ligne",
         "reussite": sum(t["reussie"] for t in taches), "taches_total": len(taches),
@@ -233,25 +203,26 @@ def score_with(inputs: ScoringInputs, submissions: list[Any], proofs: Proofs | N
         "causes": {cause: causes.get(cause, 0) for cause in CAUSES},
         "taches": taches,
         "hors_saison": stray,
-        **({"preuves": proofs_summary(submissions, proofs)} if proofs is not None else {}),
     }
+    if proofs is not None:
+        report["preuves"] = proofs_summary(submissions, proofs)
+    return report
 
 
-def score_submissions(submissions: list[dict[str, Any]], *, root: Path, track: Track,
-                      proofs: dict[str, Any] | None = None,
-                      salt_file: Path | None = None, anchor_file: Path | None = None,
-                      trust_layer_key: str | None = None, fingerprint: str | None = None,
-                      window: Window | None = None) -> dict[str, Any]:
+def score_submissions(submissions: Sequence[JsonValue], *, root: Path, track: Track,
+                      options: ScoreOptions = NO_OPTIONS) -> ScoreJson:
     """Score a participant's submissions (parsed §4 JSON objects, at most one per task) against ``root``.
 
     ``root`` is the repository root holding the track's trees (conformité: ``build/``, ``manifest/``,
-    ``season/`` and, once frozen, ``freeze/``). ``proofs`` is the third-party verification
-    ``{"<proof_id>": {"valide": bool,
-    "identite_liee": bool}}``; without it conditions 1 and 2 are taken as met and every assertion says
-    they were not verified offline. Returns the ``corpus-score/1`` report (see docs/season.md, Scoring).
+    ``season/`` and, once frozen, ``freeze/``). ``options.proofs`` is the third-party verification
+    ``{"<proof_id>": {"valide": bool, "identite_liee": bool}}``; without it conditions 1 and 2 are taken as met
+    and every assertion says they were not verified offline. Returns the ``corpus-score/1`` report (see
+    docs/season.md, Scoring).
     Raises :class:`ScoreRefused` when the freeze check fails, :class:`ScoreInputError` on unusable inputs.
     """
-    checked = None if proofs is None else check_proofs(proofs)
-    gel = freeze_status(root, salt_file, track.places, anchor_file, checked, trust_layer_key, fingerprint, window)
+    o = options
+    checked = None if o.proofs is None else check_proofs(o.proofs)
+    gel = freeze_status(root, o.salt_file, track.places, o.anchor_file, checked, o.trust_layer_key, o.fingerprint,
+                        o.window)
     inputs = load_inputs(root, track)
     return score_with(inputs, submissions, checked, gel)

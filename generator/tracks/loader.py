@@ -162,7 +162,7 @@ class _Checker:
         if self.folder is None:
             return True
         try:
-            node: Any = checked_schema(schema_name, self.folder / "schemas")
+            node: object = checked_schema(schema_name, self.folder / "schemas")
         except (OSError, ValueError):
             return True
         for part in dotted.split("."):
@@ -176,7 +176,7 @@ class _Checker:
             node = properties[part]
         return True
 
-    def check_field(self, collections: tuple[str, ...], container: Any, key: str | int, fieldname: str,
+    def check_field(self, collections: tuple[str, ...], container: object, key: str | int, fieldname: str,
                     name: str) -> None:
         """``name`` is a field of each collection's records, else one line at its place naming those lacking it."""
         lacking = [c for c in dict.fromkeys(collections)
@@ -185,10 +185,10 @@ class _Checker:
             where = " nor ".join(f"{c} (schemas/{self.schema_of[c]}.schema.json)" for c in lacking)
             self.fail(container, key, fieldname, f"{name!r} is not a field of the collection {where}")
 
-    def at(self, container: Any, key: str | int | None, fieldname: str, message: str) -> Problem:
+    def at(self, container: object, key: str | int | None, fieldname: str, message: str) -> Problem:
         return Problem(location_of(container, key, self.record.file), fieldname, message)
 
-    def fail(self, container: Any, key: str | int | None, fieldname: str, message: str) -> None:
+    def fail(self, container: object, key: str | int | None, fieldname: str, message: str) -> None:
         self.problems.append(self.at(container, key, fieldname, message))
 
     def track(self, folder: Path) -> Track:

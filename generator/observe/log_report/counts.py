@@ -9,7 +9,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from generator.base.errors import ManifestError
 from generator.contract.manifest import Manifest
@@ -159,7 +158,7 @@ class Report:
     since: datetime | None = None
     until: datetime | None = None
     buckets: dict[tuple[str, str], Bucket] = field(default_factory=dict)
-    files: list[dict[str, Any]] = field(default_factory=list)
+    files: list[dict[str, object]] = field(default_factory=list)
     malformed: list[Malformed] = field(default_factory=list)
     malformed_count: int = 0
     outside: int = 0  # lines before --since or from --until on
@@ -291,9 +290,9 @@ class Report:
             return True, "the same user agent also sent an accepted secret"
         return False, ""
 
-    def findings(self) -> list[dict[str, Any]]:
+    def findings(self) -> list[dict[str, object]]:
         """What needs the operator, hour by hour; ``defect`` marks what spec §4.1 makes an instrument defect."""
-        found: list[dict[str, Any]] = []
+        found: list[dict[str, object]] = []
         for hour in self.hours():
             client = self.merged(hour, self.client_roles)
             found.extend(self._client_findings(hour, client))
@@ -304,7 +303,7 @@ class Report:
                           "message": f"{self.malformed_count} line(s) are not access log lines (listed below)"})
         return found
 
-    def _client_findings(self, hour: str, client: Bucket) -> list[dict[str, Any]]:
+    def _client_findings(self, hour: str, client: Bucket) -> list[dict[str, object]]:
         found = []
         for status, kind, agents in ((403, "proxy-without-secret", client.forbidden_agents),
                                      (400, "bad-request-to-proxy", client.bad_request_agents)):
@@ -326,7 +325,7 @@ class Report:
                                   f"a good answer; failed tries: {pairs_text(client.failed_attempts.top(5))}"))
         return found
 
-    def _replica_findings(self, hour: str, replicas: Bucket) -> list[dict[str, Any]]:
+    def _replica_findings(self, hour: str, replicas: Bucket) -> list[dict[str, object]]:
         found = []
         if replicas.statuses[403]:
             found.append(_finding(hour, "replica-refused-secret", replicas.statuses[403], False,
@@ -339,7 +338,7 @@ class Report:
         return found
 
 
-def _finding(hour: str, kind: str, count: int, defect: bool, message: str) -> dict[str, Any]:
+def _finding(hour: str, kind: str, count: int, defect: bool, message: str) -> dict[str, object]:
     return {"hour": hour, "kind": kind, "count": count, "defect": defect, "message": message}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from generator.base.jsonvalue import JsonObject
 from generator.observe.log_report.counts import NO_TRACK, OTHERS, Bucket, Report
 
 REPORT_FORMAT = "corpus-log-report/1"
@@ -42,7 +43,7 @@ def report_document(report: Report, top: int) -> dict[str, Any]:
     }
 
 
-def tracks_json(report: Report, total: Bucket, top: int) -> list[dict[str, Any]]:
+def tracks_json(report: Report, total: Bucket, top: int) -> list[JsonObject]:
     """One entry per track (its own manifest): its requests and statuses (of ``total``, the clients' bucket),
     the absents asked for, and its declared absents each with how often it was asked; then the requests no
     track serves (``piste`` null)."""
@@ -76,7 +77,7 @@ def _statuses(statuses: Counter[int]) -> dict[str, int]:
     return {str(code): statuses[code] for code in sorted(statuses)}
 
 
-def _bucket_json(bucket: Bucket, top: int, report: Report) -> dict[str, Any]:
+def _bucket_json(bucket: Bucket, top: int, report: Report) -> dict[str, object]:
     return {
         "requests": bucket.requests,
         "statuses": _statuses(bucket.statuses),

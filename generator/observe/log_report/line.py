@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import orjson
 
@@ -56,7 +56,7 @@ def parse_line(line: bytes) -> Entry:
     return Entry(time, role or LONE, uri, status, secret_ok, agent, addr, upstream)
 
 
-def _what_is_wrong(record: dict[str, Any]) -> str:
+def _what_is_wrong(record: dict[str, object]) -> str:
     status = record.get("status")
     if type(status) is not int or not 0 <= status <= 999:
         return "field status: missing or not an HTTP status number"

@@ -74,14 +74,14 @@ def _params(referentiel: dict[str, Any], criterion: str) -> dict[str, Any]:
     return next(c["parametres"] for c in referentiel["criteres"] if c["id"] == criterion)
 
 
-def _end_replacing(referentiel: dict[str, Any]) -> set[str]:
+def _end_replacing(referentiel: dict[str, object]) -> set[str]:
     """The avenant objets that replace the end date: C3's ``parametres.avenants`` gives each the field it
     reads, and every objet reading prorogation's field (a remise en vigueur too) sets the date de fin retenue."""
     effets = _params(referentiel, "C3")["avenants"]
     return {objet for objet, champ in effets.items() if objet != "ordre" and champ == effets["prorogation"]}
 
 
-def _entries(doc_entries: Any) -> range:
+def _entries(doc_entries: object) -> range:
     return range(len(doc_entries) if isinstance(doc_entries, list) else 0)
 
 
@@ -93,7 +93,7 @@ class _Run:
     the corpus terms of the comparison that decides.
     """
 
-    def __init__(self, task: Task, strategy: Strategy, session: Session, referentiel: dict[str, Any]):
+    def __init__(self, task: Task, strategy: Strategy, session: Session, referentiel: dict[str, object]):
         self.task, self.s, self.session, self.ref = task, strategy, session, referentiel
 
     def read(self, criterion: str, path: str, pointer: str) -> Any:
@@ -102,10 +102,10 @@ class _Run:
     def fact(self, criterion: str, path: str, pointer: str) -> Fact:
         return Fact(path, pointer, self.read(criterion, path, pointer))
 
-    def starts(self, start: Any) -> bool:
+    def starts(self, start: object) -> bool:
         return self.s.ignore_dates or (isinstance(start, str) and start <= self.task.date_examen)
 
-    def lasts(self, end: Any) -> bool:
+    def lasts(self, end: object) -> bool:
         day = self.task.date_examen
         return self.s.ignore_dates or (isinstance(end, str) and (day < end if self.s.bounds_excluded
                                                                   else day <= end))
@@ -122,7 +122,7 @@ class _Run:
         """Every page of a list from its first one to ``page_suivante: null`` (a literal reader reads
         them all); ``page_suivante`` is consumed only where it is probant (bénéficiaires)."""
         seen: list[str] = []
-        path: Any = first
+        path: object = first
         while isinstance(path, str) and path not in seen:
             seen.append(path)
             if self.s.first_only:
@@ -321,7 +321,7 @@ class _Run:
         if not isinstance(first, str):
             return CriterionResult("C4", NON_ETABLI, "la fiche ne cite aucune page de bénéficiaires",
                                    [Fact(self.task.entite, "/beneficiaires", first)])
-        people: list[tuple[str, int, Any, Any, Any]] = []
+        people: list[tuple[str, int, object, object, object]] = []
         declarations: list[Fact] = []
         cited_by = Fact(self.task.entite, "/beneficiaires", first)
         for page in self.pages(first, "C4"):

@@ -42,9 +42,12 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator.reading.reader import CorpusReader, Fact
+
+if TYPE_CHECKING:
+    from generator.score import ScoreJson
 
 VRAI, FAUX, NE = "etabli", "faux", "non_etablissable"
 REFERENTIEL = "/referentiel"
@@ -65,7 +68,7 @@ class Consumed:
 
     resource: str
     field: str
-    value: Any
+    value: object
     criterion: str
 
     @property
@@ -190,7 +193,7 @@ class Referentiel:
         return False
 
 
-def in_force(debut: Any, fin: Any, date: str) -> bool:
+def in_force(debut: object, fin: object, date: str) -> bool:
     """« Toutes les bornes sont incluses » (principes.dates); ISO dates compare as strings."""
     return isinstance(debut, str) and isinstance(fin, str) and debut <= date <= fin
 
@@ -214,7 +217,7 @@ def critere_c1(walk: Walk, ref: Referentiel, task: Task) -> Outcome:
 
 # --- C2 ------------------------------------------------------------------------------------------------
 
-def _agrees_entries(walk: Walk, ref: Referentiel, task: Task) -> list[tuple[str, int, dict[str, Any]]]:
+def _agrees_entries(walk: Walk, ref: Referentiel, task: Task) -> list[tuple[str, int, dict[str, object]]]:
     """The whole list of agréés for the activity, page 1 to page_suivante: null (principes.navigation)."""
     first = ref.liste_agrees.replace("<activite>", task.activite)
     return [(path, n, entry) for path, doc in walk.pages(first)
@@ -357,8 +360,8 @@ class Attestation:
 
     index: int
     path: str
-    emission: Any
-    fin: Any
+    emission: object
+    fin: object
     fin_from: tuple[str, str]  # (resource, field) of the date de fin retenue
     applied: list[tuple[int, str]] = field(default_factory=list)  # (index in /avenants, path), in force
     late: list[tuple[int, str]] = field(default_factory=list)  # listed, designating it, not yet in force
@@ -474,7 +477,7 @@ def critere_c4(walk: Walk, ref: Referentiel, task: Task) -> Outcome:
         out.result, out.why = NE, "fiche absente"
         return out
     first = walk.field(out, task.entite, "beneficiaires")
-    declared: list[tuple[str, int, dict[str, Any]]] = []
+    declared: list[tuple[str, int, dict[str, object]]] = []
     pages: list[tuple[str, tuple[str, str]]] = []  # (page, the resource and field that cite it)
     incomplete: list[str] = []
     missing: list[tuple[str, str]] = []
@@ -629,10 +632,10 @@ def _deciding_only(reading: Reading) -> list[Consumed]:
 PRIORITIES = {"termes": _terms_first, "liens": _links_first, "sobre": _deciding_only}
 
 
-def _beneficiary_names(reading: Reading) -> set[tuple[Any, Any]]:
+def _beneficiary_names(reading: Reading) -> set[tuple[object, object]]:
     """(nom, prenoms) of every declared bénéficiaire the reading met (§5.2: what a restrictive-list entry
     must carry to concern the entity)."""
-    found: dict[tuple[str, str], dict[str, Any]] = {}
+    found: dict[tuple[str, str], dict[str, object]] = {}
     for fact in reading.consumed:
         if fact.resource.startswith("/beneficiaires/") and fact.field.startswith("/entrees/"):
             _, _, n, name = fact.field.split("/")
@@ -658,7 +661,8 @@ def own(fact: Consumed) -> bool:
     return not fact.resource.startswith(("/listes/", "/mesures-restrictives/"))
 
 
-def choose(reading: Reading, ref: Referentiel, reader: CorpusReader, priority: str) -> list[tuple[str, str, Any]]:
+def choose(reading: Reading, ref: Referentiel, reader: CorpusReader,
+           priority: str) -> list[tuple[str, str, object]]:
     """Up to the plafond, in the variant's order, admissible and distinct; at least half the minimum
     (rounded up) on own resources (§5.7), by swapping the last common-list facts for own ones if needed.
     A variant whose order stops early ("sobre") is padded up to the minimum in the order of "termes"."""
@@ -730,7 +734,7 @@ def submissions(root: Path, priority: str, *, build_dir: Path | None = None) \
     return out, readings
 
 
-def score(root: Path, priority: str) -> dict[str, Any]:
+def score(root: Path, priority: str) -> ScoreJson:
     """The corpus-score/1 report of this agent's submissions."""
     from generator.score import score_submissions
     from generator.tracks.loader import track_named

@@ -7,6 +7,7 @@ document nor its retained end date. The rule makes it non fondé on the conforme
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from generator.panel.agents import Claims, Context, admissible, fill, filler, links_first
@@ -62,7 +63,7 @@ def statuts_instead_of_dates(ctx: Context) -> tuple[str, Claims]:
 
 
 
-def _expected(report: dict[str, Any], season: Season) -> list[str]:
+def _expected(report: Mapping[str, Any], season: Season) -> list[str]:
     """Rendered with the exact verdict everywhere; non fondé exactly on the conforme tasks; overclaim 0."""
     problems = []
     for t in report["taches"]:

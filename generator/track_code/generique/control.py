@@ -8,17 +8,16 @@ control each must still answer the key's verdict (``corpus check-season`` says w
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 from generator.reading.reader import MISSING, CorpusReader, resolve_pointer
 from generator.reading.task import Task
 from generator.track_code.generique.evaluator import NAMED_SHORTCUTS, NONE_VALID, _amount, evaluate
 
 
-def _entries(task: Task, reader: CorpusReader) -> list[dict[str, Any]]:
+def _entries(task: Task, reader: CorpusReader) -> list[dict[str, object]]:
     """Every entry of the task's catalogue, page after page to page_suivante: null."""
-    page: Any = reader.track.collection("catalogues").path(categorie=task.categorie, page="1")
-    found: list[dict[str, Any]] = []
+    page: object = reader.track.collection("catalogues").path(categorie=task.categorie, page="1")
+    found: list[dict[str, object]] = []
     seen: set[str] = set()
     while isinstance(page, str) and page not in seen:
         seen.add(page)
@@ -30,7 +29,7 @@ def _entries(task: Task, reader: CorpusReader) -> list[dict[str, Any]]:
     return found
 
 
-def _cheapest_within(priced: list[tuple[Decimal | None, Any]], budget: Decimal) -> str:
+def _cheapest_within(priced: list[tuple[Decimal | None, object]], budget: Decimal) -> str:
     """The product of the lowest price within the budget (the first on a tie), else no valid option."""
     within = [(price, n, product) for n, (price, product) in enumerate(priced)
               if price is not None and price <= budget and isinstance(product, str)]

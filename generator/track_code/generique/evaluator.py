@@ -91,19 +91,19 @@ def _params(referentiel: dict[str, Any], criterion: str) -> dict[str, Any]:
     return next(c.get("parametres") or {} for c in referentiel["criteres"] if c["id"] == criterion)
 
 
-def _day(value: Any) -> date | None:
+def _day(value: object) -> date | None:
     try:
         return date.fromisoformat(value) if isinstance(value, str) else None
     except ValueError:
         return None
 
 
-def _amount(value: Any) -> Decimal | None:
+def _amount(value: object) -> Decimal | None:
     """A price as the référentiel writes it (digits, a point, two decimals), compared as a decimal number."""
     return Decimal(value) if isinstance(value, str) and value.replace(".", "", 1).isdigit() else None
 
 
-def _count(value: Any) -> int | None:
+def _count(value: object) -> int | None:
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
@@ -125,7 +125,7 @@ class _Reader:
     def entries(self) -> list[Option]:
         """Every entry of the category's catalogue, reading page after page to page_suivante: null."""
         track = self.session.reader.track
-        page: Any = track.collection("catalogues").path(categorie=self.task.categorie, page="1")
+        page: object = track.collection("catalogues").path(categorie=self.task.categorie, page="1")
         options: list[Option] = []
         seen: set[str] = set()
         while isinstance(page, str) and page not in seen:
@@ -236,7 +236,7 @@ class _Reader:
                 found = [link, cited, *terms]
         return found
 
-    def blocks(self, objet: Any, terms: list[Fact], option: Option) -> bool:
+    def blocks(self, objet: object, terms: list[Fact], option: Option) -> bool:
         """Whether an annex's clause forbids this order (suspension, maximum quantity, excluded départements)."""
         values = [t.valeur for t in terms]
         if objet == "suspension-livraisons" and option.delay is not None:

@@ -31,10 +31,10 @@ def _doc(reader: CorpusReader, path: str) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-def _entries(reader: CorpusReader, categorie: str) -> list[tuple[str, int, dict[str, Any]]]:
+def _entries(reader: CorpusReader, categorie: str) -> list[tuple[str, int, dict[str, object]]]:
     """(page, index, entry) of the category's catalogue, page 1 to page_suivante: null."""
-    out: list[tuple[str, int, dict[str, Any]]] = []
-    page: Any = f"/generique/catalogues/{categorie}/1"  # then whatever the served page_suivante holds
+    out: list[tuple[str, int, dict[str, object]]] = []
+    page: object = f"/generique/catalogues/{categorie}/1"  # then whatever the served page_suivante holds
     seen: set[str] = set()
     while isinstance(page, str) and page not in seen:
         seen.add(page)
@@ -49,7 +49,7 @@ def _entries(reader: CorpusReader, categorie: str) -> list[tuple[str, int, dict[
 class _Option:
     """One entry judged as the référentiel's checklist words it: None while no case has failed."""
 
-    def __init__(self, page: str, index: int, entry: dict[str, Any]) -> None:
+    def __init__(self, page: str, index: int, entry: dict[str, object]) -> None:
         self.page, self.index, self.entry = page, index, entry
         self.product = str(entry.get("produit"))
         self.why: list[tuple[Fact, Fact | None]] | None = None  # (fact, its supplier-side form or None)
