@@ -34,8 +34,9 @@ from generator.track_code.generique.evaluator import NAMED_SHORTCUTS, evaluate
 
 CONF = ROOT / CONFORMITE.trees.build
 GEN = ROOT / GENERIQUE.trees.build
-# The register may lag its own end dates by a few days (conf-01's trap: AGR-5113 still actif 15 days after
-# its end); a month later an authority's register has recorded the expiry.
+# The register keeps a lapsed registration actif for the thirty days its renewal may take, and says so in the
+# observations of those it retired (conf-01's trap: AGR-5113 still actif 15 days after its end); a month later
+# it has recorded the expiry (tests/test_season_lures_2.py holds the practice stated).
 REGISTER_LAG = timedelta(days=31)
 REJECTED = ("rejeter la soumission",)
 
@@ -66,35 +67,8 @@ EXAMEN = min(date.fromisoformat(s.task.date_examen) for s in CONF_SEASON.stateme
 
 
 # --- 2 and 7 at once: every field a participant reads and may not assert ---------------------------
-
-def _keys(value: Any) -> set[str]:
-    if isinstance(value, dict):
-        return set(value) | {k for v in value.values() for k in _keys(v)}
-    if isinstance(value, list):
-        return {k for v in value for k in _keys(v)}
-    return set()
-
-
-@pytest.mark.parametrize("track", [CONFORMITE, GENERIQUE], ids=lambda t: t.piste)
-def test_every_served_field_outside_the_probant_ones_is_said_to_reject_a_submission(track: Any) -> None:
-    """Spec §5.7 / §6.7 reject a submission asserting a field no criterion reads: the référentiel names each
-    such field a body serves in a sentence that says so, so that a careful reader is told before citing it."""
-    build = ROOT / track.trees.build
-    ref = _one(build, track.referentiel)
-    sentences = [s for text in _texts(ref) for s in _sentences(text) if "rejeter la soumission" in s]
-    structure = {"ressource", "entrees", "page", "page_suivante"}
-    unsaid = set()
-    for file in sorted(build.rglob("*.json")):
-        path = "/" + file.relative_to(build).with_suffix("").as_posix()
-        collection = track.collection_of(path)
-        body = json.loads(file.read_bytes())
-        if collection is None or body.get("existe") is False:
-            continue
-        probant = {part for pointer in collection.probant for part in pointer.split("/")}
-        unsaid |= {(collection.name, k) for k in _keys(body) - probant - structure
-                   if not any(re.search(rf"\b{k}\b", s) for s in sentences)}
-    assert unsaid == set()
-
+# Issue 42 made this one positive rule: the référentiel serves the table of what may be asserted and says that
+# any other pointer rejects the submission; tests/test_season_lures_2.py holds every served pointer to it.
 
 # --- 1. registrations past their end ------------------------------------------------------------------------
 
@@ -117,11 +91,11 @@ def test_conf_01_keeps_its_intended_lag_of_a_fortnight() -> None:
 
 # --- 2. the attestations' descriptive fields ----------------------------------------------------------------
 
-def test_c3_says_in_one_clause_that_the_contract_fields_are_not_probant_and_reject_a_submission() -> None:
-    regle = next(c["regle"] for c in _one(CONF, "/referentiel")["criteres"] if c["id"] == "C3")
-    clause = next(s for s in " ".join(regle.split()).split(" ; ") if "numero_police" in s)
+def test_c3_says_the_contract_fields_describe_the_contract_and_no_condition_reads_them() -> None:
+    regle = " ".join(next(c["regle"] for c in _one(CONF, "/referentiel")["criteres"] if c["id"] == "C3").split())
+    clause = next(s for s in regle.split(". ") if "numero_police" in s)
     for word in ("numero_police", "activites_garanties", "montants_garantis", "observations",
-                 "pas des champs probants", "rejeter la soumission", "§5.7"):
+                 "aucune condition ne les lit", "avenants en vigueur"):
         assert word in clause, (word, clause)
 
 
@@ -130,9 +104,11 @@ def _labels() -> dict[str, str]:
     return dict(re.findall(r"^  ([a-z-]+): (.+)$", corpus, re.M))
 
 
-def test_an_attestation_guarantees_the_firms_own_activities_and_says_what_an_avenant_excluded() -> None:
-    """The activities a policy lists are the firm's: those of its agréments, and the task's (C3 reads an
-    attestation as covering it unless an avenant excludes it, so its document must not say otherwise)."""
+def test_an_attestation_guarantees_the_firms_activities_as_issued_and_its_avenant_says_what_it_excluded() -> None:
+    """The activities a policy lists are the firm's at its issue: those of its agréments, and the task's (C3
+    reads an attestation as covering it unless an avenant excludes it, so its document must not say
+    otherwise); an exclusion agreed later is said by the avenant itself, never written back into the
+    attestation (issue 42: ATT-8386 and AVN-7247)."""
     labels = _labels()
     agrements = {a["ressource"]: a for a in _bodies(CONF, "/agrements")}
     avenants = {a["ressource"]: a for a in _bodies(CONF, "/avenants")}
@@ -146,13 +122,13 @@ def test_an_attestation_guarantees_the_firms_own_activities_and_says_what_an_ave
             own[labels[tasks[att["entite"]]]] = tasks[att["entite"]]
             assert labels[tasks[att["entite"]]] in att["activites_garanties"], att["ressource"]
         parts = att["activites_garanties"].split(" ; ")
-        named = {next((lab for lab in own if part.startswith(lab)), part): part for part in parts}
-        assert set(named) <= set(own), (att["ressource"], parts, sorted(own))
+        assert set(parts) <= set(own), (att["ressource"], parts, sorted(own))
         for ref in att["avenants"]:
             avn = avenants.get(ref)
             if avn and avn["objet"] == "exclusion-activite":
                 label = labels[avn["activite_exclue"]]
-                assert label not in named or ref in named[label], (att["ressource"], named.get(label))
+                assert avn["date_effet"] > att["date_emission"]
+                assert label.lower() in avn.get("observations", "").lower(), (ref, label)
         seen.add(att["activites_garanties"])
     assert len(seen) > 3
 
@@ -251,10 +227,15 @@ def test_the_catalogue_lists_every_path_the_manifest_holds_as_the_404_body_says(
 
 @pytest.mark.parametrize("field", ["conditions_commerciales", "unite_de_vente", "prix_catalogue_ht", "mention",
                                    "designation", "conditionnement", "siret", "numero_tva"])
-def test_each_field_a_buyer_cites_is_said_read_not_asserted_where_the_referentiel_sends_to_it(field: str) -> None:
-    sentences = [s for text in _texts(_one(GEN, "/generique/referentiel")) for s in _sentences(text) if field in s]
-    assert sentences, field
-    assert any("rejeter la soumission" in s and "§6.7" in s for s in sentences), (field, sentences)
+def test_each_field_a_buyer_cites_is_outside_the_table_and_said_read_by_no_condition(field: str) -> None:
+    """Issue 42: no list says what may not be asserted; the table says what may, and the référentiel says of
+    each field a buyer would cite first that no condition reads it."""
+    ref = _one(GEN, "/generique/referentiel")
+    table = ref["assertions"]["champs_qui_s_affirment"]
+    assert not any(field in pattern.split("/") for patterns in table.values() for pattern in patterns)
+    sentences = [s for text in _texts(ref) for s in _sentences(text) if field in s]
+    said = ("aucune condition", "indicatif", "les conditions ne lisent")
+    assert any(word in s for s in sentences for word in said), (field, sentences)
 
 
 # --- 8. gen-10: the catalogue looks within budget -----------------------------------------------------------

@@ -27,7 +27,27 @@ BEFORE = Path(__file__).resolve().parent / "fixtures" / "served-before-move"
 BEFORE_HASHES = {"conformite": "0f2807eb9ad17f9b163a7ab93faec42d00607fc4463c77c26f16b07f487cc68e",
                  "generique": "66f7bc00b760e1f408e05d692b6a6249a54a22cdb55866152ca41bebab3ab1da"}
 # Canonical path -> why its body changed since the move, per track. Empty: the move changed nothing served.
-CHANGED: dict[str, dict[str, str]] = {"conformite": {}, "generique": {}}
+_STATES = ("issue 42: the référentiel states what may be asserted (generated from the scorer's table), its "
+           "section named")
+_REGISTER = "issue 42: the register states its 30-day renewal period before a lapsed registration is withdrawn"
+_NOTICE = "issue 42: the catalogue notice states C6 with its precedence clause"
+_LAPSED = ("/agrements/AGR-4719", "/agrements/AGR-5245", "/agrements/AGR-6681", "/agrements/AGR-6763")
+_NOTICES = tuple(f"/generique/catalogues/{page}" for page in (
+    "ecrans-bureautiques/1", "gants-de-protection/1", "gants-de-protection/2", "luminaires-led/1",
+    "rayonnages-metalliques/1", "sieges-de-bureau/1"))
+CHANGED: dict[str, dict[str, str]] = {
+    "conformite": {
+        "/referentiel": f"{_STATES}; conf-07's cause of indeterminable glossed",
+        **dict.fromkeys(_LAPSED, _REGISTER),
+        "/attestations/ATT-8386": "issue 42: the attestation as issued, no date after its issue, no corpus path",
+        "/avenants/AVN-7247": "issue 42: the avenant states the exclusion it makes and from when",
+    },
+    "generique": {
+        "/generique/referentiel": f"{_STATES}; §6.7's element patterns",
+        **dict.fromkeys(_NOTICES, _NOTICE),
+        "/generique/produits/PRD-35054": "issue 42: the tariff's observations explain the low catalogue price",
+    },
+}
 
 
 def _entries(data: bytes) -> dict[str, dict[str, object]]:

@@ -94,9 +94,8 @@ def test_a_nested_field_the_schema_lacks_is_one_line_and_a_nested_one_it_has_pas
     assert result.returncode == 1 and "Traceback" not in result.stderr
     named = [line for line in result.stderr.splitlines() if line.startswith("tracks/")]
     line = line_of("debut: tarif.debut_validite", "tracks/generique/track.yaml")
-    assert named == [f"tracks/generique/track.yaml:{line}:28: ordres_de_dates[0].debut: 'tarif.debut_validit' "
-                     f"is not "
-                     "a field of the collection produits (schemas/produits.schema.json)"], result.stderr
+    assert named == [f"tracks/generique/track.yaml:{line}:28: ordres_de_dates[0].debut: 'tarif.debut_validit' is "
+                     "not a field of the collection produits (schemas/produits.schema.json)"], result.stderr
 
 
 def test_no_tracks_folder_and_an_unknown_track_are_one_line(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from generator.compiler.validate import Index
 from generator.contract.bodies import absent_body
 from generator.documents.records import Record
 from generator.documents.schemas import served_fields
+from generator.tracks.assertable import with_statement
 from generator.tracks.model import Collection, Track, systeme_path
 
 # What the catalogue and the request hashes may be built on: scheme, host, optional port and path prefix;
@@ -128,7 +129,8 @@ def compile_documents(sources: Sources, index: Index, base_url: str, track: Trac
                 assert at is not None
                 docs[at] = Document(at, "resource", _record_body(record, at))
     assert sources.referentiel is not None and sources.systeme is not None and sources.corpus is not None
-    referentiel = {"ressource": track.referentiel, **_plain(sources.referentiel.data)}
+    # The table of what may be asserted is generated from the criteria's champs, the one the scorer applies.
+    referentiel = with_statement(track, {"ressource": track.referentiel, **_plain(sources.referentiel.data)})
     docs[track.referentiel] = Document(track.referentiel, "resource", referentiel)
     for path in index.absents:
         docs[path] = Document(path, "absent", absent_body(path))

@@ -1,7 +1,9 @@
 """Rejection at the close (spec §5.7): what only the scorer sees, with the corpus in hand.
 
 A resource outside the task's graph (§5.2), a field that no criterion of ``/referentiel`` consumes or the
-whole document (empty field), and an assertion on a common list whose entry does not concern the entity.
+whole document (empty field): a pointer whose pattern is not in the table the référentiel serves
+(``assertions.champs_qui_s_affirment``, :mod:`generator.tracks.assertable`), and an assertion on a common
+list whose entry does not concern the entity.
 The graph and "concerns the entity" are the season's own definitions (:mod:`generator.reading.graph`).
 """
 
@@ -29,7 +31,8 @@ def _claim_problem(index: int, claim: ClaimJson, task_id: str, inputs: ScoringIn
     allowed = inputs.champs.get(prefix, frozenset())
     if pointer_pattern(field) not in allowed:
         return (f"{where}/field: {field} of {resource} is consumed by no criterion of {inputs.track.referentiel} "
-                f"(spec §5.7); probant fields of {prefix}: {', '.join(sorted(allowed)) or 'none'}")
+                f"(spec §5.7): it is not among the champs_qui_s_affirment the référentiel serves for {prefix}: "
+                f"{', '.join(sorted(allowed)) or 'none'}")
     if resource in graph.common and not concerns_entity(inputs.reader, statement.task, graph,
                                                         Fact(resource, field, claim["value"])):
         subject = statement.task.field(spec.start) if spec.start else statement.task.id

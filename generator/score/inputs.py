@@ -23,9 +23,9 @@ from generator.base.errors import GeneratorError, ManifestError, read_file
 from generator.contract.manifest import Manifest
 from generator.reading.graph import Graph, task_graph
 from generator.reading.reader import CorpusReader
-from generator.reading.referentiel import consumed_fields
 from generator.reading.task import Task
 from generator.score.key import KEY_SCHEMA, TASKS_SCHEMA, Key, KeyEntry, shape_problem
+from generator.tracks.assertable import STATEMENT, TABLE, served_table
 from generator.tracks.model import Track, file_for, systeme_path
 
 # §4.1: a response hash equal to one of these bodies is an instrument defect (ArkForge's, not the agent's).
@@ -221,8 +221,11 @@ def load_inputs(root: Path, track: Track) -> ScoringInputs:
         raise ScoreInputError(f"{places.key_file}: /taches: {', '.join(extra)} is no task of {places.tasks_file}")
     reader = VerifiedReader(root / places.build, manifest, track)
     inputs = ScoringInputs(root, track, manifest, saison, statements, key, reader, {}, defect_hashes(manifest))
-    inputs.champs = consumed_fields(inputs.document(track.referentiel))
+    # The table the référentiel serves (generated from its criteria's champs) is the one applied: what a
+    # participant reads of what may be asserted and what the close rejects cannot differ.
+    inputs.champs = served_table(inputs.document(track.referentiel))
     if not inputs.champs:
-        raise ScoreInputError(f"{places.build}/{file_for(track.referentiel)}: no criterion declares the fields it "
-                              "consumes (criteres[].champs): the probant-field rule cannot be applied")
+        raise ScoreInputError(f"{places.build}/{file_for(track.referentiel)}: /{STATEMENT}/{TABLE}: the "
+                              "référentiel serves no table of what may be asserted: the probant-field rule cannot "
+                              "be applied")
     return inputs
