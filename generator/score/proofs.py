@@ -33,7 +33,7 @@ from generator.trust_layer.proof_v3 import (
 )
 from generator.trust_layer.rekor_entry import load_rekor_key
 from generator.trust_layer.trust_proof import TrustProof, verification_problems
-from generator.trust_layer.tsa_token import Authority, TokenError, token_time
+from generator.trust_layer.tsa_token import Authority, TokenError, token_time, verified_time
 
 AnyProof = TrustProof | ProofV3
 
@@ -48,15 +48,20 @@ class SeasonWindow:
     rekor_pem: bytes | None = None  # --rekor-key: Rekor's public key, for entries a proof carries
 
 
-def _time(proof: TrustProof, season: SeasonWindow) -> tuple[str, str]:
-    """``(problem, note)`` on the proof's time: a problem fails condition 1; the note says what was checked."""
+def _time(proof: TrustProof, season: SeasonWindow, window: Window | None) -> tuple[str, str]:
+    """``(problem, note)`` on the proof's time: a problem fails condition 1; the note says what was checked.
+    ``window``: the authority's PEMs read once (:func:`window_of`), else read here."""
     unverified = ": the proof's time within the season is not verified offline"
     if proof.tsr_base64 is None:
         return "", "it carries no RFC 3161 token" + unverified
     if season.authority is None:
         return "", "its RFC 3161 token is not verified (no --tsa-ca given)" + unverified
     try:
-        when = token_time(proof.tsr_base64, proof.chain or "", season.authority)
+        if window is None or window.ca_pem is None:
+            when = token_time(proof.tsr_base64, proof.chain or "", season.authority)
+        else:
+            when = verified_time(proof.tsr_base64, bytes.fromhex(proof.chain or ""), window.ca_pem,
+                                 window.cert_pem, str(season.authority.ca_file))
     except TokenError as exc:
         return str(exc), ""
     shown = when.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -70,14 +75,16 @@ def _time(proof: TrustProof, season: SeasonWindow) -> tuple[str, str]:
     return "", f"its RFC 3161 time {shown} verifies (rfc3161-client) within the season{close}"
 
 
-def verdict_of(proof: TrustProof, pinned_key: str, season: SeasonWindow | None = None) -> Verdict:
-    """The verdict on one 1.2 proof: conditions 1 and 2, each with why in one sentence."""
+def verdict_of(proof: TrustProof, pinned_key: str, season: SeasonWindow | None = None,
+               window: Window | None = None) -> Verdict:
+    """The verdict on one 1.2 proof: conditions 1 and 2, each with why in one sentence (``window``: the
+    season's authority read once, :func:`window_of`)."""
     problems = verification_problems(proof, pinned_key)  # no fingerprint: a participant calls with their key
     if not problems and proof.awaiting_token:
         return {"en_attente": True,
                 "motif": "timestamp_authority.status is submitted: Trust Layer has not got its RFC 3161 token "
                          "yet, so its time is not anchored; replay the scoring once the proof carries it"}
-    problem, time = ("", "") if problems else _time(proof, season or SeasonWindow())
+    problem, time = ("", "") if problems else _time(proof, season or SeasonWindow(), window)
     problems += [problem] if problem else []
     version = version_of(proof.spec_version)
     shown = proof.spec_version or "absent"
@@ -133,4 +140,4 @@ def verdicts(proofs: dict[str, AnyProof], pinned_keys: str | Sequence[str],
     season = season or SeasonWindow()
     window = window_of(season)  # the pinned PEMs read and checked once, before any proof is judged
     return {proof_id: verdict_v3(proof, keys, window) if isinstance(proof, ProofV3)
-            else verdict_of(proof, keys[0], season) for proof_id, proof in sorted(proofs.items())}
+            else verdict_of(proof, keys[0], season, window) for proof_id, proof in sorted(proofs.items())}
