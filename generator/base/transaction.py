@@ -442,16 +442,27 @@ class Transaction:
 
     def commit(self, trees: dict[str, dict[str, bytes]]) -> None:
         """Write every ``{tree: {relative file: bytes}}`` aside, then swap all of them in at once."""
+        with self.staged(list(trees)) as places:
+            for name, files in trees.items():
+                write_tree(places[name], files)
+
+    @contextmanager
+    def staged(self, names: list[str]) -> Iterator[dict[str, Path]]:
+        """Where to write each tree of ``names`` aside (folders not made yet: ``write_tree`` or the caller
+        makes them), then, when the block ends, all of them swapped in at once; an exception discards them,
+        and nothing is written. A writer that makes its files as it goes (a season's index, issue 43) holds
+        none of them in memory."""
         root, txn = self.root, self.root / TXN_DIR
-        names = list(trees)
         journal = Journal(os.getpid(), tuple(names), tuple(n for n in names if (root / n).exists()), STAGING)
         try:
             make_dir(txn)
             journal.write(root)
             make_dir(txn / "stage")
-            for name, files in trees.items():
+            places = {}
+            for name in names:
                 make_parents(txn / "stage" / name, txn / "stage")
-                write_tree(txn / "stage" / name, files)
+                places[name] = txn / "stage" / name
+            yield places
         except OSError as exc:
             self._discard(txn)
             raise write_error(exc, root, names) from None

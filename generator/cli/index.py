@@ -4,16 +4,13 @@ report, from ``corpus score``'s reports of the season's submissions."""
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 
 from generator.base import strict_json
 from generator.base.bounded_read import PUBLISHED_LIMIT, read_bounded
-from generator.base.errors import GeneratorError
 from generator.base.output_places import OutputRefused, key_output_dir
-from generator.base.transaction import commit_trees
 from generator.cli.options import (
     Subparsers,
     add_pinned_options,
@@ -22,9 +19,10 @@ from generator.cli.options import (
     pins_of,
     season_close,
 )
-from generator.publish.season_index import DEFAULT_TRUST_LAYER, IndexRequest, build_index
+from generator.publish.parallel import available_cores
+from generator.publish.season_index import DEFAULT_TRUST_LAYER, IndexRequest, publish_index
 from generator.publish.wording import FORMAT_INDEX
-from generator.score.close_inputs import load_proofs, score_options
+from generator.score.proof_source import close_proofs
 from generator.tracks.loader import track_named
 
 
@@ -63,25 +61,27 @@ def trust_layer_url(text: str) -> str:
     return text
 
 
+def jobs(text: str) -> int:
+    """``--jobs``: a number of processes, 1 or more."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes (1 or more)")
+    return int(text)
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     track = track_named(args.root, args.track)
     out = output_folder(args, track.piste)
-    proofs = load_proofs(args.proofs) if args.proofs else None
+    options, folder = close_proofs(args.root, track.places, pins_of(args), args.proofs, args.salt_file,
+                                   args.anchor)
     request = IndexRequest(root=args.root, track=track, submissions=args.submissions,
                            registrations=args.registrations, draft=args.brouillon,
                            close=args.season_close,
                            now=datetime.now(UTC), trust_layer_url=args.trust_layer_url,
-                           score_options=score_options(args.root, track.places, pins_of(args), proofs,
-                                                       args.salt_file, args.anchor))
-    files = build_index(request)
-    try:
-        os.makedirs(out, exist_ok=True)
-        commit_trees(out, {track.piste: files})
-    except OSError as exc:
-        raise GeneratorError(f"{out}: cannot write: {exc.strerror or exc}; nothing written") from None
-    reports = sum(name.endswith(".json") and name.startswith("rapports/") for name in files)
+                           score_options=options, proof_folder=folder, jobs=args.jobs)
+    written = publish_index(request, out)
     state = "brouillon, rien n'est publié" if args.brouillon else "publié"
-    print(f"corpus index: {track.piste}: index and {reports} report(s) written to {out / track.piste} ({state})")
+    print(f"corpus index: {track.piste}: index and {written.reports} report(s) written to {out / track.piste} "
+          f"({state})")
     return 0
 
 
@@ -119,5 +119,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--tsa-ca", type=Path, help="passed to corpus score, with a --proofs folder")
     p.add_argument("--tsa-cert", type=Path, help="passed to corpus score, with a --proofs folder")
     add_rekor_option(p)
+    p.add_argument("--jobs", type=jobs, default=available_cores(), metavar="N",
+                   help="processes scoring the participants (default: every core, here "
+                        f"{available_cores()}); what is written is the same whatever N")
     add_root_options(p)
     p.set_defaults(func=cmd_index)

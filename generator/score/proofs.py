@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from generator.score.verdict import Proofs, Verdict
+from generator.trust_layer.honest_v3 import Honest, PinnedKeys, honest_v3
 from generator.trust_layer.proof_v3 import (
     IDENTITY_FROM,
     ProofV3,
@@ -132,12 +133,56 @@ def verdict_v3(proof: ProofV3, keys: Sequence[str], window: Window) -> Verdict:
     return verdict
 
 
+def honest_verdict(honest: Honest) -> Verdict:
+    """:func:`verdict_v3`'s verdict on an honest 3.x proof, from what :func:`honest_v3` verified of it: the
+    same fields, in the same order, worded alike."""
+    return {"valide": True, "identite_liee": True, "motif_1": "", "motif_2": "",
+            "heure": f"its RFC 3161 time {honest.time:%Y-%m-%dT%H:%M:%SZ} verifies within the season",
+            "hashes_plats": dict(honest.flat), "spec_version": honest.spec_version,
+            "engagements": dict(honest.engagements), "non_verifie": list(honest.unchecked), "incidents": [],
+            "agent_identity": honest.agent_identity}
+
+
+class ProofJudge:
+    """The pins a folder's proofs are judged against (the keys, the season window), and each proof judged
+    (:func:`verdict_v3` from 3.0 on, :func:`verdict_of` before); the window is read once, at the first proof."""
+
+    def __init__(self, keys: Sequence[str], season: SeasonWindow) -> None:
+        self.keys, self.season = list(keys), season
+        self._window: Window | None = None
+        self._pinned: PinnedKeys | None = None
+
+    def honest(self, data: bytes, proof_id: str) -> Verdict | None:
+        """The verdict on a proof file's bytes when it is an honest 3.1 proof through and through
+        (:func:`~generator.trust_layer.honest_v3.honest_v3`, one pass near the cryptographic floor); None:
+        read it and judge it (:meth:`verdict`), which says why it is not."""
+        if self._pinned is None:
+            self._pinned = PinnedKeys(self.keys)
+        found = honest_v3(data, proof_id, self._pinned, self.window)
+        return honest_verdict(found) if found is not None else None
+
+    @property
+    def window(self) -> Window:
+        """The pinned authority's PEMs and Rekor's key read and checked (:func:`window_of`), once."""
+        if self._window is None:
+            self._window = window_of(self.season)
+        return self._window
+
+    def verdict(self, proof: AnyProof) -> Verdict:
+        """One proof judged: a 1.2 proof against the first pinned key, a 3.x one against any (a rotation)."""
+        if isinstance(proof, ProofV3):
+            return verdict_v3(proof, self.keys, self.window)
+        return verdict_of(proof, self.keys[0], self.season, self.window)
+
+    def verdicts(self, proofs: dict[str, AnyProof]) -> Proofs:
+        """Each proof judged, by ``proof_id``; the pinned PEMs read and checked before any proof is."""
+        self.window  # noqa: B018  # an unusable pin is one line before any proof is judged
+        return {proof_id: self.verdict(proof) for proof_id, proof in sorted(proofs.items())}
+
+
 def verdicts(proofs: dict[str, AnyProof], pinned_keys: str | Sequence[str],
              season: SeasonWindow | None = None) -> Proofs:
     """Each proof of a ``--proofs`` folder judged (:func:`verdict_of`, :func:`verdict_v3` from 3.0 on), by
     ``proof_id``; a 1.2 proof against the first pinned key, a 3.x one against any (a key rotation)."""
     keys = [pinned_keys] if isinstance(pinned_keys, str) else list(pinned_keys)
-    season = season or SeasonWindow()
-    window = window_of(season)  # the pinned PEMs read and checked once, before any proof is judged
-    return {proof_id: verdict_v3(proof, keys, window) if isinstance(proof, ProofV3)
-            else verdict_of(proof, keys[0], season, window) for proof_id, proof in sorted(proofs.items())}
+    return ProofJudge(keys, season or SeasonWindow()).verdicts(proofs)

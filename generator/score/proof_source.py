@@ -1,0 +1,99 @@
+"""``--proofs`` as a season's close reads it (issue 43): a verification file checked once for every participant,
+or a folder of proofs read as each participant is scored, each proof file read and judged once.
+
+``corpus score`` reads a whole folder before it scores (:func:`generator.score.close_inputs.load_proofs`): one
+participant's proofs. A close has hundreds of thousands; held at once, their verdicts outgrow the memory. So
+:class:`FolderProofs` lists the folder (every entry checked as ``load_proofs`` checks it), and judges the
+proofs a participant's submissions cite when that participant is scored, with the same reader and the same
+judge (:class:`~generator.score.proofs.ProofJudge`): a verdict is the one ``corpus score`` gives. The proofs
+no scored submission cites are read at the end (:meth:`FolderProofs.judge_rest`), so that a file ``corpus
+score`` would refuse is refused here too; when one is, the one named is the first in name order, as
+``load_proofs`` names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from generator.base.bounded_read import SUBMISSION_LIMIT, read_bounded
+from generator.base.jsonvalue import JsonValue
+from generator.contract.places import Places
+from generator.score.close_inputs import (
+    BadFile,
+    Pins,
+    ScoreOptions,
+    load_proofs,
+    proof_judge,
+    proof_names,
+    read_proof_file,
+    score_options,
+)
+from generator.score.proofs import ProofJudge
+from generator.score.verdict import Proofs, Verdict, check_proofs
+
+
+def cited_ids(submissions: Iterable[JsonValue]) -> list[str]:
+    """Every proof id an assertion of ``submissions`` names: the only ones the scorer looks up."""
+    found: set[str] = set()
+    for sub in submissions:
+        assertions = sub.get("assertions") if isinstance(sub, dict) else None
+        for a in assertions if isinstance(assertions, list) else []:
+            ids = a.get("proof_ids") if isinstance(a, dict) else None
+            found.update(p for p in (ids if isinstance(ids, list) else []) if isinstance(p, str))
+    return sorted(found)
+
+
+class FolderProofs:
+    """A folder of proofs as Trust Layer serves them, judged by ``judge`` proof by proof, on demand."""
+
+    def __init__(self, folder: Path, judge: ProofJudge) -> None:
+        self.folder, self.judge = folder, judge
+        self.names = frozenset(proof_names(folder))  # every entry checked, none read yet
+
+    def verdicts(self, proof_ids: Iterable[str]) -> Proofs:
+        """The verdicts of the proofs among ``proof_ids`` that the folder holds (the others are absent, as in
+        ``corpus score``: not in the verification, no valid proof known). Each file is read once: an honest
+        3.1 proof is judged from its bytes in one pass (:meth:`ProofJudge.honest`), any other read and judged
+        as ``corpus score`` does."""
+        found = {}
+        for proof_id in proof_ids:
+            name = f"{proof_id}.json"
+            if name in self.names:
+                found[proof_id] = self._verdict(self.folder / name, proof_id)
+        return check_proofs(found)
+
+    def _verdict(self, file: Path, proof_id: str) -> Verdict:
+        try:
+            data = read_bounded(file, SUBMISSION_LIMIT)
+        except OSError:  # refused by the reader below, in its words
+            return self.judge.verdict(read_proof_file(file))
+        return self.judge.honest(data, proof_id) or self.judge.verdict(read_proof_file(file, data))
+
+    def judge_rest(self, names: Sequence[str]) -> None:
+        """Read and judge the proofs ``names`` (cited by no scored submission): a file that cannot be used is
+        refused, as ``corpus score`` refuses it; the verdicts are not kept."""
+        for name in names:
+            self._verdict(self.folder / name, name[:-5])
+
+    def first_bad_file(self) -> BadFile | None:
+        """The refusal of the first file, in name order, that cannot be used (``load_proofs``'s): what is said
+        when a proof file is refused, whichever process met one first."""
+        for name in sorted(self.names):
+            try:
+                read_proof_file(self.folder / name)
+            except BadFile as exc:
+                return exc
+        return None
+
+
+def close_proofs(root: Path, places: Places, pins: Pins, proofs: Path | None, salt_file: Path | None,
+                 anchor_file: Path | None) -> tuple[ScoreOptions, FolderProofs | None]:
+    """``corpus index``'s proof and freeze options: ``corpus score``'s (:func:`score_options`), but a folder of
+    proofs listed and its pins checked now, its proofs judged as the participants are scored."""
+    if proofs is not None and proofs.is_dir():
+        folder = FolderProofs(proofs, proof_judge(proofs, pins, root, places))
+        folder.judge.window  # noqa: B018  # an unusable pin is one line before any proof is judged
+        return score_options(root, places, pins, None, salt_file, anchor_file), folder
+    loaded = load_proofs(proofs) if proofs is not None else None
+    return score_options(root, places, pins, loaded, salt_file, anchor_file), None

@@ -1,0 +1,262 @@
+"""An honest proof-spec 3.1 proof recognised and verified in one pass, near the cryptographic floor (issue 43).
+
+A season's close judges hundreds of thousands of proofs, nearly all honest. The reader and the checks of
+:mod:`.proof_v3` name the first field at fault of any proof, through typed objects built field by field; their
+cost, beside the one Ed25519 verification each proof needs, was most of the proof work. :func:`honest_v3`
+makes every check of :func:`~.proof_v3.read_v3`, :func:`~.proof_v3.condition_1` and
+:func:`~.proof_v3.identity_problem` on the parsed view directly, in one pass, and returns what an honest
+proof's verdict holds. It never judges a proof: at the first thing that is not the honest case (a field of
+another shape, a check that fails, a pending batch, a view with the owner's pairs, a Rekor entry carried, no
+pinned authority, another spec_version than 3.1, a flat field that differs), it returns None and the caller
+reads the proof with :mod:`.proof_v3`, which says why. So a verdict made from it is the one the full path
+makes (``tests/test_honest_v3.py`` compares them on every kind of proof the scorer names).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from json.encoder import encode_basestring_ascii
+from typing import Any, cast
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from generator.base import strict_json
+from generator.contract.hashing import canonical_json
+from generator.trust_layer.proof_v3 import CONSISTENCY, IDENTITY_FIELDS, ProofV3, Window, rekor_check
+from generator.trust_layer.trust_proof import HASH_PREFIX, KEY_PREFIX, public_key
+from generator.trust_layer.tsa_token import TokenError, verified_time
+
+SPEC = "3.1"
+_HEX = re.compile(r"[0-9a-f]*")
+_B64URL = re.compile(r"[A-Za-z0-9_-]{86}")  # an Ed25519 signature, 64 bytes, written without padding
+_SIDES = ("request_hash", "response_hash")
+_FLAT = (("request_hash", "request"), ("response_hash", "response"))
+_OPTIONAL_OBJECTS = ("timestamp_authority", "transparency_log", "disclosed", "batch_anchor")
+_TEXTS = ("arkforge_signature", "arkforge_pubkey", "timestamp")
+
+
+@dataclass(slots=True)
+class Honest:
+    """What the verdict of an honest 3.x proof holds (``score/proofs.py`` words it as ``verdict_v3`` does)."""
+
+    spec_version: str
+    time: datetime  # the token's, to the second
+    unchecked: list[str]
+    flat: dict[str, str]  # hashes.request / hashes.response, bare, when served
+    engagements: dict[str, str | None]
+    agent_identity: str
+
+
+@dataclass
+class _LogOnly:
+    """What :func:`~.proof_v3.rekor_check` reads of a proof that carries no Rekor entry: its log."""
+
+    rekor: dict[str, Any] | None
+
+
+class PinnedKeys:
+    """The pinned Trust Layer keys, each parsed once (``ed25519:<base64url>``), with what one judge's proofs
+    share: the inclusion walks already verified, by batch (:func:`_included`), and each batch token's time. A
+    judge's window is fixed, so a token's time, once verified in it, is the one it has for every proof."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        self.texts = list(keys)
+        self.objects: list[Ed25519PublicKey] = [public_key(k) for k in self.texts]
+        self.walks: dict[tuple[bytes, int, int, bytes], tuple[str, ...]] = {}
+        self.times: dict[tuple[str, bytes], datetime] = {}  # a batch token's time (its outcome: tsa_token's)
+
+
+def _bare(value: object) -> str | None:
+    """``bare_hash``'s text before its hex check: the hash without ``sha256:``, when it is a string of 64."""
+    if type(value) is not str:
+        return None
+    text = value[7:] if value.startswith(HASH_PREFIX) else value
+    return text if len(text) == 64 else None
+
+
+def _canonical(value: object) -> str:
+    """``canonical_json(value)``: what a commitment hashes (the identity's values are a string, true, or None)."""
+    if type(value) is str:
+        return encode_basestring_ascii(value)
+    if value is True:
+        return "true"
+    if value is None:
+        return "null"
+    return canonical_json(value)
+
+
+def _root(leaves: list[bytes]) -> bytes:
+    """RFC 6962's tree hash of already hashed leaves: pairs from the left, an odd last node promoted (the
+    same tree as :func:`~.merkle.tree_hash`'s split at the largest power of two)."""
+    sha = hashlib.sha256
+    while len(leaves) > 1:
+        paired = [sha(b"\x01" + leaves[i] + leaves[i + 1]).digest() for i in range(0, len(leaves) - 1, 2)]
+        if len(leaves) % 2:
+            paired.append(leaves[-1])
+        leaves = paired
+    return leaves[0]
+
+
+def _path_length(index: int, size: int) -> int:
+    length, last = 0, size - 1
+    while last > 0:
+        if index % 2 == 1 or index < last:
+            length += 1
+        index, last = index // 2, last // 2
+    return length
+
+
+def _included(chain: bytes, index: int, size: int, path: list[str], root: bytes,
+              walks: dict[tuple[bytes, int, int, bytes], tuple[str, ...]]) -> bool:
+    """RFC 9162 §2.1.3.2, as :func:`~.merkle.inclusion_root` walks it, on a path of exactly the length the
+    tree's shape gives the leaf (checked by the caller). The walk is a function of where it stands (the two
+    indexes and the digest) and of the rest of the path: a state from which a walk of the same batch already
+    reached the root reaches it again along the same rest, so the siblings of a batch are hashed once."""
+    sha = hashlib.sha256
+    fn, sn, digest = index, size - 1, sha(b"\x00" + chain).digest()
+    states = []
+    for step, sibling_hex in enumerate(path):
+        key = (root, fn, sn, digest)
+        known = walks.get(key)
+        if known is not None and known == tuple(path[step:]):
+            break
+        states.append((key, step))
+        sibling = bytes.fromhex(sibling_hex)
+        if fn % 2 == 1 or fn == sn:
+            digest = sha(b"\x01" + sibling + digest).digest()
+            while fn % 2 == 0 and fn != 0:
+                fn, sn = fn >> 1, sn >> 1
+        else:
+            digest = sha(b"\x01" + digest + sibling).digest()
+        fn, sn = fn >> 1, sn >> 1
+    else:
+        if sn != 0 or digest != root:
+            return False
+    if len(walks) > 1 << 16:
+        walks.clear()
+    for key, step in states:
+        walks[key] = tuple(path[step:])
+    return True
+
+
+def honest_v3(data: bytes, proof_id: str, keys: PinnedKeys, window: Window) -> Honest | None:
+    """The verdict's content when ``data`` (a proof file's bytes, named ``proof_id``) is an honest 3.1 proof
+    in every respect the full path checks; None when anything is otherwise (the full path then judges it)."""
+    parsed = strict_json.fast_loads(data)
+    if parsed is None or type(parsed[0]) is not dict:
+        return None
+    doc = cast(dict[str, Any], parsed[0])
+    get = doc.get
+    if get("proof_id") != proof_id or get("spec_version") != SPEC or window.ca_pem is None \
+            or get("commitment_nonces") is not None or get("chain_data") is not None:
+        return None
+    for name in _OPTIONAL_OBJECTS:
+        if type(get(name)) is not dict and get(name) is not None:
+            return None
+    for name in _TEXTS:
+        if type(get(name)) is not str and get(name) is not None:
+            return None
+    hashes, raw, batch = get("hashes"), get("commitments"), get("batch_anchor")
+    if type(hashes) is not dict or type(raw) is not dict or not raw or batch is None \
+            or batch.get("status") != "anchored":
+        return None
+    names = sorted(raw)
+    chain, root = _bare(hashes.get("chain")), _bare(batch.get("root"))
+    committed = [_bare(raw[name]) for name in names]
+    flat = {}
+    for side, key in _FLAT:
+        if hashes.get(key) is not None:
+            flat[side] = _bare(hashes[key])
+    index, size, path = batch.get("leaf_index"), batch.get("tree_size"), batch.get("audit_path")
+    if chain is None or root is None or None in committed or None in flat.values() or type(path) is not list \
+            or type(size) is not int or type(index) is not int or not 0 <= index < size \
+            or len(path) != _path_length(index, size):
+        return None
+    for entry in path:
+        if type(entry) is not str or len(entry) != 64:
+            return None
+    every = "".join((chain, root, *cast(dict[str, str], flat).values(), *cast(list[str], committed), *path))
+    try:
+        packed = bytes.fromhex(every)
+    except ValueError:
+        return None
+    if packed.hex() != every:  # each of them 64 lowercase hex digits (fromhex takes capitals and spaces too)
+        return None
+    commitments = dict(zip(names, cast(list[str], committed), strict=True))
+    authority = get("timestamp_authority") or {}
+    tsr, log = authority.get("tsr_base64"), get("transparency_log")
+    if type(tsr) is not str or (authority.get("status") is not None and type(authority.get("status")) is not str):
+        return None
+    # condition 1: the chain is the Merkle root of the commitments, signed by a pinned key
+    sha = hashlib.sha256
+    start = 64 + 32 * len(flat)  # after the chain, the root and the flat hashes
+    if _root([sha(b"\x00" + packed[n:n + 32]).digest()
+              for n in range(start, start + 32 * len(committed), 32)]) != packed[:32]:
+        return None
+    signature = doc.get("arkforge_signature")
+    if type(signature) is not str or not signature.startswith(KEY_PREFIX) \
+            or not _B64URL.fullmatch(signature, len(KEY_PREFIX)):
+        return None
+    try:
+        signed = base64.urlsafe_b64decode(signature[len(KEY_PREFIX):] + "==")
+    except (ValueError, binascii.Error):
+        return None
+    message = chain.encode("ascii")
+    for verifier in keys.objects:
+        try:
+            verifier.verify(signed, message)
+            break
+        except InvalidSignature:
+            continue
+    else:
+        return None
+    if doc.get("arkforge_pubkey") is not None and doc["arkforge_pubkey"] not in keys.texts:
+        return None
+    # the batch: the chain included at its leaf, the root's token by the pinned authority within the season
+    root_bytes = packed[32:64]
+    if not _included(packed[:32], index, size, path, root_bytes, keys.walks):
+        return None
+    when = keys.times.get((tsr, root_bytes))
+    if when is None:
+        try:
+            when = verified_time(tsr, root_bytes, window.ca_pem, window.cert_pem).replace(microsecond=0)
+        except TokenError:
+            return None
+        if len(keys.times) > 1 << 12:
+            keys.times.clear()
+        keys.times[(tsr, root_bytes)] = when
+    if (window.opening is not None and when < window.opening) or (window.closing is not None
+                                                                    and when > window.closing):
+        return None
+    if log is not None and log.get("entry") is not None:
+        return None
+    logged, not_logged = rekor_check(cast(ProofV3, _LogOnly(log)), window)
+    close = "" if window.closing is not None else "the close not checked (no --season-close)"
+    # condition 2: disclosed opens a verified identity, bound, a DID; no flat field says otherwise
+    disclosed = doc.get("disclosed") or {}
+    for pair in disclosed.values():
+        if type(pair) is not dict or len(pair) != 2 or type(pair.get("nonce")) is not str or "value" not in pair:
+            return None
+    for name in (*IDENTITY_FIELDS, *((CONSISTENCY,) if CONSISTENCY in commitments else ())):
+        pair = disclosed.get(name)
+        nonce = pair["nonce"] if pair is not None else ""
+        if pair is None or name not in commitments or len(nonce) != 64 or not _HEX.fullmatch(nonce) or sha(
+                name.encode() + b"\x00" + bytes.fromhex(nonce) + _canonical(pair["value"]).encode()
+        ).hexdigest() != commitments[name]:
+            return None
+    identity = disclosed["agent_identity"]["value"]
+    if disclosed["agent_identity_verified"]["value"] is not True or \
+            disclosed["did_resolution_status"]["value"] != "bound" or type(identity) is not str or not identity:
+        return None
+    if logged or any(name in doc and name in disclosed and doc[name] != disclosed[name]["value"]
+                     for name in (*IDENTITY_FIELDS, CONSISTENCY)):
+        return None
+    return Honest(SPEC, when, [n for n in (close, not_logged) if n], cast(dict[str, str], flat),
+                  {side: commitments.get(side) for side in _SIDES}, identity)
