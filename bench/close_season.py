@@ -13,7 +13,9 @@ not shared). ``python bench/close_season.py OUT --participants 1000`` writes one
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
+import io
 import json
 import multiprocessing
 import shutil
@@ -121,11 +123,12 @@ def _anchor(root: Path, folder: Path, authority: Authority) -> None:
     issuer.close_batch([proof], others=2)
     view = folder / "anchor-proof.json"
     view.write_text(json.dumps(proof.full()), "utf-8")
-    code = corpus(["freeze-anchor", "--root", str(root), str(view), "--trust-layer-key", issuer.key,
-                   "--challenge-key-fingerprint", FINGERPRINT, "--tsa-ca", str(authority.ca), "--tsa-cert",
-                   str(authority.cert)])
+    with contextlib.redirect_stderr(io.StringIO()) as said:
+        code = corpus(["freeze-anchor", "--root", str(root), str(view), "--trust-layer-key", issuer.key,
+                       "--challenge-key-fingerprint", FINGERPRINT, "--tsa-ca", str(authority.ca), "--tsa-cert",
+                       str(authority.cert)])
     if code != 0:
-        raise SystemExit("corpus freeze-anchor failed")
+        raise SystemExit(f"corpus freeze-anchor failed: {said.getvalue()}")
 
 
 def make_season(folder: Path, participants: int, batch: int = 250, jobs: int = 2) -> dict[str, Any]:

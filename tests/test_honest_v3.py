@@ -91,8 +91,8 @@ EDITS: list[tuple[str, Any]] = [
     ("flipped commitment", lambda v: v["commitments"].__setitem__("seller", _flip(v["commitments"]["seller"]))),
     ("bare hashes", lambda v: v["commitments"].update({k: h[7:] for k, h in v["commitments"].items()})),
     ("capital hex", lambda v: v["hashes"].__setitem__("chain", v["hashes"]["chain"].upper())),
-    ("prefixed path", lambda v: v["batch_anchor"].__setitem__("audit_path",
-                                                               [f"sha256:{h}" for h in v["batch_anchor"]["audit_path"]])),
+    ("prefixed path", lambda v: v["batch_anchor"].__setitem__(
+        "audit_path", [f"sha256:{h}" for h in v["batch_anchor"]["audit_path"]])),
     ("overstated tree_size", lambda v: v["batch_anchor"].__setitem__("tree_size", 64)),
     ("bool leaf_index", lambda v: v["batch_anchor"].__setitem__("leaf_index", True)),
     ("leaf out of range", lambda v: v["batch_anchor"].__setitem__("leaf_index", v["batch_anchor"]["tree_size"])),
@@ -134,8 +134,9 @@ def test_texts_the_strict_reader_refuses_are_left_to_it(world: dict[str, Any], t
     proof: Issued = world["proofs"][3]
     text = json.dumps(proof.public())
     for spoiled in (text.replace('"is_demo": false', '"is_demo": false, "is_demo": true'),
-                    text.replace('"seller":', '"seller" :'), text.replace('"views_count": 0', '"views_count": 1e400'),
-                    text + "x", "\ufeff" + text, text.replace('"is_demo": false', '"is_demo": "\\ud800"')):
+                    text.replace('"seller":', '"seller" :'),
+                    text.replace('"views_count": 0', '"views_count": 1e400'), text + "x", "\ufeff" + text,
+                    text.replace('"is_demo": false', '"is_demo": "\\ud800"')):
         fast, full = both(_judge(world), spoiled, tmp_path, proof.proof_id)
         assert fast is None or fast == full
 

@@ -20,11 +20,22 @@ def _value(record: Record, name: str) -> str:
 
 
 def record_path(record: Record, track: Track) -> str | None:
-    """Canonical path of a one-document record (None if its id is unusable)."""
+    """Canonical path of a one-document record (None if its id is unusable). The validator and the compiler
+    ask it of each record several times: it is kept on the record, with the id and the template it came
+    from (a record whose id or track changed gets its path again)."""
     rid = record.data.get("id") if isinstance(record.data, dict) else None
     if not isinstance(rid, str):
         return None
-    return track.collection(record.kind).path(id=rid)
+    template = track.collection(record.kind).template
+    kept: tuple[str, str, str] | None = record.__dict__.get(_KEPT)
+    if kept is not None and kept[0] is rid and kept[1] is template:
+        return kept[2]
+    path = track.collection(record.kind).path(id=rid)
+    record.__dict__[_KEPT] = (rid, template, path)
+    return path
+
+
+_KEPT = "_source_path"  # where record_path keeps a record's path
 
 
 def page_paths(record: Record, collection: Collection) -> list[str]:

@@ -301,10 +301,10 @@ class Validator:
                     if cited_by is not None and path is not None and path in self.index.records:
                         cited_by.setdefault(path, []).append((record, container, key, fieldname))
 
-    def _listed_by(self, owner_kind: str, key: str) -> dict[str, list[tuple[str, Location]]]:
+    def _listed_by(self, owner_kind: str, key: str) -> dict[str, list[tuple[str, list[object], int, str]]]:
         """For each resource path, the owners (entity or attestation paths) whose ``key`` list cites it, with
-        where each cites it."""
-        listed: dict[str, list[tuple[str, Location]]] = {}
+        where each cites it (the list, the index and the file: a place is worded only for a message)."""
+        listed: dict[str, list[tuple[str, list[object], int, str]]] = {}
         for record in self.sources.of(owner_kind):
             owner = record_path(record, self.track)
             items = record.data.get(key)
@@ -312,7 +312,7 @@ class Validator:
                 continue
             for index, item in enumerate(items):
                 if isinstance(item, str):
-                    listed.setdefault(item, []).append((owner, location_of(items, index, record.file)))
+                    listed.setdefault(item, []).append((owner, items, index, record.file))
         return listed
 
     def _check_backlink(self, link: Link) -> None:
@@ -328,11 +328,12 @@ class Validator:
                     or not owner_collection.matches(owner):  # a wrong-collection link: _cite said so
                 continue
             listings = listed.get(path, [])
-            owners = [other for other, _ in listings]
+            owners = [listing[0] for listing in listings]
             intended = link.mismatch is not None and record.data.get(link.mismatch) is True
             if any(other != owner for other in owners):  # an owner that the record does not name
+                places = [(other, location_of(items, index, file)) for other, items, index, file in listings]
                 self.problems.append(error_at(record, back, back, _listed_elsewhere(
-                    path, back, owner, _plural(owner_collection), listings)))
+                    path, back, owner, _plural(owner_collection), places)))
             elif not owners and not intended:
                 self.problems.append(error_at(record, back, back, f"{owner} does not list {path} in its "
                                             f"{owner_list} (mark the record '{link.mismatch}: true' "

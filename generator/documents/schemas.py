@@ -281,7 +281,9 @@ def errors(name: str, data: object, folder: Path | None = None) -> list[SchemaEr
     return out
 
 
+@cache
 def served_fields(name: str, folder: Path | None = None) -> tuple[str, ...]:
-    """Fields of a record kind in served order: the schema's property order, minus source-only ones."""
+    """Fields of a record kind in served order: the schema's property order, minus source-only ones (once per
+    kind: the compiler asks it of every record)."""
     properties = schema(name, folder)["properties"]
     return tuple(key for key, spec in properties.items() if not spec.get("x-source-only"))

@@ -76,6 +76,9 @@ class LocatedList(list[object]):
     marks: list[tuple[int, int]]
 
 
+_CLEAN_KEYS: set[str] = set()  # keys that broke no character rule and are in NFC (a key is checked once a run)
+
+
 def _pos(event: yaml.Event) -> tuple[int, int]:
     start = event.start_mark
     assert start is not None  # libyaml marks every event it sends
@@ -221,9 +224,16 @@ class _Builder:
         key = event.value
         if key == "<<" and event.implicit[0]:
             raise self.fail(event, "merge keys ('<<') are not allowed: write each field out", self._join(key))
+        if key in _CLEAN_KEYS:  # a name met before, allowed and in NFC: most keys of a build
+            first = frame.marks.get(key)
+            if first is not None:
+                raise self.fail(event, f"duplicate key (first written at line {first[0]})", self._join(key))
+            return key
         found = bad_key(key)
         if found:
             raise self.fail(event, found, self._join(escaped(_cut(key))))
+        if is_nfc(key) and len(_CLEAN_KEYS) < 1 << 16:
+            _CLEAN_KEYS.add(key)
         if self.check_nfc and not is_nfc(key):
             composed = unicodedata.normalize("NFC", key)
             twin = frame.marks.get(composed)
@@ -245,7 +255,8 @@ class _Builder:
         while True:
             event = get_event()
             cls = event.__class__
-            position = _pos(event)
+            start = event.start_mark  # _pos(event), inlined: this runs for every event of a build
+            position = (start.line + 1, start.column + 1)
             mark: tuple[int, int] | None = position
             top = stack[-1] if stack else None
             if top is not None and top.is_map and top.key is None and cls is not MappingEndEvent:

@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from generator.base import strict_json
 from generator.contract.hashing import canonical_json
+from generator.trust_layer.merkle import path_length
 from generator.trust_layer.proof_v3 import CONSISTENCY, IDENTITY_FIELDS, ProofV3, Window, rekor_check
 from generator.trust_layer.trust_proof import HASH_PREFIX, KEY_PREFIX, public_key
 from generator.trust_layer.tsa_token import TokenError, verified_time
@@ -104,15 +105,6 @@ def _root(leaves: list[bytes]) -> bytes:
     return leaves[0]
 
 
-def _path_length(index: int, size: int) -> int:
-    length, last = 0, size - 1
-    while last > 0:
-        if index % 2 == 1 or index < last:
-            length += 1
-        index, last = index // 2, last // 2
-    return length
-
-
 def _included(chain: bytes, index: int, size: int, path: list[str], root: bytes,
               walks: dict[tuple[bytes, int, int, bytes], tuple[str, ...]]) -> bool:
     """RFC 9162 §2.1.3.2, as :func:`~.merkle.inclusion_root` walks it, on a path of exactly the length the
@@ -177,7 +169,7 @@ def honest_v3(data: bytes, proof_id: str, keys: PinnedKeys, window: Window) -> H
     index, size, path = batch.get("leaf_index"), batch.get("tree_size"), batch.get("audit_path")
     if chain is None or root is None or None in committed or None in flat.values() or type(path) is not list \
             or type(size) is not int or type(index) is not int or not 0 <= index < size \
-            or len(path) != _path_length(index, size):
+            or len(path) != path_length(index, size):
         return None
     for entry in path:
         if type(entry) is not str or len(entry) != 64:
