@@ -110,9 +110,10 @@ publish = index.publish_index
 index.publish_index = lambda req, out: written.append(publish(req, out)) or written[-1]
 code = main(ARGS)
 wall = time.perf_counter() - started
+me, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"code": code, "wall": wall, "tokens": written[0].tally.tokens if written else None,
-                  "self_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "workers_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+                  "cpu": me.ru_utime + me.ru_stime + workers.ru_utime + workers.ru_stime,
+                  "self_mib": me.ru_maxrss / 1024, "workers_mib": workers.ru_maxrss / 1024}))
 """
 
 
@@ -182,19 +183,23 @@ def main() -> int:
               f"{proofs['floor']:.2f} s ({proofs['floor'] * per:.0f} µs each): "
               f"{proofs['work'] / proofs['floor']:.2f} × the floor")
         walls: dict[int, list[float]] = {1: [], 2: []}
+        cpus: dict[int, list[float]] = {1: [], 2: []}
         outs = {jobs: work / f"out-{jobs}" for jobs in walls}
         tokens: dict[int, Any] = {}
         for _ in range(args.repeat):  # interleaved: a burst of load elsewhere hits both alike
             for jobs in walls:
                 ran = index(small, outs[jobs], jobs)
                 walls[jobs].append(ran["wall"])
+                cpus[jobs].append(ran["cpu"])
                 tokens[jobs] = ran["tokens"]
         same = digest(outs[1] / "conformite") == digest(outs[2] / "conformite")
         files = sum(1 for p in (outs[2] / "conformite").rglob("*") if p.is_file())
         median = {jobs: statistics.median(w) for jobs, w in walls.items()}
-        print(f"corpus index, {small['participants']:,} participants: --jobs 1 {median[1]:.1f} s, --jobs 2 "
-              f"{median[2]:.1f} s (medians of {args.repeat}; {files:,} files); tokens verified with 2 processes: "
-              f"{tokens[2]} for {proofs['batches']} batches")
+        cpu = {jobs: statistics.median(c) for jobs, c in cpus.items()}
+        print(f"corpus index, {small['participants']:,} participants: --jobs 1 {median[1]:.1f} s ({cpu[1]:.1f} s "
+              f"of CPU), --jobs 2 {median[2]:.1f} s ({cpu[2]:.1f} s of CPU in all its processes) (medians of "
+              f"{args.repeat}; {files:,} files); tokens verified with 2 processes: {tokens[2]} for "
+              f"{proofs['batches']} batches")
         print(f"output bytes with 1 and 2 processes: {'identical' if same else 'DIFFERENT'}")
         if args.large:
             large = season_of(work / f"n{args.large}", args.large, args.batch)
@@ -203,10 +208,12 @@ def main() -> int:
             wall = statistics.median(r["wall"] for r in runs)
             peak = max(runs, key=lambda r: r["self_mib"] + r["workers_mib"])
             size = sum(p.stat().st_size for p in (work / "out-large" / "conformite").rglob("*") if p.is_file())
-            print(f"corpus index, {large['participants']:,} participants, --jobs 2: {wall:.1f} s (median of "
-                  f"{len(runs)}); {wall / large['participants'] * 1000:.2f} s per 1,000 against "
-                  f"{median[2] / small['participants'] * 1000:.2f} s at {small['participants']:,}; "
-                  f"{size / 1e6:.0f} MB written")
+            used = statistics.median(r["cpu"] for r in runs)
+            big, little = large["participants"] / 1000, small["participants"] / 1000
+            print(f"corpus index, {large['participants']:,} participants, --jobs 2: {wall:.1f} s, {used:.1f} s of "
+                  f"CPU (median of {len(runs)}); per 1,000 participants {wall / big:.2f} s ({used / big:.2f} s of "
+                  f"CPU) against {median[2] / little:.2f} s ({cpu[2] / little:.2f} s) at "
+                  f"{small['participants']:,}; {size / 1e6:.0f} MB written")
             print(f"peak memory at {large['participants']:,}: the command {peak['self_mib']:.0f} MiB, its largest "
                   f"worker {peak['workers_mib']:.0f} MiB, together {peak['self_mib'] + peak['workers_mib']:.0f} "
                   "MiB at most")
