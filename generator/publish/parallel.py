@@ -17,6 +17,8 @@ import pickle
 import tempfile
 import traceback
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from multiprocessing.synchronize import Lock
 from pathlib import Path
@@ -99,15 +101,20 @@ def ordered_map(work: Callable[[int], R], count: int, jobs: int, chunk: int = 8,
         _WORK = work
         gc.collect()
         gc.freeze()  # what the season computed stays untouched by the workers' collections (shared pages)
+        pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
+                                   initargs=(Path(shared), lock))
         try:
-            with context.Pool(jobs, initializer=_start_worker, initargs=(Path(shared), lock)) as pool:
-                bounds = [(start, min(start + chunk, count)) for start in range(0, count, chunk)]
-                for results in pool.imap(_chunk, bounds):
-                    for result in results:
-                        if isinstance(result, _Failed):
-                            raise result.error
-                        yield cast(R, result)
+            bounds = [(start, min(start + chunk, count)) for start in range(0, count, chunk)]
+            for results in pool.map(_chunk, bounds):
+                for result in results:
+                    if isinstance(result, _Failed):
+                        raise result.error
+                    yield cast(R, result)
+        except BrokenProcessPool:  # a worker killed (out of memory, a signal): nothing of the run is kept
+            raise WorkerError(f"a process of the {jobs} scoring the season stopped without a word (killed?); "
+                              "nothing written: run again, or with fewer --jobs") from None
         finally:
+            pool.shutdown(wait=True, cancel_futures=True)
             _WORK = None
             gc.unfreeze()
             if tally is not None:
