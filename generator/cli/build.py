@@ -318,8 +318,8 @@ def register(sub: Subparsers) -> None:
                                    "(mode 0600, outside the repository). From then on, a build that would change "
                                    "a byte of the manifest or of the key fails.")
     p.add_argument("--bareme", type=Path, default=None,
-                   help="the frozen barème section (default: the track's, ROOT/spec/conformite-bareme-v3.section-"
-                        "5.txt for conformite, a byte-exact copy of the published section)")
+                   help="the frozen barème section (default: the track's, ROOT/tracks/<piste>/<section>.txt, a "
+                        "byte-exact copy of the published section)")
     p.add_argument("--salt-file", type=Path, required=True, help="hex salt file outside the repository")
     add_root_options(p)
     add_track_option(p)

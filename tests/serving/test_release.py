@@ -193,6 +193,28 @@ def test_releases_must_be_a_folder(builds: tuple[Path, Path], work: Path,
     assert (work / "file").read_text() == "x"
 
 
+def test_a_release_folder_of_the_old_layout_is_never_used_as_one_of_the_new(
+        builds: tuple[Path, Path], work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A release installed before the move to <kind>/<piste> has the same name (the release hash: nothing
+    served changed) but conformité's trees at the root and a track file that listed them: it is refused, never
+    switched to as a release of today's layout, and left as it was."""
+    a, _b = builds
+    releases = work / "releases"
+    old = releases / release_name(a)
+    for kind in ("build", "manifest"):  # the old layout: conformité's trees at the root of the release
+        shutil.copytree(a / kind / "conformite", old / kind)
+    copy_tracks(old)
+    definition = old / "tracks" / "conformite" / "track.yaml"
+    old_text = definition.read_text("utf-8").replace("principale: true\n", "") + "arbres:\n  build: build\n"
+    definition.write_text(old_text, "utf-8")
+    before = sorted(p.relative_to(old).as_posix() for p in old.rglob("*"))
+    assert main(["release", "--root", str(a), "--releases", str(releases)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{old}: a release of the layout before <kind>/<piste>" in err, err
+    assert not (releases / "current").exists()
+    assert sorted(p.relative_to(old).as_posix() for p in old.rglob("*")) == before
+
+
 def test_an_install_that_loses_the_race_uses_the_winners_identical_copy(builds: tuple[Path, Path],
                                                                          work: Path) -> None:
     """Two installs of one build at once: the second rename finds the target already there. A real
