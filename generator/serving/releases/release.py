@@ -298,9 +298,9 @@ def refuse_old_layout(release: Path) -> None:
     never used as one (docs/operating.md, "The checkout before and after the move")."""
     for old in (release / "manifest" / "manifest.json", release / "generique"):
         if os.path.lexists(old):
-            raise DeployError(f"{release}: a release of the layout before <kind>/<piste> ({old.relative_to(release)} "
-                              "is there): never used as a release of today's layout; move that folder away (unless "
-                              "current or previous name it) and release again")
+            raise DeployError(f"{release}: a release of the layout before <kind>/<piste> "
+                              f"({old.relative_to(release)} is there): never used as a release of today's layout; "
+                              "move that folder away (unless current or previous name it) and release again")
 
 
 def check_same_definitions(root: Path, release: Path) -> None:
