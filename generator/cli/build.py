@@ -7,6 +7,7 @@ import argparse
 import json
 import ssl
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from generator.base.bounded_read import MIB, read_bounded
@@ -28,6 +29,7 @@ from generator.cli.options import (
     pins_of,
     positive_seconds,
     print_problems,
+    season_close,
     selected_tracks,
     trust_layer_key,
 )
@@ -43,7 +45,9 @@ from generator.tracks.listing import track_listing
 from generator.tracks.loader import load_tracks, track_named
 from generator.tracks.model import Track
 from generator.trust_layer.anchor import Anchor
+from generator.trust_layer.anchor_time import instant_text
 from generator.trust_layer.freeze_anchor import check_anchor, freeze_anchor, freeze_anchor_v3, record_call_of
+from generator.trust_layer.freeze_chain import chain_problems, replace_freeze
 from generator.trust_layer.proof_v3 import ProofV3
 from generator.trust_layer.trust_proof import TrustProof
 from generator.trust_layer.tsa_token import Authority
@@ -118,8 +122,22 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_freeze(args: argparse.Namespace) -> int:
     track = _track(args)
-    data = freeze(args.root, args.bareme or args.root / track.bareme.file, args.salt_file, track.places)
-    sys.stdout.write(data.decode("utf-8"))
+    bareme = args.bareme or args.root / track.bareme.file
+    if args.replaces is None and (args.motif is not None or args.opening is not None):
+        raise UsageError("--motif and --opening go with --replaces PROOF_ID (a freeze replaced before the "
+                         "opening)")
+    if args.replaces is not None:
+        if args.motif is None:
+            raise UsageError("--replaces needs --motif TEXT: a replacement is published with its motive (spec §8)")
+        done = replace_freeze(args.root, track.places, bareme, args.salt_file, args.replaces, args.motif,
+                              args.opening, datetime.now(UTC))
+        sys.stdout.write(done.data.decode("utf-8"))
+        print(f"corpus freeze: {args.replaces} replaced before the opening ({instant_text(done.opening)}): kept "
+              f"with its record in {done.kept}; wrote {track.places.record}, which names it and the motive",
+              file=sys.stderr)
+    else:
+        data = freeze(args.root, bareme, args.salt_file, track.places)
+        sys.stdout.write(data.decode("utf-8"))
     print(f"corpus freeze: wrote {track.places.record}; keep {args.salt_file} secret until the close",
           file=sys.stderr)
     print("corpus freeze: serve it, then anchor it with one call through the Trust Layer proxy, made with the "
@@ -188,7 +206,8 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
         raise UsageError("--url needs --secret-file: the corpus answers only calls that carry the secret")
     context = ca_context(args.ca) if args.url is not None else None  # --ca checked before any connection
     places = _track(args).places
-    given = [flag for flag, value in (("--salt-file", args.salt_file), ("--anchor", args.anchor),
+    salts = args.salt_file or []
+    given = [flag for flag, value in (("--salt-file", salts), ("--anchor", args.anchor),
                                       ("--url", args.url)) if value]
     if given and not is_frozen(args.root, places):
         print(f"corpus freeze-check: {' and '.join(given)} given, but {places.record} is not there: the track "
@@ -197,7 +216,9 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
         return PROBLEM
     pins = pins_of(args)
     proofs = judged_proofs(load_proofs(args.proofs) if args.proofs is not None else None, pins, args.root, places)
-    problems = check_freeze(args.root, args.salt_file, places)
+    problems = check_freeze(args.root, salts[-1] if salts else None, places)
+    problems += chain_problems(args.root, places, salts[:-1] if salts else None, pins.anchor_key(),
+                               args.challenge_key_fingerprint, pins.window())
     anchor: Anchor | None = None
     anchored: list[str] = []
     if is_frozen(args.root, places):
@@ -320,7 +341,15 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--bareme", type=Path, default=None,
                    help="the frozen barème section (default: the track's, ROOT/tracks/<piste>/<section>.txt, a "
                         "byte-exact copy of the published section)")
-    p.add_argument("--salt-file", type=Path, required=True, help="hex salt file outside the repository")
+    p.add_argument("--salt-file", type=Path, required=True, help="hex salt file outside the repository (with "
+                                                                 "--replaces: a new one)")
+    p.add_argument("--replaces", metavar="PROOF_ID", default=None,
+                   help="before the opening: replace the record in force, anchored by PROOF_ID; it and its anchor "
+                        "are kept in <freeze folder>/remplaces/<n>/, the new record names them and the motive")
+    p.add_argument("--motif", metavar="TEXT", default=None, help="with --replaces: why (published, spec §8)")
+    p.add_argument("--opening", type=season_close, metavar="YYYY-MM-DDTHH:MM:SSZ", default=None,
+                   help="with --replaces: the season's pinned opening (default: the anchor's time, when the "
+                        "season opened); a replacement at or after it is refused")
     add_root_options(p)
     add_track_option(p)
     p.set_defaults(func=cmd_freeze)
@@ -335,7 +364,9 @@ def register(sub: Subparsers) -> None:
                                    "track's gel_servi is compared byte for byte. Once the freeze folder holds a "
                                    "record or an anchor, a record missing, not a regular file or not strict "
                                    "JSON fails. Exit 1 on any difference.")
-    p.add_argument("--salt-file", type=Path, help="the salt, to check the key commitment too")
+    p.add_argument("--salt-file", type=Path, action="append",
+                   help="the salt, to check the key commitment too; once per record of the chain, in its order, "
+                        "when the freeze was replaced")
     p.add_argument("--anchor", type=Path, help="the anchoring proof as GET /v1/proof/{id}/full returns it, or its "
                                                "opened pair {proof_id, request_hash, response_hash} (default: the "
                                                "published <freeze folder>/anchor.json)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from generator.cli.options import (
     add_rekor_option,
     add_root_options,
     pins_of,
+    salt_files,
     season_close,
 )
 from generator.publish.season_index import DEFAULT_TRUST_LAYER, IndexRequest, build_index
@@ -47,7 +49,7 @@ def output_folder(args: argparse.Namespace, piste: str) -> Path:
     if target.is_dir() and any(target.iterdir()) and not _earlier_index(target):
         raise OutputRefused(f"--out {args.out}: {target} is not empty and holds no index written by corpus index "
                             "(no index.json of format corpus-index/1): give another folder")
-    inputs = [args.submissions, args.registrations, args.proofs, args.salt_file, args.anchor]
+    inputs = [args.submissions, args.registrations, args.proofs, *(args.salt_file or []), args.anchor]
     for given in (p for p in inputs if p is not None):
         if given.resolve().is_relative_to(target.resolve()):
             raise OutputRefused(f"--out {args.out}: {given} is inside {target}, which is replaced whole: "
@@ -67,12 +69,13 @@ def cmd_index(args: argparse.Namespace) -> int:
     track = track_named(args.root, args.track)
     out = output_folder(args, track.piste)
     proofs = load_proofs(args.proofs) if args.proofs else None
+    salt, replaced_salts = salt_files(args)
     request = IndexRequest(root=args.root, track=track, submissions=args.submissions,
                            registrations=args.registrations, draft=args.brouillon,
                            close=args.season_close,
                            now=datetime.now(UTC), trust_layer_url=args.trust_layer_url,
-                           score_options=score_options(args.root, track.places, pins_of(args), proofs,
-                                                       args.salt_file, args.anchor))
+                           score_options=replace(score_options(args.root, track.places, pins_of(args), proofs,
+                                                               salt, args.anchor), replaced_salts=replaced_salts))
     files = build_index(request)
     try:
         os.makedirs(out, exist_ok=True)
@@ -112,7 +115,9 @@ def register(sub: Subparsers) -> None:
                         f"{DEFAULT_TRUST_LAYER})")
     p.add_argument("--proofs", type=Path, help="passed to corpus score: the third-party proof verification, or a "
                                                "folder of proofs as Trust Layer serves them")
-    p.add_argument("--salt-file", type=Path, help="passed to corpus score: the salt published at the close")
+    p.add_argument("--salt-file", type=Path, action="append",
+                   help="passed to corpus score: the salt published at the close (once per record of the freeze "
+                        "chain, in its order)")
     p.add_argument("--anchor", type=Path, help="passed to corpus score: the proof that anchored the freeze "
                                                "record (default: the track's published anchor.json)")
     add_pinned_options(p)

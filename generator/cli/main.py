@@ -13,7 +13,19 @@ import sys
 
 from generator.base.errors import CorpusError, GeneratorError, os_error_text
 from generator.base.output_places import OutputRefused
-from generator.cli import build, graph, index, observe, proofs, release, score, season, serving
+from generator.cli import (
+    build,
+    contest,
+    graph,
+    index,
+    observe,
+    proofs,
+    release,
+    score,
+    season,
+    season_state,
+    serving,
+)
 from generator.cli.options import (
     EXIT_CODES,
     INTERRUPTED,
@@ -38,6 +50,8 @@ REGISTRATIONS = (
     score.register,
     proofs.register,
     index.register,
+    season_state.register,
+    contest.register,
     observe.register_log_report,
     serving.register_systemd,
 )

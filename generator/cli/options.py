@@ -232,6 +232,13 @@ def season_close(text: str) -> datetime:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--season-close: ")) from None
 
 
+def salt_files(args: argparse.Namespace) -> tuple[Path | None, tuple[Path, ...]]:
+    """``--salt-file``, given once per record of the freeze chain in its order: the record in force's (the
+    last), and the replaced records' (the ones before it)."""
+    salts: list[Path] = args.salt_file or []
+    return (salts[-1] if salts else None), tuple(salts[:-1])
+
+
 def trust_layer_key(text: str) -> str:
     """``--trust-layer-key``: an Ed25519 public key written ``ed25519:<base64url>``, checked before any work."""
     try:

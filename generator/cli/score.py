@@ -5,11 +5,20 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from generator.base.atomic_file import FileWriteError, check_target, write_atomic
 from generator.base.output_places import key_output_file, not_an_input
-from generator.cli.options import PROBLEM, Subparsers, add_pinned_options, add_rekor_option, pins_of, season_close
+from generator.cli.options import (
+    PROBLEM,
+    Subparsers,
+    add_pinned_options,
+    add_rekor_option,
+    pins_of,
+    salt_files,
+    season_close,
+)
 from generator.score.close_inputs import (
     BadFile,
     load_proofs,
@@ -26,7 +35,7 @@ from generator.tracks.loader import load_tracks, track_named
 
 def _json_target(args: argparse.Namespace, files: list[Path]) -> None:
     """The report holds the key (verdict_attendu): under run/ or outside the repository, and no input."""
-    inputs = [*files, *(p for p in (args.proofs, args.salt_file, args.anchor) if p is not None)]
+    inputs = [*files, *(args.salt_file or []), *(p for p in (args.proofs, args.anchor) if p is not None)]
     key_output_file(args.root, args.json, "score reports (their verdict_attendu)")
     not_an_input(args.json, inputs)
     check_target(args.json)  # before the table is printed, not after
@@ -48,7 +57,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         pistes = [t.piste for t in load_tracks(args.root)]
         piste = args.track if args.track is not None else submitted_track(submissions, pistes)
         track = track_named(args.root, piste)
-        options = score_options(args.root, track.places, pins_of(args), proofs, args.salt_file, args.anchor)
+        salt, replaced_salts = salt_files(args)
+        options = replace(score_options(args.root, track.places, pins_of(args), proofs, salt, args.anchor),
+                          replaced_salts=replaced_salts)
         report = score_submissions(submissions, root=args.root, track=track, options=options)
     except DuplicateTask as exc:
         print(f"corpus score: {exc.task_id} is submitted by {', '.join(str(files[i]) for i in exc.positions)}: "
@@ -94,9 +105,10 @@ def register(sub: Subparsers) -> None:
                                                "proofs as Trust Layer serves them, verified here against the "
                                                "pinned key")
     p.add_argument("--json", type=Path, help="also write the corpus-score/1 report to this file")
-    p.add_argument("--salt-file", type=Path, help="the salt published at the close, to check the key "
-                                                  "commitment of the freeze record (required once "
-                                                  "freeze/record.json exists, spec §8.5)")
+    p.add_argument("--salt-file", type=Path, action="append",
+                   help="the salt published at the close, to check the key commitment of the freeze record "
+                        "(required once freeze/record.json exists, spec §8.5); once per record of the chain, in "
+                        "its order, when the freeze was replaced")
     p.add_argument("--anchor", type=Path, help="the proof that anchored the freeze record, as GET "
                                                "/v1/proof/{id}/full returns it, or its opened pair {proof_id, "
                                                "request_hash, response_hash} (default: the track's published "

@@ -12,7 +12,7 @@ import jinja2
 
 from generator.publish import wording
 from generator.publish.publication import Publication
-from generator.publish.published import IndexJson, RapportJson
+from generator.publish.published import IndexJson, InvalidatedIndexJson, RapportJson
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "index"
 
@@ -47,3 +47,8 @@ def render_index(index: IndexJson, pub: Publication) -> str:
 
 def render_report(report: RapportJson, pub: Publication) -> str:
     return environment().get_template("rapport.html.j2").render(r=report, pub=pub)
+
+
+def render_invalidated(index: InvalidatedIndexJson) -> str:
+    """The page of an invalidated season: when, why, and no table (spec §8)."""
+    return environment().get_template("invalidee.html.j2").render(index=index, pub={"brouillon": False})

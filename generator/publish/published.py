@@ -73,6 +73,38 @@ class Head(_Draft):
     etiquetage_ai_act: str
 
 
+class FiguresJson(TypedDict):
+    reussite: int
+    overclaim: OverclaimJson
+    taches_rendues: int
+
+
+class DecidedJson(TypedDict):
+    """One decided contestation as the index and the report list it."""
+
+    contestation: str
+    did: str
+    agent: str
+    tache: str
+    assertion: str
+    cause: str
+    demandee_le: str
+    decision: str
+    decidee_le: str
+    par: str
+    motif: str
+    dans_le_delai: bool
+    statut_rectifie: str | None
+
+
+class RectificationJson(TypedDict):
+    """Beside the original figures: the rectified ones and what rectified them."""
+
+    figures: FiguresJson
+    le: str  # the last decision's day
+    contestations: list[DecidedJson]
+
+
 class RapportJson(Head):
     """One ranked participant's ``corpus-rapport/1``."""
 
@@ -130,6 +162,26 @@ class IndexJson(Head):
     notes: dict[str, str]
     tableaux: dict[str, TableJson]
     fusionnes: list[MergedJson]
+
+
+class InvalidationJson(TypedDict):
+    invalidee_le: str
+    motif: str
+    gel_en_vigueur: str | None
+    gels: int
+
+
+class InvalidatedIndexJson(TypedDict):
+    """``index.json`` of an invalidated season: the head, the invalidation, and no table."""
+
+    format: str
+    piste: str
+    saison: int
+    statut: str
+    etiquetage_ai_act: str
+    titre: str
+    invalidation: InvalidationJson
+    texte: str
 
 
 class DocumentError(GeneratorError):

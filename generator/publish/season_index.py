@@ -17,11 +17,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from generator.base.jsonvalue import JsonValue
+from generator.contract.invalidation import read_invalidation
+from generator.publish.contestation import read_contests
 from generator.publish.files import IndexRefused
 from generator.publish.html import render_index, render_report
+from generator.publish.invalidation import invalidated_index
 from generator.publish.merge import Participant, participants
 from generator.publish.publication import Publication
-from generator.publish.published import LineJson, MergedJson, document_bytes
+from generator.publish.published import LineJson, MergedJson, RapportJson, document_bytes
+from generator.publish.rectification import rectify_close
 from generator.publish.registrations import read_registrations
 from generator.publish.report import participant_report
 from generator.publish.selection import select
@@ -95,6 +99,9 @@ def _merged(p: Participant, by_did: dict[str, list[Received]]) -> list[MergedJso
 
 def build_index(req: IndexRequest) -> dict[str, bytes]:
     """Every file of ``<out>/<piste>/``, by its path there."""
+    invalidation = read_invalidation(req.root, req.track.places)
+    if invalidation is not None:  # spec §8: the invalidation is published, and no ranking
+        return invalidated_index(req.root, req.track, invalidation)
     close = publication_close(req)
     baseline = req.score([])  # the freeze check, the season, the best constant answer: corpus score's own
     pub = Publication(req.track.piste, req.track.title, baseline["saison"], req.draft,
@@ -105,7 +112,7 @@ def build_index(req: IndexRequest) -> dict[str, bytes]:
     by_did: dict[str, list[Received]] = defaultdict(list)
     for r in received:
         by_did[r.did].append(r)
-    files: dict[str, bytes] = {}
+    reports: dict[str, RapportJson] = {}
     lines: list[tuple[str, LineJson]] = []
     fusionnes: list[MergedJson] = []
     for p in participants(registrations):
@@ -113,12 +120,16 @@ def build_index(req: IndexRequest) -> dict[str, bytes]:
         score = req.score([s.soumission for s in selection.kept])
         merged = _merged(p, by_did)
         fusionnes += merged
-        report = participant_report(pub, p, selection, score, merged, "../index.html")
-        files[f"rapports/{p.ranked.slug}.json"] = document_bytes(report)
-        files[f"rapports/{p.ranked.slug}.html"] = render_report(report, pub).encode("utf-8")
+        reports[f"rapports/{p.ranked.slug}.json"] = participant_report(pub, p, selection, score, merged,
+                                                                        "../index.html")
         lines.append((p.ranked.tableau, participant_line(p, score, f"rapports/{p.ranked.slug}")))
     index = index_document(pub, baseline["meilleure_reponse_constante"], baseline["taches_total"], lines,
                            fusionnes)
+    rectify_close(index, reports, read_contests(req.root, req.track))  # spec §9.2: beside the original figures
+    files: dict[str, bytes] = {}
+    for path, report in reports.items():
+        files[path] = document_bytes(report)
+        files[path.removesuffix(".json") + ".html"] = render_report(report, pub).encode("utf-8")
     files["index.json"] = document_bytes(index)
     files["index.html"] = render_index(index, pub).encode("utf-8")
     return files

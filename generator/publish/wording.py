@@ -14,6 +14,15 @@ FORMAT_INSCRIPTIONS = "corpus-inscriptions/1"
 
 PUBLIE, BROUILLON = "publie", "brouillon"
 BROUILLON_TEXTE = "brouillon : saison non close, rien n'est publié"
+INVALIDEE = "invalidee"  # an invalidated season (spec §8): published, with no ranking
+INVALIDEE_TEXTE = ("Saison invalidée : un changement en cours de saison n'est pas une correction, il invalide "
+                   "la saison (§8). Aucun classement n'est publié ; la saison est close et la suivante repart de "
+                   "zéro.")
+CONTESTATION_TEXTE = ("Contestation (§9.2) : dans les 14 jours suivant la publication du score, sur une "
+                      "assertion précise et la cause affichée, jamais sur le barème (gelé) ni sur le corpus "
+                      "(figé) ; décision humaine motivée sous 30 jours. Une rectification est publiée à côté "
+                      "du chiffre d'origine, qui reste affiché.")
+DECISIONS = {"acceptee": "acceptée", "refusee": "refusée"}
 
 AI_ACT = ("Étiquetage AI Act (règlement (UE) 2024/1689, article 50) : les verdicts, les assertions et les récits "
           "publiés ici ont été produits par des systèmes d'intelligence artificielle, les agents évalués. Les "

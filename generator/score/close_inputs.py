@@ -240,6 +240,7 @@ class ScoreOptions:
     trust_layer_key: str | None = None
     fingerprint: str | None = None
     window: Window | None = None
+    replaced_salts: tuple[Path, ...] = ()  # a replaced freeze: the salt of each replaced record, in order
 
 
 NO_OPTIONS = ScoreOptions()
