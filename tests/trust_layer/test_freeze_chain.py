@@ -54,7 +54,8 @@ class Chain:
 
     @property
     def root(self) -> Path:
-        return self.world.root
+        root: Path = self.world.root
+        return root
 
     def check(self, *salts: Path) -> int:
         return main(["freeze-check", "--root", str(self.root), "--trust-layer-key", self.tl.key,
@@ -196,3 +197,16 @@ def test_a_replacement_waits_for_the_anchor(tmp_path: Path, capsys: pytest.Captu
     freeze(world.root, world.root / CONFORMITE.bareme.file, tmp_path / "s.hex", CONFORMITE.places)
     assert _replace(world.root, tmp_path / "t.hex", FIRST, "--motif", MOTIF, "--opening", FUTURE) == 1
     assert "is not anchored" in capsys.readouterr().err
+
+
+def test_the_chain_as_a_publication_lists_it(replaced: Chain) -> None:
+    """What the opening kit and the close publication show (issue 39 wires it): every record, anchor, motive."""
+    from generator.trust_layer.freeze_chain import chain_entries
+
+    entries = chain_entries(replaced.root, CONFORMITE.places)
+    assert [(e["numero"], e["proof_id"], e["en_vigueur"], e["remplace"]) for e in entries] == [
+        (1, FIRST, False, None), (2, SECOND, True, FIRST)]
+    assert entries[1]["motif"] == MOTIF and entries[0]["gel"] == "freeze/conformite/remplaces/1/record.json"
+    assert entries[0]["heure"] == "2026-12-02T01:30:23Z" and entries[1]["heure"] == "2026-12-03T10:00:00Z"
+    assert entries[0]["sha256"] == json.loads((replaced.root / "freeze/conformite/record.json").read_bytes())[
+        "remplace"]["sha256"]
