@@ -60,8 +60,8 @@ def anchor(root: Path, tl: TrustLayer, proof_id: str, timestamp: str, folder: Pa
                      timestamp=timestamp)
     path = folder / f"{proof_id}.json"
     path.write_text(json.dumps(proof), "utf-8")
-    code, said = run("freeze-anchor", "--track", PISTE, "--root", str(root), str(path), "--trust-layer-key", tl.key,
-                     "--challenge-key-fingerprint", FINGERPRINT)
+    code, said = run("freeze-anchor", "--track", PISTE, "--root", str(root), str(path), "--trust-layer-key",
+                     tl.key, "--challenge-key-fingerprint", FINGERPRINT)
     assert code == 0, said
 
 
@@ -133,7 +133,8 @@ def main() -> int:
 
         print("== 2. contestations (§9.2): one accepted, one refused; the index republished")
         report = load(out / PISTE / original["rapport"])
-        caused = [(t["tache"], a["id"], a["cause"]) for t in report["taches"] for a in t["assertions"] if a["cause"]]
+        caused = [(t["tache"], a["id"], a["cause"]) for t in report["taches"] for a in t["assertions"]
+                  if a["cause"]]
         for n, (task, ident, cause) in enumerate(caused):
             code, said = run("contest", "add", "--track", PISTE, "--root", str(root), "--index", str(out / PISTE),
                              "--did", did, "--tache", task, "--assertion", ident, "--cause", cause, "--le",
