@@ -13,7 +13,7 @@ import sys
 
 from generator.base.errors import CorpusError, GeneratorError, os_error_text
 from generator.base.output_places import OutputRefused
-from generator.cli import build, graph, index, observe, proofs, release, score, season, serving
+from generator.cli import build, graph, index, observe, pin, proofs, publish, release, score, season, serving
 from generator.cli.options import (
     EXIT_CODES,
     INTERRUPTED,
@@ -28,6 +28,7 @@ from generator.cli.options import (
 # Each group's registrations, in the order of ``corpus --help``.
 REGISTRATIONS = (
     build.register,
+    pin.register,
     serving.register_render_nginx,
     serving.register_serve,
     release.register,
@@ -38,6 +39,7 @@ REGISTRATIONS = (
     score.register,
     proofs.register,
     index.register,
+    publish.register,
     observe.register_log_report,
     serving.register_systemd,
 )
