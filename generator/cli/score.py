@@ -97,10 +97,12 @@ def cmd_score(args: argparse.Namespace) -> int:
             message = f"{args.proofs}: {message.removeprefix('proofs: ')}"
         print(f"corpus score: {message}", file=sys.stderr)
         return PROBLEM
-    by_task = {task: printable(str(f)) for s, f in zip(submissions, files, strict=True)
-               if isinstance(s, dict) and isinstance(task := s.get("task_id"), str)}  # a report row's id is text
-    typed = ScoreReport.from_json(report).with_files(
-        by_task, {stray["index"]: printable(str(files[stray["index"]])) for stray in report["hors_saison"]})
+    typed = ScoreReport.from_json(report)
+    if args.records is None:  # from --records: the bytes of the close publication's scores/<agent>.json
+        by_task = {task: printable(str(f)) for s, f in zip(submissions, files, strict=True)
+                   if isinstance(s, dict) and isinstance(task := s.get("task_id"), str)}  # a row's id is text
+        typed = typed.with_files(
+            by_task, {stray["index"]: printable(str(files[stray["index"]])) for stray in report["hors_saison"]})
     sys.stdout.write(render_table(typed.to_json()))
     if args.json:
         write_atomic(args.json, typed.to_bytes())

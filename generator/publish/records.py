@@ -14,6 +14,8 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+from generator.base.bounded_read import SUBMISSION_LIMIT, read_bounded
+from generator.base.errors import unreadable_text
 from generator.base.jsonvalue import JsonValue
 from generator.publish.files import IndexInputError, read_json
 from generator.publish.selection import Selection, select
@@ -51,11 +53,19 @@ def recorded_submissions(folder: Path) -> list[tuple[Path, JsonValue]]:
     return out
 
 
+def _digest(path: Path) -> str:
+    return hashlib.sha256(read_bounded(path, SUBMISSION_LIMIT)).hexdigest()[:8]
+
+
 def published_record(slug: str, received: Received) -> str:
-    """Where a counted or listed record is in a close publication: ``soumissions/<slug>/<task>_<time>_<h>.json``,
-    never the season service's own storage path (only a digest of it, which keeps two names apart)."""
+    """Where a counted or listed record is in a close publication: ``soumissions/<slug>/<task>_<time>_<h>.json``
+    (``<h>``: the start of its bytes' SHA-256, which keeps two names apart), never the season service's own
+    storage path; the same name when the publication's own records are read back (verify-publication)."""
     when = received.recu_le.astimezone(UTC)
     stamp = when.strftime("%Y%m%dT%H%M%S") + (f".{when.microsecond:06d}" if when.microsecond else "") + "Z"
     task = re.sub(r"[^A-Za-z0-9-]+", "-", received.task_id)[:40].strip("-") or "tache"
-    digest = hashlib.sha256(received.fichier.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    try:
+        digest = _digest(received.path)
+    except OSError as exc:
+        raise IndexInputError(unreadable_text(received.path, exc)) from None
     return f"soumissions/{slug}/{task}_{stamp}_{digest}.json"
