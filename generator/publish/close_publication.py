@@ -90,8 +90,11 @@ def _records_and_proofs(req: CloseRequest, saison: int) -> dict[str, bytes]:
     cited: set[str] = set()
     for p in participants(registrations):
         selection = select(by_did.get(p.ranked.did, []), ix.close)
-        for r in [*selection.kept, *(old for old, _ in selection.replaced), *selection.late]:
-            files[published_record(p.ranked.slug, r)] = read_published(r.path)
+        listed = [(p.ranked.slug, r) for r in [*selection.kept, *(old for old, _ in selection.replaced),
+                                               *selection.late]]
+        listed += [(m.registration.slug, r) for m in p.merged for r in by_did.get(m.registration.did, [])]
+        for slug, r in listed:  # a merged DID's records too: its index line counts them (§9.1)
+            files[published_record(slug, r)] = read_published(r.path)
             cited |= _cited(r)
     if req.proofs is not None:
         for proof_id in sorted(cited):

@@ -138,7 +138,12 @@ def difference_text(name: str, published: bytes, computed: bytes) -> str:
     old, new = published.decode("utf-8", "replace").splitlines(), computed.decode("utf-8", "replace").splitlines()
     for number, (a, b) in enumerate(zip(old, new, strict=False), 1):
         if a != b:
-            return f"{name}:{number}: published {cut(a)}, computed again {cut(b)}"
+            if name == SUMS:  # '<sha256>  <path>': the path whose SHA-256 differs
+                return f"{name}:{number}: {a[66:]}: listed {a[:16]}…, computed again {b[:16]}… ({b[66:]})"
+            at = next(i for i, (x, y) in enumerate(zip(a + "\0", b + "\1", strict=False)) if x != y)
+            start = max(0, at - 40)
+            return (f"{name}:{number}: published …{a[start:start + 100]!r}, computed again "
+                    f"…{b[start:start + 100]!r}")
     return f"{name}: {len(old)} line(s) published, {len(new)} computed again"
 
 
@@ -196,12 +201,20 @@ def _check_list(folder: Path) -> str:
 
 def _check_manifest(layout: _Layout, track: Track) -> str:
     places = track.places
-    manifest = Manifest.load(layout.root, places.manifest)
+    data = read_published(layout.root / places.manifest_file)
+    stated = read_published(layout.root / places.manifest / "manifest.sha256").decode("ascii", "replace").strip()
     record = read_record(layout.root, places)
+    problems = []
+    if record is not None and record.manifest_hash != sha256_hex(data):
+        problems.append(f"{MANIFEST}/manifest.json: its SHA-256 is {sha256_hex(data)}, the freeze record "
+                        f"{FREEZE}/record.json anchors {record.manifest_hash}")
+    if stated != sha256_hex(data):
+        problems.append(f"{MANIFEST}/manifest.sha256: says {cut(stated)}, {MANIFEST}/manifest.json hashes to "
+                        f"{sha256_hex(data)}")
+    if problems:
+        raise _Failed(problems)
+    manifest = Manifest.load(layout.root, places.manifest)
     problems = [layout.shown(p) for p in manifest.check_tree(layout.root / places.build)]
-    if record is not None and record.manifest_hash != manifest.hash:
-        problems.insert(0, f"{MANIFEST}/manifest.json: its SHA-256 is {manifest.hash}, the freeze record "
-                           f"{FREEZE}/record.json anchors {record.manifest_hash}")
     if problems:
         raise _Failed(_listed(problems))
     return (f"{MANIFEST}/manifest.json: hash {manifest.hash}, the one the freeze record anchors; "
@@ -267,6 +280,21 @@ def _pins(folder: Path, cloture: dict[str, object], given: AuditorPins) -> Pins:
                 given.rekor_key or copy("rekor-key.pem"), close, opening)
 
 
+def _check_records(folder: Path) -> str:
+    """Each record under ``soumissions/`` is the one its name records (the start of its bytes' SHA-256)."""
+    records = {name: path for name, path in folder_files(folder).items() if name.startswith(f"{RECORDS}/")}
+    problems = []
+    for name, path in sorted(records.items()):
+        stated = name.rsplit("_", 1)[-1].removesuffix(".json")
+        digest = sha256_hex(read_published(path))
+        if not digest.startswith(stated) or len(stated) != 8:
+            problems.append(f"{name}: its bytes' SHA-256 starts {digest[:8]}, its name records {cut(stated)}: the "
+                            "record is not the one the season service handed over")
+    if problems:
+        raise _Failed(_listed(problems))
+    return f"{RECORDS}/: {len(records)} records, each the one its name records"
+
+
 def _check_proofs(layout: _Layout, track: Track, pins: Pins, notes: list[str]) -> tuple[str, ProofFolder | None]:
     folder = layout.folder / PROOFS
     if not folder.is_dir():
@@ -305,15 +333,15 @@ def _check_rebuilt(layout: _Layout, track: Track, pins: Pins, cloture: dict[str,
     folder = layout.folder / PROOFS
     computed = close_files(CloseRequest(request, layout.salt, folder if folder.is_dir() else None, pins))
     present = folder_files(layout.folder)
-    problems = []
-    for name, data in sorted(computed.items()):
-        path = present.get(name)
-        if path is None:
-            problems.append(f"{name}: missing (computed again: {len(data)} bytes)")
-        elif (published := read_published(path)) != data:
-            problems.append(difference_text(name, published, data))
+    problems = [f"{name}: missing (computed again: {len(computed[name])} bytes)"
+                for name in sorted(set(computed) - set(present))]
     problems += [f"{name}: not part of the publication computed again"
                  for name in sorted(set(present) - set(computed))]
+    last = (".html", CLOTURE, "LISEZMOI.html", SUMS)  # what follows from the rest: said after it
+    for name, data in sorted(computed.items(), key=lambda item: (item[0].endswith(last), item[0])):
+        path = present.get(name)
+        if path is not None and (published := read_published(path)) != data:
+            problems.append(difference_text(name, published, data))
     if problems:
         raise _Failed(_listed(problems))
     reports = sum(n.startswith("rapports/") and n.endswith(".json") for n in computed)
@@ -363,6 +391,7 @@ def verify_publication(folder: Path, given: AuditorPins, now: datetime) -> tuple
         track = track_box[0]
         _run(checks, lambda: _check_manifest(layout, track), layout.shown)
         _run(checks, lambda: _check_record(layout, track), layout.shown)
+        _run(checks, lambda: _check_records(folder), layout.shown)
         pins_box: list[Pins] = []
         if not _run(checks, lambda: _judged_pins(folder, cloture, given, pins_box), layout.shown):
             return checks, notes
