@@ -75,8 +75,8 @@ class StandInProxy:
 
     def _proxy(self, key: str, body: dict[str, Any]) -> tuple[int, Any]:
         """``POST /v1/proxy``: the target read as the proxy reads it, the call proved and its batch closed."""
-        request = {"target": body["target"], "method": body.get("method", "POST"), "payload": body.get("payload", {}),
-                   "amount": 0.0, "currency": body.get("currency", "eur")}
+        request = {"target": body["target"], "method": body.get("method", "POST"),
+                   "payload": body.get("payload", {}), "amount": 0.0, "currency": body.get("currency", "eur")}
         data = self.serve(body["target"])
         proof = self.issuer.proof(hashlib.sha256(_canonical(request)).hexdigest(),
                                   hashlib.sha256(_canonical(json.loads(data))).hexdigest(),
@@ -137,6 +137,7 @@ class Step:
     name: str
     ran: Ran
     ok: bool
+    args: tuple[str, ...] = ()
 
     def line(self) -> str:
         tail = (self.ran.stderr.strip().splitlines() or self.ran.stdout.strip().splitlines() or [""])[-1]
@@ -163,7 +164,7 @@ class Season:
 
     def corpus(self, name: str, *args: str, expect: int = 0) -> Ran:
         ran = run_corpus(*args)
-        self.steps.append(Step(name, ran, ran.returncode == expect))
+        self.steps.append(Step(name, ran, ran.returncode == expect, args))
         return ran
 
     @property
@@ -172,7 +173,8 @@ class Season:
 
     def verify_args(self, folder: Path) -> list[str]:
         assert self.authority is not None
-        return ["verify-publication", str(folder), "--trust-layer-key", self.key, "--tsa-ca", str(self.authority.ca)]
+        return ["verify-publication", str(folder), "--trust-layer-key", self.key, "--tsa-ca",
+                str(self.authority.ca)]
 
 
 def _checkout(root: Path) -> None:
@@ -185,7 +187,8 @@ def _checkout(root: Path) -> None:
 
 def _served(root: Path) -> Callable[[str], bytes]:
     """What the corpus serves at a target, for the stand-in proxy: each track's record at its gel_servi."""
-    records = {track_named(root, p).places.served_record: root / track_named(root, p).places.record for p in PISTES}
+    places = [track_named(root, p).places for p in PISTES]
+    records = {where.served_record: root / where.record for where in places}
 
     def serve(target: str) -> bytes:
         path = "/" + target.split("://", 1)[1].split("/", 1)[1]
@@ -243,12 +246,12 @@ def run_season(work: Path, say: Say = lambda _: None) -> Season:
             s.salts[piste] = work / f"{piste}.salt"
             s.corpus(f"{piste}: freeze", "freeze", "--root", str(s.root), "--track", piste, "--salt-file",
                      str(s.salts[piste]))
-            s.corpus(f"{piste}: pin", "pin", "--root", str(s.root), "--track", piste, "--trust-layer-url", proxy.url,
-                     "--trust-layer-key", issuer.key, "--challenge-key-file", str(key_file), "--tsa-ca",
+            s.corpus(f"{piste}: pin", "pin", "--root", str(s.root), "--track", piste, "--trust-layer-url",
+                     proxy.url, "--trust-layer-key", issuer.key, "--challenge-key-file", str(key_file), "--tsa-ca",
                      str(authority.ca), "--tsa-cert", str(authority.cert))
             _anchor(s, proxy, piste, say)
-            s.corpus(f"{piste}: publish --opening", "publish", "--opening", "--root", str(s.root), "--track", piste,
-                     "--out", str(work / "opening"))
+            s.corpus(f"{piste}: publish --opening", "publish", "--opening", "--root", str(s.root), "--track",
+                     piste, "--out", str(work / "opening"))
         start = 0
         for piste in PISTES:
             community = write_community(s.root, piste, work / "service" / piste)
@@ -284,8 +287,8 @@ def _close(s: Season, piste: str) -> None:
     root, out = str(s.root), s.work
     proofs = out / "proofs" / piste
     s.proofs[piste] = proofs
-    s.corpus(f"{piste}: proofs fetch --records (no pin flag)", "proofs", "fetch", "--records", str(s.records[piste]),
-             "--track", piste, "--out", str(proofs), "--root", root)
+    s.corpus(f"{piste}: proofs fetch --records (no pin flag)", "proofs", "fetch", "--records",
+             str(s.records[piste]), "--track", piste, "--out", str(proofs), "--root", root)
     common = ["--root", root, "--track", piste, "--proofs", str(proofs), "--salt-file", str(s.salts[piste])]
     s.corpus(f"{piste}: index (no pin flag)", "index", "--records", str(s.records[piste]), "--registrations",
              str(s.registrations[piste]), "--out", str(out / "index"), *common)
