@@ -180,3 +180,17 @@ def test_a_verdict_names_its_file() -> None:
     assert Verdict("x", "index.json", Ran(1, "FAIL index.json: /a: published 1, computed again 2\n", "")).refused
     assert not Verdict("x", "index.json", Ran(1, "FAIL other\n", "")).refused
     assert not Verdict("x", "index.json", Ran(0, "ok index.json\n", "")).refused
+
+
+def test_the_documented_registrations_example_is_accepted(tmp_path: Path) -> None:
+    """docs/index.md documents the registrations file field by field, with an example corpus index accepts."""
+    from generator.publish.registrations import read_registrations
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "index.md").read_text("utf-8")
+    section = text.split("## The registrations file", 1)[1]
+    example = section.split("```json\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "inscriptions.json"
+    path.write_text(example, "utf-8")
+    [reference, community] = read_registrations(path)
+    assert reference.reference is not None and reference.reference.published()["mention"] == "rejouable"
+    assert community.reference is None and community.history == ("did:key:z6MkAncienDid",)
