@@ -207,8 +207,9 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
         if context is not None:
             problems += _served_problems(args, places, context)
     if anchor is None and not problems:
-        print(f"corpus freeze-check: not anchored yet: no {places.anchor} and no --anchor ('corpus freeze-anchor' "
-              "publishes the proof of the call)", file=sys.stderr)
+        print(f"corpus freeze-check: not anchored yet: no {places.anchor} and no --anchor; once the call's /full "
+              f"view is saved, corpus freeze-anchor --track {places.piste} anchor-proof.json publishes it "
+              "(docs/operating.md, the freeze ceremony)", file=sys.stderr)
     elif anchor is not None and not anchored:
         how = anchor.v3_words() or ("an opened pair: its chain and signature are not verified offline"
                                     if anchor.proof.is_pair else

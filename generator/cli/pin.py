@@ -13,6 +13,7 @@ from generator.cli.options import (
     key_fingerprint,
     season_close,
     trust_layer_key,
+    trust_layer_url,
 )
 from generator.score.season_pins import SeasonPins, key_fingerprint_of, pins_path, read_pins, write_pins
 from generator.tracks.loader import track_named
@@ -53,7 +54,7 @@ def register(sub: Subparsers) -> None:
                     "before it) and close. Each run sets what it is given and keeps the rest; without a value it "
                     "prints the pins. freeze-anchor, freeze-check, proofs fetch, score, index, publish and their "
                     "checks read them; a flag of theirs still overrides a pin (docs/operating.md).")
-    p.add_argument("--trust-layer-url", metavar="URL",
+    p.add_argument("--trust-layer-url", type=trust_layer_url, metavar="URL",
                    help="Trust Layer's base URL, for the proxy, the proofs' public views and the published links "
                         "(https://trust.arkforge.tech)")
     p.add_argument("--trust-layer-key", type=trust_layer_key, metavar="ed25519:KEY", action="append",
