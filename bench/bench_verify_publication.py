@@ -16,7 +16,6 @@ never asserted by a test.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import resource
 import sys
@@ -26,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench")]
 
+from bench_index import registration  # noqa: E402
 from cli_run import run_corpus  # noqa: E402
 from proof_issuer import Issued, Issuer, with_proxy_ids  # noqa: E402
 from season_rehearsal import CHALLENGE_KEY, StandInProxy, kept  # noqa: E402
@@ -77,12 +77,8 @@ def write_season(work: Path, root: Path, issuer: Issuer, count: int, batch: int)
             pending.clear()
 
     for n in range(count):
-        name = f"Agent {n:05d}"
-        did = "did:key:z6Mk" + hashlib.sha256(name.encode()).hexdigest()[:40]
-        participants.append({"agent": name, "did": did, "cle_empreinte": hashlib.sha256(did.encode()).hexdigest(),
-                             "stack": "pile déclarée", "tableau": "communaute",
-                             "inscrit_le": f"2026-10-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z",
-                             "verified_did_history": []})
+        participants.append(registration(n))
+        did = str(participants[-1]["did"])
         (records / f"{n:05d}").mkdir(parents=True)
         for day, (task, answer) in enumerate(sorted(reading.items())):
             claims = [(a["resource"], a["field"], a["value"]) for a in answer["assertions"]]
