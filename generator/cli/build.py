@@ -242,7 +242,8 @@ def _freeze_anchor_v3(args: argparse.Namespace, places: Places, anchor: Anchor, 
     print(f"corpus freeze-anchor: the token's time {when:%Y-%m-%dT%H:%M:%SZ} is the season's opening; Rekor not "
           "checked offline (the served entry carries no body nor inclusion proof)", file=sys.stderr)
     state = "wrote" if written else "already holds this very anchor:"
-    print(f"corpus freeze-anchor: {state} {places.anchor}; commit it and publish it with the proof_id",
+    print(f"corpus freeze-anchor: {state} {places.anchor}; commit it and publish it with the proof_id: corpus "
+          f"publish --opening --track {places.piste} --out OPENING_DIR writes the participant's kit",
           file=sys.stderr)
     return 0
 
@@ -276,7 +277,8 @@ def cmd_freeze_anchor(args: argparse.Namespace) -> int:
               "that time rests on Trust Layer's signature alone until the token is added to the proof it serves",
               file=sys.stderr)
     state = "wrote" if written else "already holds this very anchor:"
-    print(f"corpus freeze-anchor: {state} {places.anchor}; commit it and publish it with the proof_id",
+    print(f"corpus freeze-anchor: {state} {places.anchor}; commit it and publish it with the proof_id: corpus "
+          f"publish --opening --track {places.piste} --out OPENING_DIR writes the participant's kit",
           file=sys.stderr)
     return 0
 

@@ -74,7 +74,8 @@ def publication_close(req: IndexRequest) -> datetime | None:
                            "missing): nothing is published before the freeze and its anchor (spec §7.4, §8); "
                            "--brouillon writes a draft marked as such")
     if close is None:
-        raise IndexRefused("give --season-close, the close of the season: nothing is published before it (spec "
+        raise IndexRefused(f"give the close of the season (corpus pin --track {req.track.piste} --season-close "
+                           "YYYY-MM-DDTHH:MM:SSZ, or --season-close): nothing is published before it (spec "
                            "§7.4); --brouillon writes a draft marked as such")
     if req.now < close:
         raise IndexRefused(f"the season closes at {instant(close)}, it is {instant_text(req.now)}: "
