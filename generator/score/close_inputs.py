@@ -232,7 +232,7 @@ def judged_proofs(loaded: Proofs | ProofFolder | None, pins: Pins, root: Path, p
                           f"freeze anchor's time {opening:%Y-%m-%dT%H:%M:%SZ}: the season opens at or after it")
         opening = pins.season_opening
     window = SeasonWindow(authority, opening, pins.season_close, rekor)
-    return verdicts(loaded.proofs, keys, window)
+    return check_proofs(verdicts(loaded.proofs, keys, window))  # checked once, for every participant
 
 
 @dataclass(frozen=True)

@@ -209,20 +209,6 @@ def score_with(inputs: ScoringInputs, submissions: Sequence[JsonValue], proofs: 
     return report
 
 
-_LAST_CHECKED: list[tuple[Proofs, Proofs]] = []  # the last verdicts checked, kept alive with what they gave
-
-
-def _checked(proofs: Proofs) -> Proofs:
-    """:func:`check_proofs` once per verdicts object: a close scores every participant with the same one
-    (``corpus index``, ``publish --close``), and checking its thousands of verdicts again for each participant
-    made the close quadratic in the participants (1,000 of 35 proofs each: 35 million checks)."""
-    if _LAST_CHECKED and _LAST_CHECKED[0][0] is proofs:
-        return _LAST_CHECKED[0][1]
-    checked = check_proofs(proofs)
-    _LAST_CHECKED[:] = [(proofs, checked)]
-    return checked
-
-
 def score_submissions(submissions: Sequence[JsonValue], *, root: Path, track: Track,
                       options: ScoreOptions = NO_OPTIONS) -> ScoreJson:
     """Score a participant's submissions (parsed §4 JSON objects, at most one per task) against ``root``.
@@ -235,7 +221,7 @@ def score_submissions(submissions: Sequence[JsonValue], *, root: Path, track: Tr
     Raises :class:`ScoreRefused` when the freeze check fails, :class:`ScoreInputError` on unusable inputs.
     """
     o = options
-    checked = None if o.proofs is None else _checked(o.proofs)
+    checked = None if o.proofs is None else check_proofs(o.proofs)
     gel = freeze_status(root, o.salt_file, track.places, o.anchor_file, checked, o.trust_layer_key, o.fingerprint,
                         o.window)
     inputs = load_inputs(root, track)
