@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -293,15 +292,6 @@ def key_fingerprint_of(path: Path) -> str:
         raise PinsError(f"{shown_path(path)}: expected the API key alone on one line (no blank around it): "
                         f"found {len(lines)} non-blank line(s); nothing is shown")
     return sha256_hex(lines[0].encode("utf-8"))
-
-
-def copy_pinned(pins: SeasonPins, folder: Path) -> dict[str, Path]:
-    """The pinned PEM files copied into ``folder`` (for a publication), by their names."""
-    out = {}
-    for path in (pins.tsa_ca, pins.tsa_cert, pins.rekor_key):
-        if path is not None:
-            out[path.name] = Path(shutil.copy(path, folder / path.name))
-    return out
 
 
 def proxy_call_lines(url: str, target: str, key_file: str = "CHALLENGE_KEY_FILE") -> list[str]:
