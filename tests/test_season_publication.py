@@ -148,6 +148,16 @@ def test_verify_publication_refuses_another_key_a_foreign_folder_and_never_trace
     ran = run_corpus(*season.verify_args(broken))
     assert ran.returncode == 1 and "cloture.json" in ran.stdout and "Traceback" not in ran.stdout + ran.stderr
     assert run_corpus(*season.verify_args(tmp_path / "absent")).returncode == 1
+    carried = tmp_path / "carried-code"
+    shutil.copytree(publication, carried)
+    (carried / "piste" / "evil.py").write_text("raise SystemExit('ran code the folder brought')\n", "utf-8")
+    track_file = carried / "piste" / "track.yaml"
+    text = track_file.read_text("utf-8")
+    track_file.write_text(re.sub(r"(?m)^code: .*$", "code: evil.py", text), "utf-8")
+    relist(carried)
+    ran = run_corpus(*season.verify_args(carried))
+    assert ran.returncode == 1, ran.stdout
+    assert "piste/track.yaml: code: evil.py is not a track module" in ran.stdout, ran.stdout
 
 
 def test_the_freeze_hints_are_complete_commands_for_a_3_1_anchor(season: Season) -> None:

@@ -64,6 +64,7 @@ from generator.trust_layer.tsa_token import Authority
 
 _PISTE = re.compile(r"[a-z][a-z0-9-]{0,40}")
 SHOWN = 12  # failures listed per check; the rest are counted
+OWN_CODE = "generator.track_code."  # the only track code a verification runs: the package's own
 
 
 @dataclass(frozen=True)
@@ -414,6 +415,10 @@ def _read_cloture(folder: Path, out: dict[str, object]) -> str:
 
 def _track(layout: _Layout, out: list[Track]) -> str:
     track = load_track(layout.root / "tracks" / layout.piste / "track.yaml")
+    if not track.code.startswith(OWN_CODE) or track.code.endswith(".py"):  # never code the folder brings
+        raise PublicationError(f"{TRACK}/track.yaml: code: {shown_path(track.code[:200])} is not a track module "
+                               f"of this package ({OWN_CODE}<piste>.logic): a publication is verified with the "
+                               "verifier's own code, never with code it carries")
     if track.piste != layout.piste:
         raise PublicationError(f"{TRACK}/track.yaml: piste {track.piste}, the publication's is {layout.piste}")
     out.append(track)
