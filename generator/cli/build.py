@@ -26,7 +26,7 @@ from generator.cli.options import (
     http_url,
     key_fingerprint,
     named,
-    pins_of,
+    pins_for,
     positive_seconds,
     print_problems,
     season_close,
@@ -39,7 +39,8 @@ from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest
 from generator.contract.places import Places
 from generator.observe import proxy_client
-from generator.score.close_inputs import judged_proofs, load_proofs
+from generator.score.close_inputs import Pins, judged_proofs, load_proofs
+from generator.score.season_pins import freeze_hints
 from generator.serving.tls.tls_files import TLS_FILE_LIMIT, check_tls_file
 from generator.tracks.listing import track_listing
 from generator.tracks.loader import load_tracks, track_named
@@ -144,9 +145,8 @@ def cmd_freeze(args: argparse.Namespace) -> int:
           "challenge's key, and publish its proof_id (docs/operating.md, the freeze ceremony):", file=sys.stderr)
     for line in record_call_of(args.root, track.places).lines():
         print(f"  {line}", file=sys.stderr)
-    print(f"corpus freeze: then 'corpus freeze-anchor --track {track.piste} PROOF.json --trust-layer-key "
-          "ed25519:<key> --challenge-key-fingerprint <hex>' checks the proof (GET /v1/proof/{id}/full) and "
-          f"publishes it as {track.places.anchor}", file=sys.stderr)
+    for line in freeze_hints(args.root, track.places, record_call_of(args.root, track.places).target):
+        print(line, file=sys.stderr)
     return 0
 
 
@@ -214,7 +214,7 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
               f"{places.piste} was never frozen, or its record was deleted (restore it from git)", file=sys.stderr)
         print("corpus freeze-check: FAILED", file=sys.stderr)
         return PROBLEM
-    pins = pins_of(args)
+    pins = pins_for(args, args.root, places)
     proofs = judged_proofs(load_proofs(args.proofs) if args.proofs is not None else None, pins, args.root, places)
     problems = check_freeze(args.root, salts[-1] if salts else None, places)
     problems += chain_problems(args.root, places, salts[:-1] if salts else None, pins.anchor_key(),
@@ -223,13 +223,14 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
     anchored: list[str] = []
     if is_frozen(args.root, places):
         anchor, anchored = check_anchor(args.root, places, args.anchor, proofs, pins.anchor_key(),
-                                        args.challenge_key_fingerprint, pins.window())
+                                        pins.fingerprint, pins.window())
         problems += anchored
         if context is not None:
             problems += _served_problems(args, places, context)
     if anchor is None and not problems:
-        print(f"corpus freeze-check: not anchored yet: no {places.anchor} and no --anchor ('corpus freeze-anchor' "
-              "publishes the proof of the call)", file=sys.stderr)
+        print(f"corpus freeze-check: not anchored yet: no {places.anchor} and no --anchor; once the call's /full "
+              f"view is saved, corpus freeze-anchor --track {places.piste} anchor-proof.json publishes it "
+              "(docs/operating.md, the freeze ceremony)", file=sys.stderr)
     elif anchor is not None and not anchored:
         how = anchor.v3_words() or ("an opened pair: its chain and signature are not verified offline"
                                     if anchor.proof.is_pair else
@@ -244,40 +245,51 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
     return PROBLEM if problems else 0
 
 
-def _freeze_anchor_v3(args: argparse.Namespace, places: Places, anchor: Anchor) -> int:
+def _freeze_anchor_v3(args: argparse.Namespace, places: Places, anchor: Anchor, pins: Pins) -> int:
     """freeze-anchor for a 3.x proof: the pinned authority is required, the season opens at its token."""
-    if args.tsa_ca is None:
+    if pins.tsa_ca is None:
         raise UsageError("a proof-spec 3.x anchor is checked with its RFC 3161 token: give --tsa-ca (and "
-                         "--tsa-cert when the token does not carry the authority's certificate); the season opens "
-                         "at its time")
-    anchor, written, when = freeze_anchor_v3(args.root, places, anchor, [args.trust_layer_key],
-                                             args.challenge_key_fingerprint, Authority(args.tsa_ca, args.tsa_cert))
+                         "--tsa-cert when the token does not carry the authority's certificate), or pin them once "
+                         f"with corpus pin --track {places.piste} --tsa-ca CA.pem --tsa-cert TSA.pem; the season "
+                         "opens at its time")
+    assert pins.fingerprint is not None
+    anchor, written, when = freeze_anchor_v3(args.root, places, anchor, list(pins.trust_layer_keys),
+                                             pins.fingerprint, Authority(pins.tsa_ca, pins.tsa_cert))
     print(f"corpus freeze-anchor: {anchor.proof_id} (spec {anchor.proof.spec_version}) "
-          f"verified: commitments root, signature by {args.trust_layer_key}, batch inclusion, RFC 3161 token by "
+          f"verified: commitments root, signature by {pins.anchor_key()}, batch inclusion, RFC 3161 token by "
           f"the pinned authority; its owner's pairs open GET {record_call_of(args.root, places).target}, the "
-          f"bytes of {places.record} and the challenge's key ({args.challenge_key_fingerprint[:16]}…)",
+          f"bytes of {places.record} and the challenge's key ({pins.fingerprint[:16]}…)",
           file=sys.stderr)
     print(f"corpus freeze-anchor: the token's time {when:%Y-%m-%dT%H:%M:%SZ} is the season's opening; Rekor not "
           "checked offline (the served entry carries no body nor inclusion proof)", file=sys.stderr)
     state = "wrote" if written else "already holds this very anchor:"
-    print(f"corpus freeze-anchor: {state} {places.anchor}; commit it and publish it with the proof_id",
+    print(f"corpus freeze-anchor: {state} {places.anchor}; commit it and publish it with the proof_id: corpus "
+          f"publish --opening --track {places.piste} --out OPENING_DIR writes the participant's kit",
           file=sys.stderr)
     return 0
 
 
 def cmd_freeze_anchor(args: argparse.Namespace) -> int:
     places = _track(args).places
+    pins = pins_for(args, args.root, places)
+    missing = [flag for flag, value in (("--trust-layer-key", pins.anchor_key()),
+                                        ("--challenge-key-fingerprint", pins.fingerprint)) if value is None]
+    if missing:
+        raise UsageError(f"give {' and '.join(missing)}, or pin them once: corpus pin --track {places.piste} "
+                         "--trust-layer-key ed25519:<GET /v1/pubkey> --challenge-key-file KEYFILE --tsa-ca CA.pem "
+                         "--tsa-cert TSA.pem")
     given = Anchor.read(args.proof)
     if isinstance(given.proof, ProofV3):
-        return _freeze_anchor_v3(args, places, given)
-    anchor, written = freeze_anchor(args.root, places, args.proof, args.trust_layer_key,
-                                    args.challenge_key_fingerprint)
+        return _freeze_anchor_v3(args, places, given, pins)
+    key, fingerprint = pins.anchor_key(), pins.fingerprint
+    assert key is not None and fingerprint is not None
+    anchor, written = freeze_anchor(args.root, places, args.proof, key, fingerprint)
     assert isinstance(anchor.proof, TrustProof)
     fields = anchor.proof.fields
     upstream = fields.upstream_timestamp if fields else None
     upstream = f"; the corpus answered at {upstream}" if upstream else ""
-    print(f"corpus freeze-anchor: {anchor.proof_id} verified: chain hash, signature by {args.trust_layer_key}, "
-          f"made with the challenge's key ({args.challenge_key_fingerprint[:16]}…), for GET "
+    print(f"corpus freeze-anchor: {anchor.proof_id} verified: chain hash, signature by {key}, "
+          f"made with the challenge's key ({fingerprint[:16]}…), for GET "
           f"{record_call_of(args.root, places).target} and the bytes of {places.record}", file=sys.stderr)
     print(f"corpus freeze-anchor: made at {anchor.proof.timestamp} (Trust Layer's time){upstream}: the season "
           "opens after it", file=sys.stderr)
@@ -286,7 +298,8 @@ def cmd_freeze_anchor(args: argparse.Namespace) -> int:
               "that time rests on Trust Layer's signature alone until the token is added to the proof it serves",
               file=sys.stderr)
     state = "wrote" if written else "already holds this very anchor:"
-    print(f"corpus freeze-anchor: {state} {places.anchor}; commit it and publish it with the proof_id",
+    print(f"corpus freeze-anchor: {state} {places.anchor}; commit it and publish it with the proof_id: corpus "
+          f"publish --opening --track {places.piste} --out OPENING_DIR writes the participant's kit",
           file=sys.stderr)
     return 0
 
@@ -399,14 +412,16 @@ def register(sub: Subparsers) -> None:
                                    "written (the proof as fetched, the key, the fingerprint, the proof's time), "
                                    "or one line says what differs and nothing is written.")
     p.add_argument("proof", type=Path, help="the proof JSON (GET /v1/proof/{id}/full, as served)")
-    p.add_argument("--trust-layer-key", type=trust_layer_key, required=True, metavar="ed25519:KEY",
-                   help="the pinned Trust Layer public key (GET /v1/pubkey of the production proxy)")
-    p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, required=True, metavar="HEX",
-                   help="SHA-256 of the challenge's API key, as published")
+    p.add_argument("--trust-layer-key", type=trust_layer_key, metavar="ed25519:KEY", action="append",
+                   help="the pinned Trust Layer public key (GET /v1/pubkey of the production proxy; default: the "
+                        "track's pins, corpus pin)")
+    p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, metavar="HEX",
+                   help="SHA-256 of the challenge's API key, as published (default: the track's pins)")
     p.add_argument("--tsa-ca", type=Path, help="a 3.x proof: the pinned timestamp authority's CA bundle (PEM); "
-                                               "the batch root's RFC 3161 token must verify on it")
+                                               "the batch root's RFC 3161 token must verify on it (default: the "
+                                               "track's pins)")
     p.add_argument("--tsa-cert", type=Path, help="a 3.x proof: the authority's signing certificate (PEM), which "
-                                                 "Trust Layer's tokens do not carry")
+                                                 "Trust Layer's tokens do not carry (default: the track's pins)")
     add_root_options(p)
     add_track_option(p)
     p.set_defaults(func=cmd_freeze_anchor)

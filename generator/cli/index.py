@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,13 +19,16 @@ from generator.cli.options import (
     add_pinned_options,
     add_rekor_option,
     add_root_options,
-    pins_of,
+    pins_for,
     salt_files,
     season_close,
+    trust_layer_url,
+    trust_layer_url_for,
 )
-from generator.publish.season_index import DEFAULT_TRUST_LAYER, IndexRequest, build_index
+from generator.publish.season_index import IndexRequest, build_index
 from generator.publish.wording import FORMAT_INDEX
 from generator.score.close_inputs import load_proofs, score_options
+from generator.score.season_pins import DEFAULT_TRUST_LAYER_URL, season_opening
 from generator.tracks.loader import track_named
 
 
@@ -57,25 +59,19 @@ def output_folder(args: argparse.Namespace, piste: str) -> Path:
     return out
 
 
-def trust_layer_url(text: str) -> str:
-    """``--trust-layer-url``: an http(s) URL, the only kind of link the pages may carry to a proof."""
-    if not re.fullmatch(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/-]*)?", text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not an http(s) URL of a host and a path (no query, no "
-                                         "credentials)")
-    return text
-
-
 def cmd_index(args: argparse.Namespace) -> int:
     track = track_named(args.root, args.track)
     out = output_folder(args, track.piste)
     proofs = load_proofs(args.proofs) if args.proofs else None
+    pins = pins_for(args, args.root, track.places)
     salt, replaced_salts = salt_files(args)
     request = IndexRequest(root=args.root, track=track, submissions=args.submissions,
                            registrations=args.registrations, draft=args.brouillon,
-                           close=args.season_close,
-                           now=datetime.now(UTC), trust_layer_url=args.trust_layer_url,
-                           score_options=replace(score_options(args.root, track.places, pins_of(args), proofs,
-                                                               salt, args.anchor), replaced_salts=replaced_salts))
+                           close=pins.season_close, now=datetime.now(UTC),
+                           trust_layer_url=trust_layer_url_for(args.trust_layer_url, args.root, track.places),
+                           score_options=replace(score_options(args.root, track.places, pins, proofs, salt,
+                                                               args.anchor), replaced_salts=replaced_salts),
+                           opening=season_opening(args.root, track.places, pins))
     files = build_index(request)
     try:
         os.makedirs(out, exist_ok=True)
@@ -98,9 +94,9 @@ def register(sub: Subparsers) -> None:
                     "unless the track is frozen and anchored and the season closed (spec §7.4), or with "
                     "--brouillon writes a draft that says so on every page.")
     p.add_argument("--track", metavar="PISTE", required=True, help="the track to publish (one index per track)")
-    p.add_argument("--submissions", type=Path, required=True, metavar="DIR",
-                   help='the season service\'s submissions, anywhere below DIR, each {"recu_le": "<UTC time>", '
-                        '"soumission": {spec §4}}')
+    p.add_argument("--records", "--submissions", dest="submissions", type=Path, required=True, metavar="DIR",
+                   help='the season service\'s records folder, anywhere below DIR, each {"recu_le": "<UTC time>", '
+                        '"soumission": {spec §4}} (what proofs fetch --records and score --records read too)')
     p.add_argument("--registrations", type=Path, required=True, metavar="FILE",
                    help="the registrations, corpus-inscriptions/1")
     p.add_argument("--out", type=Path, required=True, metavar="OUT",
@@ -109,10 +105,10 @@ def register(sub: Subparsers) -> None:
                    help="write a draft before the close or the freeze, marked on every page and in every JSON")
     p.add_argument("--season-close", type=season_close, metavar="YYYY-MM-DDTHH:MM:SSZ",
                    help="the close: required to publish, refused before it; the last submission of a task "
-                        "received before it counts (spec §7.4)")
-    p.add_argument("--trust-layer-url", type=trust_layer_url, default=DEFAULT_TRUST_LAYER, metavar="URL",
-                   help=f"where a proof's public view is served, <URL>/v1/proof/<id> (default "
-                        f"{DEFAULT_TRUST_LAYER})")
+                        "received before it counts (spec §7.4); default: the track's pins (corpus pin)")
+    p.add_argument("--trust-layer-url", type=trust_layer_url, metavar="URL",
+                   help="where a proof's public view is served, <URL>/v1/proof/<id> (default: the track's pins, "
+                        f"else {DEFAULT_TRUST_LAYER_URL})")
     p.add_argument("--proofs", type=Path, help="passed to corpus score: the third-party proof verification, or a "
                                                "folder of proofs as Trust Layer serves them")
     p.add_argument("--salt-file", type=Path, action="append",

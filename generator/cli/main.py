@@ -19,7 +19,9 @@ from generator.cli import (
     graph,
     index,
     observe,
+    pin,
     proofs,
+    publish,
     release,
     score,
     season,
@@ -40,6 +42,7 @@ from generator.cli.options import (
 # Each group's registrations, in the order of ``corpus --help``.
 REGISTRATIONS = (
     build.register,
+    pin.register,
     serving.register_render_nginx,
     serving.register_serve,
     release.register,
@@ -52,6 +55,7 @@ REGISTRATIONS = (
     index.register,
     season_state.register,
     contest.register,
+    publish.register,
     observe.register_log_report,
     serving.register_systemd,
 )

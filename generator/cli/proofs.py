@@ -11,7 +11,14 @@ from generator.base.atomic_file import FileWriteError
 from generator.base.bounded_read import SUBMISSION_LIMIT
 from generator.base.errors import GeneratorError, read_file, shown_path
 from generator.base.output_places import OutputRefused, not_an_input, outside_protected
-from generator.cli.options import PROBLEM, Subparsers, UsageError, add_root_options
+from generator.cli.options import (
+    PROBLEM,
+    Subparsers,
+    UsageError,
+    add_root_options,
+    add_track_option,
+    trust_layer_url_for,
+)
 from generator.observe.proof_fetch import (
     FetchError,
     Outcome,
@@ -21,9 +28,10 @@ from generator.observe.proof_fetch import (
     proof_id_problem,
 )
 from generator.observe.read_budget import TRUST_LAYER_READS_PER_HOUR, ReadBudget, SystemClock
+from generator.publish.records import recorded_submissions
 from generator.score.close_inputs import load_submission, submission_files
 from generator.score.entry import FormatDefects
-from generator.tracks.loader import protected_trees
+from generator.tracks.loader import protected_trees, track_named
 
 WHO = "corpus proofs fetch"
 
@@ -86,9 +94,13 @@ def _asked(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     of the submissions' ids."""
     ids: list[str] = []
     problems: list[str] = []
+    given: list[tuple[Path, object]] = []
     if args.submissions:
-        for path in submission_files(args.submissions):
-            submission = load_submission(path)  # as corpus score reads it: JSON it cannot parse stops here
+        given += [(path, load_submission(path)) for path in submission_files(args.submissions)]
+    if args.records is not None:
+        given += recorded_submissions(args.records)
+    if given:
+        for path, submission in given:  # as corpus score reads them: JSON it cannot parse stops here
             if isinstance(submission, FormatDefects):  # a key twice...: rejected at entry, its ids unread
                 problems.append(f"{path}: {submission.problems[0]}: corpus score rejects it at entry; none of its "
                                 "proofs read")
@@ -96,8 +108,8 @@ def _asked(args: argparse.Namespace) -> tuple[list[str], list[str]]:
             cited, wrong = cited_proof_ids(submission, str(path))
             if not (cited or wrong):  # never a silent 0/0: a season service's record is not a submission
                 problems.append(f"{shown_path(path)}: cites no proof_id (assertions[].proof_ids of a spec §4 "
-                                'submission; a season record {"recu_le", "soumission"} is not one: give its '
-                                "soumission)")
+                                'submission; a season record {"recu_le", "soumission"} is not one: give the '
+                                "records folder with --records DIR)")
             ids += cited
             problems += wrong
     ids += args.ids
@@ -111,7 +123,7 @@ def _out(args: argparse.Namespace) -> Path:
     out: Path = args.out
     outside_protected(args.root, out, "--out", "which the generator compiles or serves: keep the proofs "
                       "elsewhere (under run/, or outside the repository)", protected=protected_trees(args.root))
-    not_an_input(out, [p for p in args.submissions if p.is_dir()], "--out")
+    not_an_input(out, [p for p in [*args.submissions, args.records] if p is not None and p.is_dir()], "--out")
     if out.exists() and not out.is_dir():
         raise OutputRefused(f"--out {out}: exists and is not a folder")
     return out
@@ -129,11 +141,14 @@ def _summary(outcome: Outcome, out: Path) -> str:
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
-    if not (args.submissions or args.ids or args.ids_file):
-        raise UsageError("give submissions (files or folders), --id PROOF_ID or --ids-file FILE")
+    if not (args.submissions or args.records or args.ids or args.ids_file):
+        raise UsageError("give submissions (files or folders), --records DIR, --id PROOF_ID or --ids-file FILE")
     out = _out(args)
+    url = args.base_url
+    if url is None:  # the track's pinned URL (corpus pin), else the production proxy's
+        url = base_url(trust_layer_url_for(None, args.root, track_named(args.root, args.track).places))
     ids, problems = _asked(args)
-    fetch = ProofFetch(args.base_url, out, ReadBudget(args.reads_per_hour, SystemClock()), timeout=args.timeout,
+    fetch = ProofFetch(url, out, ReadBudget(args.reads_per_hour, SystemClock()), timeout=args.timeout,
                        say=_say)
     stopped: GeneratorError | None = None
     try:
@@ -169,8 +184,13 @@ def register(sub: Subparsers) -> None:
     f.add_argument("--id", dest="ids", action="append", default=[], type=_proof_id, metavar="PROOF_ID",
                    help="a proof_id to read besides (repeat it)")
     f.add_argument("--ids-file", type=Path, help="a file of proof_ids, one a line (# comments)")
-    f.add_argument("--base-url", required=True, type=_base_url,
-                   help="Trust Layer's base URL, e.g. https://trust.arkforge.tech")
+    f.add_argument("--records", type=Path, metavar="DIR",
+                   help='the season service\'s records folder ({"recu_le", "soumission"} files, sub-folders '
+                        "included): every proof any record cites")
+    f.add_argument("--base-url", type=_base_url,
+                   help="Trust Layer's base URL (default: the track's pins, corpus pin, else "
+                        "https://trust.arkforge.tech)")
+    add_track_option(f, "the track whose pinned Trust Layer URL is read (default: the checkout's first)")
     f.add_argument("--out", required=True, type=Path,
                    help="the folder to keep the views in (made if missing), one <proof_id>.json each")
     f.add_argument("--reads-per-hour", type=_reads_per_hour, default=TRUST_LAYER_READS_PER_HOUR,

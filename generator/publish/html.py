@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jinja2
 
-from generator.publish import wording
+from generator.publish import french, wording
 from generator.publish.publication import Publication
 from generator.publish.published import IndexJson, InvalidatedIndexJson, RapportJson
 
@@ -36,7 +36,8 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
-    env.filters.update(overclaim=overclaim_text, valeur=value_text)
+    env.filters.update(overclaim=overclaim_text, valeur=value_text, non_verifie=french.unchecked_line,
+                       incident=french.incident_line)
     env.globals.update(w=wording)
     return env
 

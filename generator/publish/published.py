@@ -13,6 +13,7 @@ from typing import Literal, NotRequired, TypedDict, cast, overload
 from generator.base import strict_json
 from generator.base.errors import GeneratorError
 from generator.base.jsonvalue import indented_json
+from generator.publish.reference_runs import ReferenceJson
 from generator.publish.wording import FORMAT_INDEX, FORMAT_RAPPORT
 from generator.score.report_json import AssertionJson, OverclaimJson, TaskResultJson
 
@@ -30,6 +31,7 @@ class PublishedAssertion(AssertionJson):
     statut_texte: str
     cause_texte: str | None
     preuves: list[LinkJson]
+    detail_texte: str  # the detail in French (publish/french.py); ``detail`` stays the scorer's
 
 
 class PublishedTask(TaskResultJson):
@@ -113,6 +115,7 @@ class RapportJson(Head):
     tableau: str
     inscrit_le: str
     stack: StackJson
+    reference: ReferenceJson | None
     index: str
     recit_note: str
     score: Entry
@@ -141,6 +144,7 @@ class LineJson(TypedDict):
     rapport: NotRequired[str]
     inscrit_le: NotRequired[str]
     en_attente: NotRequired[list[str]]
+    reference: NotRequired[ReferenceJson]  # a reference run's model, version, framework, prompt: rejouable
 
 
 class TableJson(TypedDict):
@@ -153,6 +157,7 @@ class IndexJson(Head):
     """``index.json``: two tables, never merged, the constant line first in each."""
 
     titre: str
+    ouverture: str | None
     cloture: str | None
     gel: dict[str, str]
     conditions_1_2: str

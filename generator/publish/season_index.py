@@ -34,10 +34,11 @@ from generator.publish.tables import index_document, participant_line
 from generator.score import score_submissions
 from generator.score.close_inputs import NO_OPTIONS, ScoreOptions
 from generator.score.report_json import ScoreJson
+from generator.score.season_pins import DEFAULT_TRUST_LAYER_URL
 from generator.tracks.model import Track
 from generator.trust_layer.anchor_time import instant_text
 
-DEFAULT_TRUST_LAYER = "https://arkforge.tech/trust"  # GET <this>/v1/proof/<proof_id>: a proof's public view
+DEFAULT_TRUST_LAYER = DEFAULT_TRUST_LAYER_URL  # GET <this>/v1/proof/<proof_id>: a proof's public view
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class IndexRequest:
     now: datetime
     trust_layer_url: str = DEFAULT_TRUST_LAYER
     score_options: ScoreOptions = NO_OPTIONS
+    opening: datetime | None = None  # the season's opening (pinned, else the anchor's time), beside the close
 
     def score(self, submissions: Sequence[JsonValue]) -> ScoreJson:
         """``corpus score``'s report of these submissions: the one function, the same options."""
@@ -76,7 +78,8 @@ def publication_close(req: IndexRequest) -> datetime | None:
                            "missing): nothing is published before the freeze and its anchor (spec §7.4, §8); "
                            "--brouillon writes a draft marked as such")
     if close is None:
-        raise IndexRefused("give --season-close, the close of the season: nothing is published before it (spec "
+        raise IndexRefused(f"give the close of the season (corpus pin --track {req.track.piste} --season-close "
+                           "YYYY-MM-DDTHH:MM:SSZ, or --season-close): nothing is published before it (spec "
                            "§7.4); --brouillon writes a draft marked as such")
     if req.now < close:
         raise IndexRefused(f"the season closes at {instant(close)}, it is {instant_text(req.now)}: "
@@ -106,7 +109,7 @@ def build_index(req: IndexRequest) -> dict[str, bytes]:
     baseline = req.score([])  # the freeze check, the season, the best constant answer: corpus score's own
     pub = Publication(req.track.piste, req.track.title, baseline["saison"], req.draft,
                       instant(close) if close else None, baseline["gel"], req.trust_layer_url,
-                      baseline["conditions_1_2"])
+                      baseline["conditions_1_2"], instant(req.opening) if req.opening else None)
     registrations = read_registrations(req.registrations)
     received = read_submissions(req.submissions, pub.saison, pub.piste, {r.did for r in registrations})
     by_did: dict[str, list[Received]] = defaultdict(list)

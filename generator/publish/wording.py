@@ -35,6 +35,9 @@ TITRES = {REFERENCE: "Runs de référence", COMMUNAUTE: "Communauté"}
 CALIBRATION = "Calibration, pas classement"
 STACK_DECLAREE = "Stack déclarée, non vérifiée"
 STACK_REFERENCE = "Stack publiée par ArkForge, rejouable"
+REJOUABLE_NOTE = ("Run de référence rejouable : le modèle, sa version, le framework et le prompt sont publiés, et "
+                  "le corpus est figé ; quiconque rejoue ce run obtient des preuves qu'il peut scorer à son tour "
+                  "(spec §7.1).")
 ETIQUETTES = {REFERENCE: CALIBRATION, COMMUNAUTE: STACK_DECLAREE}
 MENTION_STACK = {REFERENCE: STACK_REFERENCE, COMMUNAUTE: STACK_DECLAREE}
 

@@ -172,6 +172,7 @@ class Pins:
     tsa_cert: Path | None = None
     rekor_key: Path | None = None
     season_close: datetime | None = None
+    season_opening: datetime | None = None  # pinned (score/season_pins.py); default: the anchor's time
 
     def anchor_key(self) -> str | None:
         """The one pinned key an anchor is checked against when ``--trust-layer-key`` is repeated: the first
@@ -193,7 +194,7 @@ def _pem(path: Path, flag: str) -> bytes:
         raise BadFile(f"{path}: cannot read ({flag}): {exc.strerror or exc}") from None
 
 
-def _opening(published: Anchor | None, places: Places) -> datetime | None:
+def anchor_opening(published: Anchor | None, places: Places) -> datetime | None:
     """When the season opens: a 3.x anchor's RFC 3161 time (verified when it was published, and again by the
     freeze check), else a 1.2 anchor's time once it passes the anchor's time rule (contract/anchor_time.py)."""
     if published is None:
@@ -224,8 +225,14 @@ def judged_proofs(loaded: Proofs | ProofFolder | None, pins: Pins, root: Path, p
             raise BadFile(f"{given}: no such file (--tsa-ca, --tsa-cert: PEM files of the timestamp authority)")
     authority = Authority(pins.tsa_ca, pins.tsa_cert) if pins.tsa_ca else None
     rekor = _pem(pins.rekor_key, "--rekor-key") if pins.rekor_key is not None else None
-    window = SeasonWindow(authority, _opening(published, places), pins.season_close, rekor)
-    return verdicts(loaded.proofs, keys, window)
+    opening = anchor_opening(published, places)
+    if pins.season_opening is not None:  # pinned: at or after the anchor's time (season_pins checks it too)
+        if opening is not None and pins.season_opening < opening:
+            raise BadFile(f"the pinned season opening {pins.season_opening:%Y-%m-%dT%H:%M:%SZ} is before the "
+                          f"freeze anchor's time {opening:%Y-%m-%dT%H:%M:%SZ}: the season opens at or after it")
+        opening = pins.season_opening
+    window = SeasonWindow(authority, opening, pins.season_close, rekor)
+    return check_proofs(verdicts(loaded.proofs, keys, window))  # checked once, for every participant
 
 
 @dataclass(frozen=True)

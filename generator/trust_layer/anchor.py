@@ -198,12 +198,12 @@ def anchor_problems(anchor: Anchor, call: RecordCall, trust_layer_key: str | Non
     if isinstance(proof, ProofV3):
         if trust_layer_key is None:
             return [f"{where}: its signature was not checked against a pinned key: give --trust-layer-key "
-                    "ed25519:<base64url>, or pin trust_layer_key in the track's track.yaml (the key a proof or a "
-                    "published anchor names proves nothing)"]
+                    "ed25519:<base64url>, or pin it once (corpus pin --track PISTE --trust-layer-key "
+                    "ed25519:<GET /v1/pubkey>) (the key a proof or a published anchor names proves nothing)"]
         if window is None or window.ca_pem is None:
             return [f"{where}: its RFC 3161 token, which opens the season, was not checked against a pinned "
-                    "authority: give --tsa-ca and --tsa-cert (the authority a published anchor names proves "
-                    "nothing)"]
+                    "authority: give --tsa-ca and --tsa-cert, or pin them once (corpus pin --track PISTE --tsa-ca "
+                    "CA.pem --tsa-cert TSA.pem) (the authority a published anchor names proves nothing)"]
         if anchor.authority is not None and anchor.authority != (window.ca_pem, window.cert_pem):
             return [f"{where}: autorite_horodatage: the published anchor names another timestamp authority than "
                     "the pinned --tsa-ca/--tsa-cert"]

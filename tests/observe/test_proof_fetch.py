@@ -600,7 +600,8 @@ def test_a_file_citing_no_proof_is_said_never_a_silent_zero(tl: TrustLayerReads,
                      "--root", str(tmp_path))
     assert ran.returncode == 1 and tl.count("POST") == 0
     assert (f"corpus proofs fetch: {record}: cites no proof_id (assertions[].proof_ids of a spec §4 submission; "
-            'a season record {"recu_le", "soumission"} is not one: give its soumission)\n') in ran.stderr
+            'a season record {"recu_le", "soumission"} is not one: give the records folder with --records '
+            'DIR)\n') in ran.stderr
 
 
 def test_the_command_stops_in_one_line_when_the_service_fails(tl: TrustLayerReads, tmp_path: Path) -> None:
@@ -621,7 +622,7 @@ def test_the_command_stops_in_one_line_when_the_service_fails(tl: TrustLayerRead
     (["--timeout", "0"], "argument --timeout: '0': give seconds"),
     (["--out", "build/conformite/proofs"], "--out build/conformite/proofs: resolves to"),
     (["--out", "season/generique/p"], "inside season/ of the checkout"),
-    ([], "give submissions (files or folders), --id PROOF_ID or --ids-file FILE"),
+    ([], "give submissions (files or folders), --records DIR, --id PROOF_ID or --ids-file FILE"),
 ], ids=["bad-id", "budget", "url", "url-broken", "url-credentials", "timeout", "in-build", "in-generique",
         "nothing"])
 def test_the_command_refuses_a_bad_command_line_before_any_read(root: Path, tmp_path: Path, args: list[str],

@@ -96,7 +96,7 @@ def test_a_reader_sees_the_report_with_each_assertion_linked_to_its_proof(browse
         link = rows.nth(n).get_by_role("link")
         href = link.first.get_attribute("href") or ""
         assert link.first.inner_text().startswith("lien vers les preuves")
-        assert href.startswith("https://arkforge.tech/trust/v1/proof/prf_"), href
+        assert href.startswith("https://trust.arkforge.tech/v1/proof/prf_"), href
     assert page.get_by_text("Récit de l'agent").count() == 10
     assert all(url.startswith("file://") for url in requested), requested
 
