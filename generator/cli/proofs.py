@@ -10,7 +10,7 @@ from pathlib import Path
 from generator.base.atomic_file import FileWriteError
 from generator.base.bounded_read import SUBMISSION_LIMIT
 from generator.base.errors import GeneratorError, read_file, shown_path
-from generator.base.output_places import OutputRefused, not_an_input, outside_protected
+from generator.base.output_places import OutputRefused, outside_inputs, outside_protected
 from generator.cli.options import PROBLEM, Subparsers, UsageError, add_root_options, add_timeout_option
 from generator.observe.proof_fetch import (
     FetchError,
@@ -101,7 +101,7 @@ def _out(args: argparse.Namespace) -> Path:
     out: Path = args.out
     outside_protected(args.root, out, "--out", "which the generator compiles or serves: keep the proofs "
                       "elsewhere (under run/, or outside the repository)", protected=protected_trees(args.root))
-    not_an_input(out, [p for p in args.submissions if p.is_dir()], "--out")
+    outside_inputs(out, [("the submissions folder", p) for p in args.submissions if p.is_dir()])
     if out.exists() and not out.is_dir():
         raise OutputRefused(f"--out {out}: exists and is not a folder")
     return out

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from generator.base.atomic_file import FileWriteError, check_target, write_atomic
-from generator.base.output_places import key_output_file, not_an_input
+from generator.base.output_places import key_output_file, not_an_input, outside_inputs
 from generator.cli.options import PROBLEM, Subparsers, add_pinned_options, add_rekor_option, pins_of, season_close
 from generator.score.close_inputs import (
     BadFile,
@@ -29,6 +29,9 @@ def _json_target(args: argparse.Namespace, files: list[Path]) -> None:
     inputs = [*files, *(p for p in (args.proofs, args.salt_file, args.anchor) if p is not None)]
     key_output_file(args.root, args.json, "score reports (their verdict_attendu)")
     not_an_input(args.json, inputs)
+    proofs = args.proofs if args.proofs and args.proofs.is_dir() else None
+    outside_inputs(args.json, [*(("the submissions folder", p) for p in args.submissions if p.is_dir()),
+                               ("the proofs folder", proofs)], "--json")
     check_target(args.json)  # before the table is printed, not after
 
 

@@ -121,7 +121,8 @@ def exchange(url: str, *, seconds: float, limit: int, method: str = "GET", heade
     ``limit + 1`` body bytes read, the WHOLE exchange within ``seconds``. ``addresses`` (default: the URL's
     host and port) are tried in turn when connecting fails, as the Trust Layer proxy does; ``server_name``
     is the name TLS checks (default: the URL's host). Never raises for the network: ``Answer.error`` names
-    what ended it (:data:`DEADLINE`, or the exception's name: ``ConnectionError``, ``SSLCertVerificationError``)."""
+    what ended it (:data:`DEADLINE`, or the exception's name: ``ConnectionError``,
+    ``SSLCertVerificationError``)."""
     began, started = time.monotonic(), time.perf_counter()
     deadline = began + seconds
     host, port, https, target = _target(url)

@@ -18,12 +18,14 @@ from pathlib import Path
 
 from generator.base.jsonvalue import JsonValue
 from generator.publish.files import IndexRefused
+from generator.publish.free_text import published_document
 from generator.publish.html import render_index, render_report
 from generator.publish.merge import Participant, participants
 from generator.publish.publication import Publication
 from generator.publish.published import LineJson, MergedJson, document_bytes
 from generator.publish.registrations import read_registrations
 from generator.publish.report import participant_report
+from generator.publish.season_clock import refuse_future
 from generator.publish.selection import select
 from generator.publish.submissions import Received, read_submissions
 from generator.publish.tables import index_document, participant_line
@@ -102,6 +104,7 @@ def build_index(req: IndexRequest) -> dict[str, bytes]:
                       baseline["conditions_1_2"])
     registrations = read_registrations(req.registrations)
     received = read_submissions(req.submissions, pub.saison, pub.piste, {r.did for r in registrations})
+    refuse_future(req.registrations, registrations, received, req.now)
     by_did: dict[str, list[Received]] = defaultdict(list)
     for r in received:
         by_did[r.did].append(r)
@@ -113,12 +116,12 @@ def build_index(req: IndexRequest) -> dict[str, bytes]:
         score = req.score([s.soumission for s in selection.kept])
         merged = _merged(p, by_did)
         fusionnes += merged
-        report = participant_report(pub, p, selection, score, merged, "../index.html")
+        report = published_document(participant_report(pub, p, selection, score, merged, "../index.html"))
         files[f"rapports/{p.ranked.slug}.json"] = document_bytes(report)
         files[f"rapports/{p.ranked.slug}.html"] = render_report(report, pub).encode("utf-8")
         lines.append((p.ranked.tableau, participant_line(p, score, f"rapports/{p.ranked.slug}")))
-    index = index_document(pub, baseline["meilleure_reponse_constante"], baseline["taches_total"], lines,
-                           fusionnes)
+    index = published_document(index_document(pub, baseline["meilleure_reponse_constante"],
+                                              baseline["taches_total"], lines, fusionnes))
     files["index.json"] = document_bytes(index)
     files["index.html"] = render_index(index, pub).encode("utf-8")
     return files

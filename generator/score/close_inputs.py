@@ -19,13 +19,14 @@ from generator.base import strict_json
 from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, kind_of, read_bounded
 from generator.base.errors import GeneratorError, shown_path, unreadable_text
 from generator.base.jsonvalue import JsonValue
+from generator.base.path_checks import regular_entry
 from generator.contract.places import Places
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError
 from generator.score.proofs import SeasonWindow, verdicts
 from generator.score.verdict import Proofs, check_proofs
 from generator.trust_layer.anchor import Anchor
-from generator.trust_layer.anchor_time import AnchorTimeError, proof_time
+from generator.trust_layer.anchor_time import AnchorTimeError, instant_text, proof_time
 from generator.trust_layer.anchor_v3 import parse_time
 from generator.trust_layer.proof_v3 import ProofV3, Window
 from generator.trust_layer.served_proof import ServedProof, read_served_proof
@@ -88,8 +89,8 @@ def submission_files(paths: list[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            entries = sorted(p for p in path.iterdir() if p.suffix == ".json" or not p.is_dir())
-            strays = [p for p in entries if not (p.suffix == ".json" and p.is_file())]
+            entries = sorted(p for p in path.iterdir() if p.suffix == ".json" or not p.is_dir() or p.is_symlink())
+            strays = [p for p in entries if not (p.suffix == ".json" and regular_entry(p))]
             if strays:
                 raise BadFile(f"{', '.join(printable(str(p)) for p in strays)}: not a regular *.json file: a "
                               "submission folder holds *.json submissions only: remove or rename "
@@ -120,7 +121,7 @@ class ProofFolder:
 
 def _proof_folder(path: Path) -> ProofFolder:
     entries = sorted(path.iterdir())
-    strays = [p for p in entries if not (p.suffix == ".json" and p.is_file())]
+    strays = [p for p in entries if not (p.suffix == ".json" and regular_entry(p))]
     if strays:
         raise BadFile(f"{', '.join(printable(str(p)) for p in strays)}: not a regular *.json file: a proofs "
                       "folder holds <proof_id>.json proofs only")
@@ -205,6 +206,18 @@ def _opening(published: Anchor | None, places: Places) -> datetime | None:
         return proof_time(fields.timestamp, fields.upstream_timestamp) if fields is not None else None
     except AnchorTimeError as exc:
         raise BadFile(f"{places.anchor}: proof: {exc}") from None
+
+
+def check_close(root: Path, places: Places, close: datetime | None) -> None:
+    """``--season-close`` before the season's opening (the published anchor's time) is refused, one line: no
+    record could be on time, and nothing of such a season is scored."""
+    if close is None or not os.path.lexists(root / places.anchor):
+        return
+    opening = _opening(Anchor.read(root / places.anchor), places)
+    if opening is not None and close < opening:
+        raise BadFile(f"--season-close {instant_text(close)} is before the season's opening "
+                      f"{instant_text(opening)} (the time of {places.anchor}): a season closes after it "
+                      "opens; give its close")
 
 
 def judged_proofs(loaded: Proofs | ProofFolder | None, pins: Pins, root: Path, places: Places) -> Proofs | None:
