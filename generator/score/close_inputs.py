@@ -262,5 +262,6 @@ def score_options(root: Path, places: Places, pins: Pins, loaded_proofs: Proofs 
                   salt_file: Path | None, anchor_file: Path | None) -> ScoreOptions:
     """The options of ``corpus score``'s proof and freeze flags: one place, so that ``corpus index`` scores each
     participant exactly as ``corpus score`` would (``loaded_proofs``: what :func:`load_proofs` read, or None)."""
+    check_close(root, places, pins.season_close)
     return ScoreOptions(judged_proofs(loaded_proofs, pins, root, places), salt_file, anchor_file,
                         pins.anchor_key(), pins.fingerprint, pins.window())
