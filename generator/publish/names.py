@@ -21,7 +21,6 @@ and differ in their characters are one imitating the other: refused too, naming 
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import importlib.resources
 import json
 import unicodedata
@@ -47,11 +46,6 @@ class Named(Protocol):
 
     @property
     def stack(self) -> str: ...
-
-
-def data_version() -> str:
-    """Which confusables data the keys are made with, for a message or a page."""
-    return f"Unicode confusables.txt as {DATA_PACKAGE} {importlib.metadata.version(DATA_PACKAGE)} ships it"
 
 
 def _pairs() -> list[tuple[str, str]]:
