@@ -264,21 +264,25 @@ def run_season(work: Path, say: Say = lambda _: None) -> Season:
             _late_after(s.records[piste], close)
             s.corpus(f"{piste}: pin the close", "pin", "--root", str(s.root), "--track", piste, "--season-close",
                      f"{close:%Y-%m-%dT%H:%M:%SZ}")
-        while datetime.now(UTC) <= close:
+        while datetime.now(UTC) <= close + LATE:  # the late record too is in the past: none from the future
             time.sleep(0.2)
         for piste in PISTES:
             _close(s, piste)
     return s
 
 
+LATE = timedelta(seconds=1)
+
+
 def _late_after(records: Path, close: datetime) -> None:
     """The community's reception times moved into this season, in the same order: an hour before the
-    community's close becomes 10 ms before this one; the record received after it, an hour after."""
+    community's close becomes 10 ms before this one; the record received after it, ``LATE`` after (a second:
+    the close waits for it, since a record received after the command's own clock is refused)."""
     for path in sorted(records.rglob("*.json")):
         record = json.loads(path.read_text("utf-8"))
         given = datetime.fromisoformat(record["recu_le"].replace("Z", "+00:00"))
         hours = (datetime.fromisoformat(COMMUNITY_CLOSE.replace("Z", "+00:00")) - given).total_seconds() / 3600
-        when = close + timedelta(hours=1) if hours < 0 else close - timedelta(milliseconds=10 * hours)
+        when = close + LATE if hours < 0 else close - timedelta(milliseconds=10 * hours)
         record["recu_le"] = f"{when:%Y-%m-%dT%H:%M:%S}.{when.microsecond // 1000:03d}Z"
         path.write_text(json.dumps(record, ensure_ascii=False, indent=1), "utf-8")
 

@@ -79,6 +79,18 @@ def outside_protected(root: Path, out: Path, option: str = "--json",
     return out
 
 
+def outside_inputs(out: Path, folders: Iterable[tuple[str, Path | None]], option: str = "--out") -> Path:
+    """``out``, refused when it resolves to, or inside, one of the ``(what, folder)`` the command reads (the
+    submissions folder, the registrations' folder, the proofs folder): what it writes there would be read
+    back as an input by the next run. A folder given as None is not read."""
+    target = out.resolve()
+    for what, folder in folders:
+        if folder is not None and target.is_relative_to(folder.resolve()):
+            raise OutputRefused(f"{option} {out}: resolves to {target}, inside {what} {folder}, which this "
+                                "command reads: an output never lands in an input; write it elsewhere")
+    return out
+
+
 def not_an_input(out: Path, inputs: Iterable[Path], option: str = "--json") -> Path:
     """``out``, refused when it is (after resolving links) one of the files the command reads."""
     target = out.resolve()

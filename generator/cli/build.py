@@ -21,13 +21,13 @@ from generator.cli.options import (
     add_pinned_options,
     add_rekor_option,
     add_root_options,
+    add_timeout_option,
     add_track_option,
     base_url_option,
     http_url,
     key_fingerprint,
     named,
     pins_for,
-    positive_seconds,
     print_problems,
     season_close,
     selected_tracks,
@@ -39,6 +39,7 @@ from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest
 from generator.contract.places import Places
 from generator.observe import proxy_client
+from generator.observe.http_exchange import DEADLINE, exchange
 from generator.score.close_inputs import Pins, judged_proofs, load_proofs
 from generator.score.season_pins import freeze_hints
 from generator.serving.tls.tls_files import TLS_FILE_LIMIT, check_tls_file
@@ -182,8 +183,9 @@ def _served_problems(args: argparse.Namespace, places: Places, context: ssl.SSLC
     """``--url``: the record as the server serves it at the track's ``gel_servi``, byte for byte the file's."""
     secret = read_secret_file(args.secret_file)[0]
     url = args.url.rstrip("/") + places.served_record
-    answer = proxy_client.fetch_within(url, {"X-Challenge-Secret": secret}, args.timeout, context, MIB)
-    if answer.error == "deadline":
+    answer = exchange(url, seconds=args.timeout, limit=MIB, headers={"X-Challenge-Secret": secret},
+                      context=context)
+    if answer.error == DEADLINE:
         return [f"GET {shown_path(url)}: no complete answer within --timeout {args.timeout:g} s (connection, "
                 "headers and body together): the served record cannot be compared"]
     if answer.status == 0:
@@ -395,8 +397,7 @@ def register(sub: Subparsers) -> None:
                         "--secret-file) and compare it byte for byte")
     p.add_argument("--secret-file", type=Path, help="file of accepted secrets (the first is sent), with --url")
     p.add_argument("--ca", type=Path, help="CA to verify the server's certificate against, with --url")
-    p.add_argument("--timeout", type=positive_seconds, default=10.0,
-                   help="seconds the whole fetch may take, with --url: connection, headers and body (default 10)")
+    add_timeout_option(p, 10.0, "the fetch of the record, with --url,")
     add_root_options(p)
     add_track_option(p)
     p.set_defaults(func=cmd_freeze_check)

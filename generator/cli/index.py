@@ -12,7 +12,7 @@ from pathlib import Path
 from generator.base import strict_json
 from generator.base.bounded_read import PUBLISHED_LIMIT, read_bounded
 from generator.base.errors import GeneratorError
-from generator.base.output_places import OutputRefused, key_output_dir
+from generator.base.output_places import OutputRefused, key_output_dir, outside_inputs
 from generator.base.transaction import commit_trees
 from generator.cli.options import (
     Subparsers,
@@ -45,6 +45,9 @@ def output_folder(args: argparse.Namespace, piste: str) -> Path:
     """``--out``: under run/ or outside the repository (a draft reveals scores, hence the key, before the
     close); its ``<piste>/`` new, empty or an earlier index; no input inside it (it is replaced whole)."""
     out = key_output_dir(args.root, str(args.out), Path("run"), "an index and its reports (a draft's scores)")
+    outside_inputs(out, [("the submissions folder", args.submissions),
+                         ("the registrations' folder", args.registrations.parent),
+                         ("the proofs folder", args.proofs if args.proofs and args.proofs.is_dir() else None)])
     target = out / piste
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         raise OutputRefused(f"--out {args.out}: {target} exists and is not a folder")

@@ -85,6 +85,14 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def add_timeout_option(parser: argparse.ArgumentParser, default: float, what: str) -> None:
+    """``--timeout``, shared by every command that talks to a server: the deadline of each whole exchange
+    (connection, TLS handshake, headers and body; ``generator/observe/http_exchange.py``)."""
+    parser.add_argument("--timeout", type=positive_seconds, default=default, metavar="SECONDS",
+                        help=f"seconds {what} may take, the whole of it: connection, headers and body, however "
+                             f"slowly the server sends them (default {default:g})")
+
+
 def http_url(text: str) -> str:
     """A server's base URL (``--url``): http or https, a host, a valid port, nothing that breaks a line."""
     shown = shown_path(text)

@@ -10,12 +10,13 @@ from pathlib import Path
 from generator.base.atomic_file import FileWriteError
 from generator.base.bounded_read import SUBMISSION_LIMIT
 from generator.base.errors import GeneratorError, read_file, shown_path
-from generator.base.output_places import OutputRefused, not_an_input, outside_protected
+from generator.base.output_places import OutputRefused, outside_inputs, outside_protected
 from generator.cli.options import (
     PROBLEM,
     Subparsers,
     UsageError,
     add_root_options,
+    add_timeout_option,
     add_track_option,
     trust_layer_url_for,
 )
@@ -59,16 +60,6 @@ def _reads_per_hour(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r}: give a whole number from 1 to {TRUST_LAYER_READS_PER_HOUR} "
                                          "(Trust Layer blocks an address beyond 100 reads an hour)")
     return int(text)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value <= 600:
-        raise argparse.ArgumentTypeError(f"{text!r}: give seconds, more than 0 and at most 600")
-    return value
 
 
 def _ids_file(path: Path) -> list[str]:
@@ -123,7 +114,8 @@ def _out(args: argparse.Namespace) -> Path:
     out: Path = args.out
     outside_protected(args.root, out, "--out", "which the generator compiles or serves: keep the proofs "
                       "elsewhere (under run/, or outside the repository)", protected=protected_trees(args.root))
-    not_an_input(out, [p for p in [*args.submissions, args.records] if p is not None and p.is_dir()], "--out")
+    read = [("the submissions folder", p) for p in args.submissions if p.is_dir()]
+    outside_inputs(out, read + ([("the records folder", args.records)] if args.records is not None else []))
     if out.exists() and not out.is_dir():
         raise OutputRefused(f"--out {out}: exists and is not a folder")
     return out
@@ -196,8 +188,6 @@ def register(sub: Subparsers) -> None:
     f.add_argument("--reads-per-hour", type=_reads_per_hour, default=TRUST_LAYER_READS_PER_HOUR,
                    help=f"requests allowed in any hour, 1 to {TRUST_LAYER_READS_PER_HOUR} (default "
                         f"{TRUST_LAYER_READS_PER_HOUR}: lower it when another client reads from this address)")
-    f.add_argument("--timeout", type=_seconds, default=30.0,
-                   help="seconds to connect and between two reads of an answer (default 30; the whole answer "
-                        "within four times that)")
+    add_timeout_option(f, 30.0, "each request to Trust Layer")
     add_root_options(f)
     f.set_defaults(func=cmd_fetch, command="proofs fetch")

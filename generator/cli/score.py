@@ -10,7 +10,7 @@ from pathlib import Path
 
 from generator.base.atomic_file import FileWriteError, check_target, write_atomic
 from generator.base.jsonvalue import JsonValue
-from generator.base.output_places import key_output_file, not_an_input
+from generator.base.output_places import key_output_file, not_an_input, outside_inputs
 from generator.cli.options import (
     PROBLEM,
     Subparsers,
@@ -42,6 +42,9 @@ def _json_target(args: argparse.Namespace, files: list[Path]) -> None:
     inputs = [*files, *(args.salt_file or []), *(p for p in (args.proofs, args.anchor) if p is not None)]
     key_output_file(args.root, args.json, "score reports (their verdict_attendu)")
     not_an_input(args.json, inputs)
+    proofs = args.proofs if args.proofs and args.proofs.is_dir() else None
+    outside_inputs(args.json, [*(("the submissions folder", p) for p in args.submissions if p.is_dir()),
+                               ("the proofs folder", proofs)], "--json")
     check_target(args.json)  # before the table is printed, not after
 
 

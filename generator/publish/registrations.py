@@ -3,7 +3,8 @@
 Read strictly: a field missing, of another type or unknown, two participants with one name, a DID registered
 twice, is one line naming the file and the JSON Pointer of the field, and nothing is published. Names are
 compared as the report file names are made (:func:`slug`): case, accents and punctuation aside, so that two
-participants can never be told apart by a capital or an accent only.
+participants can never be told apart by a capital or an accent only; and after Unicode normalisation and
+confusable folding (:mod:`generator.publish.names`), so that a look-alike name or stack is refused too.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from generator.base.jsonvalue import JsonValue, indented_json
 from generator.base.text_policy import cut
 from generator.publish.files import IndexInputError, read_json, utc_time
+from generator.publish.names import refuse_lookalikes
 from generator.publish.reference_runs import ReferenceRun, read_reference
 from generator.publish.wording import FORMAT_INSCRIPTIONS, REFERENCE, TABLEAUX, has_emoji
 
@@ -154,4 +156,5 @@ def read_registrations(path: Path) -> list[Registration]:
             raise IndexInputError(f"{path}: {r.where}/did: {r.did} is already registered by {dids[r.did].where}: "
                                   "a DID is registered once a season (spec §3.3, §9.1)")
         names[r.slug], dids[r.did] = r, r
+    refuse_lookalikes(path, registrations)
     return registrations

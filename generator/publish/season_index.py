@@ -20,6 +20,7 @@ from generator.base.jsonvalue import JsonValue
 from generator.contract.invalidation import read_invalidation
 from generator.publish.contestation import read_contests
 from generator.publish.files import IndexRefused
+from generator.publish.free_text import published_document
 from generator.publish.html import render_index, render_report
 from generator.publish.invalidation import invalidated_index
 from generator.publish.merge import Participant, participants
@@ -28,6 +29,7 @@ from generator.publish.published import LineJson, MergedJson, RapportJson, docum
 from generator.publish.rectification import rectify_close
 from generator.publish.registrations import read_registrations
 from generator.publish.report import participant_report
+from generator.publish.season_clock import refuse_future
 from generator.publish.selection import select
 from generator.publish.submissions import Received, read_submissions
 from generator.publish.tables import index_document, participant_line
@@ -112,6 +114,7 @@ def build_index(req: IndexRequest) -> dict[str, bytes]:
                       baseline["conditions_1_2"], instant(req.opening) if req.opening else None)
     registrations = read_registrations(req.registrations)
     received = read_submissions(req.submissions, pub.saison, pub.piste, {r.did for r in registrations})
+    refuse_future(req.registrations, registrations, received, req.now)
     by_did: dict[str, list[Received]] = defaultdict(list)
     for r in received:
         by_did[r.did].append(r)
@@ -129,8 +132,10 @@ def build_index(req: IndexRequest) -> dict[str, bytes]:
     index = index_document(pub, baseline["meilleure_reponse_constante"], baseline["taches_total"], lines,
                            fusionnes)
     rectify_close(index, reports, read_contests(req.root, req.track))  # spec §9.2: beside the original figures
+    index = published_document(index)  # free text is text, the rectifications' motives included
     files: dict[str, bytes] = {}
     for path, report in reports.items():
+        report = published_document(report)
         files[path] = document_bytes(report)
         files[path.removesuffix(".json") + ".html"] = render_report(report, pub).encode("utf-8")
     files["index.json"] = document_bytes(index)

@@ -87,6 +87,7 @@ def statut_label(statut: str) -> str:
 _EMOJI = re.compile("[\u2300-\u23ff\u25a0-\u27bf\u2b00-\u2bff\u3030\u303d\u3297\u3299\ufe0e\ufe0f\u200d\u20e3"
                     "\U0001f000-\U0001faff\U000e0020-\U000e007f]")
 EMOJI_RETIRES = " [emoji retirés à la publication, spec §7.3]"
+CONTROLES_RETIRES = " [caractères de contrôle retirés à la publication : {}]"  # the code points, U+XXXX
 
 
 def has_emoji(text: str) -> bool:

@@ -19,13 +19,14 @@ from generator.base import strict_json
 from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, kind_of, read_bounded
 from generator.base.errors import GeneratorError, shown_path, unreadable_text
 from generator.base.jsonvalue import JsonValue
+from generator.base.path_checks import regular_entry
 from generator.contract.places import Places
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError
 from generator.score.proofs import SeasonWindow, verdicts
 from generator.score.verdict import Proofs, check_proofs
 from generator.trust_layer.anchor import Anchor
-from generator.trust_layer.anchor_time import AnchorTimeError, proof_time
+from generator.trust_layer.anchor_time import AnchorTimeError, instant_text, proof_time
 from generator.trust_layer.anchor_v3 import parse_time
 from generator.trust_layer.proof_v3 import ProofV3, Window
 from generator.trust_layer.served_proof import ServedProof, read_served_proof
@@ -88,8 +89,8 @@ def submission_files(paths: list[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            entries = sorted(p for p in path.iterdir() if p.suffix == ".json" or not p.is_dir())
-            strays = [p for p in entries if not (p.suffix == ".json" and p.is_file())]
+            entries = sorted(p for p in path.iterdir() if p.suffix == ".json" or not p.is_dir() or p.is_symlink())
+            strays = [p for p in entries if not (p.suffix == ".json" and regular_entry(p))]
             if strays:
                 raise BadFile(f"{', '.join(printable(str(p)) for p in strays)}: not a regular *.json file: a "
                               "submission folder holds *.json submissions only: remove or rename "
@@ -120,7 +121,7 @@ class ProofFolder:
 
 def _proof_folder(path: Path) -> ProofFolder:
     entries = sorted(path.iterdir())
-    strays = [p for p in entries if not (p.suffix == ".json" and p.is_file())]
+    strays = [p for p in entries if not (p.suffix == ".json" and regular_entry(p))]
     if strays:
         raise BadFile(f"{', '.join(printable(str(p)) for p in strays)}: not a regular *.json file: a proofs "
                       "folder holds <proof_id>.json proofs only")
@@ -208,6 +209,21 @@ def anchor_opening(published: Anchor | None, places: Places) -> datetime | None:
         raise BadFile(f"{places.anchor}: proof: {exc}") from None
 
 
+def check_close(root: Path, places: Places, close: datetime | None,
+                pinned_opening: datetime | None = None) -> None:
+    """A close (``--season-close`` or pinned) before the season's opening (the pinned opening, else the published
+    anchor's time) is refused, one line: no record could be on time, and nothing of such a season is scored."""
+    if close is None:
+        return
+    where = "the pinned opening"
+    opening = pinned_opening
+    if opening is None and os.path.lexists(root / places.anchor):
+        opening, where = anchor_opening(Anchor.read(root / places.anchor), places), f"the time of {places.anchor}"
+    if opening is not None and close < opening:
+        raise BadFile(f"--season-close {instant_text(close)} is before the season's opening "
+                      f"{instant_text(opening)} ({where}): a season closes after it opens; give its close")
+
+
 def judged_proofs(loaded: Proofs | ProofFolder | None, pins: Pins, root: Path, places: Places) -> Proofs | None:
     """A :class:`ProofFolder` judged against the pinned key (``--trust-layer-key``, else the track's
     ``trust_layer_key``; never the published anchor's), the token times within the season (from the published
@@ -257,5 +273,6 @@ def score_options(root: Path, places: Places, pins: Pins, loaded_proofs: Proofs 
                   salt_file: Path | None, anchor_file: Path | None) -> ScoreOptions:
     """The options of ``corpus score``'s proof and freeze flags: one place, so that ``corpus index`` scores each
     participant exactly as ``corpus score`` would (``loaded_proofs``: what :func:`load_proofs` read, or None)."""
+    check_close(root, places, pins.season_close, pins.season_opening)
     return ScoreOptions(judged_proofs(loaded_proofs, pins, root, places), salt_file, anchor_file,
                         pins.anchor_key(), pins.fingerprint, pins.window())

@@ -33,6 +33,7 @@ from generator.trust_layer.anchor_v3 import (
     anchor_v3_problems,
     parse_time,
 )
+from generator.trust_layer.full_view import view_problems
 from generator.trust_layer.proof_v3 import ProofV3, Window, read_v3
 from generator.trust_layer.served_proof import ServedProof, read_served_proof
 from generator.trust_layer.trust_proof import (
@@ -209,6 +210,7 @@ def anchor_problems(anchor: Anchor, call: RecordCall, trust_layer_key: str | Non
                     "the pinned --tsa-ca/--tsa-cert"]
         hashes = CallHashes(call.target, call.request_hash, call.response_hash, call.seller, fingerprint)
         problems, check = anchor_v3_problems(proof, hashes, [trust_layer_key], window)
+        problems += [f"{where}: {p}" for p in view_problems(proof, anchor.document)]  # an edited copy
         if anchor.heure is not None and check.time is not None \
                 and parse_time(anchor.heure) != check.time.replace(microsecond=0):  # heure: to the second
             problems.append(f"{where}: heure: {anchor.heure} is not the token's time "

@@ -383,10 +383,16 @@ def test_retry_after_is_read_as_seconds_or_a_date() -> None:
     assert retry_after("30", 0.0) == 30.0
     assert retry_after("Thu, 01 Jan 1970 00:01:40 GMT", 40.0) == 60.0
     assert retry_after("soon", 0.0) is None and retry_after(None, 0.0) is None and retry_after("-5", 0) is None
+    # RFC 9110: delay-seconds of any size, the two obsolete date forms, never the locale's names
+    assert retry_after("1" + "0" * 30, 0.0) == 1e30 and retry_after("9" * 400, 0.0) == float("inf")
+    assert retry_after("Thursday, 01-Jan-70 00:01:40 GMT", 40.0) == 60.0
+    assert retry_after("Thu Jan  1 00:01:40 1970", 40.0) == 60.0
+    assert retry_after("Thu, 31 Feb 1970 00:01:40 GMT", 0.0) is None
 
 
 @pytest.mark.parametrize(("script", "why"), [
-    (["7200"], "429 Too Many Requests, Retry-After asks for 120 min"),
+    (["7200"], '429 Too Many Requests, Retry-After "7200" asks for 7200 s, more than the hour this command '
+               "waits: run it again after 1970-01-12T15:46:40Z"),
     (["1", "1", "1"], "429 Too Many Requests, still 429 after 2 waits: another client reads from this address"),
 ])
 def test_a_429_that_lasts_stops_the_fetch(tl: TrustLayerReads, clock: FakeClock, tmp_path: Path,
@@ -456,21 +462,26 @@ def test_no_answer_in_time_stops_naming_the_request(tl: TrustLayerReads, clock: 
     tl.delay = 1.0
     with pytest.raises(FetchError) as stop:
         fetcher(tl, tmp_path, clock, timeout=0.2)[0].run([pid(1)])
-    assert str(stop.value) == (f"POST {tl.url}/v1/proofs: no answer (ReadTimeout; timeout 0.2 s); 0/1 proofs "
-                               f"kept in {tmp_path}, run again to read the rest")
+    assert str(stop.value) == (f"POST {tl.url}/v1/proofs: no complete answer within --timeout 0.2 s (connection, "
+                               f"headers and body together); 0/1 proofs kept in {tmp_path}, run again to read the "
+                               "rest")
 
 
-def test_an_answer_that_drips_stops_at_four_times_the_timeout(tl: TrustLayerReads, clock: FakeClock,
-                                                              tmp_path: Path) -> None:
-    """Each byte within the timeout, the whole far beyond it: the fetch ends, it does not hang."""
+def test_an_answer_that_drips_stops_at_the_timeout(tl: TrustLayerReads, clock: FakeClock,
+                                                   tmp_path: Path) -> None:
+    """Each byte within the timeout, the whole far beyond it: the fetch ends at the deadline of the whole
+    exchange, it does not hang."""
     tl.add(view(pid(1)))
-    # a ~300 bytes batch answer at a byte every 0.02 s: 6 s in all, four times a timeout of 0.5 s is 2 s; each
-    # gap stays 25 times below the timeout, so a loaded machine still sees the whole answer, not one read, late
+    # a ~300 bytes batch answer at a byte every 0.02 s: 6 s in all, far beyond a timeout of 1 s; each gap stays
+    # 50 times below the timeout, so only the deadline of the whole exchange can end it
     tl.drip = 0.02
+    started = time.monotonic()
     with pytest.raises(FetchError) as stop:
-        fetcher(tl, tmp_path, clock, timeout=0.5)[0].run([pid(1)])
-    assert str(stop.value) == (f"POST {tl.url}/v1/proofs: the answer took more than 2 s to read; 0/1 proofs "
-                               f"kept in {tmp_path}, run again to read the rest")
+        fetcher(tl, tmp_path, clock, timeout=1.0)[0].run([pid(1)])
+    assert time.monotonic() - started < 3
+    assert str(stop.value) == (f"POST {tl.url}/v1/proofs: no complete answer within --timeout 1 s (connection, "
+                               f"headers and body together); 0/1 proofs kept in {tmp_path}, run again to read the "
+                               "rest")
 
 
 def test_no_server_at_all_stops_naming_the_request(clock: FakeClock, tmp_path: Path) -> None:
@@ -619,7 +630,7 @@ def test_the_command_stops_in_one_line_when_the_service_fails(tl: TrustLayerRead
     (["--base-url", "ftp://x"], "argument --base-url: 'ftp://x': not a base URL"),
     (["--base-url", "http://[::1"], "argument --base-url: 'http://[::1': not a base URL"),
     (["--base-url", "https://me:pw@trust.example"], "argument --base-url: the base URL holds credentials"),
-    (["--timeout", "0"], "argument --timeout: '0': give seconds"),
+    (["--timeout", "0"], "argument --timeout: 0: expected a finite number of seconds above 0"),
     (["--out", "build/conformite/proofs"], "--out build/conformite/proofs: resolves to"),
     (["--out", "season/generique/p"], "inside season/ of the checkout"),
     ([], "give submissions (files or folders), --records DIR, --id PROOF_ID or --ids-file FILE"),

@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import requests
 import trackfix as col
 from nginx_server import NginxServer, build_copy
 
 from generator.base.secret_values import write_private
 from generator.cli.main import main
 from generator.contract.manifest import Manifest
-from generator.observe.verify import proxy_response_hash, undeclared_paths
+from generator.observe.verify import undeclared_paths
 
 
 @pytest.fixture(scope="module")
@@ -98,20 +97,3 @@ def test_undeclared_paths_follow_each_collection_and_name_nothing(manifest: dict
         assert paths and not set(paths) & taken
         assert all(col.collection_of(p) is not None for p in paths)
         assert len({col.collection_of(p) for p in paths}) == len(paths)
-
-
-def test_proxy_response_hash_matches_the_contract_vectors() -> None:
-    def fake(body: bytes) -> requests.Response:
-        resp = requests.Response()
-        resp._content = body
-        resp.encoding = "utf-8"
-        return resp
-
-    vector = ('{\n  "ressource": "/agrements/AGR-4417",\n  "existe": true,\n'
-              '  "activite": "courtage-en-assurance",\n  "statut": "suspendu",\n'
-              '  "dénomination": "Société Vauclair-Mésange"\n}\n').encode()
-    assert proxy_response_hash(fake(vector)) == "42a4d0e98276199415dd0d75f9aec4ea13a341bc59465c21a1dcccdcb5e426d3"
-    substitute = "247fb85306c7b6f642aee12a918f957c0b9a12bb7ec0137ac820deb73746f779"
-    assert proxy_response_hash(fake(b"{}")) == substitute
-    assert proxy_response_hash(fake(b"[]")) == substitute
-    assert proxy_response_hash(fake(b"<html>")) != substitute

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
     ("bench_build.py", ["--entities", "40", "--small", "0", "--repeat", "1"], "check + build"),
     ("bench_index.py", ["--participants", "3"], "participants/s"),
     ("season_lures_2.py", [], "everything shown holds"),  # bars/season-lures-2
+    ("close_hostile.py", [], "cases ok"),  # bars/close-hostile: exit 0 only when every case is ok
     pytest.param("bench_release.py", ["--rounds", "1", "--threads", "2"], "install under load",
                  marks=pytest.mark.nginx),  # a real topology on loopback, a few seconds
     pytest.param("bench_tls_checks.py", ["--rounds", "2", "--starts", "1"], "launch to state file",

@@ -240,7 +240,7 @@ def test_lazy_and_relative_imports_are_seen() -> None:
 
 
 # serving/'s parts, in the order they may import one another: each imports only those before it
-# (docs/architecture.md, "Serving and observing").
+# (docs/architecture.md, "Serving: `serving`").
 SERVING_PARTS = ("tls", "rendering", "instances", "releases")
 
 

@@ -39,14 +39,16 @@ def test_agents_that_never_saw_the_key_score_ten_out_of_ten(piste: str, agent: s
     manifest = Manifest.load(ROOT, track.trees.manifest)
     claims = sorted((BLIND / piste / agent).glob("*.json"))
     assert len(claims) == 10
+    subs = tmp_path / "subs"  # the report is written beside, never inside the folder score reads
+    subs.mkdir()
     for file in claims:
         data = json.loads(file.read_bytes())
         assert {a["resource"] for a in data["assertions"]} <= set(data["calls"]), file.name
         triples = [(a["resource"], a["field"], a["value"]) for a in data["assertions"]]
         submission = make_submission(manifest, data["task_id"], data["verdict"], triples, piste=piste)
-        (tmp_path / file.name).write_text(json.dumps(submission, ensure_ascii=False), "utf-8")
+        (subs / file.name).write_text(json.dumps(submission, ensure_ascii=False), "utf-8")
     report = tmp_path / "report.json"
-    result = corpus("score", str(tmp_path), "--json", str(report))  # the submissions' track decides
+    result = corpus("score", str(subs), "--json", str(report))  # the submissions' track decides
     assert result.returncode == 0, result.stderr
     scored = json.loads(report.read_bytes())
     got = (scored["piste"], scored["reussite"], scored["overclaim"]["non_etayees"])

@@ -81,11 +81,12 @@ def test_bad_json_names_file_line_column(world: ScoreWorld, tmp_path: Path,
 
 
 def test_two_files_for_one_task(world: ScoreWorld, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    first = write(tmp_path, "a.json", submission(world, "conf-01", "conforme", HONEST_01))
-    write(tmp_path, "b.json", submission(world, "conf-02", "conforme", HONEST_02))
-    third = write(tmp_path, "c.json", submission(world, "conf-01", "conforme", HONEST_01))
+    subs = tmp_path / "subs"
+    first = write(subs, "a.json", submission(world, "conf-01", "conforme", HONEST_01))
+    write(subs, "b.json", submission(world, "conf-02", "conforme", HONEST_02))
+    third = write(subs, "c.json", submission(world, "conf-01", "conforme", HONEST_01))
     out_json = tmp_path / "report.json"
-    code, out, err = run(capsys, str(tmp_path), "--root", str(world.root), "--json", str(out_json))
+    code, out, err = run(capsys, str(subs), "--root", str(world.root), "--json", str(out_json))
     assert code == 1 and out == "" and not out_json.exists()
     assert err == (f"corpus score: conf-01 is submitted by {first}, {third}: the season keeps the last one "
                    "recorded; give one file per task\n")
