@@ -248,6 +248,7 @@ class ScoreOptions:
     fingerprint: str | None = None
     window: Window | None = None
     replaced_salts: tuple[Path, ...] = ()  # a replaced freeze: the salt of each replaced record, in order
+    opening: datetime | None = None  # the pinned opening: every replacement of the chain anchored before it
 
 
 NO_OPTIONS = ScoreOptions()
@@ -258,4 +259,4 @@ def score_options(root: Path, places: Places, pins: Pins, loaded_proofs: Proofs 
     """The options of ``corpus score``'s proof and freeze flags: one place, so that ``corpus index`` scores each
     participant exactly as ``corpus score`` would (``loaded_proofs``: what :func:`load_proofs` read, or None)."""
     return ScoreOptions(judged_proofs(loaded_proofs, pins, root, places), salt_file, anchor_file,
-                        pins.anchor_key(), pins.fingerprint, pins.window())
+                        pins.anchor_key(), pins.fingerprint, pins.window(), opening=pins.season_opening)
