@@ -328,8 +328,9 @@ def _check_chain(layout: _Layout, track: Track, pins: Pins) -> str:
     opening = instant_text(pins.season_opening) if pins.season_opening else "?"
     ids = ", ".join(str(link.record.remplace.proof_id) for link in links[1:] if link.record.remplace)
     return (f"{FREEZE}/{REPLACED}/: the chain of {len(links)} records: each replaced record ({ids}) anchored "
-            "against the pinned key and authority, named by the next with its SHA-256 and motive, anchored in time "
-            f"order and before the opening {opening}; each commitment sha256(sel ‖ clé) recomputed from its salt")
+            "against the pinned key and authority, named by the next with its SHA-256 and motive, anchored in "
+            f"time order and before the opening {opening}; each commitment sha256(sel ‖ clé) recomputed "
+            "from its salt")
 
 
 def _failed(lines: list[str]) -> str:
