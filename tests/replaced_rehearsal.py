@@ -85,7 +85,8 @@ def _wait_until(moment: datetime) -> None:
 def _overclaim_twice(records: Path) -> None:
     """The overclaimer's second task claims a value the corpus does not serve too (before its proofs)."""
     did = did_of(OVERCLAIMER)
-    mine = sorted(p for p in records.rglob("*.json") if json.loads(p.read_bytes())["soumission"]["agent_did"] == did)
+    mine = sorted(p for p in records.rglob("*.json")
+                  if json.loads(p.read_bytes())["soumission"]["agent_did"] == did)
     envelope = json.loads(mine[1].read_bytes())
     claim = envelope["soumission"]["assertions"][-1]["claim"]
     claim["value"] = f"{claim['value']}-bis" if isinstance(claim["value"], str) else [claim["value"]]

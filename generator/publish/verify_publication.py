@@ -212,8 +212,8 @@ class _Layout:
     def shown(self, text: str) -> str:
         """A message with the temporary checkout's paths written as the folder's names."""
         text = text.replace(str(self.salt), SALT)
-        for salt in self.salt.parent.glob("sel-*.hex"):
-            text = text.replace(str(salt), replaced_salt(int(salt.stem.removeprefix("sel-"))))
+        text = re.sub(re.escape(str(self.salt.parent)) + r"/sel-([0-9]+)\.hex",
+                      lambda found: replaced_salt(int(found[1])), text)
         for tree, name in self.places.items():
             text = text.replace(f"{self.root}/{tree}", name).replace(f"{tree}/", f"{name}/")
         return text.replace(f"{self.folder}/", "")
