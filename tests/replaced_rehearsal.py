@@ -26,19 +26,16 @@ from typing import Any
 
 from cli_run import Ran
 from index_community import did_of, write_community
-from proof_issuer import Issuer
 from season_rehearsal import (
-    CHALLENGE_KEY,
     Say,
     Season,
     StandInProxy,
-    _checkout,
     _late_after,
     _prove_records,
     _served,
     anchor_call,
+    set_up,
 )
-from trust_layer_fixtures import Authority
 
 PISTE = "conformite"
 MOTIF = ("appliquer le verdict fondé et retirer /page_suivante des listes communes (conformite-bareme-v3) ; "
@@ -96,13 +93,7 @@ def _overclaim_twice(records: Path) -> None:
 def run_replaced_season(work: Path, say: Say = lambda _: None) -> Replaced:
     """The replaced season from the first freeze to the invalidated copy; every step kept in ``steps``."""
     s = Replaced(work)
-    _checkout(s.root)
-    authority = Authority(work / "tsa")
-    issuer = Issuer(authority)
-    s.key, s.authority = issuer.key, authority
-    key_file = work / "challenge.key"
-    key_file.write_text(CHALLENGE_KEY + "\n", "ascii")
-    key_file.chmod(0o600)
+    issuer, authority, key_file = set_up(s)
     root = ["--root", str(s.root), "--track", PISTE]
     with StandInProxy(issuer, _served(s.root)) as proxy:
         say(f"stand-in Trust Layer API at {proxy.url} (key {issuer.key})")

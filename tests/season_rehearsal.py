@@ -237,16 +237,22 @@ def anchor_call(s: Season, proxy: StandInProxy, piste: str, say: Say, name: str 
     return path
 
 
+def set_up(s: Season) -> tuple[Issuer, Authority, Path]:
+    """The scratch checkout, the test authority, the stand-in's issuer and the challenge key's file."""
+    _checkout(s.root)
+    authority = Authority(s.work / "tsa")
+    issuer = Issuer(authority)
+    s.key, s.authority = issuer.key, authority
+    key_file = s.work / "challenge.key"
+    key_file.write_text(CHALLENGE_KEY + "\n", "ascii")
+    key_file.chmod(0o600)
+    return issuer, authority, key_file
+
+
 def run_season(work: Path, say: Say = lambda _: None) -> Season:
     """The season from the freeze to both publications; every step kept in ``Season.steps``."""
     s = Season(work)
-    _checkout(s.root)
-    authority = Authority(work / "tsa")
-    issuer = Issuer(authority)
-    s.key, s.authority = issuer.key, authority
-    key_file = work / "challenge.key"
-    key_file.write_text(CHALLENGE_KEY + "\n", "ascii")
-    key_file.chmod(0o600)
+    issuer, authority, key_file = set_up(s)
     with StandInProxy(issuer, _served(s.root)) as proxy:
         say(f"stand-in Trust Layer API at {proxy.url} (key {issuer.key})")
         for piste in PISTES:
