@@ -109,7 +109,10 @@ def register(sub: Subparsers) -> None:
                     "again offline (the answer key and its salt, the manifest and the served bodies, the freeze "
                     "record and its anchor, the barème section, the statements, every record counted or listed, "
                     "the public view of every proof they cite, each participant's corpus-score/1, SHA256SUMS), "
-                    "which corpus verify-publication checks. Pins: the track's (corpus pin); a flag overrides.")
+                    "which corpus verify-publication checks; a freeze replaced before the opening: every record, "
+                    "anchor and salt of the chain (--salt-file once per record, in its order); every contestation "
+                    "and decision; an invalidated season: the invalidation and no ranking. Pins: the track's "
+                    "(corpus pin); a flag overrides.")
     when = p.add_mutually_exclusive_group(required=True)
     when.add_argument("--opening", action="store_true", help="the participant's kit, before the season opens")
     when.add_argument("--close", action="store_true", help="the close publication, once the season is closed")
@@ -142,7 +145,9 @@ def register(sub: Subparsers) -> None:
                     "keys given (never the checkout's trees, nor Trust Layer's service): every file of "
                     "SHA256SUMS, no other; the manifest hash and sha256(sel ‖ clé) against the anchored freeze "
                     "record; the anchor and every proof against the pinned Trust Layer key and timestamp "
-                    "authority; every participant scored again, the index and the reports rebuilt and compared "
+                    "authority; a replaced freeze's whole chain (each link anchored, before the opening, each "
+                    "commitment recomputed from its salt); the rectifications replayed from the published "
+                    "decisions; every participant scored again, the index and the reports rebuilt and compared "
                     "byte for byte. One line per check (ok / FAIL, naming the file and the figure that differs); "
                     "exit 0 only if every check holds.")
     p.add_argument("folder", type=Path, metavar="DIR", help="the publication's folder of one track (OUT/<piste>)")
