@@ -212,7 +212,17 @@ def _prove_records(folder: Path, issuer: Issuer, proxy: StandInProxy, start: int
 
 
 def _anchor(s: Season, proxy: StandInProxy, piste: str, say: Say) -> None:
-    """The freeze ceremony's call through the proxy, with the challenge's key, and its /full view saved."""
+    """The freeze ceremony's call through the proxy, with the challenge's key, its /full view saved, published
+    with ``freeze-anchor`` and checked with ``freeze-check``."""
+    path = anchor_call(s, proxy, piste, say)
+    s.corpus(f"{piste}: freeze-anchor (no pin flag)", "freeze-anchor", "--root", str(s.root), "--track", piste,
+             str(path))
+    s.corpus(f"{piste}: freeze-check (no pin flag)", "freeze-check", "--root", str(s.root), "--track", piste,
+             "--salt-file", str(s.salts[piste]))
+
+
+def anchor_call(s: Season, proxy: StandInProxy, piste: str, say: Say, name: str = "") -> Path:
+    """The anchoring call through the stand-in proxy, with the challenge's key: its /full view saved; the path."""
     places = track_named(s.root, piste).places
     base = json.loads((s.root / places.manifest / "manifest.json").read_bytes())["base_url"]
     headers = {"X-Api-Key": CHALLENGE_KEY, "Content-Type": "application/json"}
@@ -220,26 +230,29 @@ def _anchor(s: Season, proxy: StandInProxy, piste: str, say: Say) -> None:
     answer = requests.post(f"{proxy.url}/v1/proxy", json=body, headers=headers, timeout=30).json()
     proof_id = answer["proof"]["proof_id"]
     view = requests.get(f"{proxy.url}/v1/proof/{proof_id}/full", headers=headers, timeout=30)
-    path = s.work / f"{piste}-anchor-proof.json"
+    path = s.work / f"{piste}-anchor-proof{name}.json"
     path.write_bytes(view.content)
     say(f"  {piste}: POST {proxy.url}/v1/proxy {json.dumps(body)} -> {proof_id}; /full saved ({len(view.content)} "
         "bytes)")
-    s.corpus(f"{piste}: freeze-anchor (no pin flag)", "freeze-anchor", "--root", str(s.root), "--track", piste,
-             str(path))
-    s.corpus(f"{piste}: freeze-check (no pin flag)", "freeze-check", "--root", str(s.root), "--track", piste,
-             "--salt-file", str(s.salts[piste]))
+    return path
+
+
+def set_up(s: Season) -> tuple[Issuer, Authority, Path]:
+    """The scratch checkout, the test authority, the stand-in's issuer and the challenge key's file."""
+    _checkout(s.root)
+    authority = Authority(s.work / "tsa")
+    issuer = Issuer(authority)
+    s.key, s.authority = issuer.key, authority
+    key_file = s.work / "challenge.key"
+    key_file.write_text(CHALLENGE_KEY + "\n", "ascii")
+    key_file.chmod(0o600)
+    return issuer, authority, key_file
 
 
 def run_season(work: Path, say: Say = lambda _: None) -> Season:
     """The season from the freeze to both publications; every step kept in ``Season.steps``."""
     s = Season(work)
-    _checkout(s.root)
-    authority = Authority(work / "tsa")
-    issuer = Issuer(authority)
-    s.key, s.authority = issuer.key, authority
-    key_file = work / "challenge.key"
-    key_file.write_text(CHALLENGE_KEY + "\n", "ascii")
-    key_file.chmod(0o600)
+    issuer, authority, key_file = set_up(s)
     with StandInProxy(issuer, _served(s.root)) as proxy:
         say(f"stand-in Trust Layer API at {proxy.url} (key {issuer.key})")
         for piste in PISTES:

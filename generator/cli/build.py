@@ -41,7 +41,7 @@ from generator.contract.places import Places
 from generator.observe import proxy_client
 from generator.observe.http_exchange import DEADLINE, exchange
 from generator.score.close_inputs import Pins, judged_proofs, load_proofs
-from generator.score.season_pins import freeze_hints
+from generator.score.season_pins import freeze_hints, read_pins
 from generator.serving.tls.tls_files import TLS_FILE_LIMIT, check_tls_file
 from generator.tracks.listing import track_listing
 from generator.tracks.loader import load_tracks, track_named
@@ -131,8 +131,10 @@ def cmd_freeze(args: argparse.Namespace) -> int:
     if args.replaces is not None:
         if args.motif is None:
             raise UsageError("--replaces needs --motif TEXT: a replacement is published with its motive (spec §8)")
+        pinned = read_pins(args.root, track.places)  # the season's opening (corpus pin); --opening overrides
+        opening = args.opening or (pinned.opening if pinned is not None else None)
         done = replace_freeze(args.root, track.places, bareme, args.salt_file, args.replaces, args.motif,
-                              args.opening, datetime.now(UTC))
+                              opening, datetime.now(UTC))
         sys.stdout.write(done.data.decode("utf-8"))
         print(f"corpus freeze: {args.replaces} replaced before the opening ({instant_text(done.opening)}): kept "
               f"with its record in {done.kept}; wrote {track.places.record}, which names it and the motive",
@@ -220,7 +222,7 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
     proofs = judged_proofs(load_proofs(args.proofs) if args.proofs is not None else None, pins, args.root, places)
     problems = check_freeze(args.root, salts[-1] if salts else None, places)
     problems += chain_problems(args.root, places, salts[:-1] if salts else None, pins.anchor_key(),
-                               args.challenge_key_fingerprint, pins.window())
+                               pins.fingerprint, pins.window(), pins.season_opening)
     anchor: Anchor | None = None
     anchored: list[str] = []
     if is_frozen(args.root, places):
@@ -363,8 +365,9 @@ def register(sub: Subparsers) -> None:
                         "are kept in <freeze folder>/remplaces/<n>/, the new record names them and the motive")
     p.add_argument("--motif", metavar="TEXT", default=None, help="with --replaces: why (published, spec §8)")
     p.add_argument("--opening", type=season_close, metavar="YYYY-MM-DDTHH:MM:SSZ", default=None,
-                   help="with --replaces: the season's pinned opening (default: the anchor's time, when the "
-                        "season opened); a replacement at or after it is refused")
+                   help="with --replaces: the season's opening (default: the one pinned with corpus pin "
+                        "--season-opening, else the anchor's time, when the season opened); a replacement at or "
+                        "after it is refused")
     add_root_options(p)
     add_track_option(p)
     p.set_defaults(func=cmd_freeze)

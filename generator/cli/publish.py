@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,11 +22,13 @@ from generator.cli.options import (
     add_root_options,
     key_fingerprint,
     pins_for,
+    salt_files,
     season_close,
     trust_layer_key,
     trust_layer_url,
     trust_layer_url_for,
 )
+from generator.contract.invalidation import read_invalidation
 from generator.publish.close_publication import CLOTURE, CloseRequest, close_files
 from generator.publish.folder_files import replaceable
 from generator.publish.opening import OUVERTURE, OpeningRequest, opening_files
@@ -59,17 +62,21 @@ def cmd_publish(args: argparse.Namespace) -> int:
         print(f"corpus publish: {track.piste}: the participant's kit ({len(files)} files) written to {target}; "
               "hand it over before the season opens", file=sys.stderr)
         return 0
-    missing = [flag for flag, value in (("--records", args.records), ("--registrations", args.registrations),
-                                        ("--salt-file", args.salt_file)) if value is None]
+    invalidated = read_invalidation(args.root, places) is not None  # no ranking: no records nor registrations
+    needed = () if invalidated else (("--records", args.records), ("--registrations", args.registrations))
+    missing = [flag for flag, value in (*needed, ("--salt-file", args.salt_file)) if value is None]
     if missing:
         raise UsageError(f"--close needs {', '.join(missing)}: the season service's records and registrations, "
                          "and the salt published at the close")
     proofs = load_proofs(args.proofs) if args.proofs else None
-    index = IndexRequest(root=args.root, track=track, submissions=args.records, registrations=args.registrations,
+    salt, replaced_salts = salt_files(args)
+    assert salt is not None
+    options = replace(score_options(args.root, places, pins, proofs, salt, None), replaced_salts=replaced_salts)
+    index = IndexRequest(root=args.root, track=track, submissions=args.records or Path(),  # invalidated: unread
+                         registrations=args.registrations or Path(),
                          close=pins.season_close, draft=False, now=datetime.now(UTC), trust_layer_url=url,
-                         score_options=score_options(args.root, places, pins, proofs, args.salt_file, None),
-                         opening=opening)
-    files = close_files(CloseRequest(index, args.salt_file, args.proofs, pins))
+                         score_options=options, opening=opening)
+    files = close_files(CloseRequest(index, salt, args.proofs, pins, replaced_salts))
     target = _write(args, track.piste, CLOTURE, files, "the close publication")
     reports = sum(n.startswith("scores/") for n in files)
     print(f"corpus publish: {track.piste}: the close ({reports} participant(s), {len(files)} files) written to "
@@ -102,7 +109,10 @@ def register(sub: Subparsers) -> None:
                     "again offline (the answer key and its salt, the manifest and the served bodies, the freeze "
                     "record and its anchor, the barème section, the statements, every record counted or listed, "
                     "the public view of every proof they cite, each participant's corpus-score/1, SHA256SUMS), "
-                    "which corpus verify-publication checks. Pins: the track's (corpus pin); a flag overrides.")
+                    "which corpus verify-publication checks; a freeze replaced before the opening: every record, "
+                    "anchor and salt of the chain (--salt-file once per record, in its order); every contestation "
+                    "and decision; an invalidated season: the invalidation and no ranking. Pins: the track's "
+                    "(corpus pin); a flag overrides.")
     when = p.add_mutually_exclusive_group(required=True)
     when.add_argument("--opening", action="store_true", help="the participant's kit, before the season opens")
     when.add_argument("--close", action="store_true", help="the close publication, once the season is closed")
@@ -115,7 +125,9 @@ def register(sub: Subparsers) -> None:
                                                                       "inscriptions/1)")
     p.add_argument("--proofs", type=Path, metavar="DIR", help="--close: the folder of the proofs' public views "
                                                               "(corpus proofs fetch --records)")
-    p.add_argument("--salt-file", type=Path, help="--close: the salt, published with the key")
+    p.add_argument("--salt-file", type=Path, action="append",
+                   help="--close: the salt, published with the key (once per record of the freeze chain, in its "
+                        "order, the one in force last)")
     add_pinned_options(p)
     p.add_argument("--tsa-ca", type=Path, help="the authority's CA bundle (default: the track's pins)")
     p.add_argument("--tsa-cert", type=Path, help="the authority's signing certificate (default: the track's pins)")
@@ -133,7 +145,9 @@ def register(sub: Subparsers) -> None:
                     "keys given (never the checkout's trees, nor Trust Layer's service): every file of "
                     "SHA256SUMS, no other; the manifest hash and sha256(sel ‖ clé) against the anchored freeze "
                     "record; the anchor and every proof against the pinned Trust Layer key and timestamp "
-                    "authority; every participant scored again, the index and the reports rebuilt and compared "
+                    "authority; a replaced freeze's whole chain (each link anchored, before the opening, each "
+                    "commitment recomputed from its salt); the rectifications replayed from the published "
+                    "decisions; every participant scored again, the index and the reports rebuilt and compared "
                     "byte for byte. One line per check (ok / FAIL, naming the file and the figure that differs); "
                     "exit 0 only if every check holds.")
     p.add_argument("folder", type=Path, metavar="DIR", help="the publication's folder of one track (OUT/<piste>)")

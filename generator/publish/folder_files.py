@@ -18,9 +18,33 @@ from generator.base.errors import GeneratorError, shown_path, unreadable_text
 from generator.base.output_places import OutputRefused
 from generator.contract.hashing import sha256_hex
 from generator.publish.wording import AI_ACT
+from generator.trust_layer.freeze_chain import ChainEntryJson
 
 SUMS = "SHA256SUMS"
 README = "LISEZMOI.html"
+REPLACED = "gel/remplaces"  # gel/remplaces/<n>/record.json and anchor.json: the replaced records, kept
+
+
+def published_link(entry: ChainEntryJson, folder: str = "gel") -> tuple[str, str | None]:
+    """Where a record of the chain and its anchor are in a publication: ``gel/`` for the record in force,
+    ``gel/remplaces/<n>/`` for a replaced one (as in the freeze folder)."""
+    base = folder if entry["en_vigueur"] else f"{folder}/remplaces/{entry['numero']}"
+    return f"{base}/record.json", f"{base}/anchor.json" if entry["ancre"] else None
+
+
+def chain_paragraph(chain: list[ChainEntryJson]) -> str | None:
+    """The chain said in French (None: one freeze, nothing replaced): every proof_id with its motive."""
+    if len(chain) < 2:
+        return None
+    said = [f"{e['numero']}. {e['proof_id'] or 'non ancré'}"
+            + (f" (remplace {e['remplace']}, motif : {e['motif']})" if e["remplace"] else " (premier gel)")
+            + (" : en vigueur" if e["en_vigueur"] else " : remplacé avant l'ouverture") for e in chain]
+    return (f"Ce gel a été remplacé avant l'ouverture de la saison (spec §8) : la chaîne compte {len(chain)} "
+            "relevés, chacun ancré, chacun nommant le SHA-256 et le proof_id du relevé qu'il remplace, avec le "
+            "motif ; tous les proof_id sont publiés ensemble, et tous les sels à la clôture. " + " ; ".join(said)
+            + ".")
+
+
 _LINE = re.compile(r"([0-9a-f]{64})  (\S(?:.*\S)?)")
 
 

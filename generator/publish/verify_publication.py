@@ -12,8 +12,18 @@ differs, with both values):
 4. the anchor: the proof of the call that served the record, verified against the pinned Trust Layer key and
    timestamp authority (its token's time is the season's opening at the earliest);
 5. the proofs: every public view judged offline against the same pins, within the season's window;
-6. the close computed again: every participant scored again with ``corpus score``'s own function, the index,
-   the reports, the scores, ``cloture.json``, the page and the list rebuilt, and compared byte for byte.
+6. the freeze chain, when the freeze was replaced before the opening: every kept record and its anchor
+   (``gel/remplaces/<n>/``) verified like the one in force against the same pins, each record naming the
+   proof_id and SHA-256 of the one it replaces, the anchors in time order and each at or before the opening,
+   and every commitment recomputed from its own salt (``gel/remplaces/<n>/sel.hex``); a link removed or altered
+   is named;
+7. the contestations (spec §9.2): every rectified figure of the index and the reports replayed from the
+   published decisions (``gel/contestations/``), every other figure its report's: a figure changed without a
+   decision, or a decision removed, is refused naming the file and the participant; an invalidated season
+   holds no ranking;
+8. the close computed again: every participant scored again with ``corpus score``'s own function, the index,
+   the reports (their rectifications included), the scores, ``cloture.json``, the page and the list rebuilt,
+   and compared byte for byte.
 
 The folder's files are laid out as a checkout in a private temporary folder (``tracks/<piste>``,
 ``build/<piste>``...), so that the scorer runs on them exactly as on the operator's checkout.
@@ -26,7 +36,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -34,12 +44,15 @@ from generator.base import strict_json
 from generator.base.errors import GeneratorError, shown_path
 from generator.base.text_policy import cut
 from generator.contract.freeze import check_freeze, commitment, read_record, read_salt
+from generator.contract.freeze_chain import REPLACED, chain_of
 from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest
 from generator.publish.close_publication import (
     CLOTURE,
+    CONTESTATIONS,
     CORPUS,
     FREEZE,
+    INVALIDATION,
     MANIFEST,
     PINNED,
     PROOFS,
@@ -51,14 +64,20 @@ from generator.publish.close_publication import (
     CloseRequest,
     close_files,
     read_cloture,
+    replaced_salt,
 )
+from generator.publish.contestation import read_contests
 from generator.publish.folder_files import SUMS, PublicationError, folder_files, read_published, read_sums
+from generator.publish.published import read_document
+from generator.publish.rectification import by_did, rectification_problems
 from generator.publish.season_index import IndexRequest
+from generator.publish.wording import INVALIDEE
 from generator.score.close_inputs import Pins, ProofFolder, judged_proofs, load_proofs, score_options
 from generator.tracks.loader import load_track
 from generator.tracks.model import Track
 from generator.trust_layer.anchor_time import instant_text, parse_instant
 from generator.trust_layer.freeze_anchor import check_anchor
+from generator.trust_layer.freeze_chain import chain_problems
 from generator.trust_layer.proof_v3 import Window
 from generator.trust_layer.tsa_token import Authority
 
@@ -164,21 +183,48 @@ class _Layout:
             target = self.root / tree
             if tree.startswith(("season/", "freeze/")):
                 target.mkdir(parents=True)
-                wanted = ("taches.json", "cle.json") if name == SEASON else ("record.json", "anchor.json")
-                for file in wanted:
-                    if (source / file).is_file():
-                        (target / file).write_bytes(read_published(source / file))
+                wanted = ("taches.json", "cle.json") if name == SEASON else ("record.json", "anchor.json",
+                                                                             "invalidation.json")
+                _copy(source, target, wanted)
             elif source.is_dir():
                 shutil.copytree(source, target, symlinks=True)
         if (self.folder / SALT).is_file():
             self.salt.write_bytes(read_published(self.folder / SALT))
+        kept = self.folder / FREEZE / REPLACED  # the chain's replaced records and anchors; their salts apart
+        for link in sorted(kept.iterdir()) if kept.is_dir() and not kept.is_symlink() else []:
+            if link.is_dir() and not link.is_symlink():
+                _copy(link, self.root / f"freeze/{self.piste}/{REPLACED}/{link.name}",
+                      ("record.json", "anchor.json"))
+                if link.name.isdigit() and (link / "sel.hex").is_file():
+                    self.replaced_salt(link.name).write_bytes(read_published(link / "sel.hex"))
+        contests = self.folder / CONTESTATIONS
+        if contests.is_dir() and not contests.is_symlink():
+            _copy(contests, self.root / f"freeze/{self.piste}/contestations",
+                  tuple(sorted(p.name for p in contests.iterdir())))
+
+    def replaced_salt(self, number: int | str) -> Path:
+        """Where the salt of the chain's replaced record ``number`` is laid out (outside the checkout)."""
+        return self.salt.parent / f"sel-{number}.hex"
+
+    def replaced_salts(self, count: int) -> tuple[Path, ...]:
+        return tuple(self.replaced_salt(n) for n in range(1, count + 1))
 
     def shown(self, text: str) -> str:
         """A message with the temporary checkout's paths written as the folder's names."""
         text = text.replace(str(self.salt), SALT)
+        text = re.sub(re.escape(str(self.salt.parent)) + r"/sel-([0-9]+)\.hex",
+                      lambda found: replaced_salt(int(found[1])), text)
         for tree, name in self.places.items():
             text = text.replace(f"{self.root}/{tree}", name).replace(f"{tree}/", f"{name}/")
         return text.replace(f"{self.folder}/", "")
+
+
+def _copy(source: Path, target: Path, names: tuple[str, ...]) -> None:
+    """The regular files ``names`` of ``source`` copied into ``target`` (made), never through a link."""
+    target.mkdir(parents=True, exist_ok=True)
+    for file in names:
+        if (source / file).is_file() and not (source / file).is_symlink():
+            (target / file).write_bytes(read_published(source / file))
 
 
 def _check_list(folder: Path) -> str:
@@ -256,6 +302,72 @@ def _check_anchor(layout: _Layout, track: Track, pins: Pins) -> str:
             f"against the pinned key and authority ({anchor.v3_words() or 'chain and signature verified'})")
 
 
+def _check_chain(layout: _Layout, track: Track, pins: Pins) -> str:
+    """The freeze chain (spec §8): every replaced record kept with its anchor and salt, each link anchored
+    against the pinned key and authority, named by the next, in time order, before the opening; every
+    commitment recomputed from its salt."""
+    places = track.places
+    links = chain_of(layout.root, places)
+    named = links[0].record.remplace if links else None
+    if named is not None:  # the first record kept names one before it: a link was removed
+        return _failed([f"{FREEZE}/{REPLACED}/1/record.json: missing: {FREEZE}/record.json replaces "
+                        f"{named.proof_id} (SHA-256 {named.sha256[:16]}…), whose record, anchor and salt the "
+                        "publication must hold: a link of the chain was removed"])
+    if len(links) < 2:
+        return f"{FREEZE}/: one freeze, nothing replaced before the opening"
+    salts = layout.replaced_salts(len(links) - 1)
+    missing = [f"{replaced_salt(n)}: missing: every salt of the chain is published at the close"
+               for n, salt in enumerate(salts, 1) if not salt.is_file()]
+    if missing:
+        return _failed(missing)
+    window = Window(*Authority(pins.tsa_ca, pins.tsa_cert).pems()) if pins.tsa_ca else None
+    problems = chain_problems(layout.root, places, salts, pins.anchor_key(), pins.fingerprint, window,
+                              pins.season_opening)
+    if problems:
+        return _failed(_listed([layout.shown(p) for p in problems]))
+    opening = instant_text(pins.season_opening) if pins.season_opening else "?"
+    ids = ", ".join(str(link.record.remplace.proof_id) for link in links[1:] if link.record.remplace)
+    return (f"{FREEZE}/{REPLACED}/: the chain of {len(links)} records: each replaced record ({ids}) anchored "
+            "against the pinned key and authority, named by the next with its SHA-256 and motive, anchored in "
+            f"time order and before the opening {opening}; each commitment sha256(sel ‖ clé) recomputed "
+            "from its salt")
+
+
+def _failed(lines: list[str]) -> str:
+    raise _Failed(lines)
+
+
+def _check_rectifications(layout: _Layout, track: Track) -> str:
+    """Every figure of the index its report's, every rectification the replay of the published decisions
+    (spec §9.2); an invalidated season: no ranking (spec §8)."""
+    folder = layout.folder
+    value = strict_json.document(read_published(folder / "index.json"))
+    if isinstance(value, dict) and value.get("statut") == INVALIDEE:
+        ranked = [n for n in folder_files(folder) if n.startswith(("rapports/", "scores/", f"{RECORDS}/"))]
+        if ranked or not (folder / INVALIDATION).is_file():
+            return _failed([f"index.json: the season is invalidated, yet the publication holds "
+                            f"{ranked[0] if ranked else 'no ' + INVALIDATION}: an invalidated season is "
+                            "published with its invalidation and no ranking (spec §8)"])
+        return (f"index.json: the season invalidated ({INVALIDATION}): no ranking, no report, no score "
+                "(spec §8)")
+    index = read_document(read_published(folder / "index.json"), "corpus-index/1", "index.json")
+    paths = [line["rapport"] for table in index["tableaux"].values() for line in table["lignes"]
+             if "rapport" in line]
+    reports = {path: read_document(read_published(folder / path), "corpus-rapport/1", path)
+               for path in paths if (folder / path).is_file()}
+    contests = read_contests(layout.root, track)
+    problems = rectification_problems(index, reports, by_did(contests))
+    if problems:
+        return _failed(_listed([layout.shown(p) for p in problems]))
+    accepted = sum(c.accepted for c in contests)
+    decided = sum(c.decision is not None for c in contests)
+    if not contests:
+        return "index.json: no contestation; every figure is its report's"
+    return (f"{CONTESTATIONS}/: {len(contests)} contestation(s), {decided} decided ({accepted} accepted, "
+            f"{decided - accepted} refused): every rectified figure replayed from the published decisions, "
+            "beside the original; every other figure its report's")
+
+
 def _pins(folder: Path, cloture: dict[str, object], given: AuditorPins) -> Pins:
     """The pins the close is judged with: the reader's key(s) and CA; the certificate and Rekor key given or
     the folder's copies; the fingerprint and the window given, each equal to the folder's, or the folder's."""
@@ -326,13 +438,13 @@ def _check_rebuilt(layout: _Layout, track: Track, pins: Pins, cloture: dict[str,
     if not isinstance(url, str):
         raise _Failed([f"{CLOTURE}: /trust_layer/url: missing"])
     places = track.places
+    salts = layout.replaced_salts(max(len(chain_of(layout.root, places)) - 1, 0))
+    options = replace(score_options(layout.root, places, pins, proofs, layout.salt, None), replaced_salts=salts)
     request = IndexRequest(root=layout.root, track=track, submissions=layout.folder / RECORDS,
                            registrations=layout.folder / REGISTRATIONS, close=pins.season_close, draft=False,
-                           now=now, trust_layer_url=url,
-                           score_options=score_options(layout.root, places, pins, proofs, layout.salt, None),
-                           opening=pins.season_opening)
+                           now=now, trust_layer_url=url, score_options=options, opening=pins.season_opening)
     folder = layout.folder / PROOFS
-    computed = close_files(CloseRequest(request, layout.salt, folder if folder.is_dir() else None, pins))
+    computed = close_files(CloseRequest(request, layout.salt, folder if folder.is_dir() else None, pins, salts))
     present = folder_files(layout.folder)
     problems = [f"{name}: missing (computed again: {len(computed[name])} bytes)"
                 for name in sorted(set(computed) - set(present))]
@@ -398,6 +510,8 @@ def verify_publication(folder: Path, given: AuditorPins, now: datetime) -> tuple
             return checks, notes
         pins = pins_box[0]
         _run(checks, lambda: _check_anchor(layout, track, pins), layout.shown)
+        _run(checks, lambda: _check_chain(layout, track, pins), layout.shown)
+        _run(checks, lambda: _check_rectifications(layout, track), layout.shown)
         proofs_box: list[ProofFolder | None] = []
         if _run(checks, lambda: _proofs(layout, track, pins, notes, proofs_box), layout.shown):
             _run(checks, lambda: _check_rebuilt(layout, track, pins, cloture, proofs_box[0], now), layout.shown)

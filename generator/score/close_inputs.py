@@ -264,6 +264,7 @@ class ScoreOptions:
     fingerprint: str | None = None
     window: Window | None = None
     replaced_salts: tuple[Path, ...] = ()  # a replaced freeze: the salt of each replaced record, in order
+    opening: datetime | None = None  # the pinned opening: every replacement of the chain anchored before it
 
 
 NO_OPTIONS = ScoreOptions()
@@ -275,4 +276,4 @@ def score_options(root: Path, places: Places, pins: Pins, loaded_proofs: Proofs 
     participant exactly as ``corpus score`` would (``loaded_proofs``: what :func:`load_proofs` read, or None)."""
     check_close(root, places, pins.season_close, pins.season_opening)
     return ScoreOptions(judged_proofs(loaded_proofs, pins, root, places), salt_file, anchor_file,
-                        pins.anchor_key(), pins.fingerprint, pins.window())
+                        pins.anchor_key(), pins.fingerprint, pins.window(), opening=pins.season_opening)

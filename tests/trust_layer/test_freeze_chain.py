@@ -210,3 +210,52 @@ def test_the_chain_as_a_publication_lists_it(replaced: Chain) -> None:
     assert entries[0]["heure"] == "2026-12-02T01:30:23Z" and entries[1]["heure"] == "2026-12-03T10:00:00Z"
     assert entries[0]["sha256"] == json.loads((replaced.root / "freeze/conformite/record.json").read_bytes())[
         "remplace"]["sha256"]
+
+
+def _pin_opening(root: Path, opening: str) -> None:
+    """The season's opening as ``corpus pin`` writes it, or (a later hand edit) as a pins file may say it."""
+    pins = root / "freeze/conformite/pins.json"
+    if not pins.exists():
+        assert main(["pin", "--track", "conformite", "--root", str(root), "--season-opening", opening]) == 0
+        return
+    document = json.loads(pins.read_bytes())
+    document["saison"]["ouverture"] = opening
+    pins.write_text(json.dumps(document, indent=2) + "\n", "utf-8")
+
+
+def test_the_replacement_takes_the_pinned_opening(anchored: Chain, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """No --opening: the one pinned with corpus pin is taken (and --opening overrides it)."""
+    root = anchored.root
+    _pin_opening(root, "2026-12-02T12:00:00Z")  # after the first anchor, before now
+    capsys.readouterr()
+    before = _listing(root)
+    assert _replace(root, tmp_path / "salt-2.hex", FIRST, "--motif", MOTIF) == 1
+    err = capsys.readouterr().err
+    assert "opened at 2026-12-02T12:00:00Z (the pinned opening)" in err and "il invalide la saison" in err, err
+    _pin_opening(root, FUTURE)
+    assert _replace(root, tmp_path / "salt-2.hex", FIRST, "--motif", MOTIF, "--opening",
+                    "2026-12-02T12:00:00Z") == 1  # the flag overrides the pins
+    assert "opened at 2026-12-02T12:00:00Z" in capsys.readouterr().err
+    assert {k: v for k, v in _listing(root).items() if not k.endswith("pins.json")} == \
+        {k: v for k, v in before.items() if not k.endswith("pins.json")}
+    assert _replace(root, tmp_path / "salt-2.hex", FIRST, "--motif", MOTIF) == 0
+    assert f"replaced before the opening ({FUTURE})" in capsys.readouterr().err
+
+
+def test_freeze_check_and_the_scorer_hold_the_chain_to_the_pinned_opening(
+        replaced: Chain, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The replacement anchored at 2026-12-03T10:00:00Z: an opening pinned at it holds, one before it (a pins
+    file edited after the replacement) is refused by freeze-check and the scorer alike."""
+    root = replaced.root
+    _pin_opening(root, "2026-12-03T10:00:00Z")
+    assert replaced.check(*replaced.salts) == 0, capsys.readouterr().err
+    _pin_opening(root, "2026-12-03T09:00:00Z")
+    assert replaced.check(*replaced.salts) == 1
+    err = capsys.readouterr().err
+    assert "anchored at 2026-12-03T10:00:00Z, after the season's opening 2026-12-03T09:00:00Z" in err, err
+    sub = tmp_path / "conf-01.json"
+    sub.write_text(json.dumps(submission(replaced.world, "conf-01", "conforme", HONEST_01)), "utf-8")
+    salts = [a for s in replaced.salts for a in ("--salt-file", str(s))]
+    assert main(["score", str(sub), "--root", str(root), *salts, "--trust-layer-key", replaced.tl.key]) == 1
+    assert "after the season's opening" in capsys.readouterr().err
