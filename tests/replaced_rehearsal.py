@@ -27,6 +27,7 @@ from typing import Any
 from cli_run import Ran
 from index_community import did_of, write_community
 from season_rehearsal import (
+    LATE,
     Say,
     Season,
     StandInProxy,
@@ -128,7 +129,7 @@ def run_replaced_season(work: Path, say: Say = lambda _: None) -> Replaced:
         close = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=2)
         _late_after(s.records[PISTE], close)
         s.corpus("pin the close", "pin", *root, "--season-close", f"{close:%Y-%m-%dT%H:%M:%SZ}")
-        _wait_until(close)
+        _wait_until(close + LATE)  # the late record too is in the past: none from the future
         s.proofs[PISTE] = work / "proofs" / PISTE
         s.corpus("proofs fetch --records", "proofs", "fetch", "--records", str(s.records[PISTE]), "--track", PISTE,
                  "--out", str(s.proofs[PISTE]), "--root", str(s.root))
