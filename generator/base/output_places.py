@@ -66,13 +66,11 @@ def _refuse_in_repository(root: Path, target: Path, shown: str, what: str, optio
 
 
 def outside_protected(root: Path, out: Path, option: str = "--json",
-                      why: str = "which the generator compiles or serves: write the report elsewhere", *,
-                      protected: Iterable[str]) -> Path:
-    """``out``, refused when it resolves inside one of the repository's ``protected`` trees (every track's
-    folders, ``nginx/`` and ``tracks/``: :func:`generator.tracks.loader.protected_trees`). No default: the
-    first track's names alone would let a report into another track's trees."""
+                      why: str = "which the generator compiles or serves: write the report elsewhere") -> Path:
+    """``out``, refused when it resolves inside one of the repository's :data:`PROTECTED` trees: each kind's
+    folder (so every track's, known or not, and whether the tracks load or not), ``nginx/`` and ``tracks/``."""
     target, top = out.resolve(), root.resolve()
-    for name in protected:
+    for name in PROTECTED:
         if target.is_relative_to(top / name):
             raise OutputRefused(f"{option} {out}: resolves to {target}, inside {name}/ of the checkout ({top}), "
                                 f"{why}")

@@ -38,7 +38,7 @@ from generator.observe.log_report.files import LogReportError, log_files
 from generator.observe.log_report.line import parse_time
 from generator.observe.log_report.text import render_text
 from generator.observe.verify import Difference, verify
-from generator.tracks.loader import TRACKS_DIR, load_tracks, protected_trees, track_named
+from generator.tracks.loader import TRACKS_DIR, load_tracks, track_named
 
 
 def _secrets(args: argparse.Namespace) -> list[str]:
@@ -135,8 +135,7 @@ def cmd_log_report(args: argparse.Namespace) -> int:
     if not files:
         raise LogReportError("no access log found (in a folder, files named *access*.log*)")
     if args.json and args.json != "-":  # never inside a compiled or served tree, never over a file read
-        protected = protected_trees(args.root)
-        not_an_input(outside_protected(args.root, Path(args.json), protected=protected), [*manifests, *files])
+        not_an_input(outside_protected(args.root, Path(args.json)), [*manifests, *files])
         check_target(args.json)
     report.read(files)
     if args.json:

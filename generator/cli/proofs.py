@@ -32,7 +32,7 @@ from generator.observe.read_budget import TRUST_LAYER_READS_PER_HOUR, ReadBudget
 from generator.publish.records import recorded_submissions
 from generator.score.close_inputs import load_submission, submission_files
 from generator.score.entry import FormatDefects
-from generator.tracks.loader import protected_trees, track_named
+from generator.tracks.loader import track_named
 
 WHO = "corpus proofs fetch"
 
@@ -113,7 +113,7 @@ def _out(args: argparse.Namespace) -> Path:
     """``--out``: outside the trees the generator compiles or serves, and none of the submission folders."""
     out: Path = args.out
     outside_protected(args.root, out, "--out", "which the generator compiles or serves: keep the proofs "
-                      "elsewhere (under run/, or outside the repository)", protected=protected_trees(args.root))
+                      "elsewhere (under run/, or outside the repository)")
     read = [("the submissions folder", p) for p in args.submissions if p.is_dir()]
     outside_inputs(out, read + ([("the records folder", args.records)] if args.records is not None else []))
     if out.exists() and not out.is_dir():

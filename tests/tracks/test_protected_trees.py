@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from trackfix import ROOT, copy_tracks
 
+from generator.base.output_places import PROTECTED
 from generator.base.secret_values import new_secret, write_private
 from generator.cli.main import main
-from generator.tracks.loader import protected_trees
 
 # Every kind's folder (each holds every track's tree of that kind), then the two fixed ones
 KINDS = ["corpus_src", "season_src", "build", "manifest", "season", "freeze"]
@@ -30,8 +30,8 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_the_protected_trees_are_every_kind_s_folder_plus_nginx_and_tracks(checkout: Path) -> None:
-    assert set(protected_trees(checkout)) == {*KINDS, "nginx", "tracks"}
+def test_the_protected_trees_are_every_kind_s_folder_plus_nginx_and_tracks() -> None:
+    assert set(PROTECTED) == {*KINDS, "nginx", "tracks"}
 
 
 def _snapshot(root: Path) -> list[str]:
