@@ -17,7 +17,7 @@ STATE_FILE ?=
 DEBIAN_TOOLS := nginx:nginx openssl:openssl wrk:wrk dot:graphviz chromium:chromium
 
 .PHONY: setup build check check-season evaluate graph test test-fast lint serve serve-topology bench-build bench-nginx \
-	bench-frontal bench-release clean
+	bench-frontal bench-release rehearsal clean
 
 $(BIN)/corpus: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -84,6 +84,9 @@ bench-frontal: setup  ## TLS, one request per connection: frontal + replica vs a
 
 bench-release: setup  ## release artifacts: pack time and size, install and rollback under load (requests, failures)
 	$(BIN)/python bench/bench_release.py
+
+rehearsal: setup  ## a whole season of both tracks, freeze to verified publications, on a stand-in of Trust Layer's API
+	$(BIN)/python bench/season_publication.py $(if $(KEEP),--keep $(KEEP))
 
 clean:
 	rm -rf $(VENV) run .pytest_cache .ruff_cache .mypy_cache

@@ -34,18 +34,24 @@ from generator.tracks.loader import track_named  # noqa: E402
 BLIND = ROOT / "tests" / "fixtures" / "blind"
 
 
+def registration(n: int) -> dict[str, object]:
+    """The registration of the n-th synthetic participant (a community line, its own key and DID)."""
+    name = f"Agent {n:05d}"
+    did = "did:key:z6Mk" + hashlib.sha256(name.encode()).hexdigest()[:40]
+    return {"agent": name, "did": did, "cle_empreinte": hashlib.sha256(did.encode()).hexdigest(),
+            "stack": "pile déclarée", "tableau": "communaute",
+            "inscrit_le": f"2026-10-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z",
+            "verified_did_history": []}
+
+
 def write_season(folder: Path, piste: str, count: int) -> tuple[Path, Path]:
     track = track_named(ROOT, piste)
     manifest = Manifest.load(ROOT, track.trees.manifest)
     reading = {f.stem: json.loads(f.read_bytes()) for f in sorted((BLIND / piste / "a").glob("*.json"))}
     submissions, participants = folder / "soumissions", []
     for n in range(count):
-        name = f"Agent {n:05d}"
-        did = "did:key:z6Mk" + hashlib.sha256(name.encode()).hexdigest()[:40]
-        participants.append({"agent": name, "did": did, "cle_empreinte": hashlib.sha256(did.encode()).hexdigest(),
-                             "stack": "pile déclarée", "tableau": "communaute",
-                             "inscrit_le": f"2026-10-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z",
-                             "verified_did_history": []})
+        participants.append(registration(n))
+        did = str(participants[-1]["did"])
         (submissions / f"{n:05d}").mkdir(parents=True)
         for day, (task, answer) in enumerate(sorted(reading.items())):
             claims = [(a["resource"], a["field"], a["value"]) for a in answer["assertions"]]

@@ -125,6 +125,7 @@ def fresh(code: str, **values: Any) -> dict[str, Any]:
     if done.returncode != 0:
         raise SystemExit(done.stderr[-3000:])
     found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    found["stderr"] = done.stderr[-2000:]
     return found
 
 
@@ -143,7 +144,7 @@ def index(season: dict[str, Any], out: Path, jobs: int) -> dict[str, Any]:
     shutil.rmtree(out, ignore_errors=True)
     ran = fresh(RUN_INDEX, ROOT=str(ROOT), ARGS=[*index_args(season, out), "--jobs", str(jobs)])
     if ran["code"] != 0:
-        raise SystemExit(f"corpus index exited {ran['code']}")
+        raise SystemExit(f"corpus index exited {ran['code']}: {ran['stderr']}")
     return ran
 
 

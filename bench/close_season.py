@@ -154,6 +154,8 @@ def make_season(folder: Path, participants: int, batch: int = 250, jobs: int = 2
                       "stack": "pile déclarée", "tableau": "reference" if n == 0 else "communaute",
                       "inscrit_le": f"2026-10-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z",
                       "verified_did_history": []} for n in range(participants)]
+    registrations[0]["reference"] = {"modele": "Sirocco", "version": "2.4", "framework": "Boussole 1.3",
+                                     "prompt": {"texte": "Une assertion par fait fondateur, chacune prouvée."}}
     (folder / "inscriptions.json").write_text(json.dumps({"format": "corpus-inscriptions/1",
                                                           "participants": registrations}), "utf-8")
     close = (datetime.now(UTC) + timedelta(seconds=2)).replace(microsecond=0)  # after every token

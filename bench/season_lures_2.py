@@ -6,7 +6,7 @@ Pointer into every served body of each task's graph, counted as accepted or reje
 statement agreeing on each; the reader's shapes (issue 42) and others of their kinds, each in an otherwise
 honest submission scored by ``corpus score``'s code, beside the statement's answer; the barème paragraphs the
 référentiel cites, all in the section handed to participants. The realism points are the tests of
-``tests/test_season_lures_2.py``, run by ``pytest``.
+``tests/proving/test_season_lures_2.py``, run by ``pytest``.
 
     .venv/bin/python bench/season_lures_2.py     # prints; exit 0 when everything shown holds
 """
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "proving")]
 
 from test_season_lures_2 import (  # noqa: E402
     READER_SHAPES,

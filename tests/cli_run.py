@@ -10,13 +10,19 @@ installed ``corpus`` script and ``python -m generator.cli`` (test_cli.py), signa
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
+import os
+import resource
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from generator.cli.main import main
+
+PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2
 
 
 @dataclass(frozen=True)
@@ -49,3 +55,16 @@ def corpus_process(*args: str, cwd: Path | None = None, timeout: float = 300) ->
     hang ended by its timeout, the environment it starts with)."""
     return subprocess.run([sys.executable, "-m", "generator.cli", *args], capture_output=True, text=True,
                           cwd=cwd, timeout=timeout, check=False)
+
+
+def child_limits(drop_read_override: bool) -> Callable[[], None]:
+    """A child's ``preexec_fn``: 2 GiB of address space, and with ``drop_read_override`` no root override of
+    file modes (so an unreadable file is unreadable to the command, as it is to an operator)."""
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+        if drop_read_override and os.geteuid() == 0:  # root reads any file unless these are gone
+            libc = ctypes.CDLL(None, use_errno=True)
+            for cap in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH):
+                if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+                    raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+    return apply

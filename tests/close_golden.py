@@ -11,8 +11,9 @@ outside the task's graph and a merged DID.
 
 Everything that is random or dated when the season is issued (keys, nonces, the tokens' times) is written once
 into ``tests/fixtures/close_golden/bundle.json``; ``expected.json`` holds the SHA-256 of every file the
-unchanged code path published from it (the parent of issue 43's first commit). A test lays the season out again
-(:func:`lay_out`) and compares.
+code before issue 43 published from it (main at ef6ce42, the index of issues 39-41 included: ``ouverture``,
+``contestations``), run from a checkout of that commit. A test lays the season out again (:func:`lay_out`) and
+compares.
 
     python tests/close_golden.py issue      # writes bundle.json (new keys, tokens and nonces: only on purpose)
     python tests/close_golden.py expected   # writes expected.json with the code as it stands (on purpose)
@@ -46,6 +47,8 @@ from generator.contract.freeze import freeze
 FOLDER = Path(__file__).resolve().parent / "fixtures" / "close_golden"
 BUNDLE, EXPECTED = FOLDER / "bundle.json", FOLDER / "expected.json"
 BATCH = 5
+REFERENCE = {"modele": "Sirocco", "version": "2.4", "framework": "Boussole 1.3",
+             "prompt": {"texte": "Réponds à chaque tâche de la saison à partir des seules réponses du corpus."}}
 
 
 def did_of(name: str) -> str:
@@ -143,6 +146,8 @@ def _issue(tmp: Path) -> dict[str, Any]:
             f"cle-{name}".encode()).hexdigest(), "stack": f"Pile de {name}", "tableau": table,
             "inscrit_le": f"2026-10-{1 + len(registrations):02d}T09:00:00Z",
             "verified_did_history": list(history)})
+        if table == "reference":  # a reference run says what replays it (issue 39)
+            registrations[-1]["reference"] = REFERENCE
         return did_of(name)
 
     def put(name: str, sub: dict[str, Any], when: str, text: str | None = None) -> None:

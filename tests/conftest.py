@@ -78,7 +78,7 @@ def _in_tests(obj: object) -> bool:
     """Defined in a module of tests/ (so worth reading: a helper, a fixture, a test)."""
     module = getattr(obj, "__module__", None)
     file = getattr(sys.modules.get(module or ""), "__file__", None)
-    return file is not None and Path(file).resolve().parent == TESTS
+    return file is not None and Path(file).resolve().is_relative_to(TESTS)
 
 
 def uses(func: Callable[..., Any], names_: frozenset[str], commands: frozenset[str] = frozenset(),

@@ -54,6 +54,10 @@ STACKS = {
     "Agent Remplaçant": "Tessel 7b (Fonderie Aubrac), scripts maison",
     "Agent Lié": "Orfeo 3.1 (Atelier Néris), cadre Lanterne 0.9",
 }
+# The reference run's published model, version, framework and prompt (spec §7.1), all fictional.
+REFERENCE_RUN = {"modele": "Orfeo", "version": "3.1", "framework": "Lanterne 0.9",
+                 "prompt": {"texte": "Lis /referentiel, puis chaque ressource du graphe de la tâche ; rends le "
+                                     "verdict et une assertion par fait fondateur, chacune avec sa preuve."}}
 VENDOR_WORDS = ("Orfeo", "Néris", "Calisto", "Verlaine", "Tessel", "Aubrac", "Brume", "Ostrander", "Lanterne",
                 "Quadrille")
 
@@ -175,7 +179,8 @@ def write_community(root: Path, piste: str, folder: Path) -> Community:
         history = [did_of("Agent Lié")] if name == "Agent Honnête 1" else []
         participants.append({"agent": name, "did": did_of(name), "cle_empreinte": key_of(name),
                              "stack": STACKS[name], "tableau": "reference" if n == 0 else "communaute",
-                             "inscrit_le": f"2026-10-0{1 + n}T09:00:00Z", "verified_did_history": history})
+                             "inscrit_le": f"2026-10-0{1 + n}T09:00:00Z", "verified_did_history": history,
+                             **({"reference": REFERENCE_RUN} if n == 0 else {})})
     registrations = folder / "inscriptions.json"
     registrations.write_text(json.dumps({"format": "corpus-inscriptions/1", "participants": participants},
                                         ensure_ascii=False, indent=1), "utf-8")

@@ -17,6 +17,7 @@ from generator.tracks.loader import TRACK_FILE, TRACKS_DIR, track_named
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMITE = track_named(ROOT, "conformite")
 GENERIQUE = track_named(ROOT, "generique")
+ESSAI = ROOT / "tests" / "fixtures" / "essai"  # a small third track of the tests only
 
 
 def copy_tracks(dest: Path, source: Path = ROOT, tracks: tuple[str, ...] = ("conformite",), *,
@@ -52,6 +53,16 @@ def scratch_checkout(dest: Path, trees: Iterable[str], tracks: tuple[str, ...] =
             shutil.copytree(ROOT / tree, dest / tree)
     copy_tracks(dest, tracks=tracks)
     return dest
+
+
+def essai_checkout(root: Path) -> Path:
+    """The repository's conformité track and its sources, plus the essai track, in one scratch checkout."""
+    for name in ("corpus_src/conformite", "season_src/conformite"):
+        shutil.copytree(ROOT / name, root / name)
+    copy_tracks(root)
+    for name in ("tracks/essai", "corpus_src/essai", "season_src/essai"):
+        shutil.copytree(ESSAI / name, root / name)
+    return root
 
 
 def collection_schema(name: str, title: str, fields: dict[str, Any]) -> dict[str, Any]:

@@ -66,16 +66,26 @@ def _refuse_in_repository(root: Path, target: Path, shown: str, what: str, optio
 
 
 def outside_protected(root: Path, out: Path, option: str = "--json",
-                      why: str = "which the generator compiles or serves: write the report elsewhere", *,
-                      protected: Iterable[str]) -> Path:
-    """``out``, refused when it resolves inside one of the repository's ``protected`` trees (every track's
-    folders, ``nginx/`` and ``tracks/``: :func:`generator.tracks.loader.protected_trees`). No default: the
-    first track's names alone would let a report into another track's trees."""
+                      why: str = "which the generator compiles or serves: write the report elsewhere") -> Path:
+    """``out``, refused when it resolves inside one of the repository's :data:`PROTECTED` trees: each kind's
+    folder (so every track's, known or not, and whether the tracks load or not), ``nginx/`` and ``tracks/``."""
     target, top = out.resolve(), root.resolve()
-    for name in protected:
+    for name in PROTECTED:
         if target.is_relative_to(top / name):
             raise OutputRefused(f"{option} {out}: resolves to {target}, inside {name}/ of the checkout ({top}), "
                                 f"{why}")
+    return out
+
+
+def outside_inputs(out: Path, folders: Iterable[tuple[str, Path | None]], option: str = "--out") -> Path:
+    """``out``, refused when it resolves to, or inside, one of the ``(what, folder)`` the command reads (the
+    submissions folder, the registrations' folder, the proofs folder): what it writes there would be read
+    back as an input by the next run. A folder given as None is not read."""
+    target = out.resolve()
+    for what, folder in folders:
+        if folder is not None and target.is_relative_to(folder.resolve()):
+            raise OutputRefused(f"{option} {out}: resolves to {target}, inside {what} {folder}, which this "
+                                "command reads: an output never lands in an input; write it elsewhere")
     return out
 
 

@@ -25,6 +25,15 @@ def path_mode(path: Path, fail: Callable[[str], Exception], missing: str = "no s
         raise fail(f"cannot read: {exc.strerror or type(exc).__name__}") from None
 
 
+def regular_entry(path: Path) -> bool:
+    """``path`` is a regular file itself, its link not followed: an entry of a folder a command reads that is
+    a symbolic link, a FIFO or a device is never taken for the file it names (it is named as an error)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def inside_checkout(root: Path, relative: Path | str, fail: Callable[[str], Exception]) -> Path:
     """``root / relative``, looked at part by part below ``root`` without following links: a part that is a
     symbolic link (a write through it would land anywhere) or a path resolving outside ``root`` raises

@@ -7,6 +7,7 @@ import argparse
 import json
 import ssl
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from generator.base.bounded_read import MIB, read_bounded
@@ -20,14 +21,15 @@ from generator.cli.options import (
     add_pinned_options,
     add_rekor_option,
     add_root_options,
+    add_timeout_option,
     add_track_option,
     base_url_option,
     http_url,
     key_fingerprint,
     named,
-    pins_of,
-    positive_seconds,
+    pins_for,
     print_problems,
+    season_close,
     selected_tracks,
     trust_layer_key,
 )
@@ -37,13 +39,17 @@ from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import Manifest
 from generator.contract.places import Places
 from generator.observe import proxy_client
-from generator.score.close_inputs import judged_proofs, load_proofs
+from generator.observe.http_exchange import DEADLINE, exchange
+from generator.score.close_inputs import Pins, judged_proofs, load_proofs
+from generator.score.season_pins import freeze_hints, read_pins
 from generator.serving.tls.tls_files import TLS_FILE_LIMIT, check_tls_file
 from generator.tracks.listing import track_listing
 from generator.tracks.loader import load_tracks, track_named
 from generator.tracks.model import Track
 from generator.trust_layer.anchor import Anchor
+from generator.trust_layer.anchor_time import instant_text
 from generator.trust_layer.freeze_anchor import check_anchor, freeze_anchor, freeze_anchor_v3, record_call_of
+from generator.trust_layer.freeze_chain import chain_problems, replace_freeze
 from generator.trust_layer.proof_v3 import ProofV3
 from generator.trust_layer.trust_proof import TrustProof
 from generator.trust_layer.tsa_token import Authority
@@ -118,17 +124,32 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_freeze(args: argparse.Namespace) -> int:
     track = _track(args)
-    data = freeze(args.root, args.bareme or args.root / track.bareme.file, args.salt_file, track.places)
-    sys.stdout.write(data.decode("utf-8"))
+    bareme = args.bareme or args.root / track.bareme.file
+    if args.replaces is None and (args.motif is not None or args.opening is not None):
+        raise UsageError("--motif and --opening go with --replaces PROOF_ID (a freeze replaced before the "
+                         "opening)")
+    if args.replaces is not None:
+        if args.motif is None:
+            raise UsageError("--replaces needs --motif TEXT: a replacement is published with its motive (spec §8)")
+        pinned = read_pins(args.root, track.places)  # the season's opening (corpus pin); --opening overrides
+        opening = args.opening or (pinned.opening if pinned is not None else None)
+        done = replace_freeze(args.root, track.places, bareme, args.salt_file, args.replaces, args.motif,
+                              opening, datetime.now(UTC))
+        sys.stdout.write(done.data.decode("utf-8"))
+        print(f"corpus freeze: {args.replaces} replaced before the opening ({instant_text(done.opening)}): kept "
+              f"with its record in {done.kept}; wrote {track.places.record}, which names it and the motive",
+              file=sys.stderr)
+    else:
+        data = freeze(args.root, bareme, args.salt_file, track.places)
+        sys.stdout.write(data.decode("utf-8"))
     print(f"corpus freeze: wrote {track.places.record}; keep {args.salt_file} secret until the close",
           file=sys.stderr)
     print("corpus freeze: serve it, then anchor it with one call through the Trust Layer proxy, made with the "
           "challenge's key, and publish its proof_id (docs/operating.md, the freeze ceremony):", file=sys.stderr)
     for line in record_call_of(args.root, track.places).lines():
         print(f"  {line}", file=sys.stderr)
-    print(f"corpus freeze: then 'corpus freeze-anchor --track {track.piste} PROOF.json --trust-layer-key "
-          "ed25519:<key> --challenge-key-fingerprint <hex>' checks the proof (GET /v1/proof/{id}/full) and "
-          f"publishes it as {track.places.anchor}", file=sys.stderr)
+    for line in freeze_hints(args.root, track.places, record_call_of(args.root, track.places).target):
+        print(line, file=sys.stderr)
     return 0
 
 
@@ -164,8 +185,9 @@ def _served_problems(args: argparse.Namespace, places: Places, context: ssl.SSLC
     """``--url``: the record as the server serves it at the track's ``gel_servi``, byte for byte the file's."""
     secret = read_secret_file(args.secret_file)[0]
     url = args.url.rstrip("/") + places.served_record
-    answer = proxy_client.fetch_within(url, {"X-Challenge-Secret": secret}, args.timeout, context, MIB)
-    if answer.error == "deadline":
+    answer = exchange(url, seconds=args.timeout, limit=MIB, headers={"X-Challenge-Secret": secret},
+                      context=context)
+    if answer.error == DEADLINE:
         return [f"GET {shown_path(url)}: no complete answer within --timeout {args.timeout:g} s (connection, "
                 "headers and body together): the served record cannot be compared"]
     if answer.status == 0:
@@ -188,27 +210,31 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
         raise UsageError("--url needs --secret-file: the corpus answers only calls that carry the secret")
     context = ca_context(args.ca) if args.url is not None else None  # --ca checked before any connection
     places = _track(args).places
-    given = [flag for flag, value in (("--salt-file", args.salt_file), ("--anchor", args.anchor),
+    salts = args.salt_file or []
+    given = [flag for flag, value in (("--salt-file", salts), ("--anchor", args.anchor),
                                       ("--url", args.url)) if value]
     if given and not is_frozen(args.root, places):
         print(f"corpus freeze-check: {' and '.join(given)} given, but {places.record} is not there: the track "
               f"{places.piste} was never frozen, or its record was deleted (restore it from git)", file=sys.stderr)
         print("corpus freeze-check: FAILED", file=sys.stderr)
         return PROBLEM
-    pins = pins_of(args)
+    pins = pins_for(args, args.root, places)
     proofs = judged_proofs(load_proofs(args.proofs) if args.proofs is not None else None, pins, args.root, places)
-    problems = check_freeze(args.root, args.salt_file, places)
+    problems = check_freeze(args.root, salts[-1] if salts else None, places)
+    problems += chain_problems(args.root, places, salts[:-1] if salts else None, pins.anchor_key(),
+                               pins.fingerprint, pins.window(), pins.season_opening)
     anchor: Anchor | None = None
     anchored: list[str] = []
     if is_frozen(args.root, places):
         anchor, anchored = check_anchor(args.root, places, args.anchor, proofs, pins.anchor_key(),
-                                        args.challenge_key_fingerprint, pins.window())
+                                        pins.fingerprint, pins.window())
         problems += anchored
         if context is not None:
             problems += _served_problems(args, places, context)
     if anchor is None and not problems:
-        print(f"corpus freeze-check: not anchored yet: no {places.anchor} and no --anchor ('corpus freeze-anchor' "
-              "publishes the proof of the call)", file=sys.stderr)
+        print(f"corpus freeze-check: not anchored yet: no {places.anchor} and no --anchor; once the call's /full "
+              f"view is saved, corpus freeze-anchor --track {places.piste} anchor-proof.json publishes it "
+              "(docs/operating.md, the freeze ceremony)", file=sys.stderr)
     elif anchor is not None and not anchored:
         how = anchor.v3_words() or ("an opened pair: its chain and signature are not verified offline"
                                     if anchor.proof.is_pair else
@@ -223,40 +249,51 @@ def cmd_freeze_check(args: argparse.Namespace) -> int:
     return PROBLEM if problems else 0
 
 
-def _freeze_anchor_v3(args: argparse.Namespace, places: Places, anchor: Anchor) -> int:
+def _freeze_anchor_v3(args: argparse.Namespace, places: Places, anchor: Anchor, pins: Pins) -> int:
     """freeze-anchor for a 3.x proof: the pinned authority is required, the season opens at its token."""
-    if args.tsa_ca is None:
+    if pins.tsa_ca is None:
         raise UsageError("a proof-spec 3.x anchor is checked with its RFC 3161 token: give --tsa-ca (and "
-                         "--tsa-cert when the token does not carry the authority's certificate); the season opens "
-                         "at its time")
-    anchor, written, when = freeze_anchor_v3(args.root, places, anchor, [args.trust_layer_key],
-                                             args.challenge_key_fingerprint, Authority(args.tsa_ca, args.tsa_cert))
+                         "--tsa-cert when the token does not carry the authority's certificate), or pin them once "
+                         f"with corpus pin --track {places.piste} --tsa-ca CA.pem --tsa-cert TSA.pem; the season "
+                         "opens at its time")
+    assert pins.fingerprint is not None
+    anchor, written, when = freeze_anchor_v3(args.root, places, anchor, list(pins.trust_layer_keys),
+                                             pins.fingerprint, Authority(pins.tsa_ca, pins.tsa_cert))
     print(f"corpus freeze-anchor: {anchor.proof_id} (spec {anchor.proof.spec_version}) "
-          f"verified: commitments root, signature by {args.trust_layer_key}, batch inclusion, RFC 3161 token by "
+          f"verified: commitments root, signature by {pins.anchor_key()}, batch inclusion, RFC 3161 token by "
           f"the pinned authority; its owner's pairs open GET {record_call_of(args.root, places).target}, the "
-          f"bytes of {places.record} and the challenge's key ({args.challenge_key_fingerprint[:16]}…)",
+          f"bytes of {places.record} and the challenge's key ({pins.fingerprint[:16]}…)",
           file=sys.stderr)
     print(f"corpus freeze-anchor: the token's time {when:%Y-%m-%dT%H:%M:%SZ} is the season's opening; Rekor not "
           "checked offline (the served entry carries no body nor inclusion proof)", file=sys.stderr)
     state = "wrote" if written else "already holds this very anchor:"
-    print(f"corpus freeze-anchor: {state} {places.anchor}; commit it and publish it with the proof_id",
+    print(f"corpus freeze-anchor: {state} {places.anchor}; commit it and publish it with the proof_id: corpus "
+          f"publish --opening --track {places.piste} --out OPENING_DIR writes the participant's kit",
           file=sys.stderr)
     return 0
 
 
 def cmd_freeze_anchor(args: argparse.Namespace) -> int:
     places = _track(args).places
+    pins = pins_for(args, args.root, places)
+    missing = [flag for flag, value in (("--trust-layer-key", pins.anchor_key()),
+                                        ("--challenge-key-fingerprint", pins.fingerprint)) if value is None]
+    if missing:
+        raise UsageError(f"give {' and '.join(missing)}, or pin them once: corpus pin --track {places.piste} "
+                         "--trust-layer-key ed25519:<GET /v1/pubkey> --challenge-key-file KEYFILE --tsa-ca CA.pem "
+                         "--tsa-cert TSA.pem")
     given = Anchor.read(args.proof)
     if isinstance(given.proof, ProofV3):
-        return _freeze_anchor_v3(args, places, given)
-    anchor, written = freeze_anchor(args.root, places, args.proof, args.trust_layer_key,
-                                    args.challenge_key_fingerprint)
+        return _freeze_anchor_v3(args, places, given, pins)
+    key, fingerprint = pins.anchor_key(), pins.fingerprint
+    assert key is not None and fingerprint is not None
+    anchor, written = freeze_anchor(args.root, places, args.proof, key, fingerprint)
     assert isinstance(anchor.proof, TrustProof)
     fields = anchor.proof.fields
     upstream = fields.upstream_timestamp if fields else None
     upstream = f"; the corpus answered at {upstream}" if upstream else ""
-    print(f"corpus freeze-anchor: {anchor.proof_id} verified: chain hash, signature by {args.trust_layer_key}, "
-          f"made with the challenge's key ({args.challenge_key_fingerprint[:16]}…), for GET "
+    print(f"corpus freeze-anchor: {anchor.proof_id} verified: chain hash, signature by {key}, "
+          f"made with the challenge's key ({fingerprint[:16]}…), for GET "
           f"{record_call_of(args.root, places).target} and the bytes of {places.record}", file=sys.stderr)
     print(f"corpus freeze-anchor: made at {anchor.proof.timestamp} (Trust Layer's time){upstream}: the season "
           "opens after it", file=sys.stderr)
@@ -265,7 +302,8 @@ def cmd_freeze_anchor(args: argparse.Namespace) -> int:
               "that time rests on Trust Layer's signature alone until the token is added to the proof it serves",
               file=sys.stderr)
     state = "wrote" if written else "already holds this very anchor:"
-    print(f"corpus freeze-anchor: {state} {places.anchor}; commit it and publish it with the proof_id",
+    print(f"corpus freeze-anchor: {state} {places.anchor}; commit it and publish it with the proof_id: corpus "
+          f"publish --opening --track {places.piste} --out OPENING_DIR writes the participant's kit",
           file=sys.stderr)
     return 0
 
@@ -318,9 +356,18 @@ def register(sub: Subparsers) -> None:
                                    "(mode 0600, outside the repository). From then on, a build that would change "
                                    "a byte of the manifest or of the key fails.")
     p.add_argument("--bareme", type=Path, default=None,
-                   help="the frozen barème section (default: the track's, ROOT/spec/conformite-bareme-v3.section-"
-                        "5.txt for conformite, a byte-exact copy of the published section)")
-    p.add_argument("--salt-file", type=Path, required=True, help="hex salt file outside the repository")
+                   help="the frozen barème section (default: the track's, ROOT/tracks/<piste>/<section>.txt, a "
+                        "byte-exact copy of the published section)")
+    p.add_argument("--salt-file", type=Path, required=True, help="hex salt file outside the repository (with "
+                                                                 "--replaces: a new one)")
+    p.add_argument("--replaces", metavar="PROOF_ID", default=None,
+                   help="before the opening: replace the record in force, anchored by PROOF_ID; it and its anchor "
+                        "are kept in <freeze folder>/remplaces/<n>/, the new record names them and the motive")
+    p.add_argument("--motif", metavar="TEXT", default=None, help="with --replaces: why (published, spec §8)")
+    p.add_argument("--opening", type=season_close, metavar="YYYY-MM-DDTHH:MM:SSZ", default=None,
+                   help="with --replaces: the season's opening (default: the one pinned with corpus pin "
+                        "--season-opening, else the anchor's time, when the season opened); a replacement at or "
+                        "after it is refused")
     add_root_options(p)
     add_track_option(p)
     p.set_defaults(func=cmd_freeze)
@@ -335,7 +382,9 @@ def register(sub: Subparsers) -> None:
                                    "track's gel_servi is compared byte for byte. Once the freeze folder holds a "
                                    "record or an anchor, a record missing, not a regular file or not strict "
                                    "JSON fails. Exit 1 on any difference.")
-    p.add_argument("--salt-file", type=Path, help="the salt, to check the key commitment too")
+    p.add_argument("--salt-file", type=Path, action="append",
+                   help="the salt, to check the key commitment too; once per record of the chain, in its order, "
+                        "when the freeze was replaced")
     p.add_argument("--anchor", type=Path, help="the anchoring proof as GET /v1/proof/{id}/full returns it, or its "
                                                "opened pair {proof_id, request_hash, response_hash} (default: the "
                                                "published <freeze folder>/anchor.json)")
@@ -351,8 +400,7 @@ def register(sub: Subparsers) -> None:
                         "--secret-file) and compare it byte for byte")
     p.add_argument("--secret-file", type=Path, help="file of accepted secrets (the first is sent), with --url")
     p.add_argument("--ca", type=Path, help="CA to verify the server's certificate against, with --url")
-    p.add_argument("--timeout", type=positive_seconds, default=10.0,
-                   help="seconds the whole fetch may take, with --url: connection, headers and body (default 10)")
+    add_timeout_option(p, 10.0, "the fetch of the record, with --url,")
     add_root_options(p)
     add_track_option(p)
     p.set_defaults(func=cmd_freeze_check)
@@ -368,14 +416,16 @@ def register(sub: Subparsers) -> None:
                                    "written (the proof as fetched, the key, the fingerprint, the proof's time), "
                                    "or one line says what differs and nothing is written.")
     p.add_argument("proof", type=Path, help="the proof JSON (GET /v1/proof/{id}/full, as served)")
-    p.add_argument("--trust-layer-key", type=trust_layer_key, required=True, metavar="ed25519:KEY",
-                   help="the pinned Trust Layer public key (GET /v1/pubkey of the production proxy)")
-    p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, required=True, metavar="HEX",
-                   help="SHA-256 of the challenge's API key, as published")
+    p.add_argument("--trust-layer-key", type=trust_layer_key, metavar="ed25519:KEY", action="append",
+                   help="the pinned Trust Layer public key (GET /v1/pubkey of the production proxy; default: the "
+                        "track's pins, corpus pin)")
+    p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, metavar="HEX",
+                   help="SHA-256 of the challenge's API key, as published (default: the track's pins)")
     p.add_argument("--tsa-ca", type=Path, help="a 3.x proof: the pinned timestamp authority's CA bundle (PEM); "
-                                               "the batch root's RFC 3161 token must verify on it")
+                                               "the batch root's RFC 3161 token must verify on it (default: the "
+                                               "track's pins)")
     p.add_argument("--tsa-cert", type=Path, help="a 3.x proof: the authority's signing certificate (PEM), which "
-                                                 "Trust Layer's tokens do not carry")
+                                                 "Trust Layer's tokens do not carry (default: the track's pins)")
     add_root_options(p)
     add_track_option(p)
     p.set_defaults(func=cmd_freeze_anchor)

@@ -13,7 +13,21 @@ import sys
 
 from generator.base.errors import CorpusError, GeneratorError, os_error_text
 from generator.base.output_places import OutputRefused
-from generator.cli import build, graph, index, observe, proofs, release, score, season, serving
+from generator.cli import (
+    build,
+    contest,
+    graph,
+    index,
+    observe,
+    pin,
+    proofs,
+    publish,
+    release,
+    score,
+    season,
+    season_state,
+    serving,
+)
 from generator.cli.options import (
     EXIT_CODES,
     INTERRUPTED,
@@ -28,6 +42,7 @@ from generator.cli.options import (
 # Each group's registrations, in the order of ``corpus --help``.
 REGISTRATIONS = (
     build.register,
+    pin.register,
     serving.register_render_nginx,
     serving.register_serve,
     release.register,
@@ -38,6 +53,9 @@ REGISTRATIONS = (
     score.register,
     proofs.register,
     index.register,
+    season_state.register,
+    contest.register,
+    publish.register,
     observe.register_log_report,
     serving.register_systemd,
 )

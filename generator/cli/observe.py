@@ -21,9 +21,9 @@ from generator.cli.options import (
     Subparsers,
     UsageError,
     add_root_options,
+    add_timeout_option,
     add_track_option,
     http_url,
-    positive_seconds,
 )
 from generator.contract.manifest import Manifest
 from generator.observe.log_report.counts import (
@@ -38,7 +38,7 @@ from generator.observe.log_report.files import LogReportError, log_files
 from generator.observe.log_report.line import parse_time
 from generator.observe.log_report.text import render_text
 from generator.observe.verify import Difference, verify
-from generator.tracks.loader import TRACKS_DIR, load_tracks, protected_trees, track_named
+from generator.tracks.loader import TRACKS_DIR, load_tracks, track_named
 
 
 def _secrets(args: argparse.Namespace) -> list[str]:
@@ -78,9 +78,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
     tracks = [track_named(args.root, args.track)] if args.track else load_tracks(args.root)
     verify_tls: bool | str = True
     if args.insecure:
-        import urllib3
-
-        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
         verify_tls = False
     elif args.ca is not None:
         verify_tls = str(args.ca)
@@ -138,8 +135,7 @@ def cmd_log_report(args: argparse.Namespace) -> int:
     if not files:
         raise LogReportError("no access log found (in a folder, files named *access*.log*)")
     if args.json and args.json != "-":  # never inside a compiled or served tree, never over a file read
-        protected = protected_trees(args.root)
-        not_an_input(outside_protected(args.root, Path(args.json), protected=protected), [*manifests, *files])
+        not_an_input(outside_protected(args.root, Path(args.json)), [*manifests, *files])
         check_target(args.json)
     report.read(files)
     if args.json:
@@ -188,7 +184,7 @@ def register_verify(sub: Subparsers) -> None:
     tls = p.add_mutually_exclusive_group()
     tls.add_argument("--ca", type=Path, help="CA bundle or self-signed certificate to trust for https")
     tls.add_argument("--insecure", action="store_true", help="do not verify the TLS certificate")
-    p.add_argument("--timeout", type=positive_seconds, default=10.0, help="seconds per request (default 10)")
+    add_timeout_option(p, 10.0, "each request")
     add_track_option(p, "the one track whose manifest to crawl (default: every track of the checkout, each "
                         "against its own manifest)")
     p.add_argument("--progress-every", type=int, default=50, help="progress line every N checks (default 50)")

@@ -17,9 +17,11 @@ from urllib.parse import urlsplit
 
 from generator.base.errors import CorpusError, GeneratorError, shown_path
 from generator.base.path_checks import path_mode
+from generator.contract.places import Places
 from generator.reading.reader import CorpusReader
 from generator.reading.season_model import Season, load_season
 from generator.score.close_inputs import Pins
+from generator.score.season_pins import DEFAULT_TRUST_LAYER_URL, PinsError, check_url, read_pins, with_pins
 from generator.serving.rendering.nginx_settings import DEFAULT_WORKER_USER, Settings
 from generator.tracks.loader import load_tracks, pick_track
 from generator.tracks.model import DEFAULT_BASE_URL, Track, file_for
@@ -81,6 +83,14 @@ def positive_seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"{shown_path(text)}: expected a finite number of seconds above 0")
     return value
+
+
+def add_timeout_option(parser: argparse.ArgumentParser, default: float, what: str) -> None:
+    """``--timeout``, shared by every command that talks to a server: the deadline of each whole exchange
+    (connection, TLS handshake, headers and body; ``generator/observe/http_exchange.py``)."""
+    parser.add_argument("--timeout", type=positive_seconds, default=default, metavar="SECONDS",
+                        help=f"seconds {what} may take, the whole of it: connection, headers and body, however "
+                             f"slowly the server sends them (default {default:g})")
 
 
 def http_url(text: str) -> str:
@@ -232,6 +242,13 @@ def season_close(text: str) -> datetime:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--season-close: ")) from None
 
 
+def salt_files(args: argparse.Namespace) -> tuple[Path | None, tuple[Path, ...]]:
+    """``--salt-file``, given once per record of the freeze chain in its order: the record in force's (the
+    last), and the replaced records' (the ones before it)."""
+    salts: list[Path] = args.salt_file or []
+    return (salts[-1] if salts else None), tuple(salts[:-1])
+
+
 def trust_layer_key(text: str) -> str:
     """``--trust-layer-key``: an Ed25519 public key written ``ed25519:<base64url>``, checked before any work."""
     try:
@@ -280,3 +297,25 @@ def pins_of(args: argparse.Namespace) -> Pins:
     rekor_key: Path | None = getattr(args, "rekor_key", None)
     close: datetime | None = getattr(args, "season_close", None)
     return Pins(tuple(keys or ()), fingerprint, tsa_ca, tsa_cert, rekor_key, close)
+
+
+def pins_for(args: argparse.Namespace, root: Path, places: Places) -> Pins:
+    """The pins a command judges with: its flags (:func:`pins_of`), else the track's pins file
+    (``corpus pin``, ``<freeze folder>/pins.json``): after ``corpus pin`` no command needs a pin flag."""
+    return with_pins(pins_of(args), read_pins(root, places))
+
+
+def trust_layer_url(text: str) -> str:
+    """``--trust-layer-url``: an http(s) URL, the only kind of link the pages may carry to a proof."""
+    try:
+        return check_url(text)
+    except PinsError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--trust-layer-url: ")) from None
+
+
+def trust_layer_url_for(given: str | None, root: Path, places: Places) -> str:
+    """The one Trust Layer base URL: the flag, else the pinned one, else the production proxy's."""
+    if given is not None:
+        return given.rstrip("/")
+    pinned = read_pins(root, places)
+    return pinned.trust_layer_url if pinned is not None and pinned.trust_layer_url else DEFAULT_TRUST_LAYER_URL

@@ -10,8 +10,16 @@ from pathlib import Path
 from generator.base.atomic_file import FileWriteError
 from generator.base.bounded_read import SUBMISSION_LIMIT
 from generator.base.errors import GeneratorError, read_file, shown_path
-from generator.base.output_places import OutputRefused, not_an_input, outside_protected
-from generator.cli.options import PROBLEM, Subparsers, UsageError, add_root_options
+from generator.base.output_places import OutputRefused, outside_inputs, outside_protected
+from generator.cli.options import (
+    PROBLEM,
+    Subparsers,
+    UsageError,
+    add_root_options,
+    add_timeout_option,
+    add_track_option,
+    trust_layer_url_for,
+)
 from generator.observe.proof_fetch import (
     FetchError,
     Outcome,
@@ -21,9 +29,10 @@ from generator.observe.proof_fetch import (
     proof_id_problem,
 )
 from generator.observe.read_budget import TRUST_LAYER_READS_PER_HOUR, ReadBudget, SystemClock
+from generator.publish.records import recorded_submissions
 from generator.score.close_inputs import load_submission, submission_files
 from generator.score.entry import FormatDefects
-from generator.tracks.loader import protected_trees
+from generator.tracks.loader import track_named
 
 WHO = "corpus proofs fetch"
 
@@ -53,16 +62,6 @@ def _reads_per_hour(text: str) -> int:
     return int(text)
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value <= 600:
-        raise argparse.ArgumentTypeError(f"{text!r}: give seconds, more than 0 and at most 600")
-    return value
-
-
 def _ids_file(path: Path) -> list[str]:
     """``--ids-file``: one proof_id a line; blank lines and ``#`` comments skipped."""
     data = read_file(path, FetchError, "no such file", limit=SUBMISSION_LIMIT)
@@ -86,9 +85,13 @@ def _asked(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     of the submissions' ids."""
     ids: list[str] = []
     problems: list[str] = []
+    given: list[tuple[Path, object]] = []
     if args.submissions:
-        for path in submission_files(args.submissions):
-            submission = load_submission(path)  # as corpus score reads it: JSON it cannot parse stops here
+        given += [(path, load_submission(path)) for path in submission_files(args.submissions)]
+    if args.records is not None:
+        given += recorded_submissions(args.records)
+    if given:
+        for path, submission in given:  # as corpus score reads them: JSON it cannot parse stops here
             if isinstance(submission, FormatDefects):  # a key twice...: rejected at entry, its ids unread
                 problems.append(f"{path}: {submission.problems[0]}: corpus score rejects it at entry; none of its "
                                 "proofs read")
@@ -96,8 +99,8 @@ def _asked(args: argparse.Namespace) -> tuple[list[str], list[str]]:
             cited, wrong = cited_proof_ids(submission, str(path))
             if not (cited or wrong):  # never a silent 0/0: a season service's record is not a submission
                 problems.append(f"{shown_path(path)}: cites no proof_id (assertions[].proof_ids of a spec §4 "
-                                'submission; a season record {"recu_le", "soumission"} is not one: give its '
-                                "soumission)")
+                                'submission; a season record {"recu_le", "soumission"} is not one: give the '
+                                "records folder with --records DIR)")
             ids += cited
             problems += wrong
     ids += args.ids
@@ -110,8 +113,9 @@ def _out(args: argparse.Namespace) -> Path:
     """``--out``: outside the trees the generator compiles or serves, and none of the submission folders."""
     out: Path = args.out
     outside_protected(args.root, out, "--out", "which the generator compiles or serves: keep the proofs "
-                      "elsewhere (under run/, or outside the repository)", protected=protected_trees(args.root))
-    not_an_input(out, [p for p in args.submissions if p.is_dir()], "--out")
+                      "elsewhere (under run/, or outside the repository)")
+    read = [("the submissions folder", p) for p in args.submissions if p.is_dir()]
+    outside_inputs(out, read + ([("the records folder", args.records)] if args.records is not None else []))
     if out.exists() and not out.is_dir():
         raise OutputRefused(f"--out {out}: exists and is not a folder")
     return out
@@ -129,11 +133,14 @@ def _summary(outcome: Outcome, out: Path) -> str:
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
-    if not (args.submissions or args.ids or args.ids_file):
-        raise UsageError("give submissions (files or folders), --id PROOF_ID or --ids-file FILE")
+    if not (args.submissions or args.records or args.ids or args.ids_file):
+        raise UsageError("give submissions (files or folders), --records DIR, --id PROOF_ID or --ids-file FILE")
     out = _out(args)
+    url = args.base_url
+    if url is None:  # the track's pinned URL (corpus pin), else the production proxy's
+        url = base_url(trust_layer_url_for(None, args.root, track_named(args.root, args.track).places))
     ids, problems = _asked(args)
-    fetch = ProofFetch(args.base_url, out, ReadBudget(args.reads_per_hour, SystemClock()), timeout=args.timeout,
+    fetch = ProofFetch(url, out, ReadBudget(args.reads_per_hour, SystemClock()), timeout=args.timeout,
                        say=_say)
     stopped: GeneratorError | None = None
     try:
@@ -169,15 +176,18 @@ def register(sub: Subparsers) -> None:
     f.add_argument("--id", dest="ids", action="append", default=[], type=_proof_id, metavar="PROOF_ID",
                    help="a proof_id to read besides (repeat it)")
     f.add_argument("--ids-file", type=Path, help="a file of proof_ids, one a line (# comments)")
-    f.add_argument("--base-url", required=True, type=_base_url,
-                   help="Trust Layer's base URL, e.g. https://trust.arkforge.tech")
+    f.add_argument("--records", type=Path, metavar="DIR",
+                   help='the season service\'s records folder ({"recu_le", "soumission"} files, sub-folders '
+                        "included): every proof any record cites")
+    f.add_argument("--base-url", type=_base_url,
+                   help="Trust Layer's base URL (default: the track's pins, corpus pin, else "
+                        "https://trust.arkforge.tech)")
+    add_track_option(f, "the track whose pinned Trust Layer URL is read (default: the checkout's first)")
     f.add_argument("--out", required=True, type=Path,
                    help="the folder to keep the views in (made if missing), one <proof_id>.json each")
     f.add_argument("--reads-per-hour", type=_reads_per_hour, default=TRUST_LAYER_READS_PER_HOUR,
                    help=f"requests allowed in any hour, 1 to {TRUST_LAYER_READS_PER_HOUR} (default "
                         f"{TRUST_LAYER_READS_PER_HOUR}: lower it when another client reads from this address)")
-    f.add_argument("--timeout", type=_seconds, default=30.0,
-                   help="seconds to connect and between two reads of an answer (default 30; the whole answer "
-                        "within four times that)")
+    add_timeout_option(f, 30.0, "each request to Trust Layer")
     add_root_options(f)
     f.set_defaults(func=cmd_fetch, command="proofs fetch")

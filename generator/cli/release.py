@@ -21,7 +21,6 @@ from generator.serving.releases.release import (
     releases_folder,
     rollback_target,
 )
-from generator.tracks.loader import protected_trees
 
 
 def _switch(releases: Path, target: Path, prefixes: list[Path], command: str) -> str:
@@ -61,7 +60,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 def cmd_pack(args: argparse.Namespace) -> int:
     root = args.root.resolve()
     out = outside_protected(root, args.out, "--out", "which the generator compiles or serves: write the artifact "
-                                                     "elsewhere", protected=protected_trees(root))
+                                                     "elsewhere")
     start = time.monotonic()
     packed = pack(root, out.resolve(), args.expect_manifest_hash)
     print(f"corpus release pack: {packed.path} ({packed.size} bytes, {packed.files} files, sha256 {packed.sha256} "

@@ -53,7 +53,7 @@ from generator.serving.rendering.systemd_units import (
     unit_settings,
 )
 from generator.serving.tls.peer_tls import PLAIN, PeerTLS
-from generator.tracks.loader import load_tracks, protected_trees
+from generator.tracks.loader import load_tracks
 
 # serve's options that only the topology (--replicas) uses: refused without it, never silently ignored
 TOPOLOGY_ONLY = (("--replica", "replica"), ("--replica-port", "replica_port"), ("--tls-ca", "tls_ca"),
@@ -130,7 +130,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         replicas = replica_addresses(given, args.replicas, args.replica_port or REPLICA_PORT)
         if args.state_file is not None:
             outside_protected(root, args.state_file, "--state-file", "which corpus serve would write into: give a "
-                              "file under run/ or outside the checkout", protected=protected_trees(root))
+                              "file under run/ or outside the checkout")
         _topology_ports(args, replicas)
     else:
         wrong = [option for option, name in TOPOLOGY_ONLY if getattr(args, name) not in (None, False, [])]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import stat
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.base import strict_json
+from generator.base.atomic_file import write_atomic
 from generator.base.bounded_read import PUBLISHED_LIMIT, SALT_LIMIT, read_bounded
 from generator.base.errors import (
     FreezeRecordError,
@@ -32,7 +34,7 @@ from generator.base.errors import (
 )
 from generator.base.jsonvalue import JsonObject, JsonValue
 from generator.base.path_checks import inside_checkout
-from generator.base.transaction import builder_lock, make_dir, make_parents, reading, write_file
+from generator.base.transaction import builder_lock, make_dir, make_parents, reading
 from generator.contract.hashing import sha256_hex
 from generator.contract.manifest import MANIFEST_FILE, Manifest
 from generator.contract.places import Places
@@ -49,6 +51,22 @@ SEL_TEXT = "32 octets aléatoires, hors du dépôt, publiés à la clôture"
 # Every field of a record, by its dotted name; any other is refused (the record is read whole or not at all).
 RECORD_FIELDS = ("format", "corpus", "manifest_hash", "bareme.section", "bareme.sha256", "taches.fichier",
                  "taches.sha256", "cle.fichier", "cle.engagement", "cle.sel")
+# A record that replaces another (``corpus freeze --replaces``, spec §8) adds these, and only such a record.
+REPLACED_FIELDS = ("remplace.proof_id", "remplace.sha256", "remplace.motif")
+_PROOF_ID = re.compile(r"prf_[0-9]{8}_[0-9]{6}_[0-9a-f]{6,64}")  # the proxy's form (trust_proof.check_proof_id)
+
+
+@dataclass(frozen=True)
+class Replaced:
+    """What a replacing record names of the record it replaces: the proof_id that anchored it, the SHA-256 of
+    its bytes (as ``/gel`` served them) and the motive of the replacement, all anchored with the new record."""
+
+    proof_id: str
+    sha256: str
+    motif: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"proof_id": self.proof_id, "sha256": self.sha256, "motif": self.motif}
 
 
 @dataclass(frozen=True)
@@ -62,14 +80,18 @@ class FreezeRecord:
     key_commitment: str
     places: Places | None = None  # where the record names its files; None for a record read back
     texts: tuple[tuple[str, str], ...] = ()  # read back: bareme.section, taches.fichier, cle.fichier, cle.sel
+    remplace: Replaced | None = None  # the record it replaces, when it replaces one (spec §8)
 
     def to_bytes(self) -> bytes:
-        assert self.places is not None
-        record = {"format": FORMAT, "corpus": self.corpus, "manifest_hash": self.manifest_hash,
-                  "bareme": {"section": self.places.bareme_section, "sha256": self.bareme_sha256},
-                  "taches": {"fichier": self.places.tasks_file.as_posix(), "sha256": self.tasks_sha256},
-                  "cle": {"fichier": self.places.key_file.as_posix(), "engagement": self.key_commitment,
-                          "sel": SEL_TEXT}}
+        """The bytes ``corpus freeze`` writes: the track's texts from ``places``, else those read back."""
+        texts = self.expected_texts(self.places) if self.places is not None else dict(self.texts)
+        record: dict[str, object] = {
+            "format": FORMAT, "corpus": self.corpus, "manifest_hash": self.manifest_hash,
+            "bareme": {"section": texts["bareme.section"], "sha256": self.bareme_sha256},
+            "taches": {"fichier": texts["taches.fichier"], "sha256": self.tasks_sha256},
+            "cle": {"fichier": texts["cle.fichier"], "engagement": self.key_commitment, "sel": texts["cle.sel"]}}
+        if self.remplace is not None:
+            record["remplace"] = self.remplace.to_json()
         return (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
     def expected_texts(self, places: Places) -> dict[str, str]:
@@ -118,17 +140,29 @@ class FreezeRecord:
                 raise fail(f"{name}: expected a string")
             texts.append((name, value))
         manifest_hash, bareme_sha256, tasks_sha256, key_commitment = hashes.values()
-        return cls(corpus, manifest_hash, bareme_sha256, tasks_sha256, key_commitment, texts=tuple(texts))
+        remplace = None
+        if "remplace" in record:
+            proof_id, sha, motif = (field("remplace", name) for name in ("proof_id", "sha256", "motif"))
+            if not (isinstance(proof_id, str) and _PROOF_ID.fullmatch(proof_id)):
+                raise fail("remplace.proof_id: expected a proof_id prf_YYYYMMDD_HHMMSS_<hex>")
+            if not _hex(sha, 32):
+                raise fail("remplace.sha256: expected 64 lowercase hex digits")
+            if not (isinstance(motif, str) and motif.strip()):
+                raise fail("remplace.motif: expected the motive of the replacement, a non-empty string")
+            remplace = Replaced(proof_id, sha, motif)
+        return cls(corpus, manifest_hash, bareme_sha256, tasks_sha256, key_commitment, texts=tuple(texts),
+                   remplace=remplace)
 
 
 def _unknown_fields(record: JsonObject) -> list[str]:
     """The dotted names of the fields a record holds and ``corpus freeze`` never writes."""
-    known = {name.split(".")[0] for name in RECORD_FIELDS}
+    known = {name.split(".")[0] for name in RECORD_FIELDS + REPLACED_FIELDS}
     unknown = [key for key in record if key not in known]
-    for group in ("bareme", "taches", "cle"):
+    for group in ("bareme", "taches", "cle", "remplace"):
         inner = record.get(group)
         if isinstance(inner, dict):
-            unknown += [f"{group}.{key}" for key in inner if f"{group}.{key}" not in RECORD_FIELDS]
+            unknown += [f"{group}.{key}" for key in inner
+                        if f"{group}.{key}" not in RECORD_FIELDS + REPLACED_FIELDS]
     return unknown
 
 
@@ -225,29 +259,46 @@ def freeze(root: Path, bareme: Path, salt_file: Path, places: Places) -> bytes:
             raise FrozenMismatch(f"{places.anchor} exists: this track's season is anchored; a new season starts "
                                  "by removing its record and its anchor in one commit")
         if os.path.lexists(root / places.record):
-            raise FrozenMismatch(f"{places.record} already exists: a season is frozen once (delete the record "
-                                 "only to start a new season)")
-        bareme_hash = sha256_hex(_read(bareme))
-        if bareme_hash != places.bareme_sha256:
-            raise FrozenMismatch(f"{bareme} hashes to {bareme_hash}, not to the published barème section "
-                                 f"{places.bareme_sha256}")
-        with reading(root):
-            manifest = Manifest.load(root, places.manifest)
-            tasks = _read(root / places.tasks_file)
-            key = _read(root / places.key_file)
-        salt = load_or_make_salt(salt_file, root)
-        data = FreezeRecord(manifest.corpus, manifest.hash, bareme_hash, sha256_hex(tasks),
-                            commitment(salt, key), places).to_bytes()
-        path = root / places.record
-        try:
-            if not path.parent.is_dir():  # freeze/<piste>/, and freeze/ itself before the first track's freeze
-                make_parents(path.parent, root)
-                make_dir(path.parent)
-            write_file(path, data)
-        except OSError as exc:
-            raise FreezeRecordError(f"{exc.filename or path}: cannot write: {exc.strerror}; the season is not "
-                                    "frozen") from None
+            raise FrozenMismatch(f"{places.record} already exists: a season is frozen once; before the opening, "
+                                 f"'corpus freeze --track {places.piste} --replaces PROOF_ID --motif TEXT' "
+                                 "replaces it and keeps it (delete the record only to start a new season)")
+        data = new_record(root, bareme, salt_file, places)
+        write_record(root, places, data)
     return data
+
+
+def new_record(root: Path, bareme: Path, salt_file: Path, places: Places, remplace: Replaced | None = None,
+               refused_commitment: str | None = None) -> bytes:
+    """The bytes of a record of the trees as they stand (the caller holds the builder lock); ``remplace``
+    names the record it replaces. A salt whose commitment is ``refused_commitment`` (the replaced record's:
+    the same salt) is refused: each record of a chain has its own salt, all published at the close."""
+    bareme_hash = sha256_hex(_read(bareme))
+    if bareme_hash != places.bareme_sha256:
+        raise FrozenMismatch(f"{bareme} hashes to {bareme_hash}, not to the published barème section "
+                             f"{places.bareme_sha256}")
+    with reading(root):
+        manifest = Manifest.load(root, places.manifest)
+        tasks = _read(root / places.tasks_file)
+        key = _read(root / places.key_file)
+    salt = load_or_make_salt(salt_file, root)
+    if refused_commitment is not None and commitment(salt, key) == refused_commitment:
+        raise FrozenMismatch(f"{salt_file} is the salt of the record it replaces: give a new salt file (each "
+                             "record has its own salt, every one published at the close); nothing written")
+    return FreezeRecord(manifest.corpus, manifest.hash, bareme_hash, sha256_hex(tasks), commitment(salt, key),
+                        places, remplace=remplace).to_bytes()
+
+
+def write_record(root: Path, places: Places, data: bytes) -> None:
+    """Write ``data`` as the track's record in force (the caller holds the builder lock), whole."""
+    path = root / places.record
+    try:
+        if not path.parent.is_dir():  # freeze/<piste>/, and freeze/ itself before the first track's freeze
+            make_parents(path.parent, root)
+            make_dir(path.parent)
+        write_atomic(path, data)
+    except OSError as exc:
+        raise FreezeRecordError(f"{exc.filename or path}: cannot write: {exc.strerror}; the season is not "
+                                "frozen") from None
 
 
 def guard_manifest(root: Path, new: Manifest, places: Places) -> None:
@@ -321,7 +372,7 @@ def check_freeze(root: Path, salt_file: Path | None, places: Places) -> list[str
         problems.append(f"{places.record}: cle.engagement: sha256(salt ‖ {places.key_file}) differs from the "
                         "frozen commitment")
     rewritten = FreezeRecord(record.corpus, record.manifest_hash, record.bareme_sha256, record.tasks_sha256,
-                             record.key_commitment, places).to_bytes()
+                             record.key_commitment, places, remplace=record.remplace).to_bytes()
     if not problems and data != rewritten:
         problems.append(f"{places.record}: its bytes are not those corpus freeze writes for its fields (spacing, "
                         f"order or escapes changed): what {places.served_record} serves changed; restore it from "

@@ -18,22 +18,18 @@ kept stays whole, and the next run goes on from there.
 
 from __future__ import annotations
 
-import email.utils
 import json
-import re
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import requests
-
 from generator.base import strict_json
 from generator.base.atomic_file import write_atomic
 from generator.base.bounded_read import MIB, read_bounded, size_text
 from generator.base.errors import GeneratorError, unreadable_text
+from generator.observe.http_exchange import DEADLINE, exchange, retry_after, run_again_at, seconds_text
 from generator.observe.read_budget import WINDOW, ReadBudget, duration
 from generator.trust_layer.trust_proof import ProofError, check_proof_id
 
@@ -62,21 +58,6 @@ def batch_views(document: object) -> dict[str, object]:
 
 
 # --------------------------------------------------------------------------------------------------------
-
-
-def first_bytes(answer: requests.Response, limit: int, *, seconds: float) -> bytes:
-    """At most ``limit`` bytes of the body, read through ``iter_content`` (requests wraps urllib3's read
-    errors as ``RequestException``); ``TimeoutError`` when reading it takes more than ``seconds``, however
-    slowly the server drips it (the timeout of requests bounds each socket read only)."""
-    deadline = time.monotonic() + seconds
-    body = bytearray()
-    for chunk in answer.iter_content(16 * 1024):
-        body += chunk
-        if len(body) >= limit:
-            break
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"the answer took more than {seconds:g} s to read")
-    return bytes(body[:limit])
 
 
 class FetchError(GeneratorError):
@@ -126,21 +107,6 @@ def waiting(view: dict[str, object]) -> bool:
 def view_bytes(view: dict[str, object]) -> bytes:
     """The file a view is kept as: its JSON as served, key order kept, two-space indented."""
     return (json.dumps(view, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
-
-
-def retry_after(value: str | None, now: float) -> float | None:
-    """Seconds a ``Retry-After`` header asks to wait (delay-seconds or an HTTP-date); None if absent or
-    unreadable."""
-    if value is None:
-        return None
-    text = value.strip()
-    if re.fullmatch(r"[0-9]{1,9}", text):
-        return float(text)
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    return max(0.0, when.timestamp() - now)
 
 
 @dataclass
@@ -253,12 +219,17 @@ class ProofFetch:
             answer = self._send(method, url, body, limit)
             if answer.status != 429:
                 return answer
-            asked = retry_after(answer.retry_after, self.budget.clock.time())
+            now = self.budget.clock.time()
+            asked = retry_after(answer.retry_after, now)
             seconds = WINDOW if asked is None else asked
-            if attempt == MAX_429_WAITS or seconds > WINDOW:
-                why = (f"Retry-After asks for {duration(seconds)}" if seconds > WINDOW
-                       else f"still 429 after {MAX_429_WAITS} waits: another client reads from this address")
-                raise self._stop(f"{method} {url}: 429 Too Many Requests, {why}")
+            if seconds > WINDOW:  # more than this command waits: stop, and say when to come back
+                shown = _shown(answer.retry_after)
+                raise self._stop(f"{method} {url}: 429 Too Many Requests, Retry-After {shown} asks for "
+                                 f"{seconds_text(seconds)}, more than the hour this command waits: "
+                                 f"{run_again_at(now, seconds)}")
+            if attempt == MAX_429_WAITS:
+                raise self._stop(f"{method} {url}: 429 Too Many Requests, still 429 after {MAX_429_WAITS} waits: "
+                                 "another client reads from this address")
             how = "as its Retry-After says" if asked is not None else "for its hour to pass (no Retry-After)"
             self.say(f"{self.progress()}; Trust Layer answered 429 (too many reads from this address), "
                      f"waiting {duration(seconds)} {how}")
@@ -266,24 +237,26 @@ class ProofFetch:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _send(self, method: str, url: str, body: object, limit: int) -> _Answer:
-        """The status and, for a 200, at most ``limit + 1`` bytes of the body; any failure stops the run."""
-        try:
-            with requests.request(method, url, json=body, headers={"Accept": "application/json"},
-                                  timeout=self.timeout, stream=True, allow_redirects=False) as answer:
-                whole = 4 * self.timeout
-                data = first_bytes(answer, limit + 1, seconds=whole) if answer.status_code == 200 else b""
-                return _Answer(answer.status_code, data, answer.headers.get("Retry-After"),
-                               answer.headers.get("Location") if answer.is_redirect else None)
-        except TimeoutError as exc:  # the whole answer's deadline
-            raise self._stop(f"{method} {url}: {exc}") from None
-        except (requests.RequestException, OSError) as exc:
-            raise self._stop(f"{method} {url}: no answer ({type(exc).__name__}; timeout {self.timeout:g} s)") \
-                from None
-        finally:
-            if method == "POST":
-                self.outcome.batch_reads += 1
-            else:
-                self.outcome.unit_reads += 1
+        """The status and, for a 200, at most ``limit + 1`` bytes of the body, the whole exchange within
+        ``timeout`` (:func:`generator.observe.http_exchange.exchange`); any failure stops the run."""
+        headers = {"Accept": "application/json"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        if method == "POST":
+            self.outcome.batch_reads += 1
+        else:
+            self.outcome.unit_reads += 1
+        answer = exchange(url, seconds=self.timeout, limit=limit, method=method, headers=headers, body=data)
+        if answer.error == DEADLINE:
+            raise self._stop(f"{method} {url}: no complete answer within --timeout {self.timeout:g} s "
+                             "(connection, headers and body together)")
+        if answer.status == 0:
+            raise self._stop(f"{method} {url}: no answer ({answer.error})")
+        location = answer.header("Location") if answer.status in (301, 302, 303, 307, 308) else None
+        return _Answer(answer.status, answer.body if answer.status == 200 else b"", answer.header("Retry-After"),
+                       location)
 
     def _after_read(self) -> None:
         self.say(f"{self.progress()} ({self.budget.spent} of {self.budget.per_hour} reads this hour)")

@@ -13,17 +13,17 @@ from __future__ import annotations
 import importlib.metadata
 import random
 import re
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import requests
-
 from generator.base.errors import GeneratorError
 from generator.base.jsonvalue import JsonValue
 from generator.contract.bodies import absent_body, body_bytes
-from generator.contract.hashing import parsed_hash, request_hash, response_hash, sha256_hex
+from generator.contract.hashing import request_hash, response_hash, sha256_hex
 from generator.contract.manifest import Entry, Manifest, bytes_difference
+from generator.observe.http_exchange import DEADLINE, exchange, tls_context
 from generator.tracks.model import Collection
 
 JSON_TYPE = "application/json; charset=utf-8"
@@ -67,15 +67,6 @@ def _version() -> str:
 
 VERIFY_AGENT_NAME = "corpus-verify"
 VERIFY_AGENT = f"{VERIFY_AGENT_NAME}/{_version()}"  # the User-Agent of every request corpus verify sends
-
-
-def proxy_response_hash(resp: requests.Response) -> str:
-    """The response hash exactly as the proxy computes it from a ``requests`` response."""
-    try:
-        parsed: object = resp.json()
-    except ValueError:
-        parsed = {"_raw_text": resp.text}
-    return parsed_hash(parsed)
 
 
 def _from_bytes(label: str, path: str, status: int, data: bytes, **extra: Any) -> Expected:
@@ -144,27 +135,38 @@ def expectations(manifest: Manifest, secrets: list[str], collections: tuple[Coll
     return plan
 
 
-def check_one(session: requests.Session, base_url: str, canonical_base: str, exp: Expected,
-              timeout: float, verify_tls: bool | str = True) -> list[str]:
-    """The differences between what the server answers to ``exp`` and what it should answer.
+BODY_LIMIT = 64 * 1024 * 1024  # far above any served body: a server that sends more differs anyway
 
-    ``verify`` is passed per request: requests lets $REQUESTS_CA_BUNDLE override a session's setting.
-    """
-    headers = {SECRET_HEADER: exp.secret} if exp.secret is not None else {}
-    resp = session.request(exp.method, base_url + exp.path, params={}, headers=headers, timeout=timeout,
-                           allow_redirects=False, verify=verify_tls)
-    data = resp.content
+
+class RequestFailed(Exception):
+    """No complete answer: refused, reset, or the deadline of the whole exchange passed."""
+
+
+def check_one(base_url: str, canonical_base: str, exp: Expected, timeout: float,
+              context: ssl.SSLContext | None) -> list[str]:
+    """The differences between what the server answers to ``exp`` and what it should answer; the whole
+    exchange within ``timeout`` (:func:`generator.observe.http_exchange.exchange`), one connection a call
+    as the proxy makes it. The body is hashed as the proxy hashes it (``contract.hashing.response_hash``)."""
+    headers = {"User-Agent": VERIFY_AGENT}  # log-report counts our probes apart, never as the proxy
+    if exp.secret is not None:
+        headers[SECRET_HEADER] = exp.secret
+    answer = exchange(base_url + exp.path, seconds=timeout, limit=BODY_LIMIT, method=exp.method,
+                      headers=headers, context=context)
+    if answer.status == 0:
+        raise RequestFailed(f"no complete answer within --timeout {timeout:g} s (connection, headers and body "
+                            "together)" if answer.error == DEADLINE else answer.error)
+    data = answer.body
     problems = []
-    if resp.status_code != exp.status:
-        problems.append(f"status {resp.status_code}, expected {exp.status}")
-    if resp.headers.get("Content-Type") != JSON_TYPE:
-        problems.append(f"Content-Type {resp.headers.get('Content-Type')!r}, expected {JSON_TYPE!r}")
-    if "no-store" not in resp.headers.get("Cache-Control", ""):
+    if answer.status != exp.status:
+        problems.append(f"status {answer.status}, expected {exp.status}")
+    if answer.header("Content-Type") != JSON_TYPE:
+        problems.append(f"Content-Type {answer.header('Content-Type')!r}, expected {JSON_TYPE!r}")
+    if "no-store" not in (answer.header("Cache-Control") or ""):
         problems.append("Cache-Control without no-store")
     difference = bytes_difference(data, exp.length, exp.sha256)
     if difference is not None:
         problems.append(f"bytes differ: {difference}")
-    got_hash = proxy_response_hash(resp)
+    got_hash = response_hash(data)
     if got_hash != exp.response_hash:
         problems.append(f"response_hash {got_hash[:16]}..., expected {exp.response_hash[:16]}...")
     if exp.request_hash is not None and request_hash(canonical_base + exp.path) != exp.request_hash:
@@ -176,20 +178,23 @@ def verify(base_url: str, manifest: Manifest, secrets: list[str], *, collections
            verify_tls: bool | str = True,
            timeout: float = 10.0, progress: Callable[[int, int, int], None] | None = None,
            rng: random.Random | None = None) -> tuple[int, list[Difference]]:
-    """Run every check; returns (number of checks, differences)."""
+    """Run every check; returns (number of checks, differences). ``verify_tls``: the system's CAs (True), a
+    CA file, or none (False)."""
     plan = expectations(manifest, secrets, collections, rng)
     differences: list[Difference] = []
     base = base_url.rstrip("/")
-    with requests.Session() as session:
-        session.headers["User-Agent"] = VERIFY_AGENT  # log-report counts our probes apart, never as the proxy
-        for done, exp in enumerate(plan, start=1):
-            try:
-                problems = check_one(session, base, manifest.base_url, exp, timeout, verify_tls)
-            except requests.RequestException as exc:
-                problems = [f"request failed: {exc}"]
-                if done == 1:
-                    return done, [Difference(exp.label, problems[0])]
-            differences += [Difference(exp.label, p) for p in problems]
-            if progress:
-                progress(done, len(plan), len(differences))
+    try:
+        context = tls_context(verify_tls) if base.startswith("https:") else None
+    except OSError as exc:  # ssl.SSLError included: a CA file OpenSSL cannot load
+        raise VerifyError(f"--ca {verify_tls}: not a CA file OpenSSL can load ({exc.strerror or exc})") from None
+    for done, exp in enumerate(plan, start=1):
+        try:
+            problems = check_one(base, manifest.base_url, exp, timeout, context)
+        except RequestFailed as exc:
+            problems = [f"request failed: {exc}"]
+            if done == 1:
+                return done, [Difference(exp.label, problems[0])]
+        differences += [Difference(exp.label, p) for p in problems]
+        if progress:
+            progress(done, len(plan), len(differences))
     return len(plan), differences

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import jinja2
 
-from generator.publish import wording
+from generator.publish import french, wording
 from generator.publish.publication import Publication
-from generator.publish.published import IndexJson, RapportJson
+from generator.publish.published import IndexJson, InvalidatedIndexJson, RapportJson
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "index"
 
@@ -53,7 +53,8 @@ def environment() -> jinja2.Environment:
     env = _Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
-    env.filters.update(overclaim=overclaim_text, valeur=value_text)
+    env.filters.update(overclaim=overclaim_text, valeur=value_text, non_verifie=french.unchecked_line,
+                       incident=french.incident_line)
     env.globals.update(w=wording)
     return env
 
@@ -64,3 +65,8 @@ def render_index(index: IndexJson, pub: Publication) -> str:
 
 def render_report(report: RapportJson, pub: Publication) -> str:
     return environment().get_template("rapport.html.j2").render(r=report, pub=pub)
+
+
+def render_invalidated(index: InvalidatedIndexJson) -> str:
+    """The page of an invalidated season: when, why, and no table (spec §8)."""
+    return environment().get_template("invalidee.html.j2").render(index=index, pub={"brouillon": False})

@@ -21,6 +21,7 @@ class Publication:
     gel: GelJson  # corpus score's freeze status
     trust_layer_url: str  # where a proof's public view is served: <url>/v1/proof/<proof_id>
     conditions_1_2: str = "non_verifiees_hors_ligne"  # corpus score's: were proofs verified (--proofs)?
+    ouverture: str | None = None  # the opening (pinned, else the freeze anchor's token time), ISO 8601 UTC
 
     @property
     def statut(self) -> str:

@@ -13,6 +13,7 @@ from typing import Literal, NotRequired, TypedDict, cast, overload
 from generator.base import strict_json
 from generator.base.errors import GeneratorError
 from generator.base.jsonvalue import indented_json
+from generator.publish.reference_runs import ReferenceJson
 from generator.publish.wording import FORMAT_INDEX, FORMAT_RAPPORT
 from generator.score.report_json import AssertionJson, OverclaimJson, TaskResultJson
 
@@ -30,6 +31,7 @@ class PublishedAssertion(AssertionJson):
     statut_texte: str
     cause_texte: str | None
     preuves: list[LinkJson]
+    detail_texte: str  # the detail in French (publish/french.py); ``detail`` stays the scorer's
 
 
 class PublishedTask(TaskResultJson):
@@ -73,6 +75,38 @@ class Head(_Draft):
     etiquetage_ai_act: str
 
 
+class FiguresJson(TypedDict):
+    reussite: int
+    overclaim: OverclaimJson
+    taches_rendues: int
+
+
+class DecidedJson(TypedDict):
+    """One decided contestation as the index and the report list it."""
+
+    contestation: str
+    did: str
+    agent: str
+    tache: str
+    assertion: str
+    cause: str
+    demandee_le: str
+    decision: str
+    decidee_le: str
+    par: str
+    motif: str
+    dans_le_delai: bool
+    statut_rectifie: str | None
+
+
+class RectificationJson(TypedDict):
+    """Beside the original figures: the rectified ones and what rectified them."""
+
+    figures: FiguresJson
+    le: str  # the last decision's day
+    contestations: list[DecidedJson]
+
+
 class RapportJson(Head):
     """One ranked participant's ``corpus-rapport/1``."""
 
@@ -81,6 +115,7 @@ class RapportJson(Head):
     tableau: str
     inscrit_le: str
     stack: StackJson
+    reference: ReferenceJson | None
     index: str
     recit_note: str
     score: Entry
@@ -109,6 +144,7 @@ class LineJson(TypedDict):
     rapport: NotRequired[str]
     inscrit_le: NotRequired[str]
     en_attente: NotRequired[list[str]]
+    reference: NotRequired[ReferenceJson]  # a reference run's model, version, framework, prompt: rejouable
 
 
 class TableJson(TypedDict):
@@ -121,6 +157,7 @@ class IndexJson(Head):
     """``index.json``: two tables, never merged, the constant line first in each."""
 
     titre: str
+    ouverture: str | None
     cloture: str | None
     gel: dict[str, str]
     conditions_1_2: str
@@ -130,6 +167,26 @@ class IndexJson(Head):
     notes: dict[str, str]
     tableaux: dict[str, TableJson]
     fusionnes: list[MergedJson]
+
+
+class InvalidationJson(TypedDict):
+    invalidee_le: str
+    motif: str
+    gel_en_vigueur: str | None
+    gels: int
+
+
+class InvalidatedIndexJson(TypedDict):
+    """``index.json`` of an invalidated season: the head, the invalidation, and no table."""
+
+    format: str
+    piste: str
+    saison: int
+    statut: str
+    etiquetage_ai_act: str
+    titre: str
+    invalidation: InvalidationJson
+    texte: str
 
 
 class DocumentError(GeneratorError):

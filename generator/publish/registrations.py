@@ -3,7 +3,8 @@
 Read strictly: a field missing, of another type or unknown, two participants with one name, a DID registered
 twice, is one line naming the file and the JSON Pointer of the field, and nothing is published. Names are
 compared as the report file names are made (:func:`slug`): case, accents and punctuation aside, so that two
-participants can never be told apart by a capital or an accent only.
+participants can never be told apart by a capital or an accent only; and after Unicode normalisation and
+confusable folding (:mod:`generator.publish.names`), so that a look-alike name or stack is refused too.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ from pathlib import Path
 from generator.base.jsonvalue import JsonValue, indented_json
 from generator.base.text_policy import cut
 from generator.publish.files import IndexInputError, read_json, utc_time
-from generator.publish.wording import FORMAT_INSCRIPTIONS, TABLEAUX, has_emoji
+from generator.publish.names import refuse_lookalikes
+from generator.publish.reference_runs import ReferenceRun, read_reference
+from generator.publish.wording import FORMAT_INSCRIPTIONS, REFERENCE, TABLEAUX, has_emoji
 
 FIELDS = ("agent", "did", "cle_empreinte", "stack", "tableau", "inscrit_le", "verified_did_history")
+REFERENCE_FIELD = "reference"  # a reference run's only (spec §7.1): model, version, framework, prompt
 DID = re.compile(r"^did:[a-z0-9]+:[A-Za-z0-9._:%-]{1,256}$")  # the submission schema's, bounded
 FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -47,6 +51,7 @@ class Registration:
     inscrit_le: datetime
     inscrit_le_texte: str
     history: tuple[str, ...]
+    reference: ReferenceRun | None = None  # a reference run's published model, version, framework and prompt
 
     @property
     def slug(self) -> str:
@@ -80,10 +85,12 @@ def _registration(path: Path, position: int, item: JsonValue) -> Registration:
     where = f"/participants/{position}"
     if not isinstance(item, dict):
         raise IndexInputError(f"{path}: {where}: expected an object with {', '.join(FIELDS)}")
-    unknown = sorted(set(item) - set(FIELDS))
+    allowed = (*FIELDS, REFERENCE_FIELD) if item.get("tableau") == REFERENCE else FIELDS
+    unknown = sorted(set(item) - set(allowed))
     if unknown:
-        raise IndexInputError(f"{path}: {where}/{unknown[0]}: unknown field (the fields are {', '.join(FIELDS)})")
-    missing = [name for name in FIELDS if name not in item]
+        raise IndexInputError(f"{path}: {where}/{unknown[0]}: unknown field (the fields are {', '.join(allowed)}; "
+                              f"{REFERENCE_FIELD} for a reference run only)")
+    missing = [name for name in allowed if name not in item]
     if missing:
         raise IndexInputError(f"{path}: {where}: missing field {missing[0]!r}")
     agent = _text(path, f"{where}/agent", item["agent"], NAME_LIMIT, "the name the operator chose")
@@ -107,8 +114,10 @@ def _registration(path: Path, position: int, item: JsonValue) -> Registration:
     dids = tuple(_did(path, f"{where}/verified_did_history/{n}", d) for n, d in enumerate(history))
     if not slug(agent):
         raise IndexInputError(f"{path}: {where}/agent: {agent!r} has no letter or digit to name its report by")
+    reference = read_reference(path, f"{where}/{REFERENCE_FIELD}", item[REFERENCE_FIELD]) \
+        if REFERENCE_FIELD in item else None
     return Registration(position, agent, did, item["cle_empreinte"], stack, item["tableau"], when, inscrit_le,
-                        dids)
+                        dids, reference)
 
 
 def registrations_bytes(registrations: Sequence[Registration]) -> bytes:
@@ -116,7 +125,8 @@ def registrations_bytes(registrations: Sequence[Registration]) -> bytes:
     reads it back): the registrations in their order, indented UTF-8 JSON."""
     return indented_json({"format": FORMAT_INSCRIPTIONS, "participants": [
         {"agent": r.agent, "did": r.did, "cle_empreinte": r.key, "stack": r.stack, "tableau": r.tableau,
-         "inscrit_le": r.inscrit_le_texte, "verified_did_history": list(r.history)} for r in registrations]})
+         "inscrit_le": r.inscrit_le_texte, "verified_did_history": list(r.history),
+         **({REFERENCE_FIELD: r.reference.to_json()} if r.reference is not None else {})} for r in registrations]})
 
 
 def read_registrations(path: Path) -> list[Registration]:
@@ -146,4 +156,5 @@ def read_registrations(path: Path) -> list[Registration]:
             raise IndexInputError(f"{path}: {r.where}/did: {r.did} is already registered by {dids[r.did].where}: "
                                   "a DID is registered once a season (spec §3.3, §9.1)")
         names[r.slug], dids[r.did] = r, r
+    refuse_lookalikes(path, registrations)
     return registrations

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from generator.publish.french import assertion_detail, pending_detail, rejection_detail
 from generator.publish.merge import Participant
 from generator.publish.publication import Publication
 from generator.publish.published import (
@@ -22,6 +23,7 @@ from generator.publish.published import (
     PublishedTask,
     RapportJson,
 )
+from generator.publish.records import published_record
 from generator.publish.selection import Selection
 from generator.publish.submissions import Received
 from generator.publish.wording import (
@@ -53,13 +55,15 @@ def cited_proofs(received: Received | None) -> dict[str, list[str]]:
 
 
 def _assertion(pub: Publication, a: AssertionJson, proofs: dict[str, list[str]]) -> PublishedAssertion:
-    links: list[LinkJson] = [{"proof_id": p, "lien": pub.proof_link(p)} for p in proofs.get(a["id"], [])]
+    cited = proofs.get(a["id"], [])
+    links: list[LinkJson] = [{"proof_id": p, "lien": pub.proof_link(p)} for p in cited]
     cause = a.get("cause")
     return {**a, "statut_texte": statut_label(a["statut"]),
-            "cause_texte": cause_label(cause) if isinstance(cause, str) else None, "preuves": links}
+            "cause_texte": cause_label(cause) if isinstance(cause, str) else None, "preuves": links,
+            "detail_texte": assertion_detail(cause, a["detail"], a["ressource"], a["champ"], a["valeur"], cited)}
 
 
-def _task(pub: Publication, t: TaskJson, received: Received | None) -> PublishedTask:
+def _task(pub: Publication, t: TaskJson, received: Received | None, slug: str) -> PublishedTask:
     proofs = cited_proofs(received)
     narrative = received.narrative if received is not None else None
     return {"tache": t["tache"], "statut": t["statut"], "motif": t["motif"], "verdict": t["verdict"],
@@ -68,7 +72,7 @@ def _task(pub: Publication, t: TaskJson, received: Received | None) -> Published
             "plafond": t["plafond"], "comptees": t["comptees"], "non_etayees": t["non_etayees"],
             "defauts_instrument": t["defauts_instrument"], "rejets": t["rejets"],
             "statut_texte": statut_label(t["statut"]),
-            "fichier": received.fichier if received else None,
+            "fichier": published_record(slug, received) if received else None,
             "recu_le": received.recu_le_texte if received else None,
             "recit": without_emoji(narrative) if narrative is not None else None,
             "assertions": [_assertion(pub, a, proofs) for a in t["assertions"]]}
@@ -77,7 +81,7 @@ def _task(pub: Publication, t: TaskJson, received: Received | None) -> Published
 def _negative(tasks: list[PublishedTask], wanted: Callable[[str], bool]) -> list[Entry]:
     return [{"tache": t["tache"], "assertion": a["id"], "cause": a.get("cause"), "cause_texte": a["cause_texte"],
              "ressource": a["ressource"], "champ": a["champ"], "valeur": a["valeur"], "detail": a["detail"],
-             "preuves": a["preuves"]}
+             "detail_texte": a["detail_texte"], "preuves": a["preuves"]}
             for t in tasks for a in t["assertions"] if wanted(a["statut"])]
 
 
@@ -87,32 +91,38 @@ def participant_report(pub: Publication, participant: Participant, selection: Se
     r = participant.ranked
     kept = {s.task_id: s for s in selection.kept}
     fields: Mapping[str, object] = score
-    tasks = [_task(pub, t, kept.get(t["tache"])) for t in score["taches"]]
+    slug = r.slug
+    tasks = [_task(pub, t, kept.get(t["tache"]), slug) for t in score["taches"]]
     rejets: list[Entry] = [{"tache": t["tache"], "statut": t["statut"], "statut_texte": t["statut_texte"],
-                            "fichier": t["fichier"], "motifs": t.get("rejets", [])}
+                            "fichier": t["fichier"], "motifs": t.get("rejets", []),
+                            "motifs_texte": [rejection_detail(t["statut"], m) for m in t.get("rejets", [])]}
                            for t in tasks if t["statut"] in REJETS]
-    pending: list[Entry] = [{"tache": t["tache"], "assertion": None, "motif": t.get("motif", "")}
+    pending: list[Entry] = [{"tache": t["tache"], "assertion": None, "motif": t.get("motif", ""),
+                             "motif_texte": pending_detail(t.get("motif", ""))}
                             for t in tasks if t["statut"] == EN_ATTENTE]
     strays: list[Entry] = [{"tache": s.get("task_id") if isinstance(s.get("task_id"), str) else None,
                             "statut": "rejetee_entree", "statut_texte": statut_label("rejetee_entree"),
-                            "fichier": selection.kept[s["index"]].fichier, "motifs": s["rejets"]}
+                            "fichier": published_record(slug, selection.kept[s["index"]]), "motifs": s["rejets"],
+                            "motifs_texte": [rejection_detail("rejetee_entree", m) for m in s["rejets"]]}
                            for s in score["hors_saison"]]
     return {
         **pub.head(FORMAT_RAPPORT),
         "agent": r.agent, "did": r.did, "tableau": r.tableau, "inscrit_le": r.inscrit_le_texte,
         "stack": {"texte": r.stack, "mention": MENTION_STACK[r.tableau]},
+        "reference": r.reference.published() if r.reference is not None else None,
         "index": index_link, "recit_note": RECIT,
         "score": {name: fields[name] for name in SCORE_FIELDS if name in fields},
         "taches": tasks,
         "assertions_non_etayees": _negative(tasks, lambda s: s not in (ETAYEE, DEFAUT, EN_ATTENTE)),
         "rejets": rejets + strays,
         "defauts_instrument": _negative(tasks, lambda s: s == DEFAUT),
-        "en_attente": pending + [{"tache": p["tache"], "assertion": p["assertion"], "motif": p["detail"]}
+        "en_attente": pending + [{"tache": p["tache"], "assertion": p["assertion"], "motif": p["detail"],
+                                  "motif_texte": pending_detail(p["detail"])}
                                  for p in _negative(tasks, lambda s: s == EN_ATTENTE)],
-        "remplacees": [{"tache": old.task_id, "fichier": old.fichier, "recu_le": old.recu_le_texte,
-                        "remplacee_par": new.fichier, "remplacee_le": new.recu_le_texte}
+        "remplacees": [{"tache": old.task_id, "fichier": published_record(slug, old), "recu_le": old.recu_le_texte,
+                        "remplacee_par": published_record(slug, new), "remplacee_le": new.recu_le_texte}
                        for old, new in selection.replaced],
-        "hors_delai": [{"tache": s.task_id, "fichier": s.fichier, "recu_le": s.recu_le_texte}
+        "hors_delai": [{"tache": s.task_id, "fichier": published_record(slug, s), "recu_le": s.recu_le_texte}
                        for s in selection.late],
         "fusionnes": merged,
         "score_corpus": dict(fields),

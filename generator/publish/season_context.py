@@ -68,7 +68,7 @@ def season_context(root: Path, track: Track, options: ScoreOptions, folder: Fold
     checked = None if options.proofs is None else check_proofs(options.proofs)
     held = checked if folder is None else folder.verdicts(_anchor_ids(root, track, options.anchor_file))
     gel = freeze_status(root, options.salt_file, track.places, options.anchor_file, held, options.trust_layer_key,
-                        options.fingerprint, options.window)
+                        options.fingerprint, options.window, options.replaced_salts, options.opening)
     inputs = load_inputs(root, track)
     baseline = score_with(inputs, [], checked if folder is None else {}, gel)
     for task_id in sorted(inputs.statements):  # every task's graph walked once, before the workers start

@@ -24,14 +24,20 @@ from typing import TypeVar
 
 from generator.base.jsonvalue import JsonValue
 from generator.base.transaction import Transaction, make_dir, write_file
+from generator.contract.invalidation import Invalidation, read_invalidation
+from generator.publish.contestation import read_contests
 from generator.publish.files import IndexRefused
+from generator.publish.free_text import published_document
 from generator.publish.html import environment, render_index, render_report
+from generator.publish.invalidation import invalidated_index
 from generator.publish.merge import Participant, participants
 from generator.publish.parallel import Tally, ordered_map
 from generator.publish.publication import Publication
-from generator.publish.published import LineJson, MergedJson, document_bytes
+from generator.publish.published import DecidedJson, LineJson, MergedJson, document_bytes
+from generator.publish.rectification import by_did, list_contestations, rectify_participant
 from generator.publish.registrations import read_registrations
 from generator.publish.report import participant_report
+from generator.publish.season_clock import refuse_future
 from generator.publish.season_context import SeasonContext, season_context
 from generator.publish.selection import Selection, select
 from generator.publish.submissions import FileBound, Received, read_received, route_submissions
@@ -40,12 +46,13 @@ from generator.score import score_submissions
 from generator.score.close_inputs import NO_OPTIONS, BadFile, ScoreOptions
 from generator.score.proof_source import FolderProofs
 from generator.score.report_json import ScoreJson
+from generator.score.season_pins import DEFAULT_TRUST_LAYER_URL
 from generator.tracks.model import Track
 from generator.trust_layer.anchor_time import instant_text
 
 T = TypeVar("T")
 
-DEFAULT_TRUST_LAYER = "https://arkforge.tech/trust"  # GET <this>/v1/proof/<proof_id>: a proof's public view
+DEFAULT_TRUST_LAYER = DEFAULT_TRUST_LAYER_URL  # GET <this>/v1/proof/<proof_id>: a proof's public view
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,7 @@ class IndexRequest:
     now: datetime
     trust_layer_url: str = DEFAULT_TRUST_LAYER
     score_options: ScoreOptions = NO_OPTIONS
+    opening: datetime | None = None  # the season's opening (pinned, else the anchor's time), beside the close
     proof_folder: FolderProofs | None = None  # --proofs FOLDER: judged as each participant is scored
     jobs: int = 1  # processes scoring the participants: the bytes are the same whatever their number
 
@@ -87,7 +95,8 @@ def publication_close(req: IndexRequest) -> datetime | None:
                            "missing): nothing is published before the freeze and its anchor (spec §7.4, §8); "
                            "--brouillon writes a draft marked as such")
     if close is None:
-        raise IndexRefused("give --season-close, the close of the season: nothing is published before it (spec "
+        raise IndexRefused(f"give the close of the season (corpus pin --track {req.track.piste} --season-close "
+                           "YYYY-MM-DDTHH:MM:SSZ, or --season-close): nothing is published before it (spec "
                            "§7.4); --brouillon writes a draft marked as such")
     if req.now < close:
         raise IndexRefused(f"the season closes at {instant(close)}, it is {instant_text(req.now)}: "
@@ -127,10 +136,12 @@ class _Plan:
 
 
 class _Close:
-    """One close: the season's context, the publication, each participant's turn, and where it is written."""
+    """One close: the season's context, the publication, the decided contestations, each participant's turn,
+    and where it is written."""
 
-    def __init__(self, req: IndexRequest, context: SeasonContext, pub: Publication) -> None:
-        self.req, self.context, self.pub = req, context, pub
+    def __init__(self, req: IndexRequest, context: SeasonContext, pub: Publication,
+                 decisions: dict[str, list[DecidedJson]]) -> None:
+        self.req, self.context, self.pub, self.decisions = req, context, pub, decisions
         self.plan: list[_Plan] = []
         self.written = Written()
         self.out = Path()
@@ -139,8 +150,9 @@ class _Close:
         return ordered_map(work, count, self.req.jobs, chunk, self.written.tally)
 
     def publish(self, position: int) -> tuple[str, LineJson, list[str]]:
-        """Score one participant (its kept submissions read again, its cited proofs judged), write its report
-        and page; its line of the index and the proofs read."""
+        """Score one participant (its kept submissions read again, its cited proofs judged), rectify what its
+        decided contestations change (§9.2), write its report and page; its line of the index and the proofs
+        read."""
         item, req, pub = self.plan[position], self.req, self.pub
         p = item.participant
         kept = tuple(read_received(r.path, req.submissions, pub.saison, pub.piste) for r in item.selection.kept)
@@ -149,10 +161,13 @@ class _Close:
         score = self.context.score(submissions, proofs)
         selection = Selection(kept, item.selection.replaced, item.selection.late)
         report = participant_report(pub, p, selection, score, item.merged, "../index.html")
+        line = participant_line(p, score, f"rapports/{p.ranked.slug}")
+        rectify_participant(line, report, self.decisions.get(p.ranked.did, []))
+        report = published_document(report)  # free text is text (issue 40), the rectifications' motives included
         write_file(self.out / "rapports" / f"{p.ranked.slug}.json", document_bytes(report))
         write_file(self.out / "rapports" / f"{p.ranked.slug}.html", render_report(report, pub).encode("utf-8"))
         read = sorted(proofs) if self.context.folder is not None and proofs is not None else []
-        return p.ranked.tableau, participant_line(p, score, f"rapports/{p.ranked.slug}"), read
+        return p.ranked.tableau, line, read
 
 
 def prepare(req: IndexRequest) -> _Close:
@@ -163,16 +178,17 @@ def prepare(req: IndexRequest) -> _Close:
     baseline = context.baseline  # the freeze check, the season, the best constant answer: corpus score's own
     pub = Publication(req.track.piste, req.track.title, baseline["saison"], req.draft,
                       instant(close) if close else None, baseline["gel"], req.trust_layer_url,
-                      baseline["conditions_1_2"])
-    job = _Close(req, context, pub)
+                      baseline["conditions_1_2"], instant(req.opening) if req.opening else None)
+    job = _Close(req, context, pub, by_did(read_contests(req.root, req.track)))
     registrations = read_registrations(req.registrations)
     bound = FileBound(len(registrations), len(context.inputs.statements))
     received = route_submissions(req.submissions, pub.saison, pub.piste, frozenset(r.did for r in registrations),
                                  bound, lambda work, count: job.mapped(work, count, 256))
-    by_did: dict[str, list[Received]] = defaultdict(list)
+    refuse_future(req.registrations, registrations, received, req.now)
+    by_agent: dict[str, list[Received]] = defaultdict(list)
     for r in received:
-        by_did[r.did].append(r)
-    job.plan = [_Plan(p, select(by_did.get(p.ranked.did, []), close), _merged(p, by_did))
+        by_agent[r.did].append(r)
+    job.plan = [_Plan(p, select(by_agent.get(p.ranked.did, []), close), _merged(p, by_agent))
                 for p in participants(registrations)]
     return job
 
@@ -206,21 +222,40 @@ def write_index(job: _Close, out: Path) -> Written:
     fusionnes = [m for item in job.plan for m in item.merged]
     index = index_document(pub, context.baseline["meilleure_reponse_constante"], context.baseline["taches_total"],
                            lines, fusionnes)
+    list_contestations(index, job.decisions)  # spec §9.2: beside the original figures
+    index = published_document(index)
     write_file(out / "index.json", document_bytes(index))
     write_file(out / "index.html", render_index(index, pub).encode("utf-8"))
     return written
+
+
+def _write_invalidated(req: IndexRequest, invalidation: Invalidation, out: Path) -> Written:
+    make_dir(out)
+    for name, data in invalidated_index(req.root, req.track, invalidation).items():
+        write_file(out / name, data)
+    return Written()
+
+
+def _writer(req: IndexRequest) -> Callable[[Path], Written]:
+    """What writes the close into a folder: the invalidation alone when the season was invalidated (spec §8:
+    published, and no ranking), else the index; everything that can refuse it is done before (nothing written)."""
+    invalidation = read_invalidation(req.root, req.track.places)
+    if invalidation is not None:
+        return lambda out: _write_invalidated(req, invalidation, out)
+    job = prepare(req)
+    return lambda out: write_index(job, out)
 
 
 def publish_index(req: IndexRequest, out: Path) -> Written:
     """Write ``<out>/<piste>/`` whole or not at all: everything that can refuse the close is done before a file
     is made (:func:`prepare`); then the files are made aside, each as soon as it is ready, and swapped in at the
     end (``base/transaction.py``). A failure after that leaves ``out`` as it was (made for nothing: removed)."""
-    job = prepare(req)
+    write = _writer(req)
     made = not os.path.lexists(out)
     os.makedirs(out, exist_ok=True)
     try:
         with Transaction(out) as txn, txn.staged([req.track.piste]) as places:
-            return write_index(job, places[req.track.piste])
+            return write(places[req.track.piste])
     except BaseException:
         if made:
             shutil.rmtree(out, ignore_errors=True)
@@ -228,8 +263,10 @@ def publish_index(req: IndexRequest, out: Path) -> Written:
 
 
 def build_index(req: IndexRequest) -> dict[str, bytes]:
-    """Every file of ``<out>/<piste>/``, by its path there (written aside, then read back)."""
+    """Every file of ``<out>/<piste>/``, by its path there (written aside, then read back): what a publication
+    lays out and what its offline check compares."""
+    write = _writer(req)
     with tempfile.TemporaryDirectory(prefix="corpus-index-") as work:
         folder = Path(work) / req.track.piste
-        write_index(prepare(req), folder)
+        write(folder)
         return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}

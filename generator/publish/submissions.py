@@ -71,10 +71,11 @@ class Received:
         return text if isinstance(text, str) else None
 
 
-def submission_files(folder: Path, bound: FileBound) -> list[Path]:
+def submission_files(folder: Path, bound: FileBound | None) -> list[Path]:
     """Every ``*.json`` file below ``folder``, in path order; any other entry (a FIFO, a link, ``x.txt``) is
     named as an error, never skipped: skipping it would drop a participant's answer without a word. More files
-    than ``bound`` allows are refused as soon as they are counted."""
+    than ``bound`` allows are refused as soon as they are counted (None: a command given no registrations, which
+    reads the records one at a time, lists them all)."""
     if not folder.is_dir():
         raise IndexInputError(f"{folder}: not a folder (--submissions: the folder of the season's submissions)")
     files: list[Path] = []
@@ -88,7 +89,7 @@ def submission_files(folder: Path, bound: FileBound) -> list[Path]:
                 raise IndexInputError(f"{path}: {what}: the submissions folder holds the season service's *.json "
                                       "records only, and sub-folders of them")
             files.append(path)
-            if len(files) > bound.limit:
+            if bound is not None and len(files) > bound.limit:
                 raise IndexInputError(bound.refusal(folder))
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(top, d))]
     return files
@@ -149,7 +150,7 @@ def _registered(received: Received, registered: set[str] | frozenset[str]) -> Re
     return received
 
 
-def read_submissions(folder: Path, saison: int, piste: str, registered: set[str],
+def read_submissions(folder: Path, saison: int, piste: str, registered: set[str] | frozenset[str],
                      bound: FileBound) -> list[Received]:
     """Every submission below ``folder``, each of a registered DID, of this season and track."""
     return [_registered(read_received(path, folder, saison, piste), registered)

@@ -35,11 +35,14 @@ def constant_line(constant: ConstantJson) -> LineJson:
 def participant_line(participant: Participant, score: ScoreJson, report: str) -> LineJson:
     """One ranked participant: the two columns side by side, never combined (§5.7)."""
     r = participant.ranked
-    return {"agent": r.agent, "did": r.did, "overclaim": score["overclaim"], "reussite": score["reussite"],
-            "taches_rendues": score["taches_rendues"],
-            "stack": {"texte": r.stack, "mention": MENTION_STACK[r.tableau]},
-            "preuves": f"{report}.html", "rapport": f"{report}.json", "inscrit_le": r.inscrit_le_texte,
-            "en_attente": score["en_attente"]}
+    line: LineJson = {"agent": r.agent, "did": r.did, "overclaim": score["overclaim"],
+                      "reussite": score["reussite"], "taches_rendues": score["taches_rendues"],
+                      "stack": {"texte": r.stack, "mention": MENTION_STACK[r.tableau]},
+                      "preuves": f"{report}.html", "rapport": f"{report}.json", "inscrit_le": r.inscrit_le_texte,
+                      "en_attente": score["en_attente"]}
+    if r.reference is not None:
+        line["reference"] = r.reference.published()
+    return line
 
 
 def index_document(pub: Publication, constant: ConstantJson, taches_total: int,
@@ -47,7 +50,7 @@ def index_document(pub: Publication, constant: ConstantJson, taches_total: int,
     """``index.json``: ``lines`` are (table, line) in registration order."""
     return {
         **pub.head(FORMAT_INDEX),
-        "titre": pub.titre, "cloture": pub.cloture,
+        "titre": pub.titre, "ouverture": pub.ouverture, "cloture": pub.cloture,
         "gel": {"statut": pub.gel["statut"], **({"ancre": pub.gel["ancre"]} if "ancre" in pub.gel else {})},
         "conditions_1_2": pub.conditions_1_2,
         "taches_total": taches_total, "ordre": ORDRE, "ordre_texte": ORDRE_TEXTE,

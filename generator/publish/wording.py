@@ -14,6 +14,15 @@ FORMAT_INSCRIPTIONS = "corpus-inscriptions/1"
 
 PUBLIE, BROUILLON = "publie", "brouillon"
 BROUILLON_TEXTE = "brouillon : saison non close, rien n'est publié"
+INVALIDEE = "invalidee"  # an invalidated season (spec §8): published, with no ranking
+INVALIDEE_TEXTE = ("Saison invalidée : un changement en cours de saison n'est pas une correction, il invalide "
+                   "la saison (§8). Aucun classement n'est publié ; la saison est close et la suivante repart de "
+                   "zéro.")
+CONTESTATION_TEXTE = ("Contestation (§9.2) : dans les 14 jours suivant la publication du score, sur une "
+                      "assertion précise et la cause affichée, jamais sur le barème (gelé) ni sur le corpus "
+                      "(figé) ; décision humaine motivée sous 30 jours. Une rectification est publiée à côté "
+                      "du chiffre d'origine, qui reste affiché.")
+DECISIONS = {"acceptee": "acceptée", "refusee": "refusée"}
 
 AI_ACT = ("Étiquetage AI Act (règlement (UE) 2024/1689, article 50) : les verdicts, les assertions et les récits "
           "publiés ici ont été produits par des systèmes d'intelligence artificielle, les agents évalués. Les "
@@ -26,6 +35,9 @@ TITRES = {REFERENCE: "Runs de référence", COMMUNAUTE: "Communauté"}
 CALIBRATION = "Calibration, pas classement"
 STACK_DECLAREE = "Stack déclarée, non vérifiée"
 STACK_REFERENCE = "Stack publiée par ArkForge, rejouable"
+REJOUABLE_NOTE = ("Run de référence rejouable : le modèle, sa version, le framework et le prompt sont publiés, et "
+                  "le corpus est figé ; quiconque rejoue ce run obtient des preuves qu'il peut scorer à son tour "
+                  "(spec §7.1).")
 ETIQUETTES = {REFERENCE: CALIBRATION, COMMUNAUTE: STACK_DECLAREE}
 MENTION_STACK = {REFERENCE: STACK_REFERENCE, COMMUNAUTE: STACK_DECLAREE}
 
@@ -75,6 +87,7 @@ def statut_label(statut: str) -> str:
 _EMOJI = re.compile("[\u2300-\u23ff\u25a0-\u27bf\u2b00-\u2bff\u3030\u303d\u3297\u3299\ufe0e\ufe0f\u200d\u20e3"
                     "\U0001f000-\U0001faff\U000e0020-\U000e007f]")
 EMOJI_RETIRES = " [emoji retirés à la publication, spec §7.3]"
+CONTROLES_RETIRES = " [caractères de contrôle retirés à la publication : {}]"  # the code points, U+XXXX
 
 
 def has_emoji(text: str) -> bool:

@@ -19,13 +19,14 @@ from generator.base import strict_json
 from generator.base.bounded_read import SUBMISSION_LIMIT, ReadRefused, kind_of, read_bounded
 from generator.base.errors import GeneratorError, shown_path, unreadable_text
 from generator.base.jsonvalue import JsonValue
+from generator.base.path_checks import regular_entry
 from generator.contract.places import Places
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError
 from generator.score.proofs import ProofJudge, SeasonWindow
 from generator.score.verdict import Proofs, check_proofs
 from generator.trust_layer.anchor import Anchor
-from generator.trust_layer.anchor_time import AnchorTimeError, proof_time
+from generator.trust_layer.anchor_time import AnchorTimeError, instant_text, proof_time
 from generator.trust_layer.anchor_v3 import parse_time
 from generator.trust_layer.proof_v3 import ProofV3, Window
 from generator.trust_layer.served_proof import ServedProof, read_served_proof
@@ -89,8 +90,8 @@ def submission_files(paths: list[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            entries = sorted(p for p in path.iterdir() if p.suffix == ".json" or not p.is_dir())
-            strays = [p for p in entries if not (p.suffix == ".json" and p.is_file())]
+            entries = sorted(p for p in path.iterdir() if p.suffix == ".json" or not p.is_dir() or p.is_symlink())
+            strays = [p for p in entries if not (p.suffix == ".json" and regular_entry(p))]
             if strays:
                 raise BadFile(f"{', '.join(printable(str(p)) for p in strays)}: not a regular *.json file: a "
                               "submission folder holds *.json submissions only: remove or rename "
@@ -126,9 +127,11 @@ def _suffix(name: str) -> str:
 
 
 def proof_names(path: Path) -> list[str]:
-    """The file names of a proofs folder (``<proof_id>.json``), in name order; any other entry is refused."""
+    """The file names of a proofs folder (``<proof_id>.json``), in name order; any other entry (a link, a FIFO,
+    a device, another name) is refused, its link never followed."""
     with os.scandir(path) as found:
-        entries = sorted((entry.name, _suffix(entry.name) == ".json" and entry.is_file()) for entry in found)
+        entries = sorted((entry.name, _suffix(entry.name) == ".json" and entry.is_file(follow_symlinks=False))
+                         for entry in found)
     strays = [name for name, proof in entries if not proof]
     if strays:
         raise BadFile(f"{', '.join(printable(str(path / name)) for name in strays)}: not a regular *.json file: a "
@@ -189,6 +192,7 @@ class Pins:
     tsa_cert: Path | None = None
     rekor_key: Path | None = None
     season_close: datetime | None = None
+    season_opening: datetime | None = None  # pinned (score/season_pins.py); default: the anchor's time
 
     def anchor_key(self) -> str | None:
         """The one pinned key an anchor is checked against when ``--trust-layer-key`` is repeated: the first
@@ -210,7 +214,7 @@ def _pem(path: Path, flag: str) -> bytes:
         raise BadFile(f"{path}: cannot read ({flag}): {exc.strerror or exc}") from None
 
 
-def _opening(published: Anchor | None, places: Places) -> datetime | None:
+def anchor_opening(published: Anchor | None, places: Places) -> datetime | None:
     """When the season opens: a 3.x anchor's RFC 3161 time (verified when it was published, and again by the
     freeze check), else a 1.2 anchor's time once it passes the anchor's time rule (contract/anchor_time.py)."""
     if published is None:
@@ -222,6 +226,21 @@ def _opening(published: Anchor | None, places: Places) -> datetime | None:
         return proof_time(fields.timestamp, fields.upstream_timestamp) if fields is not None else None
     except AnchorTimeError as exc:
         raise BadFile(f"{places.anchor}: proof: {exc}") from None
+
+
+def check_close(root: Path, places: Places, close: datetime | None,
+                pinned_opening: datetime | None = None) -> None:
+    """A close (``--season-close`` or pinned) before the season's opening (the pinned opening, else the published
+    anchor's time) is refused, one line: no record could be on time, and nothing of such a season is scored."""
+    if close is None:
+        return
+    where = "the pinned opening"
+    opening = pinned_opening
+    if opening is None and os.path.lexists(root / places.anchor):
+        opening, where = anchor_opening(Anchor.read(root / places.anchor), places), f"the time of {places.anchor}"
+    if opening is not None and close < opening:
+        raise BadFile(f"--season-close {instant_text(close)} is before the season's opening "
+                      f"{instant_text(opening)} ({where}): a season closes after it opens; give its close")
 
 
 def proof_judge(folder: Path, pins: Pins, root: Path, places: Places) -> ProofJudge:
@@ -240,14 +259,21 @@ def proof_judge(folder: Path, pins: Pins, root: Path, places: Places) -> ProofJu
             raise BadFile(f"{given}: no such file (--tsa-ca, --tsa-cert: PEM files of the timestamp authority)")
     authority = Authority(pins.tsa_ca, pins.tsa_cert) if pins.tsa_ca else None
     rekor = _pem(pins.rekor_key, "--rekor-key") if pins.rekor_key is not None else None
-    return ProofJudge(keys, SeasonWindow(authority, _opening(published, places), pins.season_close, rekor))
+    opening = anchor_opening(published, places)
+    if pins.season_opening is not None:  # pinned: at or after the anchor's time (season_pins checks it too)
+        if opening is not None and pins.season_opening < opening:
+            raise BadFile(f"the pinned season opening {pins.season_opening:%Y-%m-%dT%H:%M:%SZ} is before the "
+                          f"freeze anchor's time {opening:%Y-%m-%dT%H:%M:%SZ}: the season opens at or after it")
+        opening = pins.season_opening
+    return ProofJudge(keys, SeasonWindow(authority, opening, pins.season_close, rekor))
 
 
 def judged_proofs(loaded: Proofs | ProofFolder | None, pins: Pins, root: Path, places: Places) -> Proofs | None:
-    """A :class:`ProofFolder` judged (:func:`proof_judge`); a verification file as it is."""
+    """A :class:`ProofFolder` judged (:func:`proof_judge`); a verification file as it is (checked once, for
+    every participant)."""
     if not isinstance(loaded, ProofFolder):
         return loaded
-    return proof_judge(loaded.path, pins, root, places).verdicts(loaded.proofs)
+    return check_proofs(proof_judge(loaded.path, pins, root, places).verdicts(loaded.proofs))
 
 
 @dataclass(frozen=True)
@@ -262,6 +288,8 @@ class ScoreOptions:
     trust_layer_key: str | None = None
     fingerprint: str | None = None
     window: Window | None = None
+    replaced_salts: tuple[Path, ...] = ()  # a replaced freeze: the salt of each replaced record, in order
+    opening: datetime | None = None  # the pinned opening: every replacement of the chain anchored before it
 
 
 NO_OPTIONS = ScoreOptions()
@@ -271,5 +299,6 @@ def score_options(root: Path, places: Places, pins: Pins, loaded_proofs: Proofs 
                   salt_file: Path | None, anchor_file: Path | None) -> ScoreOptions:
     """The options of ``corpus score``'s proof and freeze flags: one place, so that ``corpus index`` scores each
     participant exactly as ``corpus score`` would (``loaded_proofs``: what :func:`load_proofs` read, or None)."""
+    check_close(root, places, pins.season_close, pins.season_opening)
     return ScoreOptions(judged_proofs(loaded_proofs, pins, root, places), salt_file, anchor_file,
-                        pins.anchor_key(), pins.fingerprint, pins.window())
+                        pins.anchor_key(), pins.fingerprint, pins.window(), opening=pins.season_opening)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from generator.base.errors import FreezeRecordError, ManifestError
@@ -22,6 +23,7 @@ from generator.score.verdict import Proofs, Verdict, check_proofs
 from generator.tracks.model import Track
 from generator.trust_layer.anchor import AnchorError
 from generator.trust_layer.freeze_anchor import check_anchor
+from generator.trust_layer.freeze_chain import chain_problems
 from generator.trust_layer.proof_v3 import Window
 
 FORMAT = "corpus-score/1"
@@ -29,7 +31,8 @@ FORMAT = "corpus-score/1"
 
 def freeze_status(root: Path, salt_file: Path | None, places: Places, anchor_file: Path | None = None,
                   proofs: Proofs | None = None, trust_layer_key: str | None = None,
-                  fingerprint: str | None = None, window: Window | None = None) -> GelJson:
+                  fingerprint: str | None = None, window: Window | None = None,
+                  replaced_salts: Sequence[Path] = (), opening: datetime | None = None) -> GelJson:
     """``{"statut": "non_gele"}`` before the freeze; after it, the whole check passes or scoring is refused.
 
     Frozen means the track's freeze folder holds a record or an anchor: a record then missing, a FIFO, a
@@ -61,6 +64,8 @@ def freeze_status(root: Path, salt_file: Path | None, places: Places, anchor_fil
         if problems:
             raise ScoreRefused(refused + "; ".join(problems))
         anchor, problems = check_anchor(root, places, anchor_file, proofs, trust_layer_key, fingerprint, window)
+        problems += chain_problems(root, places, replaced_salts, trust_layer_key, fingerprint, window,  # §8
+                                   opening)
     except (FreezeRecordError, AnchorError, ManifestError) as exc:
         raise ScoreRefused(f"{refused}{exc}") from None
     if problems:
@@ -223,6 +228,6 @@ def score_submissions(submissions: Sequence[JsonValue], *, root: Path, track: Tr
     o = options
     checked = None if o.proofs is None else check_proofs(o.proofs)
     gel = freeze_status(root, o.salt_file, track.places, o.anchor_file, checked, o.trust_layer_key, o.fingerprint,
-                        o.window)
+                        o.window, o.replaced_salts, o.opening)
     inputs = load_inputs(root, track)
     return score_with(inputs, submissions, checked, gel)

@@ -84,7 +84,7 @@ def served_table(referentiel: Any) -> dict[str, frozenset[str]]:
 def shape_problems(track: Track, assertable: dict[str, frozenset[str]]) -> list[str]:
     """Where a track's table departs from the shapes decided once for every track (docs/authoring.md): an
     element ``<array>/<n>`` only where its whole array may be asserted (the converse, every element of an
-    assertable array, needs the served bodies: ``tests/test_season_lures_2.py``); never a whole entry
+    assertable array, needs the served bodies: ``tests/proving/test_season_lures_2.py``); never a whole entry
     ``/entrees/<n>``, the entries' array ``/entrees``, ``/ressource``, ``/page`` or an absent body's
     ``/message``; ``/page_suivante`` on the pages proper to a task (paginated, not a common list), and only
     there; ``/existe`` on a record, never on a page. Empty when the table keeps them all."""

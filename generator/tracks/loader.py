@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from generator.base.errors import CorpusError, Location, Problem
-from generator.base.output_places import PROTECTED
 from generator.base.text_policy import cut
 from generator.documents.records import Record, read_record
 from generator.documents.schema_checks import check_schema
@@ -71,14 +70,6 @@ def load_tracks(root: Path) -> list[Track]:
     if problems:
         raise CorpusError(problems)
     return sorted(tracks, key=lambda track: not track.primary)
-
-
-def protected_trees(root: Path) -> tuple[str, ...]:
-    """Every kind's folder at the root (each holds every track's tree of that kind), then ``nginx/`` and
-    ``tracks/``: where no report, prefix, picture or secret may be written. It needs no track read, so a
-    checkout whose tracks do not load is protected alike."""
-    del root  # the kinds are the same for every checkout
-    return PROTECTED
 
 
 def track_named(root: Path, piste: str | None) -> Track:

@@ -33,6 +33,7 @@ from generator.trust_layer.anchor_v3 import (
     anchor_v3_problems,
     parse_time,
 )
+from generator.trust_layer.full_view import view_problems
 from generator.trust_layer.proof_v3 import ProofV3, Window, read_v3
 from generator.trust_layer.served_proof import ServedProof, read_served_proof
 from generator.trust_layer.trust_proof import (
@@ -198,17 +199,18 @@ def anchor_problems(anchor: Anchor, call: RecordCall, trust_layer_key: str | Non
     if isinstance(proof, ProofV3):
         if trust_layer_key is None:
             return [f"{where}: its signature was not checked against a pinned key: give --trust-layer-key "
-                    "ed25519:<base64url>, or pin trust_layer_key in the track's track.yaml (the key a proof or a "
-                    "published anchor names proves nothing)"]
+                    "ed25519:<base64url>, or pin it once (corpus pin --track PISTE --trust-layer-key "
+                    "ed25519:<GET /v1/pubkey>) (the key a proof or a published anchor names proves nothing)"]
         if window is None or window.ca_pem is None:
             return [f"{where}: its RFC 3161 token, which opens the season, was not checked against a pinned "
-                    "authority: give --tsa-ca and --tsa-cert (the authority a published anchor names proves "
-                    "nothing)"]
+                    "authority: give --tsa-ca and --tsa-cert, or pin them once (corpus pin --track PISTE --tsa-ca "
+                    "CA.pem --tsa-cert TSA.pem) (the authority a published anchor names proves nothing)"]
         if anchor.authority is not None and anchor.authority != (window.ca_pem, window.cert_pem):
             return [f"{where}: autorite_horodatage: the published anchor names another timestamp authority than "
                     "the pinned --tsa-ca/--tsa-cert"]
         hashes = CallHashes(call.target, call.request_hash, call.response_hash, call.seller, fingerprint)
         problems, check = anchor_v3_problems(proof, hashes, [trust_layer_key], window)
+        problems += [f"{where}: {p}" for p in view_problems(proof, anchor.document)]  # an edited copy
         if anchor.heure is not None and check.time is not None \
                 and parse_time(anchor.heure) != check.time.replace(microsecond=0):  # heure: to the second
             problems.append(f"{where}: heure: {anchor.heure} is not the token's time "

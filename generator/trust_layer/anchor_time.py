@@ -36,7 +36,8 @@ class AnchorTimeError(GeneratorError):
 
 def instant_text(when: datetime) -> str:
     """``YYYY-MM-DDTHH:MM:SSZ``: how every message writes an instant."""
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    utc = when.astimezone(UTC)
+    return f"{utc.year:04d}-{utc:%m-%dT%H:%M:%SZ}"  # %Y writes the year 1 as "1" on glibc
 
 
 def parse_instant(text: object, field: str) -> datetime:

@@ -21,6 +21,7 @@ from generator.contract.manifest import MANIFEST_FILE, Manifest
 from generator.contract.places import Places
 from generator.trust_layer.anchor import Anchor, RecordCall, anchor_problems, record_call
 from generator.trust_layer.anchor_v3 import CallHashes, anchor_v3_problems, published_v3
+from generator.trust_layer.full_view import kept_view, view_problems
 from generator.trust_layer.proof_v3 import ProofV3, Window
 from generator.trust_layer.tsa_token import Authority
 
@@ -134,11 +135,13 @@ def freeze_anchor_v3(root: Path, places: Places, anchor: Anchor, keys: list[str]
         found, check = anchor_v3_problems(anchor.proof, CallHashes(call.target, call.request_hash,
                                                                    call.response_hash, call.seller, fingerprint),
                                           keys, Window(ca, cert))
-        problems += found
+        problems += found + [f"anchor {anchor.proof_id}: {p}"
+                             for p in view_problems(anchor.proof, anchor.document)]
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise FrozenMismatch(f"{problems[0]}{more}; nothing written")
         assert check.time is not None and check.key is not None
-        data = published_v3(anchor.document, anchor.proof_id, check.time, check.key, fingerprint, ca, cert)
+        data = published_v3(kept_view(anchor.proof, anchor.document), anchor.proof_id, check.time, check.key,
+                            fingerprint, ca, cert)
         return anchor, _publish(root, places, data), check.time
 

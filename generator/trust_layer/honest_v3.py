@@ -9,7 +9,7 @@ proof's verdict holds. It never judges a proof: at the first thing that is not t
 another shape, a check that fails, a pending batch, a view with the owner's pairs, a Rekor entry carried, no
 pinned authority, another spec_version than 3.1, a flat field that differs), it returns None and the caller
 reads the proof with :mod:`.proof_v3`, which says why. So a verdict made from it is the one the full path
-makes (``tests/test_honest_v3.py`` compares them on every kind of proof the scorer names).
+makes (``tests/trust_layer/test_honest_v3.py`` compares them on every kind of proof the scorer names).
 """
 
 from __future__ import annotations

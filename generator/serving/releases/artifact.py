@@ -9,7 +9,8 @@ what a release holds (each track's ``build/`` and ``manifest/``, its freeze reco
   track definitions and freeze records included; the builds' entries are their manifests' own).
 - **Deterministic**: members sorted by path, folders 0755 and files 0644, owner 0, no user or group name,
   time 0, names in UTF-8 (never the locale's encoding), POSIX pax format. The same sources give the same
-  bytes on any machine, in any folder, under any umask, timezone or locale (tests/test_release_artifact.py).
+  bytes on any machine, in any folder, under any umask, timezone or locale
+  (tests/serving/test_release_artifact.py).
 - **Not compressed**: a compressor's output may change with its version (zlib and zlib-ng differ), which
   would break byte identity across hosts; and an uncompressed tar can never expand beyond its own size
   when installed (no decompression bomb). A build is a few MiB.

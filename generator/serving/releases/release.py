@@ -186,6 +186,7 @@ def reuse_release(source: Path, target: Path, proven: list[Proven]) -> Path:
     """The release folder ``target`` already there, used for ``source``'s ``proven`` tracks (a checkout or an
     unpacked artifact): the same builds, still intact, the same track definitions, and ``source``'s freeze
     records carried into it."""
+    refuse_old_layout(target)
     check_same(target, proven)
     check_same_definitions(source, target)
     carry_records(source, target, proven)
@@ -289,6 +290,17 @@ def _add_new(target: Path, data: bytes) -> None:
                           "replaced; install again") from None
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def refuse_old_layout(release: Path) -> None:
+    """A release folder of the layout before ``<kind>/<piste>`` (a manifest at ``manifest/manifest.json``, a
+    track's trees under ``generique/``) bears the same name as today's release of the same bytes: it is
+    never used as one (docs/operating.md, "The checkout before and after the move")."""
+    for old in (release / "manifest" / "manifest.json", release / "generique"):
+        if os.path.lexists(old):
+            raise DeployError(f"{release}: a release of the layout before <kind>/<piste> "
+                              f"({old.relative_to(release)} is there): never used as a release of today's layout; "
+                              "move that folder away (unless current or previous name it) and release again")
 
 
 def check_same_definitions(root: Path, release: Path) -> None:

@@ -18,7 +18,6 @@ from generator.base.secret_values import (
 )
 from generator.serving.rendering.nginx_settings import DEFAULT_WORKER_USER, Settings
 from generator.serving.tls.tls_files import check_tls_file
-from generator.tracks.loader import protected_trees
 
 
 def secret_values(settings: Settings, repo_root: Path | None) -> list[str]:
@@ -37,11 +36,10 @@ def secret_values(settings: Settings, repo_root: Path | None) -> list[str]:
 # 0600 secrets include (and logs) where nginx serves them or where git and the manifest see them.
 def check_prefix(settings: Settings) -> None:
     """Refuse a prefix inside a compiled, served or tracked tree of the checkout, every track's
-    (:func:`~generator.tracks.loader.protected_trees`)."""
+    (:data:`~generator.base.output_places.PROTECTED`)."""
     try:
         outside_protected(settings.root, settings.prefix, "--prefix", "where the secrets include would land: use "
-                          "a folder under run/ or outside the repository",
-                          protected=protected_trees(settings.root))
+                          "a folder under run/ or outside the repository")
     except OutputRefused as exc:
         raise RenderError(str(exc)) from None
 
