@@ -14,6 +14,7 @@ from generator.base.errors import GeneratorError
 from generator.base.output_places import OutputRefused, key_output_dir, outside_inputs
 from generator.cli.options import (
     Subparsers,
+    add_jobs_option,
     add_pinned_options,
     add_rekor_option,
     add_root_options,
@@ -23,7 +24,6 @@ from generator.cli.options import (
     trust_layer_url,
     trust_layer_url_for,
 )
-from generator.publish.parallel import available_cores
 from generator.publish.season_index import IndexRequest, publish_index
 from generator.publish.wording import FORMAT_INDEX
 from generator.score.proof_source import close_proofs
@@ -59,13 +59,6 @@ def output_folder(args: argparse.Namespace, piste: str) -> Path:
             raise OutputRefused(f"--out {args.out}: {given} is inside {target}, which is replaced whole: "
                                 "write the index elsewhere")
     return out
-
-
-def jobs(text: str) -> int:
-    """``--jobs``: a number of processes, 1 or more."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes (1 or more)")
-    return int(text)
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -127,8 +120,6 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--tsa-ca", type=Path, help="passed to corpus score, with a --proofs folder")
     p.add_argument("--tsa-cert", type=Path, help="passed to corpus score, with a --proofs folder")
     add_rekor_option(p)
-    p.add_argument("--jobs", type=jobs, default=available_cores(), metavar="N",
-                   help="processes scoring the participants (default: every core, here "
-                        f"{available_cores()}); what is written is the same whatever N")
+    add_jobs_option(p, "scoring the participants")
     add_root_options(p)
     p.set_defaults(func=cmd_index)

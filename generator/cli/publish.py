@@ -17,6 +17,7 @@ from generator.cli.options import (
     PROBLEM,
     Subparsers,
     UsageError,
+    add_jobs_option,
     add_pinned_options,
     add_rekor_option,
     add_root_options,
@@ -34,7 +35,7 @@ from generator.publish.folder_files import replaceable
 from generator.publish.opening import OUVERTURE, OpeningRequest, opening_files
 from generator.publish.season_index import IndexRequest
 from generator.publish.verify_publication import AuditorPins, verify_publication
-from generator.score.close_inputs import load_proofs, score_options
+from generator.score.proof_source import close_proofs
 from generator.score.season_pins import season_opening
 from generator.tracks.loader import track_named
 
@@ -68,14 +69,14 @@ def cmd_publish(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"--close needs {', '.join(missing)}: the season service's records and registrations, "
                          "and the salt published at the close")
-    proofs = load_proofs(args.proofs) if args.proofs else None
     salt, replaced_salts = salt_files(args)
     assert salt is not None
-    options = replace(score_options(args.root, places, pins, proofs, salt, None), replaced_salts=replaced_salts)
+    options, folder = close_proofs(args.root, places, pins, args.proofs, salt, None)
     index = IndexRequest(root=args.root, track=track, submissions=args.records or Path(),  # invalidated: unread
                          registrations=args.registrations or Path(),
                          close=pins.season_close, draft=False, now=datetime.now(UTC), trust_layer_url=url,
-                         score_options=options, opening=opening)
+                         score_options=replace(options, replaced_salts=replaced_salts), opening=opening,
+                         proof_folder=folder, jobs=args.jobs)
     files = close_files(CloseRequest(index, salt, args.proofs, pins, replaced_salts))
     target = _write(args, track.piste, CLOTURE, files, "the close publication")
     reports = sum(n.startswith("scores/") for n in files)
@@ -88,7 +89,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     pins = AuditorPins(tuple(args.trust_layer_key), args.tsa_ca, args.tsa_cert, args.rekor_key,
                        args.challenge_key_fingerprint, args.season_opening, args.season_close)
-    checks, notes = verify_publication(args.folder, pins, datetime.now(UTC))
+    checks, notes = verify_publication(args.folder, pins, datetime.now(UTC), args.jobs)
     for check in checks:
         print(f"{'ok  ' if check.ok else 'FAIL'} {check.text}")
     for note in notes:
@@ -132,6 +133,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--tsa-ca", type=Path, help="the authority's CA bundle (default: the track's pins)")
     p.add_argument("--tsa-cert", type=Path, help="the authority's signing certificate (default: the track's pins)")
     add_rekor_option(p)
+    add_jobs_option(p, "scoring the participants at the close")
     p.add_argument("--season-close", type=season_close, metavar="YYYY-MM-DDTHH:MM:SSZ",
                    help="the close (default: the track's pins)")
     p.add_argument("--trust-layer-url", type=trust_layer_url, metavar="URL",
@@ -164,4 +166,5 @@ def register(sub: Subparsers) -> None:
                    help="the opening as announced: must be the folder's")
     p.add_argument("--season-close", type=season_close, metavar="YYYY-MM-DDTHH:MM:SSZ",
                    help="the close as announced: must be the folder's")
+    add_jobs_option(p, "judging the proofs and scoring the participants again")
     p.set_defaults(func=cmd_verify)

@@ -68,11 +68,13 @@ from generator.publish.close_publication import (
 )
 from generator.publish.contestation import read_contests
 from generator.publish.folder_files import SUMS, PublicationError, folder_files, read_published, read_sums
+from generator.publish.folder_verdicts import judged_folder
 from generator.publish.published import read_document
 from generator.publish.rectification import by_did, rectification_problems
 from generator.publish.season_index import IndexRequest
 from generator.publish.wording import INVALIDEE
-from generator.score.close_inputs import Pins, ProofFolder, judged_proofs, load_proofs, score_options
+from generator.score.close_inputs import Pins, score_options
+from generator.score.verdict import Proofs
 from generator.tracks.loader import load_track
 from generator.tracks.model import Track
 from generator.trust_layer.anchor_time import instant_text, parse_instant
@@ -408,14 +410,12 @@ def _check_records(folder: Path) -> str:
     return f"{RECORDS}/: {len(records)} records, each the one its name records"
 
 
-def _check_proofs(layout: _Layout, track: Track, pins: Pins, notes: list[str]) -> tuple[str, ProofFolder | None]:
+def _check_proofs(layout: _Layout, track: Track, pins: Pins, notes: list[str],
+                  jobs: int) -> tuple[str, Proofs | None]:
     folder = layout.folder / PROOFS
     if not folder.is_dir():
         return f"{PROOFS}/: no proof cited", None
-    loaded = load_proofs(folder)
-    if not isinstance(loaded, ProofFolder):
-        raise _Failed([f"{PROOFS}/: not a folder of proofs"])
-    verdicts = judged_proofs(loaded, pins, layout.root, track.places) or {}
+    verdicts = judged_folder(folder, pins, layout.root, track.places, jobs)  # once: the rebuild scores with them
     held = failed = pending = 0
     for proof_id, verdict in sorted(verdicts.items()):
         if verdict.get("en_attente") is True:
@@ -428,11 +428,11 @@ def _check_proofs(layout: _Layout, track: Track, pins: Pins, notes: list[str]) -
             notes.append(f"{PROOFS}/{proof_id}.json: conditions 1 and 2 not met: {cut(why, 300)}")
     return (f"{PROOFS}/: {len(verdicts)} public views judged against the pinned key and authority within the "
             f"season: {held} meet conditions 1 and 2, {failed} fail, {pending} pending (the reports must say the "
-            "same)"), loaded
+            "same)"), verdicts
 
 
 def _check_rebuilt(layout: _Layout, track: Track, pins: Pins, cloture: dict[str, object],
-                   proofs: ProofFolder | None, now: datetime) -> str:
+                   proofs: Proofs | None, now: datetime, jobs: int) -> str:
     url = cloture.get("trust_layer")
     url = url.get("url") if isinstance(url, dict) else None
     if not isinstance(url, str):
@@ -442,7 +442,8 @@ def _check_rebuilt(layout: _Layout, track: Track, pins: Pins, cloture: dict[str,
     options = replace(score_options(layout.root, places, pins, proofs, layout.salt, None), replaced_salts=salts)
     request = IndexRequest(root=layout.root, track=track, submissions=layout.folder / RECORDS,
                            registrations=layout.folder / REGISTRATIONS, close=pins.season_close, draft=False,
-                           now=now, trust_layer_url=url, score_options=options, opening=pins.season_opening)
+                           now=now, trust_layer_url=url, score_options=options, opening=pins.season_opening,
+                           jobs=jobs)
     folder = layout.folder / PROOFS
     computed = close_files(CloseRequest(request, layout.salt, folder if folder.is_dir() else None, pins, salts))
     present = folder_files(layout.folder)
@@ -485,8 +486,10 @@ def _run(checks: list[Check], step: Callable[[], str], shown: Callable[[str], st
     return False
 
 
-def verify_publication(folder: Path, given: AuditorPins, now: datetime) -> tuple[list[Check], list[str]]:
-    """Every check of the folder, and the notes (proofs that fail, as the reports must say)."""
+def verify_publication(folder: Path, given: AuditorPins, now: datetime,
+                       jobs: int = 1) -> tuple[list[Check], list[str]]:
+    """Every check of the folder, and the notes (proofs that fail, as the reports must say); the proofs judged
+    and the participants scored again on ``jobs`` processes (the same checks and lines whatever their number)."""
     checks: list[Check] = []
     notes: list[str] = []
     if not folder.is_dir():
@@ -512,9 +515,10 @@ def verify_publication(folder: Path, given: AuditorPins, now: datetime) -> tuple
         _run(checks, lambda: _check_anchor(layout, track, pins), layout.shown)
         _run(checks, lambda: _check_chain(layout, track, pins), layout.shown)
         _run(checks, lambda: _check_rectifications(layout, track), layout.shown)
-        proofs_box: list[ProofFolder | None] = []
-        if _run(checks, lambda: _proofs(layout, track, pins, notes, proofs_box), layout.shown):
-            _run(checks, lambda: _check_rebuilt(layout, track, pins, cloture, proofs_box[0], now), layout.shown)
+        proofs_box: list[Proofs | None] = []
+        if _run(checks, lambda: _proofs(layout, track, pins, notes, proofs_box, jobs), layout.shown):
+            _run(checks, lambda: _check_rebuilt(layout, track, pins, cloture, proofs_box[0], now, jobs),
+                 layout.shown)
     return checks, notes
 
 
@@ -550,7 +554,8 @@ def _judged_pins(folder: Path, cloture: dict[str, object], given: AuditorPins, o
             f"(its certificate: {cert}); window {opening} to {close}")
 
 
-def _proofs(layout: _Layout, track: Track, pins: Pins, notes: list[str], out: list[ProofFolder | None]) -> str:
-    line, loaded = _check_proofs(layout, track, pins, notes)
+def _proofs(layout: _Layout, track: Track, pins: Pins, notes: list[str], out: list[Proofs | None],
+            jobs: int) -> str:
+    line, loaded = _check_proofs(layout, track, pins, notes, jobs)
     out.append(loaded)
     return line
