@@ -54,7 +54,12 @@ class PublicationError(GeneratorError):
 
 def sums_bytes(files: Mapping[str, bytes]) -> bytes:
     """``SHA256SUMS`` of ``files`` (every one but itself), sorted by path."""
-    lines = (f"{sha256_hex(files[name])}  {name}\n" for name in sorted(files) if name != SUMS)
+    return sums_text({name: sha256_hex(data) for name, data in files.items()})
+
+
+def sums_text(digests: Mapping[str, str]) -> bytes:
+    """``SHA256SUMS`` of files known by their SHA-256 (every one but itself), sorted by path."""
+    lines = (f"{digests[name]}  {name}\n" for name in sorted(digests) if name != SUMS)
     return "".join(lines).encode("utf-8")
 
 

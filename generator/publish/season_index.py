@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -236,9 +235,10 @@ def _write_invalidated(req: IndexRequest, invalidation: Invalidation, out: Path)
     return Written()
 
 
-def _writer(req: IndexRequest) -> Callable[[Path], Written]:
-    """What writes the close into a folder: the invalidation alone when the season was invalidated (spec §8:
-    published, and no ranking), else the index; everything that can refuse it is done before (nothing written)."""
+def index_writer(req: IndexRequest) -> Callable[[Path], Written]:
+    """What writes the close into a folder (made by it: it must not exist): the invalidation alone when the season
+    was invalidated (spec §8: published, and no ranking), else the index; everything that can refuse it is done
+    here, before a file is written. The close publication writes its index with it too."""
     invalidation = read_invalidation(req.root, req.track.places)
     if invalidation is not None:
         return lambda out: _write_invalidated(req, invalidation, out)
@@ -250,7 +250,7 @@ def publish_index(req: IndexRequest, out: Path) -> Written:
     """Write ``<out>/<piste>/`` whole or not at all: everything that can refuse the close is done before a file
     is made (:func:`prepare`); then the files are made aside, each as soon as it is ready, and swapped in at the
     end (``base/transaction.py``). A failure after that leaves ``out`` as it was (made for nothing: removed)."""
-    write = _writer(req)
+    write = index_writer(req)
     made = not os.path.lexists(out)
     os.makedirs(out, exist_ok=True)
     try:
@@ -260,13 +260,3 @@ def publish_index(req: IndexRequest, out: Path) -> Written:
         if made:
             shutil.rmtree(out, ignore_errors=True)
         raise
-
-
-def build_index(req: IndexRequest) -> dict[str, bytes]:
-    """Every file of ``<out>/<piste>/``, by its path there (written aside, then read back): what a publication
-    lays out and what its offline check compares."""
-    write = _writer(req)
-    with tempfile.TemporaryDirectory(prefix="corpus-index-") as work:
-        folder = Path(work) / req.track.piste
-        write(folder)
-        return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}

@@ -62,9 +62,9 @@ from generator.publish.close_publication import (
     SEASON,
     TRACK,
     CloseRequest,
-    close_files,
     read_cloture,
     replaced_salt,
+    write_close,
 )
 from generator.publish.contestation import read_contests
 from generator.publish.folder_files import SUMS, PublicationError, folder_files, read_published, read_sums
@@ -175,11 +175,13 @@ class _Layout:
     def __init__(self, folder: Path, work: Path, piste: str) -> None:
         self.folder, self.root, self.piste = folder, work / "checkout", piste
         self.salt = work / "sel.hex"
+        self.rebuilt = work / "rebuilt" / piste  # the publication computed again, file by file
         self.places: dict[str, str] = {f"tracks/{piste}": TRACK, f"build/{piste}": CORPUS,
                                        f"manifest/{piste}": MANIFEST, f"season/{piste}": SEASON,
                                        f"freeze/{piste}": FREEZE}
 
     def lay_out(self) -> None:
+        self.rebuilt.parent.mkdir()
         for tree, name in self.places.items():
             source = self.folder / name
             target = self.root / tree
@@ -445,17 +447,24 @@ def _check_rebuilt(layout: _Layout, track: Track, pins: Pins, cloture: dict[str,
                            now=now, trust_layer_url=url, score_options=options, opening=pins.season_opening,
                            jobs=jobs)
     folder = layout.folder / PROOFS
-    computed = close_files(CloseRequest(request, layout.salt, folder if folder.is_dir() else None, pins, salts))
     present = folder_files(layout.folder)
-    problems = [f"{name}: missing (computed again: {len(computed[name])} bytes)"
-                for name in sorted(set(computed) - set(present))]
+    differences: list[tuple[str, str]] = []
+
+    def compare(name: str, data: bytes) -> None:  # each file computed again, as soon as it is
+        path = present.get(name)
+        if path is None:
+            differences.append((name, f"{name}: missing (computed again: {len(data)} bytes)"))
+        elif sha256_hex(published := read_published(path)) != sha256_hex(data):
+            differences.append((name, difference_text(name, published, data)))
+
+    computed = write_close(CloseRequest(request, layout.salt, folder if folder.is_dir() else None, pins, salts),
+                           layout.rebuilt, compare)
+    last = (".html", CLOTURE, "LISEZMOI.html", SUMS)  # what follows from the rest: said after it
+    problems = [text for name, text in sorted(differences) if name not in present]
     problems += [f"{name}: not part of the publication computed again"
                  for name in sorted(set(present) - set(computed))]
-    last = (".html", CLOTURE, "LISEZMOI.html", SUMS)  # what follows from the rest: said after it
-    for name, data in sorted(computed.items(), key=lambda item: (item[0].endswith(last), item[0])):
-        path = present.get(name)
-        if path is not None and (published := read_published(path)) != data:
-            problems.append(difference_text(name, published, data))
+    problems += [text for _, text in sorted(((n, t) for n, t in differences if n in present),
+                                            key=lambda item: (item[0].endswith(last), item[0]))]
     if problems:
         raise _Failed(_listed(problems))
     reports = sum(n.startswith("rapports/") and n.endswith(".json") for n in computed)
