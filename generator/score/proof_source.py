@@ -73,6 +73,22 @@ def _open_folder(folder: Path, owner: object) -> int | None:
     return fd
 
 
+def _listed(folder: Path) -> frozenset[str]:
+    """:func:`proof_names` of ``folder``, as a set: every entry checked alike (a regular ``*.json`` file, a link
+    never followed), but not sorted (a season's folder holds hundreds of thousands). A folder with another
+    entry, or with none, is refused by :func:`proof_names` itself, in its words."""
+    entries, names = 0, []
+    with os.scandir(folder) as found:
+        for entry in found:
+            entries += 1
+            name = entry.name
+            if name.endswith(".json") and len(name) > 5 and entry.is_file(follow_symlinks=False):
+                names.append(name)  # _suffix(name) == ".json": the last dot before "json", not the first
+    if not names or len(names) != entries:
+        return frozenset(proof_names(folder))
+    return frozenset(names)
+
+
 def cited_ids(submissions: Iterable[JsonValue]) -> list[str]:
     """Every proof id an assertion of ``submissions`` names: the only ones the scorer looks up."""
     found: set[str] = set()
@@ -89,7 +105,7 @@ class FolderProofs:
 
     def __init__(self, folder: Path, judge: ProofJudge) -> None:
         self.folder, self.judge = folder, judge
-        self.names = frozenset(proof_names(folder))  # every entry checked, none read yet
+        self.names = _listed(folder)  # every entry checked, none read yet
         self._fd = _open_folder(folder, self)  # the folder listed is the folder read
         self._prefix = "" if self._fd is not None else os.path.join(folder, "")
 

@@ -70,7 +70,7 @@ class PinnedKeys:
     def __init__(self, keys: Sequence[str]) -> None:
         self.texts = list(keys)
         self.objects: list[Ed25519PublicKey] = [public_key(k) for k in self.texts]
-        self.walks: dict[tuple[bytes, int, int, bytes], tuple[str, ...]] = {}
+        self.walks: dict[tuple[bytes, int, int, bytes], list[str]] = {}
         self.times: dict[tuple[str, bytes], datetime] = {}  # a batch token's time (its outcome: tsa_token's)
         self.logs: dict[str, tuple[str, str]] = {}  # rekor_check of a log with no entry, by its status
 
@@ -120,23 +120,24 @@ def _root(leaves: list[bytes]) -> bytes:
 
 
 def _included(chain: bytes, index: int, size: int, path: list[str], siblings: bytes, root: bytes,
-              walks: dict[tuple[bytes, int, int, bytes], tuple[str, ...]]) -> bool:
+              walks: dict[tuple[bytes, int, int, bytes], list[str]]) -> bool:
     """RFC 9162 §2.1.3.2, as :func:`~.merkle.inclusion_root` walks it: ``path`` (hex; ``siblings``, its bytes)
     must be exactly as long as the tree's shape gives the leaf, no step past the root (``sn`` 0), none missing.
     The walk is a function of where it stands (the two indexes and the digest) and of the rest of the path: a
     state from which a walk of the same batch already reached the root reaches it again along the same rest,
-    so the siblings of a batch are hashed once."""
+    so the siblings of a batch are hashed once (a leaf's own state is not kept: no other proof starts there)."""
     sha = _sha256
     fn, sn, digest = index, size - 1, sha(b"\x00" + chain).digest()
     states = []
     for step in range(len(path)):
         if sn == 0:  # a path longer than the leaf's: no walk of it reaches the root
             return False
-        key = (root, fn, sn, digest)
-        known = walks.get(key)
-        if known is not None and known == tuple(path[step:]):
-            break
-        states.append((key, step))
+        if step:
+            key = (root, fn, sn, digest)
+            known = walks.get(key)
+            if known is not None and known == path[step:]:
+                break
+            states.append((key, step))
         sibling = siblings[32 * step:32 * step + 32]
         if fn % 2 == 1 or fn == sn:
             digest = sha(b"\x01" + sibling + digest).digest()
@@ -151,7 +152,7 @@ def _included(chain: bytes, index: int, size: int, path: list[str], siblings: by
     if len(walks) > 1 << 16:
         walks.clear()
     for key, step in states:
-        walks[key] = tuple(path[step:])
+        walks[key] = path[step:]  # a copy: the walk's rest, as verified
     return True
 
 
@@ -215,7 +216,7 @@ def honest_v3(data: bytes, proof_id: str, keys: PinnedKeys, window: Window) -> H
         packed = bytes.fromhex(every)
     except ValueError:
         return None
-    if packed.hex() != every:  # fromhex takes capitals and spaces too
+    if packed.hex() != every:  # fromhex takes spaces and capitals too
         return None
     nonces = 64 + 32 * len(flat)
     siblings = nonces + 32 * len(opened)
@@ -276,4 +277,4 @@ def honest_v3(data: bytes, proof_id: str, keys: PinnedKeys, window: Window) -> H
             return None
     close = "" if window.closing is not None else "the close not checked (no --season-close)"
     return Honest(SPEC, when, [n for n in (close, not_logged) if n], flat,
-                  {side: _bare(raw[side]) if side in raw else None for side in _SIDES}, identity)
+                  {side: raw[side][-64:] if side in raw else None for side in _SIDES}, identity)  # bare, as read

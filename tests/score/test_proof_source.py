@@ -16,7 +16,7 @@ import pytest
 from proof_issuer import Issuer
 from trust_layer_fixtures import Authority
 
-from generator.score.close_inputs import BadFile, read_proof_file
+from generator.score.close_inputs import BadFile, proof_names, read_proof_file
 from generator.score.proof_source import FolderProofs
 from generator.score.proofs import ProofJudge, SeasonWindow
 from generator.trust_layer.tsa_token import Authority as Pinned
@@ -90,3 +90,30 @@ def test_a_file_replaced_after_the_listing_is_refused_as_it_now_is(issued: dict[
     (folder / f"{ids[1]}.json").symlink_to(folder / f"{ids[2]}.json")  # followed, as corpus score follows it
     with pytest.raises(BadFile, match=f"holds the proof {ids[2]}"):
         proofs.verdicts([ids[1]])
+
+
+@pytest.mark.parametrize("stray", [".json", "notes.txt", "link.json", "folder.json", "x.json."])
+def test_a_folder_holding_anything_else_is_refused_as_corpus_score_does(issued: dict[str, Any], tmp_path: Path,
+                                                                       stray: str) -> None:
+    folder = tmp_path / "proofs"
+    ids = _folder(issued, folder)
+    if stray == "link.json":
+        (folder / stray).symlink_to(folder / f"{ids[0]}.json")
+    elif stray == "folder.json":
+        (folder / stray).mkdir()
+    else:
+        (folder / stray).write_text("{}", "utf-8")
+    with pytest.raises(BadFile) as refused:
+        FolderProofs(folder, _judge(issued))
+    with pytest.raises(BadFile) as expected:
+        proof_names(folder)
+    assert str(refused.value) == str(expected.value) and stray in str(refused.value)
+
+
+def test_an_empty_folder_is_refused_as_corpus_score_refuses_it(issued: dict[str, Any], tmp_path: Path) -> None:
+    (tmp_path / "proofs").mkdir()
+    with pytest.raises(BadFile, match=r"no <proof_id>\.json proof"):
+        FolderProofs(tmp_path / "proofs", _judge(issued))
+    folder = tmp_path / "named"
+    ids = _folder(issued, folder)
+    assert FolderProofs(folder, _judge(issued)).names == {f"{i}.json" for i in ids} == set(proof_names(folder))
