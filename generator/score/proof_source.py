@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import stat
+import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -35,11 +36,13 @@ from generator.score.proofs import ProofJudge
 from generator.score.verdict import Proofs, Verdict
 
 
-def _small_file(path: Path) -> bytes | None:
-    """The bytes of ``path`` when it is a regular file of at most 16 MiB (``read_bounded``'s reading in four
-    system calls: a season's folder holds hundreds of thousands); None otherwise, or when it cannot be read."""
+def _small_file(name: str, folder: int | None) -> bytes | None:
+    """The bytes of the file ``name`` of the folder open as ``folder`` (None: ``name`` is a path) when it is a
+    regular file of at most 16 MiB (``read_bounded``'s reading in four system calls, the folder's path not
+    walked again for each: a season's folder holds hundreds of thousands); None otherwise, or when it cannot
+    be read."""
     try:
-        fd = os.open(path, _FLAGS)
+        fd = os.open(name, _FLAGS, dir_fd=folder)
     except OSError:
         return None
     try:
@@ -55,6 +58,35 @@ def _small_file(path: Path) -> bytes | None:
 
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_folder(folder: Path, owner: object) -> int | None:
+    """A descriptor of ``folder`` that its files are opened from, closed when ``owner`` is collected; None
+    where the system opens no file from a folder's descriptor, or the folder cannot be opened so."""
+    if os.open not in os.supports_dir_fd:
+        return None
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    weakref.finalize(owner, os.close, fd)
+    return fd
+
+
+def _listed(folder: Path) -> frozenset[str]:
+    """:func:`proof_names` of ``folder``, as a set: every entry checked alike (a regular ``*.json`` file, a link
+    never followed), but not sorted (a season's folder holds hundreds of thousands). A folder with another
+    entry, or with none, is refused by :func:`proof_names` itself, in its words."""
+    entries, names = 0, []
+    with os.scandir(folder) as found:
+        for entry in found:
+            entries += 1
+            name = entry.name
+            if name.endswith(".json") and len(name) > 5 and entry.is_file(follow_symlinks=False):
+                names.append(name)  # _suffix(name) == ".json": the last dot before "json", not the first
+    if not names or len(names) != entries:
+        return frozenset(proof_names(folder))
+    return frozenset(names)
 
 
 def cited_ids(submissions: Iterable[JsonValue]) -> list[str]:
@@ -73,7 +105,9 @@ class FolderProofs:
 
     def __init__(self, folder: Path, judge: ProofJudge) -> None:
         self.folder, self.judge = folder, judge
-        self.names = frozenset(proof_names(folder))  # every entry checked, none read yet
+        self.names = _listed(folder)  # every entry checked, none read yet
+        self._fd = _open_folder(folder, self)  # the folder listed is the folder read
+        self._prefix = "" if self._fd is not None else os.path.join(folder, "")
 
     def verdicts(self, proof_ids: Iterable[str]) -> Proofs:
         """The verdicts of the proofs among ``proof_ids`` that the folder holds (the others are absent, as in
@@ -81,23 +115,24 @@ class FolderProofs:
         3.1 proof is judged from its bytes in one pass (:meth:`ProofJudge.honest`), any other read and judged
         as ``corpus score`` does."""
         found = {}
+        names = self.names
         for proof_id in proof_ids:
-            name = f"{proof_id}.json"
-            if name in self.names:
-                found[proof_id] = self._verdict(self.folder / name, proof_id)
+            name = proof_id + ".json"
+            if name in names:
+                found[proof_id] = self._verdict(name, proof_id)
         return found  # the judge's verdicts: of the shape check_proofs wants, by construction
 
-    def _verdict(self, file: Path, proof_id: str) -> Verdict:
-        data = _small_file(file)
+    def _verdict(self, name: str, proof_id: str) -> Verdict:
+        data = _small_file(self._prefix + name, self._fd)
         if data is None:  # not a regular file of at most 16 MiB as it was listed: the reader says why
-            return self.judge.verdict(read_proof_file(file))
-        return self.judge.honest(data, proof_id) or self.judge.verdict(read_proof_file(file, data))
+            return self.judge.verdict(read_proof_file(self.folder / name))
+        return self.judge.honest(data, proof_id) or self.judge.verdict(read_proof_file(self.folder / name, data))
 
     def judge_rest(self, names: Sequence[str]) -> None:
         """Read and judge the proofs ``names`` (cited by no scored submission): a file that cannot be used is
         refused, as ``corpus score`` refuses it; the verdicts are not kept."""
         for name in names:
-            self._verdict(self.folder / name, name[:-5])
+            self._verdict(name, name[:-5])
 
     def first_bad_file(self) -> BadFile | None:
         """The refusal of the first file, in name order, that cannot be used (``load_proofs``'s): what is said

@@ -133,14 +133,20 @@ def verdict_v3(proof: ProofV3, keys: Sequence[str], window: Window) -> Verdict:
     return verdict
 
 
-def honest_verdict(honest: Honest) -> Verdict:
+def honest_verdict(honest: Honest, times: dict[datetime, str] | None = None) -> Verdict:
     """:func:`verdict_v3`'s verdict on an honest 3.x proof, from what :func:`honest_v3` verified of it: the
-    same fields, in the same order, worded alike."""
-    return {"valide": True, "identite_liee": True, "motif_1": "", "motif_2": "",
-            "heure": f"its RFC 3161 time {honest.time:%Y-%m-%dT%H:%M:%SZ} verifies within the season",
-            "hashes_plats": dict(honest.flat), "spec_version": honest.spec_version,
-            "engagements": dict(honest.engagements), "non_verifie": list(honest.unchecked), "incidents": [],
-            "agent_identity": honest.agent_identity}
+    same fields, in the same order, worded alike. ``times``: each token time's words, written once (a batch's
+    proofs share their token's time)."""
+    heure = times.get(honest.time) if times is not None else None
+    if heure is None:
+        heure = f"its RFC 3161 time {honest.time:%Y-%m-%dT%H:%M:%SZ} verifies within the season"
+        if times is not None:
+            if len(times) > 1 << 12:
+                times.clear()
+            times[honest.time] = heure
+    return {"valide": True, "identite_liee": True, "motif_1": "", "motif_2": "", "heure": heure,
+            "hashes_plats": honest.flat, "spec_version": honest.spec_version, "engagements": honest.engagements,
+            "non_verifie": honest.unchecked, "incidents": [], "agent_identity": honest.agent_identity}
 
 
 class ProofJudge:
@@ -151,15 +157,17 @@ class ProofJudge:
         self.keys, self.season = list(keys), season
         self._window: Window | None = None
         self._pinned: PinnedKeys | None = None
+        self._times: dict[datetime, str] = {}  # honest_verdict's words for each token time
 
     def honest(self, data: bytes, proof_id: str) -> Verdict | None:
         """The verdict on a proof file's bytes when it is an honest 3.1 proof through and through
         (:func:`~generator.trust_layer.honest_v3.honest_v3`, one pass near the cryptographic floor); None:
         read it and judge it (:meth:`verdict`), which says why it is not."""
-        if self._pinned is None:
-            self._pinned = PinnedKeys(self.keys)
-        found = honest_v3(data, proof_id, self._pinned, self.window)
-        return honest_verdict(found) if found is not None else None
+        pinned = self._pinned
+        if pinned is None:
+            pinned = self._pinned = PinnedKeys(self.keys)
+        found = honest_v3(data, proof_id, pinned, self.window)
+        return honest_verdict(found, self._times) if found is not None else None
 
     @property
     def window(self) -> Window:

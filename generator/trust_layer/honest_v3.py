@@ -14,7 +14,6 @@ makes (``tests/trust_layer/test_honest_v3.py`` compares them on every kind of pr
 
 from __future__ import annotations
 
-import base64
 import binascii
 import hashlib
 import re
@@ -29,18 +28,19 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from generator.base import strict_json
 from generator.contract.hashing import canonical_json
-from generator.trust_layer.merkle import path_length
 from generator.trust_layer.proof_v3 import CONSISTENCY, IDENTITY_FIELDS, ProofV3, Window, rekor_check
 from generator.trust_layer.trust_proof import HASH_PREFIX, KEY_PREFIX, public_key
 from generator.trust_layer.tsa_token import TokenError, verified_time
 
 SPEC = "3.1"
 _HEX = re.compile(r"[0-9a-f]*")
-_B64URL = re.compile(r"[A-Za-z0-9_-]{86}")  # an Ed25519 signature, 64 bytes, written without padding
 _SIDES = ("request_hash", "response_hash")
 _FLAT = (("request_hash", "request"), ("response_hash", "response"))
-_OPTIONAL_OBJECTS = ("timestamp_authority", "transparency_log", "disclosed", "batch_anchor")
-_TEXTS = ("arkforge_signature", "arkforge_pubkey", "timestamp")
+_OPENED_WITH = (*IDENTITY_FIELDS, CONSISTENCY)  # the identity opened, and its consistency when committed
+_OPENS = {name: name.encode() + b"\x00" for name in _OPENED_WITH}  # a commitment's preimage: field, 0x00, ...
+_SIGNATURE = re.compile(KEY_PREFIX + r"[A-Za-z0-9_-]{86}")  # an Ed25519 signature, 64 bytes, no padding
+_URLSAFE = bytes.maketrans(b"-_", b"+/")  # base64url to base64, as urlsafe_b64decode translates it
+_sha256 = hashlib.sha256
 
 
 @dataclass(slots=True)
@@ -50,7 +50,7 @@ class Honest:
     spec_version: str
     time: datetime  # the token's, to the second
     unchecked: list[str]
-    flat: dict[str, str]  # hashes.request / hashes.response, bare, when served
+    flat: dict[str, str | None]  # hashes.request / hashes.response, bare, when served (never None)
     engagements: dict[str, str | None]
     agent_identity: str
 
@@ -70,8 +70,9 @@ class PinnedKeys:
     def __init__(self, keys: Sequence[str]) -> None:
         self.texts = list(keys)
         self.objects: list[Ed25519PublicKey] = [public_key(k) for k in self.texts]
-        self.walks: dict[tuple[bytes, int, int, bytes], tuple[str, ...]] = {}
+        self.walks: dict[tuple[bytes, int, int, bytes], list[str]] = {}
         self.times: dict[tuple[str, bytes], datetime] = {}  # a batch token's time (its outcome: tsa_token's)
+        self.logs: dict[str, tuple[str, str]] = {}  # rekor_check of a log with no entry, by its status
 
 
 def _bare(value: object) -> str | None:
@@ -82,21 +83,34 @@ def _bare(value: object) -> str | None:
     return text if len(text) == 64 else None
 
 
-def _canonical(value: object) -> str:
-    """``canonical_json(value)``: what a commitment hashes (the identity's values are a string, true, or None)."""
+def _leaf_text(values: list[Any]) -> str | None:
+    """The commitments ``values`` as one hex text, ``00`` (RFC 6962's leaf prefix) before each: the bytes it
+    decodes to are the leaves' preimages, 33 bytes each; None when one is no ``_bare`` hash (its hex digits
+    are checked by the caller). Written as Trust Layer writes them, ``sha256:`` and 64 digits, in one pass."""
+    bare = [v[7:] for v in values if type(v) is str and len(v) == 71 and v.startswith(HASH_PREFIX)]
+    if len(bare) != len(values):
+        found = [_bare(v) for v in values]
+        if None in found:
+            return None
+        bare = cast(list[str], found)
+    return "00" + "00".join(bare)
+
+
+def _canonical(value: object) -> bytes:
+    """``canonical_json(value)`` as a commitment hashes it (UTF-8): a string, true, or None in one step."""
     if type(value) is str:
-        return encode_basestring_ascii(value)
+        return encode_basestring_ascii(value).encode("ascii")
     if value is True:
-        return "true"
+        return b"true"
     if value is None:
-        return "null"
-    return canonical_json(value)
+        return b"null"
+    return canonical_json(value).encode("utf-8")
 
 
 def _root(leaves: list[bytes]) -> bytes:
     """RFC 6962's tree hash of already hashed leaves: pairs from the left, an odd last node promoted (the
     same tree as :func:`~.merkle.tree_hash`'s split at the largest power of two)."""
-    sha = hashlib.sha256
+    sha = _sha256
     while len(leaves) > 1:
         paired = [sha(b"\x01" + leaves[i] + leaves[i + 1]).digest() for i in range(0, len(leaves) - 1, 2)]
         if len(leaves) % 2:
@@ -105,22 +119,26 @@ def _root(leaves: list[bytes]) -> bytes:
     return leaves[0]
 
 
-def _included(chain: bytes, index: int, size: int, path: list[str], root: bytes,
-              walks: dict[tuple[bytes, int, int, bytes], tuple[str, ...]]) -> bool:
-    """RFC 9162 §2.1.3.2, as :func:`~.merkle.inclusion_root` walks it, on a path of exactly the length the
-    tree's shape gives the leaf (checked by the caller). The walk is a function of where it stands (the two
-    indexes and the digest) and of the rest of the path: a state from which a walk of the same batch already
-    reached the root reaches it again along the same rest, so the siblings of a batch are hashed once."""
-    sha = hashlib.sha256
+def _included(chain: bytes, index: int, size: int, path: list[str], siblings: bytes, root: bytes,
+              walks: dict[tuple[bytes, int, int, bytes], list[str]]) -> bool:
+    """RFC 9162 §2.1.3.2, as :func:`~.merkle.inclusion_root` walks it: ``path`` (hex; ``siblings``, its bytes)
+    must be exactly as long as the tree's shape gives the leaf, no step past the root (``sn`` 0), none missing.
+    The walk is a function of where it stands (the two indexes and the digest) and of the rest of the path: a
+    state from which a walk of the same batch already reached the root reaches it again along the same rest,
+    so the siblings of a batch are hashed once (a leaf's own state is not kept: no other proof starts there)."""
+    sha = _sha256
     fn, sn, digest = index, size - 1, sha(b"\x00" + chain).digest()
     states = []
-    for step, sibling_hex in enumerate(path):
-        key = (root, fn, sn, digest)
-        known = walks.get(key)
-        if known is not None and known == tuple(path[step:]):
-            break
-        states.append((key, step))
-        sibling = bytes.fromhex(sibling_hex)
+    for step in range(len(path)):
+        if sn == 0:  # a path longer than the leaf's: no walk of it reaches the root
+            return False
+        if step:
+            key = (root, fn, sn, digest)
+            known = walks.get(key)
+            if known is not None and known == path[step:]:
+                break
+            states.append((key, step))
+        sibling = siblings[32 * step:32 * step + 32]
         if fn % 2 == 1 or fn == sn:
             digest = sha(b"\x01" + sibling + digest).digest()
             while fn % 2 == 0 and fn != 0:
@@ -134,8 +152,22 @@ def _included(chain: bytes, index: int, size: int, path: list[str], root: bytes,
     if len(walks) > 1 << 16:
         walks.clear()
     for key, step in states:
-        walks[key] = tuple(path[step:])
+        walks[key] = path[step:]  # a copy: the walk's rest, as verified
     return True
+
+
+def _rekor_notes(log: dict[str, Any] | None, keys: PinnedKeys, window: Window) -> tuple[str, str]:
+    """:func:`~.proof_v3.rekor_check` of a log that carries no entry: a function of its status alone, worded
+    once per status."""
+    status = log.get("status") if log is not None else None
+    if type(status) is not str:
+        return rekor_check(cast(ProofV3, _LogOnly(log)), window)
+    found = keys.logs.get(status)
+    if found is None:
+        found = rekor_check(cast(ProofV3, _LogOnly(log)), window)
+        if len(keys.logs) < 64:
+            keys.logs[status] = found
+    return found
 
 
 def honest_v3(data: bytes, proof_id: str, keys: PinnedKeys, window: Window) -> Honest | None:
@@ -149,57 +181,54 @@ def honest_v3(data: bytes, proof_id: str, keys: PinnedKeys, window: Window) -> H
     if get("proof_id") != proof_id or get("spec_version") != SPEC or window.ca_pem is None \
             or get("commitment_nonces") is not None or get("chain_data") is not None:
         return None
-    for name in _OPTIONAL_OBJECTS:
-        if type(get(name)) is not dict and get(name) is not None:
-            return None
-    for name in _TEXTS:
-        if type(get(name)) is not str and get(name) is not None:
-            return None
-    hashes, raw, batch = get("hashes"), get("commitments"), get("batch_anchor")
-    if type(hashes) is not dict or type(raw) is not dict or not raw or batch is None \
-            or batch.get("status") != "anchored":
+    hashes, raw, batch, authority = get("hashes"), get("commitments"), get("batch_anchor"), \
+        get("timestamp_authority")
+    log, disclosed, stamp = get("transparency_log"), get("disclosed"), get("timestamp")
+    if type(hashes) is not dict or type(raw) is not dict or not raw or type(batch) is not dict \
+            or type(authority) is not dict or type(disclosed) is not dict or batch.get("status") != "anchored" \
+            or (log is not None and type(log) is not dict) or (stamp is not None and type(stamp) is not str):
         return None
-    names = sorted(raw)
-    chain, root = _bare(hashes.get("chain")), _bare(batch.get("root"))
-    committed = [_bare(raw[name]) for name in names]
-    flat = {}
-    for side, key in _FLAT:
-        if hashes.get(key) is not None:
-            flat[side] = _bare(hashes[key])
+    tsr, status = authority.get("tsr_base64"), authority.get("status")
     index, size, path = batch.get("leaf_index"), batch.get("tree_size"), batch.get("audit_path")
-    if chain is None or root is None or None in committed or None in flat.values() or type(path) is not list \
-            or type(size) is not int or type(index) is not int or not 0 <= index < size \
-            or len(path) != path_length(index, size):
+    if type(tsr) is not str or (status is not None and type(status) is not str) or type(index) is not int \
+            or type(size) is not int or not 0 <= index < size or type(path) is not list or len(path) > 64:
+        return None
+    chain, root = _bare(hashes.get("chain")), _bare(batch.get("root"))
+    flat = {side: _bare(hashes[key]) for side, key in _FLAT if hashes.get(key) is not None}
+    for pair in disclosed.values():
+        if type(pair) is not dict or len(pair) != 2 or type(pair.get("nonce")) is not str or "value" not in pair:
+            return None
+    opened = _OPENED_WITH if CONSISTENCY in raw else IDENTITY_FIELDS
+    for name in opened:
+        if name not in disclosed or name not in raw or len(disclosed[name]["nonce"]) != 64:
+            return None
+    names = sorted(raw)
+    leaves = _leaf_text([raw[name] for name in names])
+    if chain is None or root is None or leaves is None or None in flat.values():
         return None
     for entry in path:
         if type(entry) is not str or len(entry) != 64:
             return None
-    every = "".join((chain, root, *cast(dict[str, str], flat).values(), *cast(list[str], committed), *path))
+    # every hash and nonce, each of exactly 64 lowercase hex digits, as bytes in one step
+    every = "".join((chain, root, *cast(dict[str, str], flat).values(),
+                     *[disclosed[name]["nonce"] for name in opened], *path, leaves))
     try:
         packed = bytes.fromhex(every)
     except ValueError:
         return None
-    if packed.hex() != every:  # each of them 64 lowercase hex digits (fromhex takes capitals and spaces too)
+    if packed.hex() != every:  # fromhex takes spaces and capitals too
         return None
-    commitments = dict(zip(names, cast(list[str], committed), strict=True))
-    authority = get("timestamp_authority") or {}
-    tsr, log = authority.get("tsr_base64"), get("transparency_log")
-    if type(tsr) is not str or (authority.get("status") is not None and type(authority.get("status")) is not str):
-        return None
+    nonces = 64 + 32 * len(flat)
+    siblings = nonces + 32 * len(opened)
+    start = siblings + 32 * len(path)
     # condition 1: the chain is the Merkle root of the commitments, signed by a pinned key
-    sha = hashlib.sha256
-    start = 64 + 32 * len(flat)  # after the chain, the root and the flat hashes
-    if _root([sha(b"\x00" + packed[n:n + 32]).digest()
-              for n in range(start, start + 32 * len(committed), 32)]) != packed[:32]:
+    sha = _sha256
+    if _root([sha(packed[n:n + 33]).digest() for n in range(start, len(packed), 33)]) != packed[:32]:
         return None
-    signature = doc.get("arkforge_signature")
-    if type(signature) is not str or not signature.startswith(KEY_PREFIX) \
-            or not _B64URL.fullmatch(signature, len(KEY_PREFIX)):
+    signature = get("arkforge_signature")
+    if type(signature) is not str or not _SIGNATURE.fullmatch(signature):
         return None
-    try:
-        signed = base64.urlsafe_b64decode(signature[len(KEY_PREFIX):] + "==")
-    except (ValueError, binascii.Error):
-        return None
+    signed = binascii.a2b_base64(signature[len(KEY_PREFIX):].encode("ascii").translate(_URLSAFE) + b"==")
     message = chain.encode("ascii")
     for verifier in keys.objects:
         try:
@@ -209,11 +238,12 @@ def honest_v3(data: bytes, proof_id: str, keys: PinnedKeys, window: Window) -> H
             continue
     else:
         return None
-    if doc.get("arkforge_pubkey") is not None and doc["arkforge_pubkey"] not in keys.texts:
+    pubkey = get("arkforge_pubkey")
+    if pubkey is not None and pubkey not in keys.texts:
         return None
     # the batch: the chain included at its leaf, the root's token by the pinned authority within the season
     root_bytes = packed[32:64]
-    if not _included(packed[:32], index, size, path, root_bytes, keys.walks):
+    if not _included(packed[:32], index, size, path, packed[siblings:start], root_bytes, keys.walks):
         return None
     when = keys.times.get((tsr, root_bytes))
     if when is None:
@@ -229,26 +259,22 @@ def honest_v3(data: bytes, proof_id: str, keys: PinnedKeys, window: Window) -> H
         return None
     if log is not None and log.get("entry") is not None:
         return None
-    logged, not_logged = rekor_check(cast(ProofV3, _LogOnly(log)), window)
-    close = "" if window.closing is not None else "the close not checked (no --season-close)"
+    logged, not_logged = _rekor_notes(log, keys, window)
+    if logged:
+        return None
     # condition 2: disclosed opens a verified identity, bound, a DID; no flat field says otherwise
-    disclosed = doc.get("disclosed") or {}
-    for pair in disclosed.values():
-        if type(pair) is not dict or len(pair) != 2 or type(pair.get("nonce")) is not str or "value" not in pair:
-            return None
-    for name in (*IDENTITY_FIELDS, *((CONSISTENCY,) if CONSISTENCY in commitments else ())):
-        pair = disclosed.get(name)
-        nonce = pair["nonce"] if pair is not None else ""
-        if pair is None or name not in commitments or len(nonce) != 64 or not _HEX.fullmatch(nonce) or sha(
-                name.encode() + b"\x00" + bytes.fromhex(nonce) + _canonical(pair["value"]).encode()
-        ).hexdigest() != commitments[name]:
+    for n, name in enumerate(opened):
+        at = start + 33 * names.index(name) + 1
+        if sha(_OPENS[name] + packed[nonces + 32 * n:nonces + 32 * n + 32]
+               + _canonical(disclosed[name]["value"])).digest() != packed[at:at + 32]:
             return None
     identity = disclosed["agent_identity"]["value"]
     if disclosed["agent_identity_verified"]["value"] is not True or \
             disclosed["did_resolution_status"]["value"] != "bound" or type(identity) is not str or not identity:
         return None
-    if logged or any(name in doc and name in disclosed and doc[name] != disclosed[name]["value"]
-                     for name in (*IDENTITY_FIELDS, CONSISTENCY)):
-        return None
-    return Honest(SPEC, when, [n for n in (close, not_logged) if n], cast(dict[str, str], flat),
-                  {side: commitments.get(side) for side in _SIDES}, identity)
+    for name in _OPENED_WITH:
+        if name in doc and name in disclosed and doc[name] != disclosed[name]["value"]:
+            return None
+    close = "" if window.closing is not None else "the close not checked (no --season-close)"
+    return Honest(SPEC, when, [n for n in (close, not_logged) if n], flat,
+                  {side: raw[side][-64:] if side in raw else None for side in _SIDES}, identity)  # bare, as read

@@ -1,7 +1,7 @@
 """The fast reader of participants' JSON (orjson, issue 43) gives exactly what the strict reader gives: the
 same value, of the same types, and the same defects or the same error, on any text; the files it cannot vouch
-for (a key twice, a number beyond a float, an integer beyond 64 bits, a lone surrogate, deep nesting, white
-space before a colon) go to the strict reader."""
+for (a key twice, a number beyond a float, an integer beyond 64 bits, a lone surrogate, deep nesting, an
+escaped quote) go to the strict reader."""
 
 from __future__ import annotations
 
@@ -88,3 +88,30 @@ def test_any_text_reads_alike(value: Any, indent: int | None, separators: tuple[
     text = json.dumps(value, indent=indent, separators=separators, ensure_ascii=ascii_only)
     same(text)
     same(_with_duplicate(text, random.Random(seed)))
+
+
+@pytest.mark.parametrize("text", ['{"a":1,"a":2}', '{"a" :1,"a":2}', '{"a"\n:1, "a":2}', '{"a":{"b":1,"b":[2]}}',
+                                  '[{"x":"y"},{"x":"y","x":"y"}]', '{"a":1,"b":{},"a":"s"}', '{"a":"\\"","b":1}'])
+def test_a_key_written_twice_or_an_escaped_quote_is_never_vouched_for(text: str) -> None:
+    assert strict_json.fast_loads(text) is None
+    assert strict_json.fast_loads(text.encode()) is None
+
+
+@pytest.mark.parametrize("separators", [(",", ":"), (", ", ": "), (",", " : "), (" ,\n", "\t:\r\n")])
+def test_the_fast_reader_vouches_for_ordinary_texts_however_spaced(separators: tuple[str, str]) -> None:
+    value = {"proof_id": "prf_1", "hashes": {"chain": "sha256:" + "ab" * 32}, "n": [1, 2.5, None, True, {"": ""}],
+             "k:": "did:key:z", "é": ["\u2028", {"a": {"b": "c"}}]}
+    text = json.dumps(value, separators=separators, ensure_ascii=False)
+    assert strict_json.fast_loads(text) == (value,)
+    assert strict_json.fast_loads(text.encode()) == (value,)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values, st.integers(0, 10**6))
+def test_a_duplicated_key_is_never_vouched_for(value: Any, seed: int) -> None:
+    text = json.dumps(value)
+    spoiled = _with_duplicate(text, random.Random(seed))
+    if spoiled == text or '\\"' in text:  # no object, or a key holding a quote (the copy may not be JSON)
+        return
+    assert strict_json.fast_loads(spoiled) is None
+    assert strict_json.loads(spoiled)[1]  # the strict reader names it

@@ -94,6 +94,12 @@ EDITS: list[tuple[str, Any]] = [
     ("prefixed path", lambda v: v["batch_anchor"].__setitem__(
         "audit_path", [f"sha256:{h}" for h in v["batch_anchor"]["audit_path"]])),
     ("overstated tree_size", lambda v: v["batch_anchor"].__setitem__("tree_size", 64)),
+    ("path one too long", lambda v: v["batch_anchor"]["audit_path"].append(v["batch_anchor"]["audit_path"][0])),
+    ("path one too short", lambda v: v["batch_anchor"]["audit_path"].pop()),
+    ("uneven commitments", lambda v: v["commitments"].update(  # 70 and 72 characters, 142 in all
+        seller=v["commitments"]["seller"][:-1],
+        timestamp="sha256:" + v["commitments"]["seller"][-1] + v["commitments"]["timestamp"][7:])),
+    ("base64 signature", lambda v: v.__setitem__("arkforge_signature", v["arkforge_signature"][:-1] + "+")),
     ("bool leaf_index", lambda v: v["batch_anchor"].__setitem__("leaf_index", True)),
     ("leaf out of range", lambda v: v["batch_anchor"].__setitem__("leaf_index", v["batch_anchor"]["tree_size"])),
     ("pending", lambda v: v.__setitem__("batch_anchor", {"status": "pending"})),
@@ -128,6 +134,24 @@ def test_every_other_proof_is_left_to_the_full_path_or_judged_alike(world: dict[
     view = proof.public()
     edit(view)
     agree(_judge(world), view, tmp_path, proof.proof_id)
+
+
+HONEST_SPELLINGS: list[tuple[str, Any]] = [
+    ("a commitment bare", lambda v: v["commitments"].__setitem__("seller", v["commitments"]["seller"][7:])),
+    ("every commitment bare", lambda v: v["commitments"].update({k: h[7:] for k, h in v["commitments"].items()})),
+    ("flat hashes bare", lambda v: v["hashes"].update(request=v["hashes"]["request"][7:])),
+    ("chain and root bare", lambda v: (v["hashes"].update(chain=v["hashes"]["chain"][7:]),
+                                       v["batch_anchor"].update(root=v["batch_anchor"]["root"][7:]))),
+]
+
+
+@pytest.mark.parametrize(("name", "edit"), HONEST_SPELLINGS, ids=[e[0] for e in HONEST_SPELLINGS])
+def test_each_spelling_of_a_hash_is_judged_in_one_pass(world: dict[str, Any], tmp_path: Path, name: str,
+                                                       edit: Any) -> None:
+    proof: Issued = world["proofs"][5]
+    view = proof.public()
+    edit(view)
+    assert agree(_judge(world), view, tmp_path, proof.proof_id) is not None
 
 
 def test_texts_the_strict_reader_refuses_are_left_to_it(world: dict[str, Any], tmp_path: Path) -> None:
