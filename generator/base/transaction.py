@@ -49,6 +49,7 @@ from types import TracebackType
 
 from generator.base.atomic_file import write_atomic, write_new
 from generator.base.errors import BuildLocked, GeneratorError, TreeWriteError
+from generator.base.jsonvalue import indented_json
 
 LOCK_FILE = ".corpus.lock"
 TXN_DIR = ".corpus-txn"
@@ -83,9 +84,12 @@ class Journal:
     new: tuple[tuple[int, int], ...] = ()
 
     def to_bytes(self) -> bytes:
-        return (json.dumps({"format": JOURNAL_FORMAT, "pid": self.pid, "trees": list(self.trees),
-                            "existed": list(self.existed), "state": self.state,
-                            "new": [list(identity) for identity in self.new]}, indent=2) + "\n").encode()
+        """The journal's JSON, indented; by :func:`indented_json` (orjson), whose writer leaves no reference
+        cycle behind: a build runs with the cyclic collector paused (``json.dumps(indent=2)``'s closures
+        would be garbage it never collects)."""
+        return indented_json({"format": JOURNAL_FORMAT, "pid": self.pid, "trees": list(self.trees),
+                              "existed": list(self.existed), "state": self.state,
+                              "new": [list(identity) for identity in self.new]})
 
     @classmethod
     def read(cls, root: Path) -> Journal | None:

@@ -76,12 +76,17 @@ class BuildResult:
 
 @contextmanager
 def _cyclic_gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while the sources are loaded, validated and compiled.
+    """Pause Python's cyclic garbage collector while the sources are loaded, validated, compiled and written.
 
     The pipeline allocates millions of small containers that all stay alive until it ends, and every
     automatic collection walks them again: that was a third of the CPU time of checking a 10,000-entity
     corpus. They form no reference cycles (a test counts the cyclic garbage left: none), so pausing the
     collector frees nothing later; reference counting still frees everything as usual.
+
+    When the collector is resumed, what the run left alive (a build's bodies, its manifest) goes straight to
+    the oldest generation (``gc.freeze`` then ``gc.unfreeze``, two list splices): otherwise the first young
+    collections would walk those millions of objects one after the other, a tenth of a build's CPU time. Done
+    only when nothing else holds objects frozen, so that no caller's ``gc.freeze`` is undone here.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -89,6 +94,9 @@ def _cyclic_gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -119,6 +127,7 @@ def compile_build(src: Path, base_url: str, track: Track) -> BuildResult:
                        track.trees.build, track.trees.manifest)
 
 
+@_cyclic_gc_paused()
 def build(src: Path, out: Path, base_url: str, track: Track, *, wait: bool = True,
           say: Say = stderr_notice) -> BuildResult:
     """Compile the track's trees (``out/build``, ``out/manifest``) as one transaction; refuse to change a
