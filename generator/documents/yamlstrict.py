@@ -188,16 +188,16 @@ class _Builder:
         start = line_column(text, begin) if begin < end else None
         return self.too_deep(line_column(text, found), start, True)
 
-    def _refuse_decorations(self, event: NodeEvent) -> None:
+    def _refuse_decorations(self, event: NodeEvent, field: str | None = None) -> None:
         if event.anchor is not None:
             kind, sign = ("aliases", "*") if isinstance(event, AliasEvent) else ("anchors", "&")
             raise self.fail(event, f"YAML {kind} are not allowed ({sign}{_cut(event.anchor)}): write each "
-                            "value out")
+                            "value out", field)
         tag = getattr(event, "tag", None)
         if tag is not None:
             shown = tag.replace("tag:yaml.org,2002:", "!!", 1)  # as the author wrote it
             raise self.fail(event, f"explicit tag {_cut(shown)!r} is not allowed: write the value without a "
-                            "tag (a plain string, or exactly true, false or null)")
+                            "tag (a plain string, or exactly true, false or null)", field)
 
     def _scalar(self, event: ScalarEvent) -> JsonValue:
         value = event.value
@@ -216,6 +216,8 @@ class _Builder:
         if not isinstance(event, ScalarEvent) or (event.implicit[0] and event.value in _PLAIN_WORDS):
             raise self.fail(event, "a mapping key must be a plain string")
         key = event.value
+        if event.tag is not None or event.anchor is not None:  # a key is a name: no tag, no anchor either
+            self._refuse_decorations(event, self._join(escaped(_cut(key))))
         if key == "<<" and event.implicit[0]:
             raise self.fail(event, "merge keys ('<<') are not allowed: write each field out", self._join(key))
         if key in _CLEAN_KEYS:  # a name met before, allowed and in NFC: most keys of a build
@@ -269,14 +271,14 @@ class _Builder:
                 start = event.start_mark
                 position = (start.line + 1, start.column + 1)
                 if is_map and key is None and cls is not MappingEndEvent:  # a mapping's key
-                    if cls is ScalarEvent:
+                    if cls is ScalarEvent and event.tag is None and event.anchor is None:
                         key = event.value
                         if key not in clean or key in marks:  # a name not met yet, or twice: in full
                             self.sync(saved, (container, is_map, marks, None))
                             key = self._key(self.stack[-1], event)
                     else:
                         self.sync(saved, (container, is_map, marks, None))
-                        key = self._key(self.stack[-1], event)  # raises: not a plain string
+                        key = self._key(self.stack[-1], event)  # raises: no plain string, or decorated
                     marks[key] = position
                     continue
                 value: object

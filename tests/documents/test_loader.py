@@ -108,6 +108,16 @@ def test_explicit_collection_tags_are_refused(text: str, shown: str) -> None:
     assert _problem(text).startswith(f"t.yaml:1:4: m: explicit tag '{shown}' is not allowed")
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    ("!!str a: b\n", "t.yaml:1:1: a: explicit tag '!!str' is not allowed"),
+    ("top:\n  !!int 12: b\n", "t.yaml:2:3: top.12: explicit tag '!!int' is not allowed"),
+    ("l:\n  - &k a: b\n", "t.yaml:2:5: l[0].a: YAML anchors are not allowed (&k): write each value out"),
+    ("{! x: y}\n", "t.yaml:1:2: x: explicit tag '!' is not allowed")])
+def test_a_key_takes_no_tag_nor_anchor(text: str, said: str) -> None:
+    """A key is a name: a tag or an anchor on it is refused as on a value (they were once let through)."""
+    assert _problem(text).startswith(said)
+
+
 def test_merge_key_is_refused() -> None:
     assert _problem("base: {x: 1}\nitem:\n  <<: x\n  y: 2\n") == (
         "t.yaml:3:3: item.<<: merge keys ('<<') are not allowed: write each field out")

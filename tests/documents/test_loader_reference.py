@@ -2,7 +2,8 @@
 locals) gives what a plain reading of PyYAML's own composed nodes gives: the same values of the same types, the
 same position for every key, item and container, and a refusal exactly where the rules refuse (a key twice,
 ``true``/``false``/``null`` or ``<<`` unquoted as a key, a key that is no string, text not in NFC in a
-non-ASCII file, a refused character brought in by an escape, an anchor or an alias)."""
+non-ASCII file, a refused character brought in by an escape, a tag, an anchor or an alias, on a key as on a
+value)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,11 @@ def reference(text: str) -> Any:
         return REFUSED
     try:
         root = yaml.compose(text, Loader=yaml.CBaseLoader)
+        events = list(yaml.parse(text, Loader=yaml.CBaseLoader))
     except yaml.YAMLError:
+        return REFUSED
+    if any(getattr(event, "anchor", None) is not None or getattr(event, "tag", None) is not None
+           for event in events):  # no tag, anchor nor alias, on a key as on a value
         return REFUSED
     try:
         return None if root is None else _node(root, check_nfc)
@@ -85,8 +90,9 @@ def _shape(value: Any) -> Any:
 
 texts = st.sampled_from(PLAIN) | st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)),
                                          max_size=6)
-scalars = st.tuples(st.sampled_from(["plain", "single", "double", "ascii"]), texts)
-keys = st.tuples(st.sampled_from(["plain", "single", "double"]), st.sampled_from([*PLAIN[:8], "true", "<<", "k"]))
+STYLES = ["plain", "plain", "single", "double", "ascii", "tag", "anchor"]
+scalars = st.tuples(st.sampled_from(STYLES), texts)
+keys = st.tuples(st.sampled_from(STYLES), st.sampled_from([*PLAIN[:8], "true", "<<", "k"]))
 trees = st.recursive(scalars, lambda inner: st.one_of(
     st.tuples(st.just("seq"), st.sampled_from(["block", "flow"]), st.lists(inner, max_size=4)),
     st.tuples(st.just("map"), st.sampled_from(["block", "flow"]), st.lists(st.tuples(keys, inner), max_size=4))),
@@ -98,6 +104,8 @@ def _scalar(style: str, text: str) -> str:
         return text
     if style == "single" and text in PLAIN:
         return f"'{text}'"
+    if style in ("tag", "anchor"):  # rarely needed, refused wherever written
+        return ("!!str " if style == "tag" else "&a ") + json.dumps(text)
     return json.dumps(text, ensure_ascii=style == "ascii")  # a JSON string is a YAML double-quoted one
 
 
@@ -133,7 +141,8 @@ def test_the_loader_reads_what_the_composer_reads(tree: Any) -> None:
 
 
 CASES = ["a: 1\nb: [x, {c: d}]\n", "a: 1\na: 2\n", "- a\n- {b: [c, [d, e]]}\n- []\n- {}\n", "true: x\n",
-         "'true': x\n", "<<: x\n", "'<<': x\n", "x: *a\n", "[a]: b\n", "a:\n  b:\n    - c\n    - d: e\n",
+         "'true': x\n", "<<: x\n", "'<<': x\n", "x: &a b\n", "x: *a\n", "&a x: b\n", "!!str x: b\n",
+         "x: !!str b\n", "{? !t [a]: b}\n", "x:\n  - &k a: b\n", "[a]: b\n", "a:\n  b:\n    - c\n    - d: e\n",
          '"\\u2028": x\n', 'x: "\\u2028"\n', "é: e\u0301\n", 'x: "e\\u0301"\n', "x:\n", "- \n- null\n", "plain\n",
          "'quoted'\n", "", "# only\n", "a: [b, c]\nd: e\na: f\n", "k:\n  k: 1\n  j: {k: 2, k: 3}\n"]
 
