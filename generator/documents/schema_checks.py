@@ -103,8 +103,32 @@ def check_dates(record: Record) -> list[Problem]:
     """A value shaped like a date must be a day that exists, in whatever field a track names it
     (``date_fin_validite``, ``fin_validite``, ``releve_le``, ``du``...)."""
     problems: list[Problem] = []
-    _check_dates_in(record, record.data, (), problems)
+    if _unreal_day_in(record.data):  # rare: only then is the record walked again to name each field
+        _check_dates_in(record, record.data, (), problems)
     return problems
+
+
+def _unreal_day_in(value: object) -> bool:
+    """Whether :func:`_check_dates_in` would find a problem in ``value``: a mapping's string value somewhere
+    in it shaped like a date but no real day. Asked of every record of a build, so it makes no field path
+    and calls nothing per string (an explicit stack; :func:`is_date_shaped` inlined)."""
+    stack = [value]
+    fullmatch = _DATE_SHAPE.fullmatch
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for inner in node.values():
+                if isinstance(inner, str):
+                    if len(inner) == 10 and inner[4] == "-" and fullmatch(inner) is not None:
+                        try:
+                            date.fromisoformat(inner)
+                        except ValueError:
+                            return True
+                elif isinstance(inner, dict | list):
+                    stack.append(inner)
+        elif isinstance(node, list):
+            stack.extend(node)  # its strings are not looked at (as in the walk), its containers are
+    return False
 
 
 def _check_dates_in(record: Record, value: object, parts: tuple[str | int, ...], problems: list[Problem]) -> None:
