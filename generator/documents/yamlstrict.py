@@ -15,7 +15,7 @@ sequences remember where each item was written so that the validator can name ``
 from __future__ import annotations
 
 import unicodedata
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 from yaml.events import (
@@ -60,20 +60,37 @@ class YamlProblem(GeneratorError):
         super().__init__(str(problem))
 
 
+class Mark(Protocol):
+    """Where libyaml saw a key, an item or a container start (0-based): the start mark of its event, kept as
+    libyaml made it, since copying its line and column into a tuple for each of millions of events cost a tenth
+    of loading. :func:`position` reads it as an editor counts."""
+
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def column(self) -> int: ...
+
+
+def position(mark: Mark) -> tuple[int, int]:
+    """The 1-based line and column of ``mark``."""
+    return mark.line + 1, mark.column + 1
+
+
 class LocatedDict(dict[str, object]):
     """A mapping that knows the position of each of its keys (and of itself)."""
 
     __slots__ = ("mark", "marks")
-    mark: tuple[int, int]
-    marks: dict[str, tuple[int, int]]
+    mark: Mark
+    marks: dict[str, Mark]
 
 
 class LocatedList(list[object]):
     """A sequence that knows the position of each of its items (and of itself)."""
 
     __slots__ = ("mark", "marks")
-    mark: tuple[int, int]
-    marks: list[tuple[int, int]]
+    mark: Mark
+    marks: list[Mark]
 
 
 # Keys that broke no character rule and are in NFC (a key is checked once a run); never true, false, null nor
@@ -95,7 +112,7 @@ class _Frame:
     def __init__(self, container: LocatedDict | LocatedList, is_map: bool, marks: Any, key: str | None) -> None:
         self.container = container
         self.is_map = is_map
-        self.marks = marks  # {key: position} or [position], shared with the loop that fills the container
+        self.marks = marks  # {key: mark} or [mark], shared with the loop that fills the container
         self.key = key  # a mapping's key whose value is being read
 
 
@@ -152,9 +169,9 @@ class _Builder:
         """
         frames = self.stack[1:]
         if start is None and frames:
-            start = frames.pop().container.mark
+            start = position(frames.pop().container.mark)
         while frames and not frames[-1].container:
-            start = frames.pop().container.mark
+            start = position(frames.pop().container.mark)
         where = f"; the nesting starts at line {start[0]}, column {start[1]}" if start else ""
         return YamlProblem(Problem(Location(self.source_name, *mark), self.short_field(more),
                                    f"nesting deeper than {MAX_DEPTH} levels is not allowed (level "
@@ -176,7 +193,7 @@ class _Builder:
         while begin < end and text[begin] == " ":
             begin += 1
         first = line_column(text, begin)  # containers of the run that the builder has opened already
-        level, found = sum(1 for frame in self.stack if frame.container.mark < first), None
+        level, found = sum(1 for frame in self.stack if position(frame.container.mark) < first), None
         for index in range(begin, end):
             if text[index] in "[{":
                 level += 1
@@ -223,7 +240,7 @@ class _Builder:
         if key in _CLEAN_KEYS:  # a name met before, allowed and in NFC: most keys of a build
             first = frame.marks.get(key)
             if first is not None:
-                raise self.fail(event, f"duplicate key (first written at line {first[0]})", self._join(key))
+                raise self.fail(event, f"duplicate key (first written at line {first.line + 1})", self._join(key))
             return key
         found = bad_key(key)
         if found:
@@ -233,11 +250,11 @@ class _Builder:
         if self.check_nfc and not is_nfc(key):
             composed = unicodedata.normalize("NFC", key)
             twin = frame.marks.get(composed)
-            also = f"; its NFC form is already a key at line {twin[0]}" if twin else ""
+            also = f"; its NFC form is already a key at line {twin.line + 1}" if twin else ""
             raise self.fail(event, f"key not in Unicode NFC form{also}", self._join(key))
         first = frame.marks.get(key)
         if first is not None:
-            raise self.fail(event, f"duplicate key (first written at line {first[0]})", self._join(key))
+            raise self.fail(event, f"duplicate key (first written at line {first.line + 1})", self._join(key))
         return key
 
     def _join(self, key: str) -> str:
@@ -262,14 +279,13 @@ class _Builder:
         saved: list[_Open] = []  # the enclosing containers, outermost first
         container: Any = None  # the open container (None before the document's root)
         is_map = False
-        marks: Any = None  # the open container's marks: {key: position} or [position]
+        marks: Any = None  # the open container's marks: {key: mark} or [mark]
         key: str | None = None  # the key whose value is being read (a mapping)
         try:
             while True:
                 event = get_event()
                 cls = event.__class__
-                start = event.start_mark
-                position = (start.line + 1, start.column + 1)
+                start = event.start_mark  # kept as it is (:class:`Mark`)
                 if is_map and key is None and cls is not MappingEndEvent:  # a mapping's key
                     if cls is ScalarEvent and event.tag is None and event.anchor is None:
                         key = event.value
@@ -279,7 +295,7 @@ class _Builder:
                     else:
                         self.sync(saved, (container, is_map, marks, None))
                         key = self._key(self.stack[-1], event)  # raises: no plain string, or decorated
-                    marks[key] = position
+                    marks[key] = start
                     continue
                 value: object
                 if cls is ScalarEvent:
@@ -300,7 +316,7 @@ class _Builder:
                         container[key] = value
                         key = None
                     else:
-                        marks.append(position)
+                        marks.append(start)
                         container.append(value)
                 elif cls is MappingStartEvent or cls is SequenceStartEvent:
                     if event.tag is not None or event.anchor is not None:
@@ -309,13 +325,13 @@ class _Builder:
                     if container is not None:
                         if len(saved) + 1 >= MAX_DEPTH:
                             self.sync(saved, (container, is_map, marks, key))
-                            raise self.too_deep(position)
+                            raise self.too_deep(position(start))
                         if not is_map:
-                            marks.append(position)  # an item's position is where it starts
+                            marks.append(start)  # an item's position is where it starts
                         saved.append((container, is_map, marks, key))
                     is_map = cls is MappingStartEvent
                     container = LocatedDict() if is_map else LocatedList()
-                    container.mark = position
+                    container.mark = start
                     marks = {} if is_map else []
                     key = None
                 elif cls is MappingEndEvent or cls is SequenceEndEvent:
@@ -415,11 +431,11 @@ def location_of(container: object, key: str | int | None, file: str) -> Location
         marks = getattr(container, "marks", None)
         try:
             if marks is not None:
-                line, column = marks[key]
-                return Location(file, line, column)
+                mark = marks[key]
+                return Location(file, mark.line + 1, mark.column + 1)
         except (KeyError, IndexError, TypeError):
             pass
     mark = getattr(container, "mark", None)
-    if mark:
-        return Location(file, mark[0], mark[1])
+    if mark is not None:
+        return Location(file, mark.line + 1, mark.column + 1)
     return Location(file)

@@ -12,7 +12,7 @@ import yaml
 
 from generator.base.errors import Location
 from generator.documents import yamlstrict
-from generator.documents.yamlstrict import LocatedDict, LocatedList, YamlProblem, load_text, location_of
+from generator.documents.yamlstrict import LocatedDict, LocatedList, YamlProblem, load_text, location_of, position
 
 # Written plain (unquoted), each of these would be typed by YAML 1.1 or 1.2 core resolution.
 STAY_STRINGS = [
@@ -65,8 +65,9 @@ def test_empty_document_is_none() -> None:
 def test_positions_are_remembered() -> None:
     data = load_text("top:\n  a: x\n  items:\n    - one\n    - two\n", "t.yaml")
     assert isinstance(data, LocatedDict) and isinstance(data["top"]["items"], LocatedList)
-    assert data["top"].marks == {"a": (2, 3), "items": (3, 3)}
-    assert data["top"]["items"].marks == [(4, 7), (5, 7)]
+    assert {key: position(mark) for key, mark in data["top"].marks.items()} == {"a": (2, 3), "items": (3, 3)}
+    assert [position(mark) for mark in data["top"]["items"].marks] == [(4, 7), (5, 7)]
+    assert position(data["top"].mark) == (2, 3) and position(data.mark) == (1, 1)
     assert location_of(data["top"], "items", "f.yaml") == Location("f.yaml", 3, 3)
     assert location_of(data["top"]["items"], 1, "f.yaml") == Location("f.yaml", 5, 7)
     assert location_of(data["top"], "missing", "f.yaml") == Location("f.yaml", 2, 3)  # falls back to the mapping

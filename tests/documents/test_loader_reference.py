@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator.base.text_policy import bad_key, bad_text, raw_problem
-from generator.documents.yamlstrict import LocatedDict, LocatedList, YamlProblem, load_text
+from generator.documents.yamlstrict import LocatedDict, LocatedList, YamlProblem, load_text, position
 
 WORDS = {"true": True, "false": False, "null": None}
 PLAIN = ["a", "b", "x y", "é", "e\u0301", "Société", "true", "false", "null", "no", "1", "~", "<<", "2026-02-30"]
@@ -78,10 +78,12 @@ def strict(text: str) -> Any:
 def _shape(value: Any) -> Any:
     if isinstance(value, LocatedDict):
         assert list(value.marks) == list(value)
-        return ("map", value.mark, [(key, value.marks[key], _shape(inner)) for key, inner in value.items()])
+        return ("map", position(value.mark), [(key, position(value.marks[key]), _shape(inner))
+                                              for key, inner in value.items()])
     if isinstance(value, LocatedList):
         assert len(value.marks) == len(value)
-        return ("seq", value.mark, [(mark, _shape(inner)) for mark, inner in zip(value.marks, value, strict=True)])
+        return ("seq", position(value.mark), [(position(mark), _shape(inner))
+                                              for mark, inner in zip(value.marks, value, strict=True)])
     assert value is None or isinstance(value, str | bool)
     return value
 
