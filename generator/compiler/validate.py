@@ -291,14 +291,23 @@ class Validator:
 
     def _check_references(self) -> None:
         """Every reference of every link; for a link with ``memes``, who cites each record
-        (:meth:`_check_same_fields` reads it)."""
+        (:meth:`_check_same_fields` reads it). A reference to a defined resource of the right collection (all
+        but a few of a build's 200,000) is settled here; any other goes through :meth:`_cite`, which words
+        what is wrong with it."""
+        records, pages, cited = self.index.records, self.index.pages, self.index.cited
         for n, link in enumerate(self.track.links):
             target = self.track.collection(link.target)
+            matches = target.regex.fullmatch
             cited_by = self._cited_by.setdefault(n, {}) if link.same else None
             for record in self.sources.of(link.source):
                 for container, key, fieldname in _sites(record.data, link.field):
-                    path = self._cite(record, container, key, fieldname, target)
-                    if cited_by is not None and path is not None and path in self.index.records:
+                    path = container.get(key) if isinstance(container, dict) else \
+                        container[key] if isinstance(container, list) and isinstance(key, int) else None
+                    if path.__class__ is str and (path in records or path in pages) and matches(path) is not None:
+                        cited.add(path)
+                    else:
+                        path = self._cite(record, container, key, fieldname, target)
+                    if cited_by is not None and path is not None and path in records:
                         cited_by.setdefault(path, []).append((record, container, key, fieldname))
 
     def _listed_by(self, owner_kind: str, key: str) -> dict[str, list[tuple[str, list[object], int, str]]]:
@@ -320,14 +329,19 @@ class Validator:
         back, owner_list = link.back or "", link.top_field or ""
         owner_collection = self.track.collection(link.source)
         listed = self._listed_by(link.source, owner_list)
+        track, records, defines, matches = self.track, self.index.records, self.index.defines, \
+            owner_collection.regex.fullmatch
         for record in self.sources.of(link.target):
-            path, owner = record_path(record, self.track), record.data.get(back)
-            if path is None or self.index.records.get(path) is not record:
+            path, owner = record_path(record, track), record.data.get(back)
+            if path is None or records.get(path) is not record:
                 continue  # a record without a usable id: the id check said so
-            if not isinstance(owner, str) or not self.index.defines(owner) \
-                    or not owner_collection.matches(owner):  # a wrong-collection link: _cite said so
+            if not isinstance(owner, str) or not defines(owner) \
+                    or matches(owner) is None:  # a wrong-collection link: _cite said so
                 continue
             listings = listed.get(path, [])
+            if len(listings) == 1 and listings[0][0] == owner and (
+                    link.mismatch is None or record.data.get(link.mismatch) is not True):
+                continue  # listed by its owner alone, as almost every record is
             owners = [listing[0] for listing in listings]
             intended = link.mismatch is not None and record.data.get(link.mismatch) is True
             if any(other != owner for other in owners):  # an owner that the record does not name
