@@ -38,11 +38,16 @@ def check_bodies(documents: list[Document], build_dir: str) -> list[Problem]:
     problem names the file it would be in the track's ``build_dir`` (``build/<piste>``)."""
     problems = []
     for doc in documents:
+        body = doc.body
+        numbers = not _only_strings_and_literals(body)  # cheap test first; pointers only when needed
+        misplaced = not body or next(iter(body)) != "ressource" or body["ressource"] != doc.path
+        if not (numbers or misplaced):  # every body of a valid build: no place is named
+            continue
         where = Location(f"{build_dir}/{file_for(doc.path)}")
-        if not _only_strings_and_literals(doc.body):  # cheap test first; pointers only when needed
+        if numbers:
             problems += [Problem(where, ptr, "a JSON number would be served; write it as a string")
-                         for ptr in find_numbers(doc.body)]
-        if not doc.body or next(iter(doc.body)) != "ressource" or doc.body["ressource"] != doc.path:
+                         for ptr in find_numbers(body)]
+        if misplaced:
             problems.append(Problem(where, "ressource", "every body starts with its canonical path"))
     return problems
 
