@@ -180,7 +180,7 @@ def _owner_file(sources: Sources, path: Path, owner: Collection, sections: tuple
     loaded = read_yaml(sources.root, path, sources.problems)
     if loaded is None:
         return
-    name, data = loaded
+    name, data, days = loaded
     keys = tuple(c.source.section or "" for c in sections)
     label = owner.label
     if not isinstance(data, LocatedDict):
@@ -198,7 +198,7 @@ def _owner_file(sources: Sources, path: Path, owner: Collection, sections: tuple
                                         f"an {label} file needs an '{head}' mapping"))
         return
     owner_id = record_data.get("id") if isinstance(record_data.get("id"), str) else None
-    sources.add(Record(owner.name, record_data, name, head, owner_id, owner.schema, sources.schemas))
+    sources.add(Record(owner.name, record_data, name, head, owner_id, owner.schema, sources.schemas, days))
     for collection in sections:
         section = collection.source.section or ""
         if collection is owner or data.get(section) is None:
@@ -210,7 +210,7 @@ def _owner_file(sources: Sources, path: Path, owner: Collection, sections: tuple
                 continue
             for index, item in enumerate(items):
                 record = Record(collection.name, item, name, f"{section}[{index}]", owner_id, collection.schema,
-                                sources.schemas)
+                                sources.schemas, days)
                 if not isinstance(item, dict):
                     sources.problems.append(Problem(location_of(items, index, name), record.where,
                                                     "must be a mapping"))
@@ -218,7 +218,7 @@ def _owner_file(sources: Sources, path: Path, owner: Collection, sections: tuple
                 sources.add(record)
         elif isinstance(items, dict):
             sources.add(Record(collection.name, items, name, section, owner_id, collection.schema,
-                               sources.schemas))
+                               sources.schemas, days))
         else:  # the validator reads pages from a mapping: stop here, not crash there
             fields = ", ".join(schema(collection.schema, sources.schemas).get("required", []))
             sources.problems.append(Problem(location_of(data, section, name), section,

@@ -15,8 +15,9 @@ from generator.base.text_policy import cut
 from generator.compiler.source_paths import page_paths, record_path
 from generator.compiler.sources import Sources
 from generator.contract.bodies import REQUIRED_SYSTEME
+from generator.documents.dates import is_date_shaped
 from generator.documents.records import Record, error_at
-from generator.documents.schema_checks import check_dates, check_schema, is_date_shaped, refused_in
+from generator.documents.schema_checks import check_dates, check_schema, refused_in
 from generator.documents.yamlstrict import location_of
 from generator.tracks.assertable import STATEMENT, TABLE
 from generator.tracks.model import Collection, Link, Track

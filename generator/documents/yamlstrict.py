@@ -43,6 +43,7 @@ from generator.base.text_policy import (
     line_column,
     raw_problem,
 )
+from generator.documents.dates import is_false_day
 
 try:  # libyaml's parser is what makes a 10,000-entity corpus load quickly; fall back when absent.
     _Parser: type = yaml.CBaseLoader  # only its parser is used: values are built from its events here
@@ -128,6 +129,7 @@ class _Builder:
         self.source_name = source_name
         self.check_nfc = check_nfc
         self.stack: list[_Frame] = []
+        self.false_day = False  # a mapping's value shaped like a date that is no real day, met somewhere
 
     def field(self) -> str:
         """The field path of the value being read (``agrements[0].statut``), as the validator names it."""
@@ -315,6 +317,8 @@ class _Builder:
                     if is_map:
                         container[key] = value
                         key = None
+                        if len(text) == 10 and text[4] == "-" and is_false_day(text):  # as check_dates sees it
+                            self.false_day = True
                     else:
                         marks.append(start)
                         container.append(value)
@@ -372,11 +376,11 @@ def _cut(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
-def _single_document(parser: Any, source_name: str, check_nfc: bool, text: str) -> Any:
+def _single_document(parser: Any, source_name: str, check_nfc: bool, text: str) -> tuple[Any, bool]:
     parser.get_event()  # StreamStartEvent
     start = parser.get_event()
     if isinstance(start, StreamEndEvent):
-        return None  # an empty file, or only comments
+        return None, False  # an empty file, or only comments
     assert isinstance(start, DocumentStartEvent)
     if start.tags:
         raise _builder_problem(start, source_name, "%TAG directives are not allowed: write values without tags")
@@ -392,7 +396,7 @@ def _single_document(parser: Any, source_name: str, check_nfc: bool, text: str) 
     if not isinstance(after, StreamEndEvent):
         raise _builder_problem(after, source_name, "YAML syntax: expected a single document in the stream "
                                "but found another document")
-    return data
+    return data, builder.false_day
 
 
 def _builder_problem(event: yaml.Event, source_name: str, message: str) -> YamlProblem:
@@ -402,6 +406,12 @@ def _builder_problem(event: yaml.Event, source_name: str, message: str) -> YamlP
 
 def load_text(text: str | bytes, source_name: str) -> object:
     """Load one YAML document strictly; raise :class:`YamlProblem` naming the source and position."""
+    return load_noting_days(text, source_name)[0]
+
+
+def load_noting_days(text: str | bytes, source_name: str) -> tuple[object, bool]:
+    """:func:`load_text`, and whether a mapping's value somewhere in the document is shaped like a date but no
+    real day (``2026-02-30``), which the date check names: where there is none, it has nothing to look for."""
     if len(text) > MAX_FILE_BYTES:
         raise YamlProblem(Problem(Location(source_name), "", f"file larger than {MAX_FILE_BYTES} bytes: split "
                                   "it, or ask for the limit to be raised (docs/authoring.md)"))
