@@ -11,10 +11,9 @@ from pathlib import Path
 from generator.base.errors import CorpusError, ManifestError, Problem, Severity
 from generator.base.transaction import Say, Transaction, stderr_notice
 from generator.compiler.compile import compile_documents
-from generator.compiler.output import Built, build_manifest, check_bodies
+from generator.compiler.output import Built, serialise
 from generator.compiler.sources import load_sources
 from generator.compiler.validate import validate
-from generator.contract.bodies import body_bytes
 from generator.contract.freeze import guard_manifest, read_record
 from generator.contract.manifest import MANIFEST_FILE, Manifest
 from generator.tracks.loader import load_tracks
@@ -117,13 +116,12 @@ def compile_build(src: Path, base_url: str, track: Track) -> BuildResult:
     if errors:
         raise CorpusError(errors, keep_order=True)  # validate's order: cause first
     documents = compile_documents(sources, index, base_url, track)
-    body_errors = check_bodies(documents, track.trees.build)
-    if body_errors:
-        raise CorpusError(body_errors)
-    built = [Built(doc, body_bytes(doc.body)) for doc in documents]
+    out = serialise(documents, track.trees.build, base_url)
+    if out.problems:
+        raise CorpusError(out.problems)
     assert sources.corpus is not None
-    manifest = build_manifest(sources.corpus.data[track.corpus_key], base_url, built)
-    return BuildResult(built, manifest, [p for p in problems if p.severity is Severity.WARNING],
+    manifest = Manifest.create(sources.corpus.data[track.corpus_key], base_url, out.entries)
+    return BuildResult(out.built, manifest, [p for p in problems if p.severity is Severity.WARNING],
                        track.trees.build, track.trees.manifest)
 
 
