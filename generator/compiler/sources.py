@@ -175,13 +175,14 @@ def _single(sources: Sources, relative: str, kind: str, required: bool = True,
     return record
 
 
-def _owner_file(sources: Sources, path: Path, owner: Collection, sections: tuple[Collection, ...]) -> None:
-    """A file of an owner folder: the owner record under its section, its records under theirs."""
+def _owner_file(sources: Sources, path: Path, owner: Collection, sections: tuple[Collection, ...],
+                keys: tuple[str, ...]) -> None:
+    """A file of an owner folder: the owner record under its section, its records under theirs (``keys``: the
+    sections' names)."""
     loaded = read_yaml(sources.root, path, sources.problems)
     if loaded is None:
         return
     name, data, days = loaded
-    keys = tuple(c.source.section or "" for c in sections)
     label = owner.label
     if not isinstance(data, LocatedDict):
         sources.problems.append(Problem(location_of(data, None, name), "", f"an {label} file holds a mapping "
@@ -208,6 +209,7 @@ def _owner_file(sources: Sources, path: Path, owner: Collection, sections: tuple
             if not isinstance(items, list):
                 sources.problems.append(Problem(location_of(data, section, name), section, "must be a list"))
                 continue
+            add = sources.records.setdefault(collection.name, []).append
             for index, item in enumerate(items):
                 record = Record(collection.name, item, name, f"{section}[{index}]", owner_id, collection.schema,
                                 sources.schemas, days)
@@ -215,7 +217,7 @@ def _owner_file(sources: Sources, path: Path, owner: Collection, sections: tuple
                     sources.problems.append(Problem(location_of(items, index, name), record.where,
                                                     "must be a mapping"))
                     continue
-                sources.add(record)
+                add(record)
         elif isinstance(items, dict):
             sources.add(Record(collection.name, items, name, section, owner_id, collection.schema,
                                sources.schemas, days))
@@ -236,9 +238,11 @@ def load_sources(root: Path, track: Track) -> Sources:
     listed = survey(root, layout, sources.problems)
     for folder, paths in listed.items():
         owner = layout.owners.get(folder)
+        sections = layout.sections.get(folder, ())
+        keys = tuple(c.source.section or "" for c in sections)
         for path in paths:
             if owner is not None:
-                _owner_file(sources, path, owner, layout.sections.get(folder, ()))
+                _owner_file(sources, path, owner, sections, keys)
                 continue
             for collection in track.collections:
                 if collection.source.folder == folder and collection.source.section is None:

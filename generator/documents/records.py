@@ -81,8 +81,18 @@ class Loaded(NamedTuple):
     days_checked: bool  # no false day in it (:attr:`Record.days_checked`)
 
 
+def shown_name(root: Path, path: Path) -> str:
+    """How messages name a file under ``root`` (:func:`named_from`): by string when ``path`` is written under it,
+    as a folder's listing gives it (pathlib's ``relative_to`` costs more than reading a small file)."""
+    base = os.fspath(named_from(root))
+    text = os.fspath(path)
+    if os.sep == "/" and text.startswith(base) and text[len(base):len(base) + 1] == "/" and base != "/":
+        return text[len(base) + 1:]
+    return path.relative_to(named_from(root)).as_posix()
+
+
 def read_yaml(root: Path, path: Path, problems: list[Problem]) -> Loaded | None:
-    name = path.relative_to(named_from(root)).as_posix()
+    name = shown_name(root, path)
     try:
         data, false_day = load_noting_days(read_bounded(path), name)
         return Loaded(name, data, not false_day)
