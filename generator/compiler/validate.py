@@ -17,7 +17,7 @@ from generator.compiler.sources import Sources
 from generator.contract.bodies import REQUIRED_SYSTEME
 from generator.documents.dates import is_date_shaped
 from generator.documents.records import Record, error_at
-from generator.documents.schema_checks import check_dates, check_schema, refused_in
+from generator.documents.schema_checks import check_dates, check_schemas, refused_in
 from generator.documents.yamlstrict import location_of
 from generator.tracks.assertable import STATEMENT, TABLE
 from generator.tracks.model import Collection, Link, Track
@@ -134,8 +134,9 @@ class Validator:
     def run(self) -> list[Problem]:
         src = self.sources
         singles = [r for r in (src.corpus, src.referentiel, src.systeme, src.absents) if r is not None]
-        for record in singles + [r for records in src.records.values() for r in records]:
-            self.problems += check_schema(record)
+        every = singles + [r for records in src.records.values() for r in records]
+        self.problems += check_schemas(every)
+        for record in every:
             self.problems += check_dates(record)
         if src.corpus is not None:
             for vocabulary in self.track.vocabularies:

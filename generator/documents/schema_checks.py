@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from pathlib import Path
 
 from generator.base.errors import Problem
 from generator.base.text_policy import bad_text, cut
 from generator.documents.dates import is_false_day
 from generator.documents.records import Record, error_at
-from generator.documents.schemas import SchemaError, errors
+from generator.documents.schemas import SchemaError, all_valid, errors
 
 
 def json_path(parts: Iterable[str | int]) -> str:
@@ -56,6 +57,20 @@ def schema_message(err: SchemaError) -> str:
     if isinstance(err.instance, str) and len(err.instance) > 60:
         return message.replace(repr(err.instance), cut(err.instance))
     return message
+
+
+def check_schemas(records: Iterable[Record]) -> list[Problem]:
+    """:func:`check_schema` of every record, those of one schema first checked together (:func:`all_valid`):
+    only the records of a schema that one of them breaks are checked one by one, to word each error."""
+    groups: dict[tuple[str, Path | None], list[Record]] = {}
+    for record in records:
+        groups.setdefault((record.schema_name, record.schemas), []).append(record)
+    problems: list[Problem] = []
+    for (name, folder), group in groups.items():
+        if not all_valid(name, [record.data for record in group], folder):
+            for record in group:
+                problems += check_schema(record)
+    return problems
 
 
 def check_schema(record: Record) -> list[Problem]:
