@@ -216,3 +216,15 @@ def test_nfc_is_required_of_values_and_keys() -> None:
     assert load_text("Société: Mésange\n", "t.yaml") == {"Société": "Mésange"}
     assert _problem("v: Me\u0301sange\n").startswith("t.yaml:1:4: v: text not in Unicode NFC form")
     assert _problem("cle\u0301: x\n") == "t.yaml:1:1: cle\u0301: key not in Unicode NFC form"
+
+
+def test_the_characters_read_without_asking_the_policy_are_all_allowed() -> None:
+    """The loader skips the policy's scan for a text of characters it lets through raw (issue 43): every one
+    of them, asked one by one, is one the policy lets a source hold; a carriage return is always asked."""
+    from generator.base.text_policy import raw_problem
+
+    fast = yamlstrict._NOT_SURELY_ALLOWED
+    skipped = [chr(code) for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF
+               and fast.search(chr(code)) is None]
+    assert len(skipped) > 1_000_000 and "\r" not in skipped and "\t" not in skipped
+    assert [char for char in skipped if raw_problem(f"a{char}b", "t.yaml") is not None] == []
