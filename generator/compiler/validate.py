@@ -7,7 +7,7 @@ a run at once, each with ``file:line:column`` and the field it concerns.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from generator.base.errors import Location, Problem, Severity
@@ -84,12 +84,23 @@ def _field_at(data: object, dotted: str) -> tuple[object, object, str | None]:
     return container.get(parts[-1]), container, parts[-1]
 
 
-def _sites(data: object, field: str) -> Iterator[tuple[object, str | int, str]]:
+def _sites(data: object, field: str) -> Iterable[tuple[object, str | int, str]]:
     """Each place a link field names a reference: (container, key, field name as messages write it).
 
     ``field`` is a track link's dotted path, ``[]`` marking a list (``pages[].entrees[].agrement``); a
-    value of the wrong shape is skipped here (the schema reports it)."""
-    return _walk(data, field.split("."), 0, "")
+    value of the wrong shape is skipped here (the schema reports it). A field of one level (``entite``,
+    ``agrements[]``: most links) is read here without a generator, as :func:`_walk` would read it."""
+    if "." in field:
+        return _walk(data, field.split("."), 0, "")
+    if not isinstance(data, dict):
+        return ()
+    if not field.endswith("[]"):
+        return ((data, field, field),)
+    name = field[:-2]
+    items = data.get(name)
+    if not isinstance(items, list):
+        return ()
+    return [(items, k, f"{name}[{k}]") for k in range(len(items))]
 
 
 def _walk(container: object, parts: list[str], i: int, prefix: str) -> Iterator[tuple[object, str | int, str]]:

@@ -293,8 +293,7 @@ class _Builder:
         try:
             while True:
                 event = get_event()
-                cls = event.__class__
-                start = event.start_mark  # kept as it is (:class:`Mark`)
+                cls = event.__class__  # where it starts, event.start_mark, is read only where it is kept
                 if is_map and key is None and cls is not MappingEndEvent:  # a mapping's key
                     if cls is ScalarEvent and event.tag is None and event.anchor is None:
                         key = event.value
@@ -304,7 +303,7 @@ class _Builder:
                     else:
                         self.sync(saved, (container, is_map, marks, None))
                         key = self._key(self.stack[-1], event)  # raises: no plain string, or decorated
-                    marks[key] = start
+                    marks[key] = event.start_mark  # kept as it is (:class:`Mark`)
                     continue
                 value: object
                 if cls is ScalarEvent:
@@ -327,9 +326,10 @@ class _Builder:
                         if len(text) == 10 and text[4] == "-" and is_false_day(text):  # as check_dates sees it
                             self.false_day = True
                     else:
-                        marks.append(start)
+                        marks.append(event.start_mark)
                         container.append(value)
                 elif cls is MappingStartEvent or cls is SequenceStartEvent:
+                    start = event.start_mark
                     if event.tag is not None or event.anchor is not None:
                         self.sync(saved, (container, is_map, marks, key))
                         self._refuse_decorations(event)
