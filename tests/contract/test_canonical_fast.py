@@ -29,3 +29,11 @@ def test_a_body_s_canonical_bytes_are_canonical_json_s(body: Any) -> None:
 def test_the_request_of_a_url_hashes_as_canonical_json_writes_it(url: str) -> None:
     request = {"target": url, "method": "GET", "payload": {}, "amount": 0.0, "currency": "eur"}
     assert request_hash(url) == sha256_hex(canonical_json(request).encode("utf-8"))
+
+
+def test_runs_escaped_once_are_looked_up_alike() -> None:
+    """Each short run of characters beyond ASCII is escaped once, then looked up: the second body of the same
+    runs is written as the first, and a long run (not kept) as json.dumps writes it."""
+    body = {"a": "Société Hélène — n° 3 😀", "é": ["é", "Ωμέγα" * 5, "e\u0301"]}
+    for _ in range(3):
+        assert canonical_bytes(body) == canonical_json(body).encode("utf-8")
