@@ -23,10 +23,9 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 from generator.base import strict_json
 from generator.base.transaction import make_dir, write_file
@@ -50,6 +49,7 @@ from generator.publish.folder_files import (
     tree_files,
 )
 from generator.publish.merge import participants
+from generator.publish.parallel import ordered_map
 from generator.publish.published import read_document
 from generator.publish.records import published_record
 from generator.publish.registrations import read_registrations, registrations_bytes
@@ -71,7 +71,6 @@ TRACK, CORPUS, MANIFEST, SEASON, FREEZE = "piste", "corpus", "manifeste", "saiso
 RECORDS, PROOFS, REGISTRATIONS, SCORES = "soumissions", "preuves", "inscriptions.json", "scores"
 SALT = f"{SEASON}/sel.hex"
 INVALIDATION, CONTESTATIONS = f"{FREEZE}/invalidation.json", f"{FREEZE}/contestations"
-T = TypeVar("T")
 
 
 def replaced_salt(number: int) -> str:
@@ -151,33 +150,37 @@ def _cited(submission: object) -> set[str]:
     return ids
 
 
-def _in_order(work: Callable[[int], T], count: int) -> Iterator[T]:
-    return (work(n) for n in range(count))
+def _record(slug: str, received: Received) -> tuple[str, bytes, set[str]]:
+    """A listed record: its published name, its bytes, the proof ids its submission cites."""
+    data = read_published(received.path)
+    value, _ = strict_json.loads(data)  # routed already: JSON, its defects the scorer's
+    return (published_record(slug, received), data,
+            _cited(value.get("soumission") if isinstance(value, dict) else None))
 
 
 def _records_and_proofs(req: CloseRequest, saison: int, folder: _Folder) -> None:
     """Every record counted or listed for a ranked participant (kept, replaced, received after the close),
-    under its published name, and the public view of every proof they cite that the proofs folder holds."""
+    under its published name, and the public view of every proof they cite that the proofs folder holds; the
+    records read on ``jobs`` processes, written here in order."""
     ix = req.index
     registrations = read_registrations(ix.registrations)
     bound = FileBound(len(registrations), len(load_statements(ix.root, ix.track).by_id))
     received = route_submissions(ix.submissions, saison, ix.track.piste, frozenset(r.did for r in registrations),
-                                 bound, _in_order)
+                                 bound, lambda work, count: ordered_map(work, count, ix.jobs, 256))
     by_did: dict[str, list[Received]] = defaultdict(list)
     for r in received:
         by_did[r.did].append(r)
     folder.put(REGISTRATIONS, registrations_bytes(registrations))
-    cited: set[str] = set()
+    listed: list[tuple[str, Received]] = []
     for p in participants(registrations):
         selection = select(by_did.get(p.ranked.did, []), ix.close)
-        listed = [(p.ranked.slug, r) for r in [*selection.kept, *(old for old, _ in selection.replaced),
-                                               *selection.late]]
+        listed += [(p.ranked.slug, r) for r in [*selection.kept, *(old for old, _ in selection.replaced),
+                                                *selection.late]]
         listed += [(m.registration.slug, r) for m in p.merged for r in by_did.get(m.registration.did, [])]
-        for slug, r in listed:  # a merged DID's records too: its index line counts them (§9.1)
-            data = read_published(r.path)
-            folder.put(published_record(slug, r), data)
-            value, _ = strict_json.loads(data)  # routed already: JSON, its defects the scorer's
-            cited |= _cited(value.get("soumission") if isinstance(value, dict) else None)
+    cited: set[str] = set()
+    for name, data, ids in ordered_map(lambda n: _record(*listed[n]), len(listed), ix.jobs, 64):
+        folder.put(name, data)  # a merged DID's records too: its index line counts them (§9.1)
+        cited |= ids
     if req.proofs is not None:
         for proof_id in sorted(cited):
             path = req.proofs / f"{proof_id}.json"
@@ -245,12 +248,18 @@ def _chain_json(chain: list[ChainEntryJson]) -> list[dict[str, object]]:
     return out
 
 
-def _scores(folder: _Folder) -> None:
-    """Each ranked participant's ``corpus-score/1``, as ``corpus score --json`` writes it, from its report."""
-    for name in sorted(n for n in folder.sums if n.startswith("rapports/") and n.endswith(".json")):
-        report = read_document(folder.read(name), "corpus-rapport/1", name)
-        score = ScoreReport.from_json(report["score_corpus"], name)
-        folder.put(f"{SCORES}/{name.removeprefix('rapports/')}", score.to_bytes())
+def _score(folder: _Folder, name: str) -> bytes:
+    report = read_document(folder.read(name), "corpus-rapport/1", name)
+    return ScoreReport.from_json(report["score_corpus"], name).to_bytes()
+
+
+def _scores(folder: _Folder, jobs: int) -> None:
+    """Each ranked participant's ``corpus-score/1``, as ``corpus score --json`` writes it, from its report (read
+    on ``jobs`` processes, written here in order)."""
+    names = sorted(n for n in folder.sums if n.startswith("rapports/") and n.endswith(".json"))
+    for name, data in zip(names, ordered_map(lambda n: _score(folder, names[n]), len(names), jobs, 32),
+                          strict=True):
+        folder.put(f"{SCORES}/{name.removeprefix('rapports/')}", data)
 
 
 def _cloture(req: CloseRequest, files: Mapping[str, str], index_bytes: bytes) -> bytes:
@@ -402,7 +411,7 @@ def write_close(req: CloseRequest, out: Path, emit: Emit | None = None) -> dict[
     folder.take()
     index_bytes = folder.read("index.json")
     if not invalidated:
-        _scores(folder)
+        _scores(folder, ix.jobs)
         _records_and_proofs(req, read_document(index_bytes, "corpus-index/1", "index.json")["saison"], folder)
     for name, data in _checkout_files(req).items():
         folder.put(name, data)
