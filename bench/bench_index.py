@@ -2,7 +2,7 @@
 
 Writes, in a temporary folder, N registrations and the season service's records of their submissions (ten
 tasks each, one task in five replaced once), every claim taken from the recorded blind reading of the track
-with an honest proof of its own; then times :func:`generator.publish.season_index.build_index` as a draft
+with an honest proof of its own; then times :func:`generator.publish.season_index.publish_index` as a draft
 (the checkout is not frozen): reading, merging, selecting, one ``score_submissions`` per participant, the
 JSON documents and the HTML pages. It reports participants per second, the bytes laid out and the peak
 memory above the interpreter's baseline (``ru_maxrss``).
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from generator.contract.manifest import Manifest  # noqa: E402
-from generator.publish.season_index import IndexRequest, build_index  # noqa: E402
+from generator.publish.season_index import IndexRequest, publish_index  # noqa: E402
 from generator.score import make_submission  # noqa: E402
 from generator.tracks.loader import track_named  # noqa: E402
 
@@ -78,11 +78,12 @@ def main() -> int:
                                registrations=registrations, close=datetime(2026, 11, 30, 18, tzinfo=UTC),
                                draft=True, now=datetime.now(UTC))
         start = time.perf_counter()
-        files = build_index(request)
+        publish_index(request, Path(tmp) / "index")
         elapsed = time.perf_counter() - start
+        written = [p for p in (Path(tmp) / "index").rglob("*") if p.is_file()]
+        size = sum(p.stat().st_size for p in written)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - baseline
-    size = sum(len(data) for data in files.values())
-    print(f"corpus index ({args.track}): {args.participants} participants, {len(files)} files, "
+    print(f"corpus index ({args.track}): {args.participants} participants, {len(written)} files, "
           f"{size / 1e6:.1f} MB laid out in {elapsed:.2f} s: {args.participants / elapsed:.0f} participants/s; "
           f"peak memory +{peak / 1024:.0f} MiB")
     return 0

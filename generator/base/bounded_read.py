@@ -81,11 +81,14 @@ def read_bounded(path: str | Path, limit: int, *, follow_symlinks: bool = True,
     name = os.fspath(path)
     fd = open_regular(name, follow_symlinks=follow_symlinks)
     try:
+        status = os.fstat(fd)
         if check is not None:
-            check(os.fstat(fd))
+            check(status)
         chunks, size = [], 0
         while size <= limit:
-            chunk = os.read(fd, min(limit + 1 - size, 4 * MIB))
+            # as much as the file holds, and one byte more to see its end; never a buffer of 4 MiB for a file
+            # of 4 KiB (a season's close reads hundreds of thousands: the buffer cost more than the read)
+            chunk = os.read(fd, min(limit + 1 - size, max(status.st_size + 1 - size, 64 * 1024), 4 * MIB))
             if not chunk:
                 break
             chunks.append(chunk)

@@ -4,6 +4,16 @@ Python's parser keeps the last of two equal keys (``{"verdict": "conforme", "ver
 would score as non_conforme), turns ``1e400`` into infinity (the report would then hold a bare
 ``Infinity``, which is not JSON) and accepts a lone surrogate ``"\\ud800"`` (no UTF-8 text holds it; the
 table print would crash on it). Each is reported with the JSON Pointer of its place.
+
+Most files have none of these, and a season's close reads hundreds of thousands of them (issue 43), so a
+file is first read by ``orjson`` (C, several times faster than the pure-Python walk below). Its value is
+kept only when it is provably the one the strict reader gives with no defect: orjson refuses a lone
+surrogate, a number beyond a float and ``NaN`` itself; it turns an integer beyond 64 bits into a float, so
+any float that large goes to the strict reader; it keeps the last of two equal keys, so the strings of the
+value are counted and compared with the quotes of the text (a key written twice makes the text hold more:
+see :func:`_no_key_twice`); and a value nested deeper than :data:`FAST_DEPTH` goes to the strict reader, whose
+recursion limit decides as before. Anything else, and every file with a defect, is read by the strict
+reader, which names each defect exactly as it always did.
 """
 
 from __future__ import annotations
@@ -11,6 +21,8 @@ from __future__ import annotations
 import json
 import math
 from typing import Any
+
+import orjson
 
 from generator.base.errors import shown_path
 from generator.base.jsonvalue import JsonValue, token
@@ -62,11 +74,91 @@ def _tok(key: str) -> str:
     return token(key.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
-def loads(text: str) -> tuple[JsonValue, list[str]]:
-    """The parsed value and its defects (``POINTER: reason``, document order); ValueError if not JSON.
+FAST_DEPTH = 100  # far below the strict reader's recursion limit: both readers accept anything this shallow
+_WIDE_FLOAT = float(2**63)  # orjson's floats from here on may be integers it could not hold
+
+
+class _Unsure(Exception):
+    """The fast reader cannot vouch for the value: the strict reader decides."""
+
+
+def _strings(value: Any) -> int:
+    """How many strings ``value`` holds, its keys included; :class:`_Unsure` if it holds a float that may be an
+    integer orjson could not hold, or is nested deeper than :data:`FAST_DEPTH`."""
+    kind = type(value)
+    if kind is dict or kind is list:
+        return _strings_below(value, 0)
+    if kind is float and not -_WIDE_FLOAT < value < _WIDE_FLOAT:
+        raise _Unsure
+    return 1 if kind is str else 0
+
+
+def _strings_below(node: Any, depth: int) -> int:
+    """:func:`_strings` of a dict or a list at ``depth`` (recursive: at most :data:`FAST_DEPTH` deep)."""
+    if depth >= FAST_DEPTH:
+        raise _Unsure
+    if type(node) is dict:
+        count, items = len(node), node.values()
+    else:
+        count, items = 0, node
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            count += 1
+        elif kind is dict or kind is list:
+            count += _strings_below(item, depth + 1)
+        elif kind is float and not -_WIDE_FLOAT < item < _WIDE_FLOAT:
+            raise _Unsure
+    return count
+
+
+def _no_key_twice(text: str | bytes, strings: int) -> bool:
+    """No key is written twice in ``text``, whose value (as parsed) holds ``strings`` strings, keys included.
+
+    In JSON text a ``"`` is either one of the two quotes of a string written, or inside a string, escaped as
+    ``\\"``: the text holds two quotes per string written, plus its escaped quotes. Every string of the value
+    is one written (a key written twice keeps one of its two, and the value it loses may hold more), so the
+    text holds at least twice the value's strings, and exactly that only when no string written was lost and
+    none holds an escaped quote: no key written twice. Otherwise the strict reader decides. One count of one
+    byte: the cheapest scan of the text there is (a season's close reads hundreds of thousands)."""
+    return (text.count(b'"') if isinstance(text, bytes) else text.count('"')) == 2 * strings
+
+
+def _fast_value(text: str | bytes) -> Any:
+    """The value of ``text`` when orjson's is the strict reader's with no defect; :class:`_Unsure` otherwise."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        raise _Unsure from None
+    if not _no_key_twice(text, _strings(value)):
+        raise _Unsure
+    return value
+
+
+def fast_loads(text: str | bytes) -> tuple[JsonValue] | None:
+    """``(value,)`` when the fast reader vouches for ``text`` (:func:`loads` would give that value and no
+    defect), else None: a caller with its own fallback (a proof's whole check) uses it."""
+    try:
+        return (_fast_value(text),)
+    except _Unsure:
+        return None
+
+
+def loads(text: str | bytes) -> tuple[JsonValue, list[str]]:
+    """The parsed value and its defects (``POINTER: reason``, document order); ValueError if not JSON
+    (UnicodeDecodeError for bytes that are not UTF-8).
 
     A non-finite number is replaced by None in the value: a value with defects is refused, never scored.
     """
+    try:
+        return _fast_value(text), []
+    except _Unsure:
+        return strict_loads(text.decode("utf-8") if isinstance(text, bytes) else text)
+
+
+def strict_loads(text: str) -> tuple[JsonValue, list[str]]:
+    """:func:`loads` by the strict reader alone: every defect found and named (the reference the fast reader
+    is tested against)."""
     value = json.loads(text, object_pairs_hook=_pairs, parse_float=_float, parse_constant=_constant)
     defects: list[str] = []
     stack: list[tuple[Any, str, Any, Any]] = [(value, "", None, None)]  # node, pointer, parent, key in parent

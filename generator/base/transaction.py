@@ -47,8 +47,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 
-from generator.base.atomic_file import write_atomic, write_new
+from generator.base.atomic_file import write_atomic, write_fd, write_new
 from generator.base.errors import BuildLocked, GeneratorError, TreeWriteError
+from generator.base.jsonvalue import indented_json
 
 LOCK_FILE = ".corpus.lock"
 TXN_DIR = ".corpus-txn"
@@ -83,9 +84,12 @@ class Journal:
     new: tuple[tuple[int, int], ...] = ()
 
     def to_bytes(self) -> bytes:
-        return (json.dumps({"format": JOURNAL_FORMAT, "pid": self.pid, "trees": list(self.trees),
-                            "existed": list(self.existed), "state": self.state,
-                            "new": [list(identity) for identity in self.new]}, indent=2) + "\n").encode()
+        """The journal's JSON, indented; by :func:`indented_json` (orjson), whose writer leaves no reference
+        cycle behind: a build runs with the cyclic collector paused (``json.dumps(indent=2)``'s closures
+        would be garbage it never collects)."""
+        return indented_json({"format": JOURNAL_FORMAT, "pid": self.pid, "trees": list(self.trees),
+                              "existed": list(self.existed), "state": self.state,
+                              "new": [list(identity) for identity in self.new]})
 
     @classmethod
     def read(cls, root: Path) -> Journal | None:
@@ -124,10 +128,11 @@ def _umask() -> int:
     return mask
 
 
-def make_dir(path: str | Path) -> None:
-    """``mkdir`` with mode 0755 whatever the umask (one extra ``chmod`` only when the umask would cut it)."""
+def make_dir(path: str | Path, *, fix_mode: bool | None = None) -> None:
+    """``mkdir`` with mode 0755 whatever the umask (one extra ``chmod`` only when the umask would cut it;
+    ``fix_mode``: whether it would, when the caller knows)."""
     os.mkdir(path, DIR_MODE)
-    if _umask() & DIR_MODE:
+    if fix_mode if fix_mode is not None else _umask() & DIR_MODE:
         os.chmod(path, DIR_MODE)
 
 
@@ -137,16 +142,22 @@ def write_file(path: str | Path, data: bytes, *, exclusive: bool = True, fix_mod
               fix_mode=fix_mode if fix_mode is not None else bool(_umask() & FILE_MODE))
 
 
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
 def write_tree(target: Path, files: dict[str, bytes]) -> None:
     """Create ``target`` and every ``{relative path: bytes}`` under it (new files only, modes fixed).
 
-    Plain strings and os-level calls: at 100,000 files, pathlib objects and buffered file objects cost
-    about as much as the system calls themselves.
+    Plain strings and os-level calls, :func:`write_file` inlined: at 100,000 files, pathlib objects, buffered
+    file objects and even a function call per file cost about as much as the system calls themselves. The
+    umask is read once; a folder is made the first time a file names it (``target`` is new: none exists).
     """
-    fix_mode = bool(_umask() & FILE_MODE)
+    mask = _umask()
+    fix_file, fix_dir = bool(mask & FILE_MODE), bool(mask & DIR_MODE)
     base = os.fspath(target)
-    make_dir(base)
+    make_dir(base, fix_mode=fix_dir)
     made = {""}
+    join, open_, write, close, fchmod = os.path.join, os.open, os.write, os.close, os.fchmod
     for relative, data in files.items():
         folder = relative.rpartition("/")[0]
         if folder not in made:
@@ -154,10 +165,20 @@ def write_tree(target: Path, files: dict[str, bytes]) -> None:
             for depth in range(1, len(parts) + 1):
                 sub = "/".join(parts[:depth])
                 if sub not in made:
-                    if not os.path.isdir(os.path.join(base, sub)):
-                        make_dir(os.path.join(base, sub))
+                    make_dir(join(base, sub), fix_mode=fix_dir)
                     made.add(sub)
-        write_file(os.path.join(base, relative), data, fix_mode=fix_mode)
+        path = join(base, relative)
+        fd = open_(path, _NEW_FILE, FILE_MODE)
+        try:
+            if fix_file:
+                fchmod(fd, FILE_MODE)
+            written = write(fd, data)
+            if written != len(data):  # a short write (a signal): the rest, until all is written or it fails
+                write_fd(fd, data[written:])
+        except OSError as exc:  # os.write's error names no file: name it, the message needs it
+            raise OSError(exc.errno, exc.strerror, path) from None
+        finally:
+            close(fd)
 
 
 def make_parents(path: Path, top: Path) -> None:
@@ -442,16 +463,27 @@ class Transaction:
 
     def commit(self, trees: dict[str, dict[str, bytes]]) -> None:
         """Write every ``{tree: {relative file: bytes}}`` aside, then swap all of them in at once."""
+        with self.staged(list(trees)) as places:
+            for name, files in trees.items():
+                write_tree(places[name], files)
+
+    @contextmanager
+    def staged(self, names: list[str]) -> Iterator[dict[str, Path]]:
+        """Where to write each tree of ``names`` aside (folders not made yet: ``write_tree`` or the caller
+        makes them), then, when the block ends, all of them swapped in at once; an exception discards them,
+        and nothing is written. A writer that makes its files as it goes (a season's index, issue 43) holds
+        none of them in memory."""
         root, txn = self.root, self.root / TXN_DIR
-        names = list(trees)
         journal = Journal(os.getpid(), tuple(names), tuple(n for n in names if (root / n).exists()), STAGING)
         try:
             make_dir(txn)
             journal.write(root)
             make_dir(txn / "stage")
-            for name, files in trees.items():
+            places = {}
+            for name in names:
                 make_parents(txn / "stage" / name, txn / "stage")
-                write_tree(txn / "stage" / name, files)
+                places[name] = txn / "stage" / name
+            yield places
         except OSError as exc:
             self._discard(txn)
             raise write_error(exc, root, names) from None

@@ -4,7 +4,6 @@ report, from ``corpus score``'s reports of the season's submissions."""
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,9 +12,9 @@ from generator.base import strict_json
 from generator.base.bounded_read import PUBLISHED_LIMIT, read_bounded
 from generator.base.errors import GeneratorError
 from generator.base.output_places import OutputRefused, key_output_dir, outside_inputs
-from generator.base.transaction import commit_trees
 from generator.cli.options import (
     Subparsers,
+    add_jobs_option,
     add_pinned_options,
     add_rekor_option,
     add_root_options,
@@ -25,9 +24,9 @@ from generator.cli.options import (
     trust_layer_url,
     trust_layer_url_for,
 )
-from generator.publish.season_index import IndexRequest, build_index
+from generator.publish.season_index import IndexRequest, publish_index
 from generator.publish.wording import FORMAT_INDEX
-from generator.score.close_inputs import load_proofs, score_options
+from generator.score.proof_source import close_proofs
 from generator.score.season_pins import DEFAULT_TRUST_LAYER_URL, season_opening
 from generator.tracks.loader import track_named
 
@@ -65,25 +64,23 @@ def output_folder(args: argparse.Namespace, piste: str) -> Path:
 def cmd_index(args: argparse.Namespace) -> int:
     track = track_named(args.root, args.track)
     out = output_folder(args, track.piste)
-    proofs = load_proofs(args.proofs) if args.proofs else None
     pins = pins_for(args, args.root, track.places)
     salt, replaced_salts = salt_files(args)
+    options, folder = close_proofs(args.root, track.places, pins, args.proofs, salt, args.anchor)
     request = IndexRequest(root=args.root, track=track, submissions=args.submissions,
                            registrations=args.registrations, draft=args.brouillon,
                            close=pins.season_close, now=datetime.now(UTC),
                            trust_layer_url=trust_layer_url_for(args.trust_layer_url, args.root, track.places),
-                           score_options=replace(score_options(args.root, track.places, pins, proofs, salt,
-                                                               args.anchor), replaced_salts=replaced_salts),
-                           opening=season_opening(args.root, track.places, pins))
-    files = build_index(request)
+                           score_options=replace(options, replaced_salts=replaced_salts),
+                           opening=season_opening(args.root, track.places, pins), proof_folder=folder,
+                           jobs=args.jobs)
     try:
-        os.makedirs(out, exist_ok=True)
-        commit_trees(out, {track.piste: files})
+        written = publish_index(request, out)
     except OSError as exc:
         raise GeneratorError(f"{out}: cannot write: {exc.strerror or exc}; nothing written") from None
-    reports = sum(name.endswith(".json") and name.startswith("rapports/") for name in files)
     state = "brouillon, rien n'est publié" if args.brouillon else "publié"
-    print(f"corpus index: {track.piste}: index and {reports} report(s) written to {out / track.piste} ({state})")
+    print(f"corpus index: {track.piste}: index and {written.reports} report(s) written to {out / track.piste} "
+          f"({state})")
     return 0
 
 
@@ -123,5 +120,6 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--tsa-ca", type=Path, help="passed to corpus score, with a --proofs folder")
     p.add_argument("--tsa-cert", type=Path, help="passed to corpus score, with a --proofs folder")
     add_rekor_option(p)
+    add_jobs_option(p, "scoring the participants")
     add_root_options(p)
     p.set_defaults(func=cmd_index)

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from generator.base.errors import CorpusError, GeneratorError, shown_path
 from generator.base.path_checks import path_mode
 from generator.contract.places import Places
+from generator.publish.parallel import available_cores
 from generator.reading.reader import CorpusReader
 from generator.reading.season_model import Season, load_season
 from generator.score.close_inputs import Pins
@@ -278,6 +279,20 @@ def add_pinned_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--challenge-key-fingerprint", type=key_fingerprint, metavar="HEX",
                    help="SHA-256 of the challenge's API key, the proof's parties.buyer_fingerprint (default: the "
                         "one the published anchor states)")
+
+
+def jobs(text: str) -> int:
+    """``--jobs``: a number of processes, 1 or more."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes (1 or more)")
+    return int(text)
+
+
+def add_jobs_option(p: argparse.ArgumentParser, what: str) -> None:
+    """``--jobs N``: the processes a close's work is spread over; the bytes are the same whatever N."""
+    p.add_argument("--jobs", type=jobs, default=available_cores(), metavar="N",
+                   help=f"processes {what} (default: every core, here {available_cores()}); what is written is "
+                        "the same whatever N")
 
 
 def add_rekor_option(p: argparse.ArgumentParser) -> None:

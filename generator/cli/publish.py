@@ -6,17 +6,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from generator.base.errors import GeneratorError
 from generator.base.output_places import key_output_dir
-from generator.base.transaction import commit_trees
+from generator.base.transaction import Transaction, write_tree
 from generator.cli.options import (
     PROBLEM,
     Subparsers,
     UsageError,
+    add_jobs_option,
     add_pinned_options,
     add_rekor_option,
     add_root_options,
@@ -29,25 +32,30 @@ from generator.cli.options import (
     trust_layer_url_for,
 )
 from generator.contract.invalidation import read_invalidation
-from generator.publish.close_publication import CLOTURE, CloseRequest, close_files
+from generator.publish.close_publication import CLOTURE, CloseRequest, write_close
 from generator.publish.folder_files import replaceable
 from generator.publish.opening import OUVERTURE, OpeningRequest, opening_files
 from generator.publish.season_index import IndexRequest
 from generator.publish.verify_publication import AuditorPins, verify_publication
-from generator.score.close_inputs import load_proofs, score_options
+from generator.score.proof_source import close_proofs
 from generator.score.season_pins import season_opening
 from generator.tracks.loader import track_named
 
+T = TypeVar("T")
 
-def _write(args: argparse.Namespace, piste: str, marker: str, files: dict[str, bytes], what: str) -> Path:
+
+def _write(args: argparse.Namespace, piste: str, marker: str, write: Callable[[Path], T],
+           what: str) -> tuple[Path, T]:
+    """``OUT/<piste>/`` written whole or not at all: ``write`` makes it aside, then it is swapped in; where it
+    is, and what ``write`` returned."""
     out = key_output_dir(args.root, str(args.out), Path("run"), what)
     replaceable(out / piste, marker)
     try:
         os.makedirs(out, exist_ok=True)
-        commit_trees(out, {piste: files})
+        with Transaction(out) as txn, txn.staged([piste]) as places:
+            return out / piste, write(places[piste])
     except OSError as exc:
         raise GeneratorError(f"{out}: cannot write: {exc.strerror or exc}; nothing written") from None
-    return out / piste
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
@@ -58,7 +66,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
     opening = season_opening(args.root, places, pins)
     if args.opening:
         files = opening_files(OpeningRequest(args.root, track, pins, url, opening))
-        target = _write(args, track.piste, OUVERTURE, files, "the participant's kit")
+        target, _ = _write(args, track.piste, OUVERTURE, lambda place: write_tree(place, files),
+                           "the participant's kit")
         print(f"corpus publish: {track.piste}: the participant's kit ({len(files)} files) written to {target}; "
               "hand it over before the season opens", file=sys.stderr)
         return 0
@@ -68,18 +77,19 @@ def cmd_publish(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"--close needs {', '.join(missing)}: the season service's records and registrations, "
                          "and the salt published at the close")
-    proofs = load_proofs(args.proofs) if args.proofs else None
     salt, replaced_salts = salt_files(args)
     assert salt is not None
-    options = replace(score_options(args.root, places, pins, proofs, salt, None), replaced_salts=replaced_salts)
+    options, folder = close_proofs(args.root, places, pins, args.proofs, salt, None)
     index = IndexRequest(root=args.root, track=track, submissions=args.records or Path(),  # invalidated: unread
                          registrations=args.registrations or Path(),
                          close=pins.season_close, draft=False, now=datetime.now(UTC), trust_layer_url=url,
-                         score_options=options, opening=opening)
-    files = close_files(CloseRequest(index, salt, args.proofs, pins, replaced_salts))
-    target = _write(args, track.piste, CLOTURE, files, "the close publication")
-    reports = sum(n.startswith("scores/") for n in files)
-    print(f"corpus publish: {track.piste}: the close ({reports} participant(s), {len(files)} files) written to "
+                         score_options=replace(options, replaced_salts=replaced_salts), opening=opening,
+                         proof_folder=folder, jobs=args.jobs)
+    request = CloseRequest(index, salt, args.proofs, pins, replaced_salts)
+    target, written = _write(args, track.piste, CLOTURE, lambda place: write_close(request, place),
+                             "the close publication")
+    reports = sum(n.startswith("scores/") for n in written)
+    print(f"corpus publish: {track.piste}: the close ({reports} participant(s), {len(written)} files) written to "
           f"{target}; anyone checks it with corpus verify-publication {target} --trust-layer-key ed25519:KEY "
           "--tsa-ca TSA_CA.pem", file=sys.stderr)
     return 0
@@ -88,7 +98,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     pins = AuditorPins(tuple(args.trust_layer_key), args.tsa_ca, args.tsa_cert, args.rekor_key,
                        args.challenge_key_fingerprint, args.season_opening, args.season_close)
-    checks, notes = verify_publication(args.folder, pins, datetime.now(UTC))
+    checks, notes = verify_publication(args.folder, pins, datetime.now(UTC), args.jobs)
     for check in checks:
         print(f"{'ok  ' if check.ok else 'FAIL'} {check.text}")
     for note in notes:
@@ -132,6 +142,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--tsa-ca", type=Path, help="the authority's CA bundle (default: the track's pins)")
     p.add_argument("--tsa-cert", type=Path, help="the authority's signing certificate (default: the track's pins)")
     add_rekor_option(p)
+    add_jobs_option(p, "scoring the participants at the close")
     p.add_argument("--season-close", type=season_close, metavar="YYYY-MM-DDTHH:MM:SSZ",
                    help="the close (default: the track's pins)")
     p.add_argument("--trust-layer-url", type=trust_layer_url, metavar="URL",
@@ -164,4 +175,5 @@ def register(sub: Subparsers) -> None:
                    help="the opening as announced: must be the folder's")
     p.add_argument("--season-close", type=season_close, metavar="YYYY-MM-DDTHH:MM:SSZ",
                    help="the close as announced: must be the folder's")
+    add_jobs_option(p, "judging the proofs and scoring the participants again")
     p.set_defaults(func=cmd_verify)

@@ -20,11 +20,22 @@ def _value(record: Record, name: str) -> str:
 
 
 def record_path(record: Record, track: Track) -> str | None:
-    """Canonical path of a one-document record (None if its id is unusable)."""
-    rid = record.data.get("id") if isinstance(record.data, dict) else None
+    """Canonical path of a one-document record (None if its id is unusable). The validator and the compiler
+    ask it of each record several times: it is kept on the record, with the id, the track and the kind it came
+    from (a record whose id, track or kind changed gets its path again)."""
+    data = record.data
+    rid = data.get("id") if isinstance(data, dict) else None
+    kept: tuple[str, Track, str, str] | None = record.__dict__.get(_KEPT)
+    if kept is not None and kept[0] is rid and kept[1] is track and kept[2] is record.kind:
+        return kept[3]
     if not isinstance(rid, str):
         return None
-    return track.collection(record.kind).path(id=rid)
+    path = track.collection(record.kind).path(id=rid)
+    record.__dict__[_KEPT] = (rid, track, record.kind, path)
+    return path
+
+
+_KEPT = "_source_path"  # where record_path keeps a record's path
 
 
 def page_paths(record: Record, collection: Collection) -> list[str]:

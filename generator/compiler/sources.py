@@ -175,13 +175,14 @@ def _single(sources: Sources, relative: str, kind: str, required: bool = True,
     return record
 
 
-def _owner_file(sources: Sources, path: Path, owner: Collection, sections: tuple[Collection, ...]) -> None:
-    """A file of an owner folder: the owner record under its section, its records under theirs."""
+def _owner_file(sources: Sources, path: Path, owner: Collection, sections: tuple[Collection, ...],
+                keys: tuple[str, ...]) -> None:
+    """A file of an owner folder: the owner record under its section, its records under theirs (``keys``: the
+    sections' names)."""
     loaded = read_yaml(sources.root, path, sources.problems)
     if loaded is None:
         return
-    name, data = loaded
-    keys = tuple(c.source.section or "" for c in sections)
+    name, data, days = loaded
     label = owner.label
     if not isinstance(data, LocatedDict):
         sources.problems.append(Problem(location_of(data, None, name), "", f"an {label} file holds a mapping "
@@ -198,7 +199,7 @@ def _owner_file(sources: Sources, path: Path, owner: Collection, sections: tuple
                                         f"an {label} file needs an '{head}' mapping"))
         return
     owner_id = record_data.get("id") if isinstance(record_data.get("id"), str) else None
-    sources.add(Record(owner.name, record_data, name, head, owner_id, owner.schema, sources.schemas))
+    sources.add(Record(owner.name, record_data, name, head, owner_id, owner.schema, sources.schemas, days))
     for collection in sections:
         section = collection.source.section or ""
         if collection is owner or data.get(section) is None:
@@ -208,17 +209,18 @@ def _owner_file(sources: Sources, path: Path, owner: Collection, sections: tuple
             if not isinstance(items, list):
                 sources.problems.append(Problem(location_of(data, section, name), section, "must be a list"))
                 continue
+            add = sources.records.setdefault(collection.name, []).append
             for index, item in enumerate(items):
                 record = Record(collection.name, item, name, f"{section}[{index}]", owner_id, collection.schema,
-                                sources.schemas)
+                                sources.schemas, days)
                 if not isinstance(item, dict):
                     sources.problems.append(Problem(location_of(items, index, name), record.where,
                                                     "must be a mapping"))
                     continue
-                sources.add(record)
+                add(record)
         elif isinstance(items, dict):
             sources.add(Record(collection.name, items, name, section, owner_id, collection.schema,
-                               sources.schemas))
+                               sources.schemas, days))
         else:  # the validator reads pages from a mapping: stop here, not crash there
             fields = ", ".join(schema(collection.schema, sources.schemas).get("required", []))
             sources.problems.append(Problem(location_of(data, section, name), section,
@@ -236,9 +238,11 @@ def load_sources(root: Path, track: Track) -> Sources:
     listed = survey(root, layout, sources.problems)
     for folder, paths in listed.items():
         owner = layout.owners.get(folder)
+        sections = layout.sections.get(folder, ())
+        keys = tuple(c.source.section or "" for c in sections)
         for path in paths:
             if owner is not None:
-                _owner_file(sources, path, owner, layout.sections.get(folder, ()))
+                _owner_file(sources, path, owner, sections, keys)
                 continue
             for collection in track.collections:
                 if collection.source.folder == folder and collection.source.section is None:

@@ -7,7 +7,7 @@ a run at once, each with ``file:line:column`` and the field it concerns.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from generator.base.errors import Location, Problem, Severity
@@ -15,8 +15,9 @@ from generator.base.text_policy import cut
 from generator.compiler.source_paths import page_paths, record_path
 from generator.compiler.sources import Sources
 from generator.contract.bodies import REQUIRED_SYSTEME
+from generator.documents.dates import is_date_shaped
 from generator.documents.records import Record, error_at
-from generator.documents.schema_checks import check_dates, check_schema, is_date_shaped, refused_in
+from generator.documents.schema_checks import check_dates, check_schemas, refused_in
 from generator.documents.yamlstrict import location_of
 from generator.tracks.assertable import STATEMENT, TABLE
 from generator.tracks.model import Collection, Link, Track
@@ -83,12 +84,23 @@ def _field_at(data: object, dotted: str) -> tuple[object, object, str | None]:
     return container.get(parts[-1]), container, parts[-1]
 
 
-def _sites(data: object, field: str) -> Iterator[tuple[object, str | int, str]]:
+def _sites(data: object, field: str) -> Iterable[tuple[object, str | int, str]]:
     """Each place a link field names a reference: (container, key, field name as messages write it).
 
     ``field`` is a track link's dotted path, ``[]`` marking a list (``pages[].entrees[].agrement``); a
-    value of the wrong shape is skipped here (the schema reports it)."""
-    return _walk(data, field.split("."), 0, "")
+    value of the wrong shape is skipped here (the schema reports it). A field of one level (``entite``,
+    ``agrements[]``: most links) is read here without a generator, as :func:`_walk` would read it."""
+    if "." in field:
+        return _walk(data, field.split("."), 0, "")
+    if not isinstance(data, dict):
+        return ()
+    if not field.endswith("[]"):
+        return ((data, field, field),)
+    name = field[:-2]
+    items = data.get(name)
+    if not isinstance(items, list):
+        return ()
+    return [(items, k, f"{name}[{k}]") for k in range(len(items))]
 
 
 def _walk(container: object, parts: list[str], i: int, prefix: str) -> Iterator[tuple[object, str | int, str]]:
@@ -133,8 +145,9 @@ class Validator:
     def run(self) -> list[Problem]:
         src = self.sources
         singles = [r for r in (src.corpus, src.referentiel, src.systeme, src.absents) if r is not None]
-        for record in singles + [r for records in src.records.values() for r in records]:
-            self.problems += check_schema(record)
+        every = singles + [r for records in src.records.values() for r in records]
+        self.problems += check_schemas(every)
+        for record in every:
             self.problems += check_dates(record)
         if src.corpus is not None:
             for vocabulary in self.track.vocabularies:
@@ -291,20 +304,29 @@ class Validator:
 
     def _check_references(self) -> None:
         """Every reference of every link; for a link with ``memes``, who cites each record
-        (:meth:`_check_same_fields` reads it)."""
+        (:meth:`_check_same_fields` reads it). A reference to a defined resource of the right collection (all
+        but a few of a build's 200,000) is settled here; any other goes through :meth:`_cite`, which words
+        what is wrong with it."""
+        records, pages, cited = self.index.records, self.index.pages, self.index.cited
         for n, link in enumerate(self.track.links):
             target = self.track.collection(link.target)
+            matches = target.regex.fullmatch
             cited_by = self._cited_by.setdefault(n, {}) if link.same else None
             for record in self.sources.of(link.source):
                 for container, key, fieldname in _sites(record.data, link.field):
-                    path = self._cite(record, container, key, fieldname, target)
-                    if cited_by is not None and path is not None and path in self.index.records:
+                    path = container.get(key) if isinstance(container, dict) else \
+                        container[key] if isinstance(container, list) and isinstance(key, int) else None
+                    if path.__class__ is str and (path in records or path in pages) and matches(path) is not None:
+                        cited.add(path)
+                    else:
+                        path = self._cite(record, container, key, fieldname, target)
+                    if cited_by is not None and path is not None and path in records:
                         cited_by.setdefault(path, []).append((record, container, key, fieldname))
 
-    def _listed_by(self, owner_kind: str, key: str) -> dict[str, list[tuple[str, Location]]]:
+    def _listed_by(self, owner_kind: str, key: str) -> dict[str, list[tuple[str, list[object], int, str]]]:
         """For each resource path, the owners (entity or attestation paths) whose ``key`` list cites it, with
-        where each cites it."""
-        listed: dict[str, list[tuple[str, Location]]] = {}
+        where each cites it (the list, the index and the file: a place is worded only for a message)."""
+        listed: dict[str, list[tuple[str, list[object], int, str]]] = {}
         for record in self.sources.of(owner_kind):
             owner = record_path(record, self.track)
             items = record.data.get(key)
@@ -312,7 +334,7 @@ class Validator:
                 continue
             for index, item in enumerate(items):
                 if isinstance(item, str):
-                    listed.setdefault(item, []).append((owner, location_of(items, index, record.file)))
+                    listed.setdefault(item, []).append((owner, items, index, record.file))
         return listed
 
     def _check_backlink(self, link: Link) -> None:
@@ -320,19 +342,25 @@ class Validator:
         back, owner_list = link.back or "", link.top_field or ""
         owner_collection = self.track.collection(link.source)
         listed = self._listed_by(link.source, owner_list)
+        track, records, defines, matches = self.track, self.index.records, self.index.defines, \
+            owner_collection.regex.fullmatch
         for record in self.sources.of(link.target):
-            path, owner = record_path(record, self.track), record.data.get(back)
-            if path is None or self.index.records.get(path) is not record:
+            path, owner = record_path(record, track), record.data.get(back)
+            if path is None or records.get(path) is not record:
                 continue  # a record without a usable id: the id check said so
-            if not isinstance(owner, str) or not self.index.defines(owner) \
-                    or not owner_collection.matches(owner):  # a wrong-collection link: _cite said so
+            if not isinstance(owner, str) or not defines(owner) \
+                    or matches(owner) is None:  # a wrong-collection link: _cite said so
                 continue
             listings = listed.get(path, [])
-            owners = [other for other, _ in listings]
+            if len(listings) == 1 and listings[0][0] == owner and (
+                    link.mismatch is None or record.data.get(link.mismatch) is not True):
+                continue  # listed by its owner alone, as almost every record is
+            owners = [listing[0] for listing in listings]
             intended = link.mismatch is not None and record.data.get(link.mismatch) is True
             if any(other != owner for other in owners):  # an owner that the record does not name
+                places = [(other, location_of(items, index, file)) for other, items, index, file in listings]
                 self.problems.append(error_at(record, back, back, _listed_elsewhere(
-                    path, back, owner, _plural(owner_collection), listings)))
+                    path, back, owner, _plural(owner_collection), places)))
             elif not owners and not intended:
                 self.problems.append(error_at(record, back, back, f"{owner} does not list {path} in its "
                                             f"{owner_list} (mark the record '{link.mismatch}: true' "

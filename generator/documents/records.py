@@ -11,13 +11,13 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from generator.base import bounded_read
 from generator.base.errors import Location, Problem, Severity
 from generator.base.output_places import SOURCE_KINDS
 from generator.base.text_policy import MAX_FILE_BYTES
-from generator.documents.yamlstrict import YamlProblem, load_text, location_of
+from generator.documents.yamlstrict import YamlProblem, load_noting_days, location_of
 
 
 @dataclass
@@ -31,6 +31,9 @@ class Record:
     owner: str | None = None  # id of the owner record of the file (an entity file), for its records
     schema: str = ""  # the schema name, when it is not the kind
     schemas: Path | None = None  # the track's schemas folder (None: the engine's schemas)
+    # The loader met no false day in the record's file (every mapping value shaped like a date is a day that
+    # exists): the date check has nothing to look for (False: it looks).
+    days_checked: bool = False
 
     @property
     def schema_name(self) -> str:
@@ -70,10 +73,29 @@ def named_from(root: Path) -> Path:
     return root.parent
 
 
-def read_yaml(root: Path, path: Path, problems: list[Problem]) -> tuple[str, object] | None:
-    name = path.relative_to(named_from(root)).as_posix()
+class Loaded(NamedTuple):
+    """One source file as :func:`read_yaml` reads it."""
+
+    name: str  # as messages name it (from the checkout)
+    data: object
+    days_checked: bool  # no false day in it (:attr:`Record.days_checked`)
+
+
+def shown_name(root: Path, path: Path) -> str:
+    """How messages name a file under ``root`` (:func:`named_from`): by string when ``path`` is written under it,
+    as a folder's listing gives it (pathlib's ``relative_to`` costs more than reading a small file)."""
+    base = os.fspath(named_from(root))
+    text = os.fspath(path)
+    if os.sep == "/" and text.startswith(base) and text[len(base):len(base) + 1] == "/" and base != "/":
+        return text[len(base) + 1:]
+    return path.relative_to(named_from(root)).as_posix()
+
+
+def read_yaml(root: Path, path: Path, problems: list[Problem]) -> Loaded | None:
+    name = shown_name(root, path)
     try:
-        return name, load_text(read_bounded(path), name)
+        data, false_day = load_noting_days(read_bounded(path), name)
+        return Loaded(name, data, not false_day)
     except YamlProblem as exc:
         problems.append(exc.problem)
     except OSError as exc:
@@ -93,11 +115,11 @@ def read_record(root: Path, relative: str, kind: str, problems: list[Problem],
     loaded = read_yaml(root, path, problems)
     if loaded is None:
         return None
-    name, data = loaded
+    name, data, days_checked = loaded
     if not isinstance(data, dict):
         problems.append(Problem(location_of(data, None, name), "", "the file must hold a mapping"))
         return None
-    return Record(kind, data, name)
+    return Record(kind, data, name, days_checked=days_checked)
 
 
 def error_at(record: Record, key: str | int | None, fieldname: str, message: str,

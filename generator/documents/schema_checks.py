@@ -7,16 +7,14 @@ scorer (:func:`schema_message` on submissions, whose schemas carry no annotation
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
-from datetime import date
+from pathlib import Path
 
 from generator.base.errors import Problem
 from generator.base.text_policy import bad_text, cut
+from generator.documents.dates import is_false_day
 from generator.documents.records import Record, error_at
-from generator.documents.schemas import SchemaError, errors
-
-_DATE_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+from generator.documents.schemas import SchemaError, all_valid, errors
 
 
 def json_path(parts: Iterable[str | int]) -> str:
@@ -61,6 +59,20 @@ def schema_message(err: SchemaError) -> str:
     return message
 
 
+def check_schemas(records: Iterable[Record]) -> list[Problem]:
+    """:func:`check_schema` of every record, those of one schema first checked together (:func:`all_valid`):
+    only the records of a schema that one of them breaks are checked one by one, to word each error."""
+    groups: dict[tuple[str, Path | None], list[Record]] = {}
+    for record in records:
+        groups.setdefault((record.schema_name, record.schemas), []).append(record)
+    problems: list[Problem] = []
+    for (name, folder), group in groups.items():
+        if not all_valid(name, [record.data for record in group], folder):
+            for record in group:
+                problems += check_schema(record)
+    return problems
+
+
 def check_schema(record: Record) -> list[Problem]:
     """Draft 2020-12 validation; each error located at the deepest value the sources know."""
     problems = []
@@ -93,18 +105,33 @@ def check_schema(record: Record) -> list[Problem]:
     return problems
 
 
-def is_date_shaped(value: str) -> bool:
-    """``YYYY-MM-DD``: the one shape of a date in every track's sources (the length test first, as this runs
-    for every string of a build)."""
-    return len(value) == 10 and value[4] == "-" and _DATE_SHAPE.fullmatch(value) is not None
-
-
 def check_dates(record: Record) -> list[Problem]:
     """A value shaped like a date must be a day that exists, in whatever field a track names it
-    (``date_fin_validite``, ``fin_validite``, ``releve_le``, ``du``...)."""
+    (``date_fin_validite``, ``fin_validite``, ``releve_le``, ``du``...). Nothing to look for in a record whose
+    file the loader found free of false days (:attr:`Record.days_checked`, every record of a build but those
+    at fault); any other is walked first without naming anything, then again to name each false day."""
     problems: list[Problem] = []
-    _check_dates_in(record, record.data, (), problems)
+    if not record.days_checked and _false_day_in(record.data):
+        _check_dates_in(record, record.data, (), problems)
     return problems
+
+
+def _false_day_in(value: object) -> bool:
+    """Whether :func:`_check_dates_in` would find a problem in ``value``: a mapping's string value somewhere
+    in it shaped like a date but no real day (an explicit stack, no field path made)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for inner in node.values():
+                if isinstance(inner, str):
+                    if len(inner) == 10 and is_false_day(inner):
+                        return True
+                elif isinstance(inner, dict | list):
+                    stack.append(inner)
+        elif isinstance(node, list):
+            stack.extend(node)  # its strings are not looked at (as in the walk), its containers are
+    return False
 
 
 def _check_dates_in(record: Record, value: object, parts: tuple[str | int, ...], problems: list[Problem]) -> None:
@@ -112,12 +139,9 @@ def _check_dates_in(record: Record, value: object, parts: tuple[str | int, ...],
     if isinstance(value, dict):
         for key, inner in value.items():
             if isinstance(inner, str):
-                if is_date_shaped(inner):
-                    try:
-                        date.fromisoformat(inner)
-                    except ValueError:
-                        problems.append(error_at(record, key, json_path((*parts, key)),
-                                               f"{inner!r} is not a real calendar date", value))
+                if is_false_day(inner):
+                    problems.append(error_at(record, key, json_path((*parts, key)),
+                                           f"{inner!r} is not a real calendar date", value))
             elif isinstance(inner, dict | list):
                 _check_dates_in(record, inner, (*parts, key), problems)
     elif isinstance(value, list):

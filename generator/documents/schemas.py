@@ -141,6 +141,25 @@ def validator(name: str, folder: Path | None = None) -> jsonschema_rs.Validator:
     return jsonschema_rs.Draft202012Validator(checked_schema(name, folder), registry=registry)
 
 
+@cache
+def _list_validator(name: str, folder: Path | None = None) -> jsonschema_rs.Validator:
+    """A validator of a list whose every item must conform to schema ``name`` (by its ``$id``, from the same
+    registry: the same checked schema as :func:`validator`'s)."""
+    registry = jsonschema_rs.Registry(list(checked_by_id(folder).items()))
+    return jsonschema_rs.Draft202012Validator({"type": "array", "items": {"$ref": schema(name, folder)["$id"]}},
+                                              registry=registry)
+
+
+def all_valid(name: str, values: list[object], folder: Path | None = None) -> bool:
+    """Whether every value conforms to schema ``name``, in one call: for a record of a few fields, the call
+    cost as much as the check (90,000 records at 10,000 entities). False when one does not, or when a value
+    holds text the engine cannot take: :func:`errors` then says which and why, value by value."""
+    try:
+        return bool(_list_validator(name, folder).is_valid(values))
+    except UnicodeEncodeError:
+        return False
+
+
 # -- errors, worded as the jsonschema library words them ------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -281,7 +300,9 @@ def errors(name: str, data: object, folder: Path | None = None) -> list[SchemaEr
     return out
 
 
+@cache
 def served_fields(name: str, folder: Path | None = None) -> tuple[str, ...]:
-    """Fields of a record kind in served order: the schema's property order, minus source-only ones."""
+    """Fields of a record kind in served order: the schema's property order, minus source-only ones (once per
+    kind: the compiler asks it of every record)."""
     properties = schema(name, folder)["properties"]
     return tuple(key for key, spec in properties.items() if not spec.get("x-source-only"))

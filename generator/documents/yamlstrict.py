@@ -14,8 +14,9 @@ sequences remember where each item was written so that the validator can name ``
 
 from __future__ import annotations
 
+import re
 import unicodedata
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 from yaml.events import (
@@ -43,6 +44,7 @@ from generator.base.text_policy import (
     line_column,
     raw_problem,
 )
+from generator.documents.dates import is_false_day
 
 try:  # libyaml's parser is what makes a 10,000-entity corpus load quickly; fall back when absent.
     _Parser: type = yaml.CBaseLoader  # only its parser is used: values are built from its events here
@@ -50,6 +52,12 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _Parser = yaml.BaseLoader
 
 _PLAIN_WORDS = {"true": True, "false": False, "null": None}
+
+# Characters that the policy lets a source hold raw (text_policy.raw_problem), whatever it says of the others: a
+# text of these only is not asked about (one scan of a single character class, where the policy's own pattern
+# costs twice as much). A test checks each of them against raw_problem.
+_NOT_SURELY_ALLOWED = re.compile("[^\n -~\u00a0-\u200d\u2010-\u2027\u202f-\u2065\u206a-\ufefe\uff00-\ufffd"
+                                 "\U00010000-\U0010ffff]")
 
 
 class YamlProblem(GeneratorError):
@@ -60,20 +68,42 @@ class YamlProblem(GeneratorError):
         super().__init__(str(problem))
 
 
+class Mark(Protocol):
+    """Where libyaml saw a key, an item or a container start (0-based): the start mark of its event, kept as
+    libyaml made it, since copying its line and column into a tuple for each of millions of events cost a tenth
+    of loading. :func:`position` reads it as an editor counts."""
+
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def column(self) -> int: ...
+
+
+def position(mark: Mark) -> tuple[int, int]:
+    """The 1-based line and column of ``mark``."""
+    return mark.line + 1, mark.column + 1
+
+
 class LocatedDict(dict[str, object]):
     """A mapping that knows the position of each of its keys (and of itself)."""
 
     __slots__ = ("mark", "marks")
-    mark: tuple[int, int]
-    marks: dict[str, tuple[int, int]]
+    mark: Mark
+    marks: dict[str, Mark]
 
 
 class LocatedList(list[object]):
     """A sequence that knows the position of each of its items (and of itself)."""
 
     __slots__ = ("mark", "marks")
-    mark: tuple[int, int]
-    marks: list[tuple[int, int]]
+    mark: Mark
+    marks: list[Mark]
+
+
+# Keys that broke no character rule and are in NFC (a key is checked once a run); never true, false, null nor
+# ``<<``, which are refused unquoted.
+_CLEAN_KEYS: set[str] = set()
 
 
 def _pos(event: yaml.Event) -> tuple[int, int]:
@@ -83,27 +113,19 @@ def _pos(event: yaml.Event) -> tuple[int, int]:
 
 
 class _Frame:
-    """An open mapping or sequence while its events are read."""
+    """An open mapping or sequence, as the methods that word a problem read it (:meth:`_Builder.sync`)."""
 
     __slots__ = ("container", "is_map", "key", "marks")
 
-    def __init__(self, container: LocatedDict | LocatedList, is_map: bool) -> None:
+    def __init__(self, container: LocatedDict | LocatedList, is_map: bool, marks: Any, key: str | None) -> None:
         self.container = container
         self.is_map = is_map
-        self.key: str | None = None  # a mapping's key whose value is being read
-        self.marks: Any = {} if is_map else []
+        self.marks = marks  # {key: mark} or [mark], shared with the loop that fills the container
+        self.key = key  # a mapping's key whose value is being read
 
-    def add(self, value: object, mark: tuple[int, int] | None) -> None:
-        """Store a finished value under the pending key, or append it (``mark``: its position, if not noted)."""
-        container = self.container
-        if isinstance(container, LocatedDict):
-            assert self.key is not None  # build() reads a mapping's key before its value
-            container[self.key] = value
-            self.key = None
-        else:
-            if mark is not None:
-                self.marks.append(mark)
-            container.append(value)
+
+# One open container of the loop in :meth:`_Builder.build`: (container, is a mapping, its marks, pending key).
+_Open = tuple[Any, bool, Any, "str | None"]
 
 
 class _Builder:
@@ -114,6 +136,7 @@ class _Builder:
         self.source_name = source_name
         self.check_nfc = check_nfc
         self.stack: list[_Frame] = []
+        self.false_day = False  # a mapping's value shaped like a date that is no real day, met somewhere
 
     def field(self) -> str:
         """The field path of the value being read (``agrements[0].statut``), as the validator names it."""
@@ -155,9 +178,9 @@ class _Builder:
         """
         frames = self.stack[1:]
         if start is None and frames:
-            start = frames.pop().container.mark
+            start = position(frames.pop().container.mark)
         while frames and not frames[-1].container:
-            start = frames.pop().container.mark
+            start = position(frames.pop().container.mark)
         where = f"; the nesting starts at line {start[0]}, column {start[1]}" if start else ""
         return YamlProblem(Problem(Location(self.source_name, *mark), self.short_field(more),
                                    f"nesting deeper than {MAX_DEPTH} levels is not allowed (level "
@@ -179,7 +202,7 @@ class _Builder:
         while begin < end and text[begin] == " ":
             begin += 1
         first = line_column(text, begin)  # containers of the run that the builder has opened already
-        level, found = sum(1 for frame in self.stack if frame.container.mark < first), None
+        level, found = sum(1 for frame in self.stack if position(frame.container.mark) < first), None
         for index in range(begin, end):
             if text[index] in "[{":
                 level += 1
@@ -191,16 +214,16 @@ class _Builder:
         start = line_column(text, begin) if begin < end else None
         return self.too_deep(line_column(text, found), start, True)
 
-    def _refuse_decorations(self, event: NodeEvent) -> None:
+    def _refuse_decorations(self, event: NodeEvent, field: str | None = None) -> None:
         if event.anchor is not None:
             kind, sign = ("aliases", "*") if isinstance(event, AliasEvent) else ("anchors", "&")
             raise self.fail(event, f"YAML {kind} are not allowed ({sign}{_cut(event.anchor)}): write each "
-                            "value out")
+                            "value out", field)
         tag = getattr(event, "tag", None)
         if tag is not None:
             shown = tag.replace("tag:yaml.org,2002:", "!!", 1)  # as the author wrote it
             raise self.fail(event, f"explicit tag {_cut(shown)!r} is not allowed: write the value without a "
-                            "tag (a plain string, or exactly true, false or null)")
+                            "tag (a plain string, or exactly true, false or null)", field)
 
     def _scalar(self, event: ScalarEvent) -> JsonValue:
         value = event.value
@@ -219,67 +242,128 @@ class _Builder:
         if not isinstance(event, ScalarEvent) or (event.implicit[0] and event.value in _PLAIN_WORDS):
             raise self.fail(event, "a mapping key must be a plain string")
         key = event.value
+        if event.tag is not None or event.anchor is not None:  # a key is a name: no tag, no anchor either
+            self._refuse_decorations(event, self._join(escaped(_cut(key))))
         if key == "<<" and event.implicit[0]:
             raise self.fail(event, "merge keys ('<<') are not allowed: write each field out", self._join(key))
+        if key in _CLEAN_KEYS:  # a name met before, allowed and in NFC: most keys of a build
+            first = frame.marks.get(key)
+            if first is not None:
+                raise self.fail(event, f"duplicate key (first written at line {first.line + 1})", self._join(key))
+            return key
         found = bad_key(key)
         if found:
             raise self.fail(event, found, self._join(escaped(_cut(key))))
+        if is_nfc(key) and len(_CLEAN_KEYS) < 1 << 16 and key not in _PLAIN_WORDS and key != "<<":
+            _CLEAN_KEYS.add(key)  # never a word the fast path of build() must still refuse unquoted
         if self.check_nfc and not is_nfc(key):
             composed = unicodedata.normalize("NFC", key)
             twin = frame.marks.get(composed)
-            also = f"; its NFC form is already a key at line {twin[0]}" if twin else ""
+            also = f"; its NFC form is already a key at line {twin.line + 1}" if twin else ""
             raise self.fail(event, f"key not in Unicode NFC form{also}", self._join(key))
         first = frame.marks.get(key)
         if first is not None:
-            raise self.fail(event, f"duplicate key (first written at line {first[0]})", self._join(key))
+            raise self.fail(event, f"duplicate key (first written at line {first.line + 1})", self._join(key))
         return key
 
     def _join(self, key: str) -> str:
         head = self.field()
         return f"{head}.{key}" if head else key
 
+    def sync(self, saved: list[_Open], top: _Open) -> None:
+        """Set :attr:`stack` from the state of :meth:`build`'s loop, for the methods that word a problem."""
+        self.stack = [_Frame(*state) for state in (*saved, top) if state[0] is not None]
+
     def build(self) -> object:
-        """Read the events of one value (the document's root) and return it."""
+        """Read the events of one value (the document's root) and return it.
+
+        The loop every load runs for each event (2.3 million for a 10,000-entity corpus): the open container
+        is kept in locals and the enclosing ones in ``saved``, and the common events (a key already met, a
+        plain value, a container opened or closed) are handled inline. Anything else goes through the
+        methods above, which name the field from :attr:`stack` as :meth:`sync` sets it.
+        """
         get_event = self.parser.get_event
-        stack = self.stack
-        while True:
-            event = get_event()
-            cls = event.__class__
-            position = _pos(event)
-            mark: tuple[int, int] | None = position
-            top = stack[-1] if stack else None
-            if top is not None and top.is_map and top.key is None and cls is not MappingEndEvent:
-                top.key = self._key(top, event)
-                top.marks[top.key] = position
-                continue
-            if cls is ScalarEvent:
-                if event.tag is not None or event.anchor is not None:
-                    self._refuse_decorations(event)
-                value: object = self._scalar(event)
-            elif cls is MappingStartEvent or cls is SequenceStartEvent:
-                self._refuse_decorations(event)
-                if len(stack) >= MAX_DEPTH:
-                    raise self.too_deep(position)
-                is_map = cls is MappingStartEvent
-                container: Any = LocatedDict() if is_map else LocatedList()
-                container.mark = position
-                if top is not None and not top.is_map:
-                    top.marks.append(position)
-                stack.append(_Frame(container, is_map))
-                continue
-            elif cls is MappingEndEvent or cls is SequenceEndEvent:
-                done = stack.pop()
-                done.container.marks = done.marks
-                value, mark = done.container, None  # a sequence noted the item's position at its start
-                top = stack[-1] if stack else None
-            elif cls is AliasEvent:
-                self._refuse_decorations(event)
-                raise self.fail(event, "YAML aliases are not allowed: write each value out")  # pragma: no cover
-            else:  # pragma: no cover - libyaml never sends another event inside a document
-                raise self.fail(event, f"unexpected YAML event {cls.__name__}")
-            if top is None:
-                return value
-            top.add(value, mark)
+        check_nfc = self.check_nfc
+        clean, words, normalized = _CLEAN_KEYS, _PLAIN_WORDS, unicodedata.is_normalized
+        saved: list[_Open] = []  # the enclosing containers, outermost first
+        container: Any = None  # the open container (None before the document's root)
+        is_map = False
+        marks: Any = None  # the open container's marks: {key: mark} or [mark]
+        key: str | None = None  # the key whose value is being read (a mapping)
+        try:
+            while True:
+                event = get_event()
+                cls = event.__class__  # where it starts, event.start_mark, is read only where it is kept
+                if is_map and key is None and cls is not MappingEndEvent:  # a mapping's key
+                    if cls is ScalarEvent and event.tag is None and event.anchor is None:
+                        key = event.value
+                        if key not in clean or key in marks:  # a name not met yet, or twice: in full
+                            self.sync(saved, (container, is_map, marks, None))
+                            key = self._key(self.stack[-1], event)
+                    else:
+                        self.sync(saved, (container, is_map, marks, None))
+                        key = self._key(self.stack[-1], event)  # raises: no plain string, or decorated
+                    marks[key] = event.start_mark  # kept as it is (:class:`Mark`)
+                    continue
+                value: object
+                if cls is ScalarEvent:
+                    text: str = event.value
+                    if event.tag is not None or event.anchor is not None:
+                        self.sync(saved, (container, is_map, marks, key))
+                        self._refuse_decorations(event)
+                    if text in words and event.implicit[0]:
+                        value = words[text]
+                    elif event.style == '"' or (check_nfc and not text.isascii() and not normalized("NFC", text)):
+                        self.sync(saved, (container, is_map, marks, key))
+                        value = self._scalar(event)  # checked in full (escapes, NFC)
+                    else:
+                        value = text
+                    if container is None:
+                        return value
+                    if is_map:
+                        container[key] = value
+                        key = None
+                        if len(text) == 10 and text[4] == "-" and is_false_day(text):  # as check_dates sees it
+                            self.false_day = True
+                    else:
+                        marks.append(event.start_mark)
+                        container.append(value)
+                elif cls is MappingStartEvent or cls is SequenceStartEvent:
+                    start = event.start_mark
+                    if event.tag is not None or event.anchor is not None:
+                        self.sync(saved, (container, is_map, marks, key))
+                        self._refuse_decorations(event)
+                    if container is not None:
+                        if len(saved) + 1 >= MAX_DEPTH:
+                            self.sync(saved, (container, is_map, marks, key))
+                            raise self.too_deep(position(start))
+                        if not is_map:
+                            marks.append(start)  # an item's position is where it starts
+                        saved.append((container, is_map, marks, key))
+                    is_map = cls is MappingStartEvent
+                    container = LocatedDict() if is_map else LocatedList()
+                    container.mark = start
+                    marks = {} if is_map else []
+                    key = None
+                elif cls is MappingEndEvent or cls is SequenceEndEvent:
+                    container.marks = marks
+                    if not saved:
+                        return container
+                    value = container
+                    container, is_map, marks, key = saved.pop()
+                    if is_map:
+                        container[key] = value
+                        key = None
+                    else:
+                        container.append(value)  # its position was noted when it started
+                else:
+                    self.sync(saved, (container, is_map, marks, key))
+                    if cls is AliasEvent:  # an alias always names its anchor: refused there
+                        self._refuse_decorations(event)
+                    raise self.fail(event, f"unexpected YAML event {cls.__name__}")  # pragma: no cover
+        except yaml.MarkedYAMLError:  # libyaml stopped: the caller words it, some cases from the stack
+            self.sync(saved, (container, is_map, marks, key))
+            raise
 
 
 _SHOWN_LEVELS = 3  # levels of the field path a depth message shows
@@ -299,11 +383,11 @@ def _cut(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
-def _single_document(parser: Any, source_name: str, check_nfc: bool, text: str) -> Any:
+def _single_document(parser: Any, source_name: str, check_nfc: bool, text: str) -> tuple[Any, bool]:
     parser.get_event()  # StreamStartEvent
     start = parser.get_event()
     if isinstance(start, StreamEndEvent):
-        return None  # an empty file, or only comments
+        return None, False  # an empty file, or only comments
     assert isinstance(start, DocumentStartEvent)
     if start.tags:
         raise _builder_problem(start, source_name, "%TAG directives are not allowed: write values without tags")
@@ -319,7 +403,7 @@ def _single_document(parser: Any, source_name: str, check_nfc: bool, text: str) 
     if not isinstance(after, StreamEndEvent):
         raise _builder_problem(after, source_name, "YAML syntax: expected a single document in the stream "
                                "but found another document")
-    return data
+    return data, builder.false_day
 
 
 def _builder_problem(event: yaml.Event, source_name: str, message: str) -> YamlProblem:
@@ -329,13 +413,19 @@ def _builder_problem(event: yaml.Event, source_name: str, message: str) -> YamlP
 
 def load_text(text: str | bytes, source_name: str) -> object:
     """Load one YAML document strictly; raise :class:`YamlProblem` naming the source and position."""
+    return load_noting_days(text, source_name)[0]
+
+
+def load_noting_days(text: str | bytes, source_name: str) -> tuple[object, bool]:
+    """:func:`load_text`, and whether a mapping's value somewhere in the document is shaped like a date but no
+    real day (``2026-02-30``), which the date check names: where there is none, it has nothing to look for."""
     if len(text) > MAX_FILE_BYTES:
         raise YamlProblem(Problem(Location(source_name), "", f"file larger than {MAX_FILE_BYTES} bytes: split "
                                   "it, or ask for the limit to be raised (docs/authoring.md)"))
     decoded = decode_source(text, source_name)
     if isinstance(decoded, Problem):
         raise YamlProblem(decoded)
-    refused = raw_problem(decoded, source_name)
+    refused = raw_problem(decoded, source_name) if _NOT_SURELY_ALLOWED.search(decoded) is not None else None
     if refused is not None:
         raise YamlProblem(refused)
     parser = _Parser(decoded)
@@ -358,11 +448,11 @@ def location_of(container: object, key: str | int | None, file: str) -> Location
         marks = getattr(container, "marks", None)
         try:
             if marks is not None:
-                line, column = marks[key]
-                return Location(file, line, column)
+                mark = marks[key]
+                return Location(file, mark.line + 1, mark.column + 1)
         except (KeyError, IndexError, TypeError):
             pass
     mark = getattr(container, "mark", None)
-    if mark:
-        return Location(file, mark[0], mark[1])
+    if mark is not None:
+        return Location(file, mark.line + 1, mark.column + 1)
     return Location(file)

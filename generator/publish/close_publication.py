@@ -5,7 +5,7 @@ index and the reports, and everything needed to compute them again, with the SHA
 reads nothing else. Every file is either an input copied as it stands (the season service's records counted
 or listed, the proofs' public views they cite, the registrations, the answer key and its salt, the freeze
 record and its anchor, the manifest and the served bodies, the track's definition with its barème section,
-the pins) or computed from those inputs by :func:`close_files` (the index, the reports, each participant's
+the pins) or computed from those inputs by :func:`write_close` (the index, the reports, each participant's
 ``corpus-score/1``, ``cloture.json``, the French page and ``SHA256SUMS``), which the verification runs again
 and compares byte for byte.
 
@@ -23,12 +23,14 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from generator.base import strict_json
+from generator.base.transaction import make_dir, write_file
 from generator.contract.freeze import check_freeze, read_record, read_salt
+from generator.contract.hashing import sha256_hex
 from generator.contract.invalidation import invalidation_path, read_invalidation
 from generator.contract.manifest import Manifest
 from generator.publish.contestation import contest_folder
@@ -39,20 +41,23 @@ from generator.publish.folder_files import (
     SUMS,
     PublicationError,
     chain_paragraph,
+    folder_files,
     page,
     published_link,
     read_published,
-    sums_bytes,
+    sums_text,
     tree_files,
 )
 from generator.publish.merge import participants
+from generator.publish.parallel import ordered_map
 from generator.publish.published import read_document
 from generator.publish.records import published_record
 from generator.publish.registrations import read_registrations, registrations_bytes
-from generator.publish.season_index import IndexRequest, build_index, instant, publication_close
+from generator.publish.season_index import IndexRequest, index_writer, instant, publication_close
 from generator.publish.selection import select
-from generator.publish.submissions import Received, read_submissions
+from generator.publish.submissions import FileBound, Received, route_submissions
 from generator.score.close_inputs import Pins
+from generator.score.inputs import load_statements
 from generator.score.render import ScoreReport
 from generator.trust_layer.anchor import Anchor
 from generator.trust_layer.freeze_chain import ChainEntryJson, chain_entries, chain_problems
@@ -86,10 +91,57 @@ class CloseRequest:
     replaced_salts: tuple[Path, ...] = ()  # a replaced freeze: each replaced record's salt, in the chain's order
 
 
-def _cited(received: Received) -> set[str]:
+Emit = Callable[[str, bytes], None]  # what becomes of each file of a close computed: written, or compared
+
+
+class _Folder:
+    """A publication being made: each file handed to ``emit`` as soon as it is ready (by default, written below
+    ``out``), its SHA-256 kept for ``SHA256SUMS``, its bytes let go: a close of ten thousand participants is
+    never held in memory. The index and its reports are written below ``out`` by the index's writer first."""
+
+    def __init__(self, out: Path, emit: Emit | None = None) -> None:
+        self.out = out
+        self.sums: dict[str, str] = {}
+        self._folders = {""}
+        self._emit = emit
+
+    def put(self, name: str, data: bytes) -> None:
+        """One file of the publication; the same bytes under the same name twice are one file."""
+        digest = sha256_hex(data)
+        if self.sums.get(name) == digest:
+            return
+        if self._emit is not None:
+            self._emit(name, data)
+        else:
+            self._write(name, data)
+        self.sums[name] = digest
+
+    def _write(self, name: str, data: bytes) -> None:
+        folder = name.rpartition("/")[0]
+        if folder not in self._folders:
+            parts = folder.split("/")
+            for depth in range(1, len(parts) + 1):
+                made = "/".join(parts[:depth])
+                if made not in self._folders and not (self.out / made).is_dir():
+                    make_dir(self.out / made)
+                self._folders.add(made)
+        write_file(self.out / name, data)
+
+    def take(self) -> None:
+        """Every file the index's writer made below ``out`` (the index and its reports), as part of it."""
+        for name, path in folder_files(self.out).items():
+            data = path.read_bytes()
+            if self._emit is not None:
+                self._emit(name, data)
+            self.sums[name] = sha256_hex(data)
+
+    def read(self, name: str) -> bytes:
+        return (self.out / name).read_bytes()
+
+
+def _cited(submission: object) -> set[str]:
     """The proof ids a record's submission cites, of the proxy's form only (they name files)."""
-    sub = received.soumission
-    assertions = sub.get("assertions") if isinstance(sub, dict) else None
+    assertions = submission.get("assertions") if isinstance(submission, dict) else None
     ids: set[str] = set()
     for a in assertions if isinstance(assertions, list) else []:
         cited = a.get("proof_ids") if isinstance(a, dict) else None
@@ -98,31 +150,42 @@ def _cited(received: Received) -> set[str]:
     return ids
 
 
-def _records_and_proofs(req: CloseRequest, saison: int) -> dict[str, bytes]:
+def _record(slug: str, received: Received) -> tuple[str, bytes, set[str]]:
+    """A listed record: its published name, its bytes, the proof ids its submission cites."""
+    data = read_published(received.path)
+    value, _ = strict_json.loads(data)  # routed already: JSON, its defects the scorer's
+    return (published_record(slug, received), data,
+            _cited(value.get("soumission") if isinstance(value, dict) else None))
+
+
+def _records_and_proofs(req: CloseRequest, saison: int, folder: _Folder) -> None:
     """Every record counted or listed for a ranked participant (kept, replaced, received after the close),
-    under its published name, and the public view of every proof they cite that the proofs folder holds."""
+    under its published name, and the public view of every proof they cite that the proofs folder holds; the
+    records read on ``jobs`` processes, written here in order."""
     ix = req.index
     registrations = read_registrations(ix.registrations)
-    received = read_submissions(ix.submissions, saison, ix.track.piste, {r.did for r in registrations})
+    bound = FileBound(len(registrations), len(load_statements(ix.root, ix.track).by_id))
+    received = route_submissions(ix.submissions, saison, ix.track.piste, frozenset(r.did for r in registrations),
+                                 bound, lambda work, count: ordered_map(work, count, ix.jobs, 256))
     by_did: dict[str, list[Received]] = defaultdict(list)
     for r in received:
         by_did[r.did].append(r)
-    files = {REGISTRATIONS: registrations_bytes(registrations)}
-    cited: set[str] = set()
+    folder.put(REGISTRATIONS, registrations_bytes(registrations))
+    listed: list[tuple[str, Received]] = []
     for p in participants(registrations):
         selection = select(by_did.get(p.ranked.did, []), ix.close)
-        listed = [(p.ranked.slug, r) for r in [*selection.kept, *(old for old, _ in selection.replaced),
-                                               *selection.late]]
+        listed += [(p.ranked.slug, r) for r in [*selection.kept, *(old for old, _ in selection.replaced),
+                                                *selection.late]]
         listed += [(m.registration.slug, r) for m in p.merged for r in by_did.get(m.registration.did, [])]
-        for slug, r in listed:  # a merged DID's records too: its index line counts them (§9.1)
-            files[published_record(slug, r)] = read_published(r.path)
-            cited |= _cited(r)
+    cited: set[str] = set()
+    for name, data, ids in ordered_map(lambda n: _record(*listed[n]), len(listed), ix.jobs, 64):
+        folder.put(name, data)  # a merged DID's records too: its index line counts them (§9.1)
+        cited |= ids
     if req.proofs is not None:
         for proof_id in sorted(cited):
             path = req.proofs / f"{proof_id}.json"
             if os.path.lexists(path):
-                files[f"{PROOFS}/{proof_id}.json"] = read_published(path)
-    return files
+                folder.put(f"{PROOFS}/{proof_id}.json", read_published(path))
 
 
 def _checkout_files(req: CloseRequest) -> dict[str, bytes]:
@@ -185,19 +248,24 @@ def _chain_json(chain: list[ChainEntryJson]) -> list[dict[str, object]]:
     return out
 
 
-def _scores(files: dict[str, bytes]) -> dict[str, bytes]:
-    """Each ranked participant's ``corpus-score/1``, as ``corpus score --json`` writes it, from its report."""
-    out = {}
-    for name in sorted(n for n in files if n.startswith("rapports/") and n.endswith(".json")):
-        report = read_document(files[name], "corpus-rapport/1", name)
-        score = ScoreReport.from_json(report["score_corpus"], name)
-        out[f"{SCORES}/{name.removeprefix('rapports/')}"] = score.to_bytes()
-    return out
+def _score(folder: _Folder, name: str) -> bytes:
+    report = read_document(folder.read(name), "corpus-rapport/1", name)
+    return ScoreReport.from_json(report["score_corpus"], name).to_bytes()
 
 
-def _cloture(req: CloseRequest, files: dict[str, bytes]) -> bytes:
+def _scores(folder: _Folder, jobs: int) -> None:
+    """Each ranked participant's ``corpus-score/1``, as ``corpus score --json`` writes it, from its report (read
+    on ``jobs`` processes, written here in order)."""
+    names = sorted(n for n in folder.sums if n.startswith("rapports/") and n.endswith(".json"))
+    for name, data in zip(names, ordered_map(lambda n: _score(folder, names[n]), len(names), jobs, 32),
+                          strict=True):
+        folder.put(f"{SCORES}/{name.removeprefix('rapports/')}", data)
+
+
+def _cloture(req: CloseRequest, files: Mapping[str, str], index_bytes: bytes) -> bytes:
+    """``cloture.json``: the close at a glance, from the index and the names of the files (``files``: by name)."""
     ix = req.index
-    index = strict_json.document(files["index.json"])
+    index = strict_json.document(index_bytes)
     assert isinstance(index, dict)
     record = read_record(ix.root, ix.track.places)
     anchor = Anchor.read(ix.root / ix.track.places.anchor)
@@ -325,23 +393,29 @@ def _frozen_and_anchored(req: CloseRequest) -> None:
         raise PublicationError(f"the freeze check fails, nothing is published: {problems[0]}")
 
 
-def close_files(req: CloseRequest) -> dict[str, bytes]:
-    """Every file of ``<out>/<piste>/``, by its path there (written whole by the CLI)."""
+def write_close(req: CloseRequest, out: Path, emit: Emit | None = None) -> dict[str, str]:
+    """Every file of ``<out>/<piste>/``, each as soon as it is ready, written into ``out`` (made here: it must not
+    exist) or, with ``emit``, handed to it (the index and its reports are written into ``out`` all the same); the
+    SHA-256 of each, by its path there. Everything that can refuse the close does before ``out`` is made (the
+    index's own refusals included)."""
     ix = req.index
     if ix.draft:
         raise IndexInputError("a close publication is never a draft: give the close (pinned, or --season-close)")
-    if read_invalidation(ix.root, ix.track.places) is not None:  # the invalidation, and no ranking (spec §8)
+    invalidated = read_invalidation(ix.root, ix.track.places) is not None  # its invalidation, no ranking (§8)
+    if invalidated:
         _frozen_and_anchored(req)
-        files = build_index(ix)
     else:
         publication_close(ix)  # frozen, anchored and closed: refused before anything is computed
-        files = build_index(ix)
-        index = read_document(files["index.json"], "corpus-index/1", "index.json")
-        files |= _scores(files)
-        files |= _records_and_proofs(req, index["saison"])
-    files |= _checkout_files(req)
-    files[CLOTURE] = _cloture(req, files)
-    files[README] = _readme(req, files)
-    files[SUMS] = sums_bytes(files)
-    return files
-
+    index_writer(ix)(out)
+    folder = _Folder(out, emit)
+    folder.take()
+    index_bytes = folder.read("index.json")
+    if not invalidated:
+        _scores(folder, ix.jobs)
+        _records_and_proofs(req, read_document(index_bytes, "corpus-index/1", "index.json")["saison"], folder)
+    for name, data in _checkout_files(req).items():
+        folder.put(name, data)
+    folder.put(CLOTURE, _cloture(req, folder.sums, index_bytes))
+    folder.put(README, _readme(req, folder.sums))
+    folder.put(SUMS, sums_text(folder.sums))
+    return folder.sums

@@ -30,10 +30,27 @@ def value_text(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+_DICT_NAMES = frozenset(dir(dict))  # what ``x.name`` finds on a dict before its key of that name
+
+
+class _Environment(jinja2.Environment):
+    """Jinja2's environment, ``x.name`` on a dict read as Jinja2 reads it, without its detour: Jinja2 tries the
+    attribute first and catches the failure, then the key; a report holds hundreds of such lookups (issue 43).
+    A name a dict has as an attribute (``items``...) still takes Jinja2's own way."""
+
+    def getattr(self, obj: object, attribute: str) -> object:
+        if type(obj) is dict and attribute not in _DICT_NAMES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
+
+
 @functools.cache
 def environment() -> jinja2.Environment:
     """One environment for a run: each template is parsed and compiled once, not once per page."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+    env = _Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
     env.filters.update(overclaim=overclaim_text, valeur=value_text, non_verifie=french.unchecked_line,

@@ -54,8 +54,16 @@ def participants(registrations: list[Registration]) -> list[Participant]:
             i = parent[i]
         return i
 
-    key_dids = _key_dids(registrations)
-    members = {key: [n for n, r in enumerate(registrations) if r.did in dids] for key, dids in key_dids.items()}
+    registered: dict[str, list[int]] = defaultdict(list)  # each DID's registrations (linear: a season has 10^4)
+    for n, r in enumerate(registrations):
+        registered[r.did].append(n)
+    members = {key: sorted({n for did in dids for n in registered.get(did, ())})
+               for key, dids in _key_dids(registrations).items()}
+    linking: dict[int, list[str]] = defaultdict(list)  # the keys that link each registration to another
+    for key, found in members.items():
+        if len(found) > 1:
+            for n in found:
+                linking[n].append(key)
     for found in members.values():
         for n in found[1:]:
             parent[find(n)] = find(found[0])
@@ -65,8 +73,6 @@ def participants(registrations: list[Registration]) -> list[Participant]:
     out = []
     for group in groups.values():
         first, *rest = sorted(group, key=lambda n: (registrations[n].inscrit_le, n))
-        merged = tuple(Merged(registrations[n], tuple(sorted(k for k, found in members.items()
-                                                              if len(found) > 1 and n in found)))
-                       for n in rest)
+        merged = tuple(Merged(registrations[n], tuple(sorted(linking[n]))) for n in rest)
         out.append(Participant(registrations[first], merged))
     return sorted(out, key=lambda p: (p.ranked.inscrit_le, p.ranked.position))

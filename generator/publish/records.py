@@ -29,11 +29,16 @@ def participant_selection(root: Path, track: Track, folder: Path, did: str, clos
     """The records of ``did`` below ``folder`` sorted out as ``corpus index`` does: its kept submissions (one a
     task, the last received before ``close``), the replaced ones and those received after the close."""
     saison = load_statements(root, track).saison
-    received = [read_received(path, folder, saison, track.piste) for path in submission_files(folder)]
-    mine = [r for r in received if r.did == did]
+    dids: set[str] = set()
+    mine: list[Received] = []
+    for path in submission_files(folder, None):  # only this participant's submissions are kept in memory
+        received = read_received(path, folder, saison, track.piste)
+        dids.add(received.did)
+        if received.did == did:
+            mine.append(received)
     if not mine:
-        dids = sorted({r.did for r in received})
-        shown = ", ".join(dids[:5]) + (", …" if len(dids) > 5 else "")
+        listed = sorted(dids)
+        shown = ", ".join(listed[:5]) + (", …" if len(listed) > 5 else "")
         raise IndexInputError(f"{folder}: no record of {did} below it (the DIDs recorded: {shown or 'none'})")
     return select(mine, close)
 
@@ -43,7 +48,7 @@ def recorded_submissions(folder: Path) -> list[tuple[Path, JsonValue]]:
     proofs fetch`` reads the cited proof ids of); a submission whose JSON has a defect is kept as
     :class:`FormatDefects`, as the scorer keeps it."""
     out: list[tuple[Path, JsonValue]] = []
-    for path in submission_files(folder):
+    for path in submission_files(folder, None):
         value, defects = read_json(path)
         if not isinstance(value, dict) or set(value) != set(ENVELOPE):
             raise IndexInputError(f"{path}: expected the season service's record {{\"recu_le\": \"<UTC time>\", "

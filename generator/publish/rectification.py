@@ -18,8 +18,15 @@ from collections.abc import Mapping, Sequence
 from typing import cast
 
 from generator.base.jsonvalue import json_key
-from generator.publish.contestation import Contest, ContestationJson
-from generator.publish.published import DecidedJson, FiguresJson, IndexJson, RapportJson, RectificationJson
+from generator.publish.contestation import Contest
+from generator.publish.published import (
+    DecidedJson,
+    FiguresJson,
+    IndexJson,
+    LineJson,
+    RapportJson,
+    RectificationJson,
+)
 from generator.score.report_json import ScoreJson, TaskJson
 
 JUDGED = ("rendue", "non_rendue")  # the task statuses whose assertions were judged (§5.7)
@@ -111,27 +118,22 @@ def by_did(contests: Sequence[Contest]) -> dict[str, list[DecidedJson]]:
     return out
 
 
-def rectify_close(index: IndexJson, reports: Mapping[str, RapportJson],
-                  contests: Sequence[Contest]) -> list[ContestationJson]:
-    """Add to ``index`` and ``reports`` (keyed by the report's path in the index, ``rapports/<agent>.json``)
-    each participant's decided contestations: the rectified figures beside the original ones (kept, marked
-    rectified), the refused ones with their motive. Returns the contestations still awaiting a decision."""
-    decisions = by_did(contests)
-    listed: list[DecidedJson] = []
-    for table in index["tableaux"].values():
-        for line in table["lignes"]:
-            entries = decisions.get(line["did"] or "", [])
-            report = reports.get(line.get("rapport", ""))
-            if not entries or report is None:
-                continue
-            fixed = rectification(_score(report), entries)
-            _open(report)["contestations"] = entries
-            listed += entries
-            if fixed is not None:
-                _open(report)["rectification"] = fixed
-                _open(line)["rectification"] = fixed
-    _open(index)["contestations"] = listed
-    return [c.request for c in contests if c.decision is None]
+def rectify_participant(line: LineJson, report: RapportJson, entries: Sequence[DecidedJson]) -> None:
+    """Add to one participant's index line and report its decided contestations: the rectified figures beside
+    the original ones (kept, marked rectified), the refused ones with their motive."""
+    if not entries:
+        return
+    fixed = rectification(_score(report), entries)
+    _open(report)["contestations"] = entries
+    if fixed is not None:
+        _open(report)["rectification"] = fixed
+        _open(line)["rectification"] = fixed
+
+
+def list_contestations(index: IndexJson, decisions: Mapping[str, Sequence[DecidedJson]]) -> None:
+    """The index's ``contestations``: every decided one, table by table in the order of their lines."""
+    _open(index)["contestations"] = [e for table in index["tableaux"].values() for line in table["lignes"]
+                                     if "rapport" in line for e in decisions.get(line["did"] or "", [])]
 
 
 def rectification_problems(index: IndexJson, reports: Mapping[str, RapportJson],

@@ -6,12 +6,19 @@ Only what routing needs is checked here: the envelope, the time it was received,
 submission the schema refuses is rejected at entry by ``corpus score`` (spec §4), and so is one whose JSON
 has a defect (a key written twice...), kept as :class:`FormatDefects` exactly as ``corpus score`` keeps it.
 A submission of another season or track, or of a DID nobody registered, is one line naming its file.
+
+How many files the folder may hold follows the registrations (:class:`FileBound`): each registration may
+submit each task :data:`SUBMISSIONS_PER_TASK` times (the first and its replacements), and a folder holding
+more is refused before any is read, its message saying the bound and why. A season's close reads each file
+twice: once to route it (:func:`route_submissions`, on every core), and the kept ones again when their
+participant is scored, so that no submission is held in memory longer than its participant's turn.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -24,7 +31,26 @@ from generator.score.entry import FormatDefects
 
 ENVELOPE = ("recu_le", "soumission")
 ROUTING = ("season", "track", "task_id", "agent_did")
-FILE_LIMIT = 100_000  # submissions below one folder: ten tasks for ten thousand participants
+SUBMISSIONS_PER_TASK = 20  # a registration's submissions of one task: the first and 19 replacements
+
+
+@dataclass(frozen=True)
+class FileBound:
+    """How many files below the submissions folder a season may hold: every registration submitting every task
+    :data:`SUBMISSIONS_PER_TASK` times (the registrations merged into another included: they submitted too)."""
+
+    registrations: int
+    tasks: int
+    per_task: int = SUBMISSIONS_PER_TASK
+
+    @property
+    def limit(self) -> int:
+        return self.registrations * self.tasks * self.per_task
+
+    def refusal(self, folder: Path) -> str:
+        return (f"{folder}: more than {self.limit:,} files below it: the season's {self.registrations:,} "
+                f"registration(s) × {self.tasks} task(s) × {self.per_task} submissions of a task at most (the "
+                "first and its replacements); a file beyond that is none of the season service's records")
 
 
 @dataclass(frozen=True)
@@ -35,7 +61,7 @@ class Received:
     fichier: str  # relative to the submissions folder, POSIX: what the pages show
     recu_le: datetime
     recu_le_texte: str
-    soumission: JsonValue  # the §4 object, or FormatDefects
+    soumission: JsonValue  # the §4 object, or FormatDefects; None when read to route it only
     did: str
     task_id: str
 
@@ -45,9 +71,11 @@ class Received:
         return text if isinstance(text, str) else None
 
 
-def submission_files(folder: Path) -> list[Path]:
+def submission_files(folder: Path, bound: FileBound | None) -> list[Path]:
     """Every ``*.json`` file below ``folder``, in path order; any other entry (a FIFO, a link, ``x.txt``) is
-    named as an error, never skipped: skipping it would drop a participant's answer without a word."""
+    named as an error, never skipped: skipping it would drop a participant's answer without a word. More files
+    than ``bound`` allows are refused as soon as they are counted (None: a command given no registrations, which
+    reads the records one at a time, lists them all)."""
     if not folder.is_dir():
         raise IndexInputError(f"{folder}: not a folder (--submissions: the folder of the season's submissions)")
     files: list[Path] = []
@@ -61,8 +89,8 @@ def submission_files(folder: Path) -> list[Path]:
                 raise IndexInputError(f"{path}: {what}: the submissions folder holds the season service's *.json "
                                       "records only, and sub-folders of them")
             files.append(path)
-            if len(files) > FILE_LIMIT:
-                raise IndexInputError(f"{folder}: more than {FILE_LIMIT} files below it")
+            if bound is not None and len(files) > bound.limit:
+                raise IndexInputError(bound.refusal(folder))
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(top, d))]
     return files
 
@@ -115,13 +143,34 @@ def read_received(path: Path, folder: Path, saison: int, piste: str) -> Received
                     str(did), str(task_id))
 
 
-def read_submissions(folder: Path, saison: int, piste: str, registered: set[str]) -> list[Received]:
+def _registered(received: Received, registered: set[str] | frozenset[str]) -> Received:
+    if received.did not in registered:
+        raise IndexInputError(f"{received.path}: /soumission/agent_did: {received.did} is not registered for the "
+                              "season: the season service records no submission of an unregistered DID")
+    return received
+
+
+def read_submissions(folder: Path, saison: int, piste: str, registered: set[str] | frozenset[str],
+                     bound: FileBound) -> list[Received]:
     """Every submission below ``folder``, each of a registered DID, of this season and track."""
-    out = []
-    for path in submission_files(folder):
-        received = read_received(path, folder, saison, piste)
-        if received.did not in registered:
-            raise IndexInputError(f"{path}: /soumission/agent_did: {received.did} is not registered for the "
-                                  "season: the season service records no submission of an unregistered DID")
-        out.append(received)
-    return out
+    return [_registered(read_received(path, folder, saison, piste), registered)
+            for path in submission_files(folder, bound)]
+
+
+Route = tuple[str, datetime, str, str, str]  # fichier, recu_le, its text, did, task_id: what crosses processes
+Mapper = Callable[[Callable[[int], Route], int], Iterator[Route]]
+
+
+def route_submissions(folder: Path, saison: int, piste: str, registered: frozenset[str], bound: FileBound,
+                      mapped: Mapper) -> list[Received]:
+    """:func:`read_submissions`, each submission then let go (``soumission`` None): what routing needs, every
+    check made and every refusal the same. ``mapped(work, count)`` runs ``work(0..count-1)`` in order (on
+    several processes: :func:`generator.publish.parallel.ordered_map`)."""
+    files = submission_files(folder, bound)
+
+    def route(position: int) -> Route:
+        r = _registered(read_received(files[position], folder, saison, piste), registered)
+        return r.fichier, r.recu_le, r.recu_le_texte, r.did, r.task_id
+
+    return [Received(files[n], fichier, recu_le, texte, None, did, task_id)
+            for n, (fichier, recu_le, texte, did, task_id) in enumerate(mapped(route, len(files)))]

@@ -62,17 +62,20 @@ from generator.publish.close_publication import (
     SEASON,
     TRACK,
     CloseRequest,
-    close_files,
     read_cloture,
     replaced_salt,
+    write_close,
 )
 from generator.publish.contestation import read_contests
 from generator.publish.folder_files import SUMS, PublicationError, folder_files, read_published, read_sums
+from generator.publish.folder_verdicts import judged_folder
+from generator.publish.parallel import ordered_map
 from generator.publish.published import read_document
 from generator.publish.rectification import by_did, rectification_problems
 from generator.publish.season_index import IndexRequest
 from generator.publish.wording import INVALIDEE
-from generator.score.close_inputs import Pins, ProofFolder, judged_proofs, load_proofs, score_options
+from generator.score.close_inputs import Pins, score_options
+from generator.score.verdict import Proofs
 from generator.tracks.loader import load_track
 from generator.tracks.model import Track
 from generator.trust_layer.anchor_time import instant_text, parse_instant
@@ -173,11 +176,13 @@ class _Layout:
     def __init__(self, folder: Path, work: Path, piste: str) -> None:
         self.folder, self.root, self.piste = folder, work / "checkout", piste
         self.salt = work / "sel.hex"
+        self.rebuilt = work / "rebuilt" / piste  # the publication computed again, file by file
         self.places: dict[str, str] = {f"tracks/{piste}": TRACK, f"build/{piste}": CORPUS,
                                        f"manifest/{piste}": MANIFEST, f"season/{piste}": SEASON,
                                        f"freeze/{piste}": FREEZE}
 
     def lay_out(self) -> None:
+        self.rebuilt.parent.mkdir()
         for tree, name in self.places.items():
             source = self.folder / name
             target = self.root / tree
@@ -227,18 +232,27 @@ def _copy(source: Path, target: Path, names: tuple[str, ...]) -> None:
             (target / file).write_bytes(read_published(source / file))
 
 
-def _check_list(folder: Path) -> str:
+def _digest(path: Path) -> str | None:
+    """The SHA-256 of a regular file of the folder, read bounded; None for a link or another kind."""
+    return sha256_hex(read_published(path)) if path.is_file() and not path.is_symlink() else None
+
+
+def _check_list(folder: Path, digests: dict[str, str], jobs: int) -> str:
+    """Every listed file there with its SHA-256, no other; ``digests`` gets each file's own SHA-256 as read now
+    (on ``jobs`` processes), which the later checks use instead of reading it again (a close holds 50,000)."""
     sums = read_sums(read_published(folder / SUMS), SUMS)
     present = folder_files(folder)
+    listed = sorted(sums.items())
+    paths = [present.get(name) for name, _ in listed]
+    found = ordered_map(lambda n: None if (path := paths[n]) is None else _digest(path), len(listed), jobs, 256)
     problems = []
-    for name, digest in sorted(sums.items()):
-        path = present.get(name)
+    for (name, digest), path, actual in zip(listed, paths, found, strict=True):
         if path is None:
             problems.append(f"{name}: listed in {SUMS}, missing")
-        elif not path.is_file() or path.is_symlink():
+        elif actual is None:
             problems.append(f"{name}: not a regular file")
-        elif sha256_hex(read_published(path)) != digest:
-            problems.append(f"{name}: SHA-256 {sha256_hex(read_published(path))}, {SUMS} lists {digest}")
+        elif (digests.setdefault(name, actual)) != digest:
+            problems.append(f"{name}: SHA-256 {actual}, {SUMS} lists {digest}")
     added = sorted(set(present) - set(sums) - {SUMS})
     problems += [f"{name}: not listed in {SUMS} (a file added)" for name in added]
     if problems:
@@ -393,13 +407,13 @@ def _pins(folder: Path, cloture: dict[str, object], given: AuditorPins) -> Pins:
                 given.rekor_key or copy("rekor-key.pem"), close, opening)
 
 
-def _check_records(folder: Path) -> str:
+def _check_records(folder: Path, digests: dict[str, str]) -> str:
     """Each record under ``soumissions/`` is the one its name records (the start of its bytes' SHA-256)."""
     records = {name: path for name, path in folder_files(folder).items() if name.startswith(f"{RECORDS}/")}
     problems = []
     for name, path in sorted(records.items()):
         stated = name.rsplit("_", 1)[-1].removesuffix(".json")
-        digest = sha256_hex(read_published(path))
+        digest = digests.get(name) or sha256_hex(read_published(path))
         if not digest.startswith(stated) or len(stated) != 8:
             problems.append(f"{name}: its bytes' SHA-256 starts {digest[:8]}, its name records {cut(stated)}: the "
                             "record is not the one the season service handed over")
@@ -408,14 +422,12 @@ def _check_records(folder: Path) -> str:
     return f"{RECORDS}/: {len(records)} records, each the one its name records"
 
 
-def _check_proofs(layout: _Layout, track: Track, pins: Pins, notes: list[str]) -> tuple[str, ProofFolder | None]:
+def _check_proofs(layout: _Layout, track: Track, pins: Pins, notes: list[str],
+                  jobs: int) -> tuple[str, Proofs | None]:
     folder = layout.folder / PROOFS
     if not folder.is_dir():
         return f"{PROOFS}/: no proof cited", None
-    loaded = load_proofs(folder)
-    if not isinstance(loaded, ProofFolder):
-        raise _Failed([f"{PROOFS}/: not a folder of proofs"])
-    verdicts = judged_proofs(loaded, pins, layout.root, track.places) or {}
+    verdicts = judged_folder(folder, pins, layout.root, track.places, jobs)  # once: the rebuild scores with them
     held = failed = pending = 0
     for proof_id, verdict in sorted(verdicts.items()):
         if verdict.get("en_attente") is True:
@@ -428,11 +440,11 @@ def _check_proofs(layout: _Layout, track: Track, pins: Pins, notes: list[str]) -
             notes.append(f"{PROOFS}/{proof_id}.json: conditions 1 and 2 not met: {cut(why, 300)}")
     return (f"{PROOFS}/: {len(verdicts)} public views judged against the pinned key and authority within the "
             f"season: {held} meet conditions 1 and 2, {failed} fail, {pending} pending (the reports must say the "
-            "same)"), loaded
+            "same)"), verdicts
 
 
 def _check_rebuilt(layout: _Layout, track: Track, pins: Pins, cloture: dict[str, object],
-                   proofs: ProofFolder | None, now: datetime) -> str:
+                   proofs: Proofs | None, now: datetime, jobs: int, digests: dict[str, str]) -> str:
     url = cloture.get("trust_layer")
     url = url.get("url") if isinstance(url, dict) else None
     if not isinstance(url, str):
@@ -442,19 +454,27 @@ def _check_rebuilt(layout: _Layout, track: Track, pins: Pins, cloture: dict[str,
     options = replace(score_options(layout.root, places, pins, proofs, layout.salt, None), replaced_salts=salts)
     request = IndexRequest(root=layout.root, track=track, submissions=layout.folder / RECORDS,
                            registrations=layout.folder / REGISTRATIONS, close=pins.season_close, draft=False,
-                           now=now, trust_layer_url=url, score_options=options, opening=pins.season_opening)
+                           now=now, trust_layer_url=url, score_options=options, opening=pins.season_opening,
+                           jobs=jobs)
     folder = layout.folder / PROOFS
-    computed = close_files(CloseRequest(request, layout.salt, folder if folder.is_dir() else None, pins, salts))
     present = folder_files(layout.folder)
-    problems = [f"{name}: missing (computed again: {len(computed[name])} bytes)"
-                for name in sorted(set(computed) - set(present))]
+    differences: list[tuple[str, str]] = []
+
+    def compare(name: str, data: bytes) -> None:  # each file computed again, as soon as it is
+        path = present.get(name)
+        if path is None:
+            differences.append((name, f"{name}: missing (computed again: {len(data)} bytes)"))
+        elif (digests.get(name) or sha256_hex(read_published(path))) != sha256_hex(data):
+            differences.append((name, difference_text(name, read_published(path), data)))
+
+    computed = write_close(CloseRequest(request, layout.salt, folder if folder.is_dir() else None, pins, salts),
+                           layout.rebuilt, compare)
+    last = (".html", CLOTURE, "LISEZMOI.html", SUMS)  # what follows from the rest: said after it
+    problems = [text for name, text in sorted(differences) if name not in present]
     problems += [f"{name}: not part of the publication computed again"
                  for name in sorted(set(present) - set(computed))]
-    last = (".html", CLOTURE, "LISEZMOI.html", SUMS)  # what follows from the rest: said after it
-    for name, data in sorted(computed.items(), key=lambda item: (item[0].endswith(last), item[0])):
-        path = present.get(name)
-        if path is not None and (published := read_published(path)) != data:
-            problems.append(difference_text(name, published, data))
+    problems += [text for _, text in sorted(((n, t) for n, t in differences if n in present),
+                                            key=lambda item: (item[0].endswith(last), item[0]))]
     if problems:
         raise _Failed(_listed(problems))
     reports = sum(n.startswith("rapports/") and n.endswith(".json") for n in computed)
@@ -485,14 +505,17 @@ def _run(checks: list[Check], step: Callable[[], str], shown: Callable[[str], st
     return False
 
 
-def verify_publication(folder: Path, given: AuditorPins, now: datetime) -> tuple[list[Check], list[str]]:
-    """Every check of the folder, and the notes (proofs that fail, as the reports must say)."""
+def verify_publication(folder: Path, given: AuditorPins, now: datetime,
+                       jobs: int = 1) -> tuple[list[Check], list[str]]:
+    """Every check of the folder, and the notes (proofs that fail, as the reports must say); the proofs judged
+    and the participants scored again on ``jobs`` processes (the same checks and lines whatever their number)."""
     checks: list[Check] = []
     notes: list[str] = []
     if not folder.is_dir():
         return [Check(False, f"{shown_path(folder)}: not a folder (give the folder of one track's "
                               "publication)")], []
-    _run(checks, lambda: _check_list(folder))
+    digests: dict[str, str] = {}  # each file's SHA-256 as the list check read it
+    _run(checks, lambda: _check_list(folder, digests, jobs))
     cloture: dict[str, object] = {}
     if not _run(checks, lambda: _read_cloture(folder, cloture)):
         return checks, notes
@@ -504,7 +527,7 @@ def verify_publication(folder: Path, given: AuditorPins, now: datetime) -> tuple
         track = track_box[0]
         _run(checks, lambda: _check_manifest(layout, track), layout.shown)
         _run(checks, lambda: _check_record(layout, track), layout.shown)
-        _run(checks, lambda: _check_records(folder), layout.shown)
+        _run(checks, lambda: _check_records(folder, digests), layout.shown)
         pins_box: list[Pins] = []
         if not _run(checks, lambda: _judged_pins(folder, cloture, given, pins_box), layout.shown):
             return checks, notes
@@ -512,9 +535,10 @@ def verify_publication(folder: Path, given: AuditorPins, now: datetime) -> tuple
         _run(checks, lambda: _check_anchor(layout, track, pins), layout.shown)
         _run(checks, lambda: _check_chain(layout, track, pins), layout.shown)
         _run(checks, lambda: _check_rectifications(layout, track), layout.shown)
-        proofs_box: list[ProofFolder | None] = []
-        if _run(checks, lambda: _proofs(layout, track, pins, notes, proofs_box), layout.shown):
-            _run(checks, lambda: _check_rebuilt(layout, track, pins, cloture, proofs_box[0], now), layout.shown)
+        proofs_box: list[Proofs | None] = []
+        if _run(checks, lambda: _proofs(layout, track, pins, notes, proofs_box, jobs), layout.shown):
+            _run(checks, lambda: _check_rebuilt(layout, track, pins, cloture, proofs_box[0], now, jobs, digests),
+                 layout.shown)
     return checks, notes
 
 
@@ -550,7 +574,8 @@ def _judged_pins(folder: Path, cloture: dict[str, object], given: AuditorPins, o
             f"(its certificate: {cert}); window {opening} to {close}")
 
 
-def _proofs(layout: _Layout, track: Track, pins: Pins, notes: list[str], out: list[ProofFolder | None]) -> str:
-    line, loaded = _check_proofs(layout, track, pins, notes)
+def _proofs(layout: _Layout, track: Track, pins: Pins, notes: list[str], out: list[Proofs | None],
+            jobs: int) -> str:
+    line, loaded = _check_proofs(layout, track, pins, notes, jobs)
     out.append(loaded)
     return line

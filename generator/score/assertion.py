@@ -10,6 +10,7 @@ proof is hidden neither by a good one nor by a defect body.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 
@@ -45,13 +46,20 @@ class AssertionResult:
                 "conditions_1_2": "verifiees" if proofs_verified else "non_verifiees_hors_ligne"}
 
 
+@functools.lru_cache(maxsize=4096)
+def _opens(side: str, nonce: str, value: str, committed: str | None) -> bool:
+    """:func:`opens` of one side of a submission's pair, computed once: an assertion's proof and the report's
+    count of the cited proofs ask it of the same pair (issue 43: opened once per submission)."""
+    return opens(side, Opening(nonce, value), committed)
+
+
 def _unopened(proof_id: str, disclosure: DisclosureJson, verdict: Verdict) -> str:
     """A 3.x proof: the side of the submission's pairs that does not open the anchored commitment (empty:
     both open). Conditions 3 and 4 then compare the opened values, never the flat hashes."""
     engagements = verdict["engagements"]
     for side in SIDES:
         pair = disclosure[side]
-        if not opens(side, Opening(pair["nonce"], pair["value"]), engagements.get(side)):
+        if not _opens(side, pair["nonce"], pair["value"], engagements.get(side)):
             committed = engagements.get(side)
             return (f"{proof_id}: the submission's disclosure of {side} does not open commitments.{side} "
                     + ("(sha256(field ‖ 0x00 ‖ nonce ‖ canonical_json(value)) differs: a wrong nonce or value)"

@@ -23,7 +23,7 @@ from generator.base.path_checks import regular_entry
 from generator.contract.places import Places
 from generator.score.entry import FormatDefects
 from generator.score.inputs import ScoreInputError
-from generator.score.proofs import SeasonWindow, verdicts
+from generator.score.proofs import ProofJudge, SeasonWindow
 from generator.score.verdict import Proofs, check_proofs
 from generator.trust_layer.anchor import Anchor
 from generator.trust_layer.anchor_time import AnchorTimeError, instant_text, proof_time
@@ -43,10 +43,11 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _text(path: Path) -> str:
-    """The UTF-8 text of a participant's file, read bounded (a FIFO, a device or a huge file is refused)."""
+def _text(path: Path, data: bytes | None = None) -> str:
+    """The UTF-8 text of a participant's file, read bounded (a FIFO, a device or a huge file is refused), or of
+    its bytes when they were read already."""
     try:
-        data = read_bounded(path, SUBMISSION_LIMIT)
+        data = read_bounded(path, SUBMISSION_LIMIT) if data is None else data
     except ReadRefused as exc:
         raise BadFile(f"{shown_path(path)}: {exc.strerror}") from None
     except OSError as exc:
@@ -57,9 +58,9 @@ def _text(path: Path) -> str:
         raise BadFile(f"{shown_path(path)}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _parse(path: Path, what: str = "a submission") -> tuple[JsonValue, list[str]]:
+def _parse(path: Path, what: str = "a submission", data: bytes | None = None) -> tuple[JsonValue, list[str]]:
     """A JSON file and its defects (:func:`strict_json.loads`), or ``file:line:column: message``."""
-    text = _text(path)
+    text = _text(path, data)
     try:
         return strict_json.loads(text)
     except json.JSONDecodeError as exc:
@@ -119,31 +120,49 @@ class ProofFolder:
     proofs: dict[str, ServedProof]
 
 
-def _proof_folder(path: Path) -> ProofFolder:
-    entries = sorted(path.iterdir())
-    strays = [p for p in entries if not (p.suffix == ".json" and regular_entry(p))]
+def _suffix(name: str) -> str:
+    """``Path(name).suffix``, without making a Path (a season's folder holds hundreds of thousands)."""
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
+
+
+def proof_names(path: Path) -> list[str]:
+    """The file names of a proofs folder (``<proof_id>.json``), in name order; any other entry (a link, a FIFO,
+    a device, another name) is refused, its link never followed."""
+    with os.scandir(path) as found:
+        entries = sorted((entry.name, _suffix(entry.name) == ".json" and entry.is_file(follow_symlinks=False))
+                         for entry in found)
+    strays = [name for name, proof in entries if not proof]
     if strays:
-        raise BadFile(f"{', '.join(printable(str(p)) for p in strays)}: not a regular *.json file: a proofs "
-                      "folder holds <proof_id>.json proofs only")
+        raise BadFile(f"{', '.join(printable(str(path / name)) for name in strays)}: not a regular *.json file: a "
+                      "proofs folder holds <proof_id>.json proofs only")
     if not entries:
         raise BadFile(f"{path}: no <proof_id>.json proof in this folder")
-    proofs: dict[str, ServedProof] = {}
-    for file in entries:
-        value, defects = _parse(file, "a proof")
-        if defects:
-            raise BadFile(f"{file}: {'; '.join(defects)}")
-        try:
-            proof = read_served_proof(value)
-        except ProofError as exc:
-            raise BadFile(f"{file}: {exc}") from None
-        if proof.is_pair:
-            raise BadFile(f"{file}: an opened pair, not a proof: the folder holds proofs as GET /v1/proof/{{id}} "
-                          "serves them (the pairs are the submission's disclosures)")
-        if file.stem != proof.proof_id:
-            shown = shown_path(proof.proof_id)
-            raise BadFile(f"{shown_path(file)}: holds the proof {shown}: name it {shown}.json")
-        proofs[proof.proof_id] = proof
-    return ProofFolder(path, proofs)
+    return [name for name, _ in entries]
+
+
+def read_proof_file(file: Path, data: bytes | None = None) -> ServedProof:
+    """One proof of a proofs folder, as GET /v1/proof/{id} serves it and named by its id (``data``: its bytes,
+    when they were read already)."""
+    value, defects = _parse(file, "a proof", data)
+    if defects:
+        raise BadFile(f"{file}: {'; '.join(defects)}")
+    try:
+        proof = read_served_proof(value)
+    except ProofError as exc:
+        raise BadFile(f"{file}: {exc}") from None
+    if proof.is_pair:
+        raise BadFile(f"{file}: an opened pair, not a proof: the folder holds proofs as GET /v1/proof/{{id}} "
+                      "serves them (the pairs are the submission's disclosures)")
+    if file.stem != proof.proof_id:
+        shown = shown_path(proof.proof_id)
+        raise BadFile(f"{shown_path(file)}: holds the proof {shown}: name it {shown}.json")
+    return proof
+
+
+def _proof_folder(path: Path) -> ProofFolder:
+    return ProofFolder(path, {proof.proof_id: proof for proof in (read_proof_file(path / name)
+                                                                 for name in proof_names(path))})
 
 
 def load_proofs(path: Path) -> Proofs | ProofFolder:
@@ -224,16 +243,15 @@ def check_close(root: Path, places: Places, close: datetime | None,
                       f"{instant_text(opening)} ({where}): a season closes after it opens; give its close")
 
 
-def judged_proofs(loaded: Proofs | ProofFolder | None, pins: Pins, root: Path, places: Places) -> Proofs | None:
-    """A :class:`ProofFolder` judged against the pinned key (``--trust-layer-key``, else the track's
+def proof_judge(folder: Path, pins: Pins, root: Path, places: Places) -> ProofJudge:
+    """What a folder of proofs is judged against: the pinned key (``--trust-layer-key``, else the track's
     ``trust_layer_key``; never the published anchor's), the token times within the season (from the published
-    anchor's time, once it passes the time rule, to ``--season-close``); a verification file as it is."""
-    if not isinstance(loaded, ProofFolder):
-        return loaded
+    anchor's time, once it passes the time rule, to ``--season-close``), the authority and Rekor's key, each
+    checked before any proof is judged."""
     keys = list(pins.trust_layer_keys) or ([places.trust_layer_key] if places.trust_layer_key else [])
     published = Anchor.read(root / places.anchor) if os.path.lexists(root / places.anchor) else None
     if not keys:  # never the key an anchor names
-        raise BadFile(f"{shown_path(loaded.path)}: a folder of proofs is verified against the pinned Trust Layer "
+        raise BadFile(f"{shown_path(folder)}: a folder of proofs is verified against the pinned Trust Layer "
                       "key: give --trust-layer-key ed25519:<key> (or pin trust_layer_key in the track's "
                       "track.yaml)")
     for given in (pins.tsa_ca, pins.tsa_cert):
@@ -247,8 +265,15 @@ def judged_proofs(loaded: Proofs | ProofFolder | None, pins: Pins, root: Path, p
             raise BadFile(f"the pinned season opening {pins.season_opening:%Y-%m-%dT%H:%M:%SZ} is before the "
                           f"freeze anchor's time {opening:%Y-%m-%dT%H:%M:%SZ}: the season opens at or after it")
         opening = pins.season_opening
-    window = SeasonWindow(authority, opening, pins.season_close, rekor)
-    return check_proofs(verdicts(loaded.proofs, keys, window))  # checked once, for every participant
+    return ProofJudge(keys, SeasonWindow(authority, opening, pins.season_close, rekor))
+
+
+def judged_proofs(loaded: Proofs | ProofFolder | None, pins: Pins, root: Path, places: Places) -> Proofs | None:
+    """A :class:`ProofFolder` judged (:func:`proof_judge`); a verification file as it is (checked once, for
+    every participant)."""
+    if not isinstance(loaded, ProofFolder):
+        return loaded
+    return check_proofs(proof_judge(loaded.path, pins, root, places).verdicts(loaded.proofs))
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from generator.score.verdict import Proofs, Verdict
+from generator.trust_layer.honest_v3 import Honest, PinnedKeys, honest_v3
 from generator.trust_layer.proof_v3 import (
     IDENTITY_FROM,
     ProofV3,
@@ -33,7 +34,7 @@ from generator.trust_layer.proof_v3 import (
 )
 from generator.trust_layer.rekor_entry import load_rekor_key
 from generator.trust_layer.trust_proof import TrustProof, verification_problems
-from generator.trust_layer.tsa_token import Authority, TokenError, token_time
+from generator.trust_layer.tsa_token import Authority, TokenError, token_time, verified_time
 
 AnyProof = TrustProof | ProofV3
 
@@ -48,15 +49,20 @@ class SeasonWindow:
     rekor_pem: bytes | None = None  # --rekor-key: Rekor's public key, for entries a proof carries
 
 
-def _time(proof: TrustProof, season: SeasonWindow) -> tuple[str, str]:
-    """``(problem, note)`` on the proof's time: a problem fails condition 1; the note says what was checked."""
+def _time(proof: TrustProof, season: SeasonWindow, window: Window | None) -> tuple[str, str]:
+    """``(problem, note)`` on the proof's time: a problem fails condition 1; the note says what was checked.
+    ``window``: the authority's PEMs read once (:func:`window_of`), else read here."""
     unverified = ": the proof's time within the season is not verified offline"
     if proof.tsr_base64 is None:
         return "", "it carries no RFC 3161 token" + unverified
     if season.authority is None:
         return "", "its RFC 3161 token is not verified (no --tsa-ca given)" + unverified
     try:
-        when = token_time(proof.tsr_base64, proof.chain or "", season.authority)
+        if window is None or window.ca_pem is None:
+            when = token_time(proof.tsr_base64, proof.chain or "", season.authority)
+        else:
+            when = verified_time(proof.tsr_base64, bytes.fromhex(proof.chain or ""), window.ca_pem,
+                                 window.cert_pem, str(season.authority.ca_file))
     except TokenError as exc:
         return str(exc), ""
     shown = when.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -70,14 +76,16 @@ def _time(proof: TrustProof, season: SeasonWindow) -> tuple[str, str]:
     return "", f"its RFC 3161 time {shown} verifies (rfc3161-client) within the season{close}"
 
 
-def verdict_of(proof: TrustProof, pinned_key: str, season: SeasonWindow | None = None) -> Verdict:
-    """The verdict on one 1.2 proof: conditions 1 and 2, each with why in one sentence."""
+def verdict_of(proof: TrustProof, pinned_key: str, season: SeasonWindow | None = None,
+               window: Window | None = None) -> Verdict:
+    """The verdict on one 1.2 proof: conditions 1 and 2, each with why in one sentence (``window``: the
+    season's authority read once, :func:`window_of`)."""
     problems = verification_problems(proof, pinned_key)  # no fingerprint: a participant calls with their key
     if not problems and proof.awaiting_token:
         return {"en_attente": True,
                 "motif": "timestamp_authority.status is submitted: Trust Layer has not got its RFC 3161 token "
                          "yet, so its time is not anchored; replay the scoring once the proof carries it"}
-    problem, time = ("", "") if problems else _time(proof, season or SeasonWindow())
+    problem, time = ("", "") if problems else _time(proof, season or SeasonWindow(), window)
     problems += [problem] if problem else []
     version = version_of(proof.spec_version)
     shown = proof.spec_version or "absent"
@@ -125,12 +133,64 @@ def verdict_v3(proof: ProofV3, keys: Sequence[str], window: Window) -> Verdict:
     return verdict
 
 
+def honest_verdict(honest: Honest, times: dict[datetime, str] | None = None) -> Verdict:
+    """:func:`verdict_v3`'s verdict on an honest 3.x proof, from what :func:`honest_v3` verified of it: the
+    same fields, in the same order, worded alike. ``times``: each token time's words, written once (a batch's
+    proofs share their token's time)."""
+    heure = times.get(honest.time) if times is not None else None
+    if heure is None:
+        heure = f"its RFC 3161 time {honest.time:%Y-%m-%dT%H:%M:%SZ} verifies within the season"
+        if times is not None:
+            if len(times) > 1 << 12:
+                times.clear()
+            times[honest.time] = heure
+    return {"valide": True, "identite_liee": True, "motif_1": "", "motif_2": "", "heure": heure,
+            "hashes_plats": honest.flat, "spec_version": honest.spec_version, "engagements": honest.engagements,
+            "non_verifie": honest.unchecked, "incidents": [], "agent_identity": honest.agent_identity}
+
+
+class ProofJudge:
+    """The pins a folder's proofs are judged against (the keys, the season window), and each proof judged
+    (:func:`verdict_v3` from 3.0 on, :func:`verdict_of` before); the window is read once, at the first proof."""
+
+    def __init__(self, keys: Sequence[str], season: SeasonWindow) -> None:
+        self.keys, self.season = list(keys), season
+        self._window: Window | None = None
+        self._pinned: PinnedKeys | None = None
+        self._times: dict[datetime, str] = {}  # honest_verdict's words for each token time
+
+    def honest(self, data: bytes, proof_id: str) -> Verdict | None:
+        """The verdict on a proof file's bytes when it is an honest 3.1 proof through and through
+        (:func:`~generator.trust_layer.honest_v3.honest_v3`, one pass near the cryptographic floor); None:
+        read it and judge it (:meth:`verdict`), which says why it is not."""
+        pinned = self._pinned
+        if pinned is None:
+            pinned = self._pinned = PinnedKeys(self.keys)
+        found = honest_v3(data, proof_id, pinned, self.window)
+        return honest_verdict(found, self._times) if found is not None else None
+
+    @property
+    def window(self) -> Window:
+        """The pinned authority's PEMs and Rekor's key read and checked (:func:`window_of`), once."""
+        if self._window is None:
+            self._window = window_of(self.season)
+        return self._window
+
+    def verdict(self, proof: AnyProof) -> Verdict:
+        """One proof judged: a 1.2 proof against the first pinned key, a 3.x one against any (a rotation)."""
+        if isinstance(proof, ProofV3):
+            return verdict_v3(proof, self.keys, self.window)
+        return verdict_of(proof, self.keys[0], self.season, self.window)
+
+    def verdicts(self, proofs: dict[str, AnyProof]) -> Proofs:
+        """Each proof judged, by ``proof_id``; the pinned PEMs read and checked before any proof is."""
+        self.window  # noqa: B018  # an unusable pin is one line before any proof is judged
+        return {proof_id: self.verdict(proof) for proof_id, proof in sorted(proofs.items())}
+
+
 def verdicts(proofs: dict[str, AnyProof], pinned_keys: str | Sequence[str],
              season: SeasonWindow | None = None) -> Proofs:
     """Each proof of a ``--proofs`` folder judged (:func:`verdict_of`, :func:`verdict_v3` from 3.0 on), by
     ``proof_id``; a 1.2 proof against the first pinned key, a 3.x one against any (a key rotation)."""
     keys = [pinned_keys] if isinstance(pinned_keys, str) else list(pinned_keys)
-    season = season or SeasonWindow()
-    window = window_of(season)  # the pinned PEMs read and checked once, before any proof is judged
-    return {proof_id: verdict_v3(proof, keys, window) if isinstance(proof, ProofV3)
-            else verdict_of(proof, keys[0], season) for proof_id, proof in sorted(proofs.items())}
+    return ProofJudge(keys, season or SeasonWindow()).verdicts(proofs)

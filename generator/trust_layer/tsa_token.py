@@ -7,12 +7,20 @@ the authority's certificate, the pinned certificate (``--tsa-cert``) and its CA 
 time kept is the token's, signed by a third party, never the ``timestamp`` Trust Layer serves. The library is
 sigstore's RFC 3161 client (PKCS#7 signature, chain at the token's time, critical timeStamping EKU, imprint):
 one maintained implementation rather than a parse of ``openssl`` output.
+
+A batch's token is the same for every proof of the batch (up to 250 of them), so each token is verified once
+(issue 43): the pinned authority's certificates are loaded into one verifier per run (:func:`_verifier`), and
+each token's outcome over the bytes it anchors, its time or why it fails, is kept (:data:`OUTCOMES`). A pool of
+processes shares the outcomes through :class:`Outcomes` (``generator/score/batch_tokens.py``), so that a batch
+is verified once whatever the number of workers.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -74,10 +82,43 @@ def decode(tsr_base64: str) -> TimeStampResponse:
         raise TokenError("timestamp_authority.tsr_base64: not the base64 of an RFC 3161 TimeStampResp") from None
 
 
-def verified_time(tsr_base64: str, anchored: bytes, ca_pem: bytes, cert_pem: bytes | None,
-                  what: str = "--tsa-ca") -> datetime:
-    """The time of the token once it verifies: signed by the pinned authority, imprint ``sha256(anchored)``."""
-    response = decode(tsr_base64)
+Outcome = datetime | str  # a token's time, or why it fails (the TokenError's message)
+TokenKey = tuple[str, bytes, bytes, bytes | None, str]  # the token, the bytes it anchors, the authority, --tsa-ca
+
+
+class Outcomes:
+    """Each token's outcome, computed once: ``outcome(key, verify)`` returns the one kept, else verifies and
+    keeps it. This one lives in a process; a pool shares another (``score/batch_tokens.py``)."""
+
+    LIMIT = 1 << 16  # tokens kept: far more than a season's batches; beyond, forgotten and verified again
+
+    def __init__(self) -> None:
+        self.kept: dict[TokenKey, Outcome] = {}
+        self.verified = 0  # how many tokens this process verified (the benchmarks report it)
+
+    def outcome(self, key: TokenKey, verify: Callable[[], Outcome]) -> Outcome:
+        found = self.kept.get(key)
+        if found is None:
+            found = verify()
+            self.verified += 1
+            if len(self.kept) >= self.LIMIT:
+                self.kept.clear()
+            self.kept[key] = found
+        return found
+
+
+OUTCOMES = Outcomes()
+
+
+def use_outcomes(outcomes: Outcomes) -> None:
+    """Keep the tokens' outcomes in ``outcomes`` from now on (a pool's worker shares them with the others)."""
+    global OUTCOMES
+    OUTCOMES = outcomes
+
+
+@functools.lru_cache(maxsize=8)
+def _verifier(ca_pem: bytes, cert_pem: bytes | None, what: str) -> Callable[[TimeStampResponse, bytes], bool]:
+    """The pinned authority's certificates loaded once, as one verifier (it keeps no state between tokens)."""
     roots = _certificates(ca_pem, what)
     if not roots:
         raise TokenError(f"{what}: holds no certificate")
@@ -87,8 +128,35 @@ def verified_time(tsr_base64: str, anchored: bytes, ca_pem: bytes, cert_pem: byt
         if len(certs) != 1:
             raise TokenError(f"--tsa-cert: expected one certificate, found {len(certs)}")
         builder = builder.tsa_certificate(certs[0])
+    return builder.build().verify_message
+
+
+def verified_time(tsr_base64: str, anchored: bytes, ca_pem: bytes, cert_pem: bytes | None,
+                  what: str = "--tsa-ca") -> datetime:
+    """The time of the token once it verifies: signed by the pinned authority, imprint ``sha256(anchored)``.
+
+    Verified once per token and authority (:data:`OUTCOMES`): every proof of a batch carries the same token
+    over the same root, and gets the same time or the same reason."""
+    found = OUTCOMES.outcome((tsr_base64, anchored, ca_pem, cert_pem, what),
+                             lambda: _outcome(tsr_base64, anchored, ca_pem, cert_pem, what))
+    if isinstance(found, str):
+        raise TokenError(found)
+    return found
+
+
+def _outcome(tsr_base64: str, anchored: bytes, ca_pem: bytes, cert_pem: bytes | None, what: str) -> Outcome:
     try:
-        builder.build().verify_message(response, anchored)
+        return _verified_time(tsr_base64, anchored, ca_pem, cert_pem, what)
+    except TokenError as exc:
+        return str(exc)
+
+
+def _verified_time(tsr_base64: str, anchored: bytes, ca_pem: bytes, cert_pem: bytes | None,
+                   what: str) -> datetime:
+    response = decode(tsr_base64)
+    verify = _verifier(ca_pem, cert_pem, what)
+    try:
+        verify(response, anchored)
     except VerificationError as exc:
         detail = str(exc)
         if "messages" in detail:

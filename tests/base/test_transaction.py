@@ -526,3 +526,18 @@ def test_a_corrupt_journal_is_one_message_and_touches_nothing(tmp_path: Path, jo
         assert_refused_cleanly(result, f"corpus {command[0]}: {tmp_path}/.corpus-txn/journal.json: ",
                                "check build/ and manifest/ by hand, then remove .corpus-txn/")
     assert snapshot(tmp_path) == before
+
+
+def test_write_tree_finishes_a_short_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``os.write`` may write less than asked (a signal): write_tree writes the rest, never keeps a cut file."""
+    real = os.write
+
+    def short(fd: int, data: bytes) -> int:
+        return real(fd, bytes(data[:3]))
+
+    monkeypatch.setattr(os, "write", short)
+    transaction.write_tree(tmp_path / "t", {"a.json": b"0123456789", "d/e/b.json": b"x" * 7, "d/c.json": b""})
+    monkeypatch.undo()
+    assert (tmp_path / "t/a.json").read_bytes() == b"0123456789"
+    assert (tmp_path / "t/d/e/b.json").read_bytes() == b"x" * 7 and (tmp_path / "t/d/c.json").read_bytes() == b""
+    assert oct((tmp_path / "t/d/e/b.json").stat().st_mode & 0o777) == "0o644"

@@ -195,21 +195,44 @@ def test_rebuild_replaces_the_whole_tree(built: Path) -> None:
 
 
 def test_pipeline_makes_no_cyclic_garbage_and_restores_the_collector(tmp_path: Path) -> None:
-    """check/compile_build pause the cyclic GC for speed; that is sound only if valid sources make no cycles."""
+    """check/compile_build/build pause the cyclic GC for speed; that is sound only if valid sources make no
+    cycles."""
     from generator.compiler.pipeline import check, compile_build
 
     src = copy_fixture(tmp_path)
     assert gc.isenabled()
     check(src, CONFORMITE)
     assert gc.isenabled()  # restored after a run
+    build(src, tmp_path / "out", DEFAULT_BASE_URL, CONFORMITE)
+    assert gc.isenabled() and gc.get_freeze_count() == 0  # what it left alive is old, not frozen
     gc.collect()
     gc.disable()
     try:
         check(src, CONFORMITE)
         compile_build(src, DEFAULT_BASE_URL, CONFORMITE)
         compile_build(ROOT / "corpus_src/conformite", DEFAULT_BASE_URL, CONFORMITE)
+        build(src, tmp_path / "out", DEFAULT_BASE_URL, CONFORMITE)
         assert not gc.isenabled()  # a collector the caller paused stays paused
         garbage = gc.collect()
     finally:
         gc.enable()
     assert garbage == 0
+
+
+def test_the_pipeline_moves_what_it_left_alive_to_the_oldest_generation(tmp_path: Path) -> None:
+    """Resuming the collector, a build hands its survivors to the oldest generation (no young collection walks
+    them), and leaves alone objects that a caller froze."""
+    from generator.compiler.pipeline import compile_build
+
+    src = copy_fixture(tmp_path)
+    gc.collect()
+    result = compile_build(src, DEFAULT_BASE_URL, CONFORMITE)
+    young = {id(o) for o in gc.get_objects(0)} | {id(o) for o in gc.get_objects(1)}
+    assert id(result.built[0].document.body) not in young
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        compile_build(src, DEFAULT_BASE_URL, CONFORMITE)
+        assert gc.get_freeze_count() == frozen  # a caller's freeze is not undone
+    finally:
+        gc.unfreeze()

@@ -352,3 +352,24 @@ def test_a_number_stops_the_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         pipeline.compile_build(copy_fixture(tmp_path), DEFAULT_BASE_URL, CONFORMITE)
     assert [p.field for p in info.value.problems] == ["/compteur"]
     assert not (tmp_path / "build/conformite").exists()
+
+
+def test_serialise_is_check_bodies_then_bytes_then_entries(tmp_path: Path) -> None:
+    """One pass per body (issue 43) gives what the three passes give: the same problems, bytes and entries."""
+    from generator.compiler.compile import Document, compile_documents
+    from generator.compiler.output import Built, check_bodies, serialise
+    from generator.compiler.sources import load_sources
+    from generator.compiler.validate import validate
+    from generator.contract.bodies import body_bytes
+
+    sources = load_sources(copy_fixture(tmp_path), CONFORMITE)
+    _, index = validate(sources, CONFORMITE)
+    docs = compile_documents(sources, index, DEFAULT_BASE_URL, CONFORMITE)
+    out = serialise(docs, "build/conformite", DEFAULT_BASE_URL)
+    built = [Built(doc, body_bytes(doc.body)) for doc in docs]
+    assert out.problems == [] and out.built == built
+    assert out.entries == [b.entry(DEFAULT_BASE_URL) for b in built]
+    bad = [*docs[:2], Document("/agrements/AGR-0001", "resource", {"ressource": "/x", "n": 3}), docs[3],
+           Document("/agrements/AGR-0002", "resource", {})]
+    refused = serialise(bad, "build/conformite", DEFAULT_BASE_URL)
+    assert refused.problems == check_bodies(bad, "build/conformite") and len(refused.problems) == 3

@@ -12,7 +12,7 @@ import yaml
 
 from generator.base.errors import Location
 from generator.documents import yamlstrict
-from generator.documents.yamlstrict import LocatedDict, LocatedList, YamlProblem, load_text, location_of
+from generator.documents.yamlstrict import LocatedDict, LocatedList, YamlProblem, load_text, location_of, position
 
 # Written plain (unquoted), each of these would be typed by YAML 1.1 or 1.2 core resolution.
 STAY_STRINGS = [
@@ -65,8 +65,9 @@ def test_empty_document_is_none() -> None:
 def test_positions_are_remembered() -> None:
     data = load_text("top:\n  a: x\n  items:\n    - one\n    - two\n", "t.yaml")
     assert isinstance(data, LocatedDict) and isinstance(data["top"]["items"], LocatedList)
-    assert data["top"].marks == {"a": (2, 3), "items": (3, 3)}
-    assert data["top"]["items"].marks == [(4, 7), (5, 7)]
+    assert {key: position(mark) for key, mark in data["top"].marks.items()} == {"a": (2, 3), "items": (3, 3)}
+    assert [position(mark) for mark in data["top"]["items"].marks] == [(4, 7), (5, 7)]
+    assert position(data["top"].mark) == (2, 3) and position(data.mark) == (1, 1)
     assert location_of(data["top"], "items", "f.yaml") == Location("f.yaml", 3, 3)
     assert location_of(data["top"]["items"], 1, "f.yaml") == Location("f.yaml", 5, 7)
     assert location_of(data["top"], "missing", "f.yaml") == Location("f.yaml", 2, 3)  # falls back to the mapping
@@ -106,6 +107,16 @@ def test_explicit_scalar_tags_are_refused(tag: str) -> None:
                                              ("m: !!omap [a: b]\n", "!!omap"), ("m: !!set {a}\n", "!!set")])
 def test_explicit_collection_tags_are_refused(text: str, shown: str) -> None:
     assert _problem(text).startswith(f"t.yaml:1:4: m: explicit tag '{shown}' is not allowed")
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("!!str a: b\n", "t.yaml:1:1: a: explicit tag '!!str' is not allowed"),
+    ("top:\n  !!int 12: b\n", "t.yaml:2:3: top.12: explicit tag '!!int' is not allowed"),
+    ("l:\n  - &k a: b\n", "t.yaml:2:5: l[0].a: YAML anchors are not allowed (&k): write each value out"),
+    ("{! x: y}\n", "t.yaml:1:2: x: explicit tag '!' is not allowed")])
+def test_a_key_takes_no_tag_nor_anchor(text: str, said: str) -> None:
+    """A key is a name: a tag or an anchor on it is refused as on a value (they were once let through)."""
+    assert _problem(text).startswith(said)
 
 
 def test_merge_key_is_refused() -> None:
@@ -205,3 +216,15 @@ def test_nfc_is_required_of_values_and_keys() -> None:
     assert load_text("Société: Mésange\n", "t.yaml") == {"Société": "Mésange"}
     assert _problem("v: Me\u0301sange\n").startswith("t.yaml:1:4: v: text not in Unicode NFC form")
     assert _problem("cle\u0301: x\n") == "t.yaml:1:1: cle\u0301: key not in Unicode NFC form"
+
+
+def test_the_characters_read_without_asking_the_policy_are_all_allowed() -> None:
+    """The loader skips the policy's scan for a text of characters it lets through raw (issue 43): every one
+    of them, asked one by one, is one the policy lets a source hold; a carriage return is always asked."""
+    from generator.base.text_policy import raw_problem
+
+    fast = yamlstrict._NOT_SURELY_ALLOWED
+    skipped = [chr(code) for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF
+               and fast.search(chr(code)) is None]
+    assert len(skipped) > 1_000_000 and "\r" not in skipped and "\t" not in skipped
+    assert [char for char in skipped if raw_problem(f"a{char}b", "t.yaml") is not None] == []

@@ -7,6 +7,7 @@ left out: they need minutes of wrk load by design; the release one runs a small 
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
     ("bench_build.py", ["--entities", "40", "--small", "0", "--repeat", "1"], "check + build"),
     ("bench_index.py", ["--participants", "3"], "participants/s"),
     ("season_lures_2.py", [], "everything shown holds"),  # bars/season-lures-2
+    pytest.param("close_at_scale.py", ["--participants", "9", "--large", "0", "--repeat", "1"],
+                 "output bytes with 1 and 2 processes: identical",  # bars/close-at-scale
+                 marks=pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl (test authority)")),
     ("close_hostile.py", [], "cases ok"),  # bars/close-hostile: exit 0 only when every case is ok
     pytest.param("bench_release.py", ["--rounds", "1", "--threads", "2"], "install under load",
                  marks=pytest.mark.nginx),  # a real topology on loopback, a few seconds
