@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import NoReturn
 
 from generator.base.bounded_read import kind_of
 from generator.base.jsonvalue import JsonValue
@@ -79,23 +80,32 @@ def submission_files(folder: Path, bound: FileBound | None) -> list[Path]:
     if not folder.is_dir():
         raise IndexInputError(f"{folder}: not a folder (--submissions: the folder of the season's submissions)")
     files: list[Path] = []
-    for top, dirs, names in os.walk(folder, onerror=_walk_error):
-        dirs.sort()
-        for name in sorted([*names, *(d for d in dirs if os.path.islink(os.path.join(top, d)))]):
-            path = Path(top) / name
-            mode = path.lstat().st_mode
-            what = "not a *.json file" if stat.S_ISREG(mode) else kind_of(mode)
-            if not (stat.S_ISREG(mode) and name.endswith(".json")):
-                raise IndexInputError(f"{path}: {what}: the submissions folder holds the season service's *.json "
-                                      "records only, and sub-folders of them")
-            files.append(path)
+    pending = [os.fspath(folder)]  # folders still to list, the next on top: path order, as os.walk goes
+    while pending:
+        top = pending.pop()
+        try:
+            with os.scandir(top) as found:
+                entries = sorted(found, key=lambda entry: entry.name)
+        except OSError as exc:
+            _walk_error(exc)
+        folders = []
+        for entry in entries:  # the kind from the folder's listing: no system call per record (120,000 at 10^4)
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(entry.path)
+                continue
+            if not (entry.name.endswith(".json") and entry.is_file(follow_symlinks=False)):
+                mode = entry.stat(follow_symlinks=False).st_mode
+                what = "not a *.json file" if stat.S_ISREG(mode) else kind_of(mode)
+                raise IndexInputError(f"{Path(entry.path)}: {what}: the submissions folder holds the season "
+                                      "service's *.json records only, and sub-folders of them")
+            files.append(Path(entry.path))
             if bound is not None and len(files) > bound.limit:
                 raise IndexInputError(bound.refusal(folder))
-        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(top, d))]
+        pending += reversed(folders)
     return files
 
 
-def _walk_error(exc: OSError) -> None:
+def _walk_error(exc: OSError) -> NoReturn:
     raise IndexInputError(f"{exc.filename}: cannot read the folder: {exc.strerror}")
 
 
