@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,16 +47,13 @@ from generator.publish.folder_files import (
     sums_text,
     tree_files,
 )
-from generator.publish.merge import participants
 from generator.publish.parallel import ordered_map
 from generator.publish.published import read_document
 from generator.publish.records import published_record
-from generator.publish.registrations import read_registrations, registrations_bytes
-from generator.publish.season_index import IndexRequest, index_writer, instant, publication_close
-from generator.publish.selection import select
-from generator.publish.submissions import FileBound, Received, route_submissions
+from generator.publish.registrations import registrations_bytes
+from generator.publish.season_index import IndexRequest, Routed, index_writer, instant, publication_close
+from generator.publish.submissions import Received
 from generator.score.close_inputs import Pins
-from generator.score.inputs import load_statements
 from generator.score.render import ScoreReport
 from generator.trust_layer.anchor import Anchor
 from generator.trust_layer.freeze_chain import ChainEntryJson, chain_entries, chain_problems
@@ -158,27 +154,19 @@ def _record(slug: str, received: Received) -> tuple[str, bytes, set[str]]:
             _cited(value.get("soumission") if isinstance(value, dict) else None))
 
 
-def _records_and_proofs(req: CloseRequest, saison: int, folder: _Folder) -> None:
+def _records_and_proofs(req: CloseRequest, routed: Routed, folder: _Folder) -> None:
     """Every record counted or listed for a ranked participant (kept, replaced, received after the close),
     under its published name, and the public view of every proof they cite that the proofs folder holds; the
-    records read on ``jobs`` processes, written here in order."""
-    ix = req.index
-    registrations = read_registrations(ix.registrations)
-    bound = FileBound(len(registrations), len(load_statements(ix.root, ix.track).by_id))
-    received = route_submissions(ix.submissions, saison, ix.track.piste, frozenset(r.did for r in registrations),
-                                 bound, lambda work, count: ordered_map(work, count, ix.jobs, 256))
-    by_did: dict[str, list[Received]] = defaultdict(list)
-    for r in received:
-        by_did[r.did].append(r)
-    folder.put(REGISTRATIONS, registrations_bytes(registrations))
+    records as the index routed them, read on ``jobs`` processes, written here in order."""
+    folder.put(REGISTRATIONS, registrations_bytes(routed.registrations))
     listed: list[tuple[str, Received]] = []
-    for p in participants(registrations):
-        selection = select(by_did.get(p.ranked.did, []), ix.close)
-        listed += [(p.ranked.slug, r) for r in [*selection.kept, *(old for old, _ in selection.replaced),
-                                                *selection.late]]
-        listed += [(m.registration.slug, r) for m in p.merged for r in by_did.get(m.registration.did, [])]
+    for turn in routed.turns:
+        slug, selection = turn.participant.ranked.slug, turn.selection
+        listed += [(slug, r) for r in [*selection.kept, *(old for old, _ in selection.replaced), *selection.late]]
+        listed += [(m.registration.slug, r) for m in turn.participant.merged
+                   for r in routed.by_did.get(m.registration.did, [])]
     cited: set[str] = set()
-    for name, data, ids in ordered_map(lambda n: _record(*listed[n]), len(listed), ix.jobs, 64):
+    for name, data, ids in ordered_map(lambda n: _record(*listed[n]), len(listed), req.index.jobs, 64):
         folder.put(name, data)  # a merged DID's records too: its index line counts them (§9.1)
         cited |= ids
     if req.proofs is not None:
@@ -406,13 +394,14 @@ def write_close(req: CloseRequest, out: Path, emit: Emit | None = None) -> dict[
         _frozen_and_anchored(req)
     else:
         publication_close(ix)  # frozen, anchored and closed: refused before anything is computed
-    index_writer(ix)(out)
+    write, routed = index_writer(ix)
+    write(out)
     folder = _Folder(out, emit)
     folder.take()
     index_bytes = folder.read("index.json")
-    if not invalidated:
+    if routed is not None:
         _scores(folder, ix.jobs)
-        _records_and_proofs(req, read_document(index_bytes, "corpus-index/1", "index.json")["saison"], folder)
+        _records_and_proofs(req, routed, folder)
     for name, data in _checkout_files(req).items():
         folder.put(name, data)
     folder.put(CLOTURE, _cloture(req, folder.sums, index_bytes))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from generator.contract.places import Places
 from generator.publish.parallel import ordered_map
-from generator.score.close_inputs import BadFile, Pins, proof_judge
+from generator.score.close_inputs import Pins, proof_judge
 from generator.score.proof_source import FolderProofs
 from generator.score.verdict import Proofs, check_proofs
 
@@ -28,13 +28,8 @@ def judged_folder(folder: Path, pins: Pins, root: Path, places: Places, jobs: in
     proofs.judge.window  # noqa: B018  # an unusable pin is one line before any proof is judged (and any fork)
     ids = [name[:-5] for name in sorted(proofs.names)]
     verdicts: dict[str, object] = {}
-    try:
+    with proofs.refusals_in_name_order():
         for part in ordered_map(lambda n: proofs.verdicts(ids[n * CHUNK:(n + 1) * CHUNK]), -(-len(ids) // CHUNK),
                                 jobs, 1):
             verdicts.update(part)
-    except BadFile:
-        first = proofs.first_bad_file()
-        if first is not None:
-            raise first from None
-        raise
     return check_proofs(verdicts)

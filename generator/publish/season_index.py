@@ -16,6 +16,7 @@ import os
 import shutil
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,7 +35,7 @@ from generator.publish.parallel import Tally, ordered_map
 from generator.publish.publication import Publication
 from generator.publish.published import DecidedJson, LineJson, MergedJson, document_bytes
 from generator.publish.rectification import by_did, list_contestations, rectify_participant
-from generator.publish.registrations import read_registrations
+from generator.publish.registrations import Registration, read_registrations
 from generator.publish.report import participant_report
 from generator.publish.season_clock import refuse_future
 from generator.publish.season_context import SeasonContext, season_context
@@ -42,7 +43,7 @@ from generator.publish.selection import Selection, select
 from generator.publish.submissions import FileBound, Received, read_received, route_submissions
 from generator.publish.tables import index_document, participant_line
 from generator.score import score_submissions
-from generator.score.close_inputs import NO_OPTIONS, BadFile, ScoreOptions
+from generator.score.close_inputs import NO_OPTIONS, ScoreOptions
 from generator.score.proof_source import FolderProofs
 from generator.score.report_json import ScoreJson
 from generator.score.season_pins import DEFAULT_TRUST_LAYER_URL
@@ -126,12 +127,22 @@ class Written:
 
 
 @dataclass(frozen=True)
-class _Plan:
+class Turn:
     """One ranked participant's turn: who, which submissions count, who was merged into them."""
 
     participant: Participant
     selection: Selection
     merged: list[MergedJson]
+
+
+@dataclass(frozen=True)
+class Routed:
+    """The close's registrations and every submission routed to its DID, once: what the index scores and the
+    close publication lists its records from."""
+
+    registrations: list[Registration]
+    by_did: dict[str, list[Received]]
+    turns: list[Turn]
 
 
 class _Close:
@@ -141,7 +152,7 @@ class _Close:
     def __init__(self, req: IndexRequest, context: SeasonContext, pub: Publication,
                  decisions: dict[str, list[DecidedJson]]) -> None:
         self.req, self.context, self.pub, self.decisions = req, context, pub, decisions
-        self.plan: list[_Plan] = []
+        self.routed = Routed([], {}, [])
         self.written = Written()
         self.out = Path()
 
@@ -152,7 +163,7 @@ class _Close:
         """Score one participant (its kept submissions read again, its cited proofs judged), rectify what its
         decided contestations change (§9.2), write its report and page; its line of the index and the proofs
         read."""
-        item, req, pub = self.plan[position], self.req, self.pub
+        item, req, pub = self.routed.turns[position], self.req, self.pub
         p = item.participant
         kept = tuple(read_received(r.path, req.submissions, pub.saison, pub.piste) for r in item.selection.kept)
         submissions = [r.soumission for r in kept]
@@ -187,8 +198,9 @@ def prepare(req: IndexRequest) -> _Close:
     by_agent: dict[str, list[Received]] = defaultdict(list)
     for r in received:
         by_agent[r.did].append(r)
-    job.plan = [_Plan(p, select(by_agent.get(p.ranked.did, []), close), _merged(p, by_agent))
-                for p in participants(registrations)]
+    turns = [Turn(p, select(by_agent.get(p.ranked.did, []), close), _merged(p, by_agent))
+             for p in participants(registrations)]
+    job.routed = Routed(registrations, by_agent, turns)
     return job
 
 
@@ -202,8 +214,8 @@ def write_index(job: _Close, out: Path) -> Written:
     make_dir(out / "rapports")
     lines: list[tuple[str, LineJson]] = []
     read: set[str] = set()
-    try:
-        for table, line, proofs in job.mapped(job.publish, len(job.plan), 8):
+    with context.folder.refusals_in_name_order() if context.folder is not None else nullcontext():
+        for table, line, proofs in job.mapped(job.publish, len(job.routed.turns), 8):
             lines.append((table, line))
             read.update(proofs)
             written.reports += 1
@@ -213,12 +225,7 @@ def write_index(job: _Close, out: Path) -> Written:
             for _ in job.mapped(lambda n: folder.judge_rest(rest[n * 64:(n + 1) * 64]), -(-len(rest) // 64), 4):
                 pass
             written.proofs = len(read) + len(rest)
-    except BadFile:
-        first = context.folder.first_bad_file() if context.folder is not None else None
-        if first is not None:  # the first unusable proof file in name order, as corpus score names it
-            raise first from None
-        raise
-    fusionnes = [m for item in job.plan for m in item.merged]
+    fusionnes = [m for item in job.routed.turns for m in item.merged]
     index = index_document(pub, context.baseline["meilleure_reponse_constante"], context.baseline["taches_total"],
                            lines, fusionnes)
     list_contestations(index, job.decisions)  # spec §9.2: beside the original figures
@@ -235,22 +242,23 @@ def _write_invalidated(req: IndexRequest, invalidation: Invalidation, out: Path)
     return Written()
 
 
-def index_writer(req: IndexRequest) -> Callable[[Path], Written]:
+def index_writer(req: IndexRequest) -> tuple[Callable[[Path], Written], Routed | None]:
     """What writes the close into a folder (made by it: it must not exist): the invalidation alone when the season
-    was invalidated (spec §8: published, and no ranking), else the index; everything that can refuse it is done
-    here, before a file is written. The close publication writes its index with it too."""
+    was invalidated (spec §8: published, and no ranking), else the index, with the submissions it routed (None:
+    invalidated); everything that can refuse it is done here, before a file is written. The close publication
+    writes its index with it too."""
     invalidation = read_invalidation(req.root, req.track.places)
     if invalidation is not None:
-        return lambda out: _write_invalidated(req, invalidation, out)
+        return (lambda out: _write_invalidated(req, invalidation, out)), None
     job = prepare(req)
-    return lambda out: write_index(job, out)
+    return (lambda out: write_index(job, out)), job.routed
 
 
 def publish_index(req: IndexRequest, out: Path) -> Written:
     """Write ``<out>/<piste>/`` whole or not at all: everything that can refuse the close is done before a file
     is made (:func:`prepare`); then the files are made aside, each as soon as it is ready, and swapped in at the
     end (``base/transaction.py``). A failure after that leaves ``out`` as it was (made for nothing: removed)."""
-    write = index_writer(req)
+    write, _ = index_writer(req)
     made = not os.path.lexists(out)
     os.makedirs(out, exist_ok=True)
     try:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 import stat
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from generator.base.bounded_read import SUBMISSION_LIMIT
@@ -134,15 +135,19 @@ class FolderProofs:
         for name in names:
             self._verdict(name, name[:-5])
 
-    def first_bad_file(self) -> BadFile | None:
-        """The refusal of the first file, in name order, that cannot be used (``load_proofs``'s): what is said
-        when a proof file is refused, whichever process met one first."""
-        for name in sorted(self.names):
-            try:
-                read_proof_file(self.folder / name)
-            except BadFile as exc:
-                return exc
-        return None
+    @contextmanager
+    def refusals_in_name_order(self) -> Iterator[None]:
+        """Inside it, a proof file refused (:class:`BadFile`) is named as ``load_proofs`` names it: the first that
+        cannot be used in name order, whichever process met one first."""
+        try:
+            yield
+        except BadFile:
+            for name in sorted(self.names):
+                try:
+                    read_proof_file(self.folder / name)
+                except BadFile as first:
+                    raise first from None
+            raise
 
 
 def close_proofs(root: Path, places: Places, pins: Pins, proofs: Path | None, salt_file: Path | None,
