@@ -36,7 +36,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -237,11 +237,23 @@ def _digest(path: Path) -> str | None:
     return sha256_hex(read_published(path)) if path.is_file() and not path.is_symlink() else None
 
 
-def _check_list(folder: Path, digests: dict[str, str], jobs: int) -> str:
-    """Every listed file there with its SHA-256, no other; ``digests`` gets each file's own SHA-256 as read now
-    (on ``jobs`` processes), which the later checks use instead of reading it again (a close holds 50,000)."""
+@dataclass
+class _Listing:
+    """The folder's entries, listed once, and each file's SHA-256 as the list check read it: the later checks
+    use them instead of listing and reading the folder again (a season's close holds 50,000 files)."""
+
+    present: dict[str, Path]
+    digests: dict[str, str] = field(default_factory=dict)
+
+    def digest(self, name: str) -> str:
+        return self.digests.get(name) or sha256_hex(read_published(self.present[name]))
+
+
+def _check_list(folder: Path, listing: _Listing, jobs: int) -> str:
+    """Every listed file there with its SHA-256, no other; each file's own SHA-256 read on ``jobs`` processes
+    and kept in ``listing``."""
     sums = read_sums(read_published(folder / SUMS), SUMS)
-    present = folder_files(folder)
+    present, digests = listing.present, listing.digests
     listed = sorted(sums.items())
     paths = [present.get(name) for name, _ in listed]
     found = ordered_map(lambda n: None if (path := paths[n]) is None else _digest(path), len(listed), jobs, 256)
@@ -407,13 +419,13 @@ def _pins(folder: Path, cloture: dict[str, object], given: AuditorPins) -> Pins:
                 given.rekor_key or copy("rekor-key.pem"), close, opening)
 
 
-def _check_records(folder: Path, digests: dict[str, str]) -> str:
+def _check_records(listing: _Listing) -> str:
     """Each record under ``soumissions/`` is the one its name records (the start of its bytes' SHA-256)."""
-    records = {name: path for name, path in folder_files(folder).items() if name.startswith(f"{RECORDS}/")}
+    records = sorted(name for name in listing.present if name.startswith(f"{RECORDS}/"))
     problems = []
-    for name, path in sorted(records.items()):
+    for name in records:
         stated = name.rsplit("_", 1)[-1].removesuffix(".json")
-        digest = digests.get(name) or sha256_hex(read_published(path))
+        digest = listing.digest(name)
         if not digest.startswith(stated) or len(stated) != 8:
             problems.append(f"{name}: its bytes' SHA-256 starts {digest[:8]}, its name records {cut(stated)}: the "
                             "record is not the one the season service handed over")
@@ -444,7 +456,7 @@ def _check_proofs(layout: _Layout, track: Track, pins: Pins, notes: list[str],
 
 
 def _check_rebuilt(layout: _Layout, track: Track, pins: Pins, cloture: dict[str, object],
-                   proofs: Proofs | None, now: datetime, jobs: int, digests: dict[str, str]) -> str:
+                   proofs: Proofs | None, now: datetime, jobs: int, listing: _Listing) -> str:
     url = cloture.get("trust_layer")
     url = url.get("url") if isinstance(url, dict) else None
     if not isinstance(url, str):
@@ -457,14 +469,14 @@ def _check_rebuilt(layout: _Layout, track: Track, pins: Pins, cloture: dict[str,
                            now=now, trust_layer_url=url, score_options=options, opening=pins.season_opening,
                            jobs=jobs)
     folder = layout.folder / PROOFS
-    present = folder_files(layout.folder)
+    present = listing.present
     differences: list[tuple[str, str]] = []
 
     def compare(name: str, data: bytes) -> None:  # each file computed again, as soon as it is
         path = present.get(name)
         if path is None:
             differences.append((name, f"{name}: missing (computed again: {len(data)} bytes)"))
-        elif (digests.get(name) or sha256_hex(read_published(path))) != sha256_hex(data):
+        elif listing.digest(name) != sha256_hex(data):
             differences.append((name, difference_text(name, read_published(path), data)))
 
     computed = write_close(CloseRequest(request, layout.salt, folder if folder.is_dir() else None, pins, salts),
@@ -514,8 +526,8 @@ def verify_publication(folder: Path, given: AuditorPins, now: datetime,
     if not folder.is_dir():
         return [Check(False, f"{shown_path(folder)}: not a folder (give the folder of one track's "
                               "publication)")], []
-    digests: dict[str, str] = {}  # each file's SHA-256 as the list check read it
-    _run(checks, lambda: _check_list(folder, digests, jobs))
+    listing = _Listing(folder_files(folder))
+    _run(checks, lambda: _check_list(folder, listing, jobs))
     cloture: dict[str, object] = {}
     if not _run(checks, lambda: _read_cloture(folder, cloture)):
         return checks, notes
@@ -527,7 +539,7 @@ def verify_publication(folder: Path, given: AuditorPins, now: datetime,
         track = track_box[0]
         _run(checks, lambda: _check_manifest(layout, track), layout.shown)
         _run(checks, lambda: _check_record(layout, track), layout.shown)
-        _run(checks, lambda: _check_records(folder, digests), layout.shown)
+        _run(checks, lambda: _check_records(listing), layout.shown)
         pins_box: list[Pins] = []
         if not _run(checks, lambda: _judged_pins(folder, cloture, given, pins_box), layout.shown):
             return checks, notes
@@ -537,7 +549,7 @@ def verify_publication(folder: Path, given: AuditorPins, now: datetime,
         _run(checks, lambda: _check_rectifications(layout, track), layout.shown)
         proofs_box: list[Proofs | None] = []
         if _run(checks, lambda: _proofs(layout, track, pins, notes, proofs_box, jobs), layout.shown):
-            _run(checks, lambda: _check_rebuilt(layout, track, pins, cloture, proofs_box[0], now, jobs, digests),
+            _run(checks, lambda: _check_rebuilt(layout, track, pins, cloture, proofs_box[0], now, jobs, listing),
                  layout.shown)
     return checks, notes
 
