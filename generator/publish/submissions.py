@@ -160,22 +160,15 @@ def _registered(received: Received, registered: set[str] | frozenset[str]) -> Re
     return received
 
 
-def read_submissions(folder: Path, saison: int, piste: str, registered: set[str] | frozenset[str],
-                     bound: FileBound) -> list[Received]:
-    """Every submission below ``folder``, each of a registered DID, of this season and track."""
-    return [_registered(read_received(path, folder, saison, piste), registered)
-            for path in submission_files(folder, bound)]
-
-
 Route = tuple[str, datetime, str, str, str]  # fichier, recu_le, its text, did, task_id: what crosses processes
 Mapper = Callable[[Callable[[int], Route], int], Iterator[Route]]
 
 
 def route_submissions(folder: Path, saison: int, piste: str, registered: frozenset[str], bound: FileBound,
                       mapped: Mapper) -> list[Received]:
-    """:func:`read_submissions`, each submission then let go (``soumission`` None): what routing needs, every
-    check made and every refusal the same. ``mapped(work, count)`` runs ``work(0..count-1)`` in order (on
-    several processes: :func:`generator.publish.parallel.ordered_map`)."""
+    """Every submission below ``folder``, each of a registered DID, of this season and track, then let go
+    (``soumission`` None): what routing needs, every check made. ``mapped(work, count)`` runs
+    ``work(0..count-1)`` in order (on several processes: :func:`generator.publish.parallel.ordered_map`)."""
     files = submission_files(folder, bound)
 
     def route(position: int) -> Route:
