@@ -48,7 +48,7 @@ from generator.publish.folder_files import (
     tree_files,
 )
 from generator.publish.parallel import ordered_map
-from generator.publish.published import read_document
+from generator.publish.published import formatted, read_document
 from generator.publish.records import published_record
 from generator.publish.registrations import registrations_bytes
 from generator.publish.season_index import IndexRequest, Routed, index_writer, instant, publication_close
@@ -287,13 +287,7 @@ def _cloture(req: CloseRequest, files: Mapping[str, str], index_bytes: bytes) ->
 
 def read_cloture(data: bytes, source: str) -> dict[str, object]:
     """``cloture.json`` read back (strict JSON of its format), for the verification."""
-    try:
-        value = strict_json.document(data)
-    except strict_json.NotJson as exc:
-        raise PublicationError(exc.text(source)) from None
-    if not isinstance(value, dict) or value.get("format") != FORMAT:
-        raise PublicationError(f"{source}: /format: expected {FORMAT!r}")
-    return value
+    return formatted(data, FORMAT, source)
 
 
 def _readme(req: CloseRequest, files: Iterable[str]) -> bytes:

@@ -201,6 +201,18 @@ def document_bytes(document: IndexJson | RapportJson) -> bytes:
 _REQUIRED = {FORMAT_INDEX: IndexJson.__required_keys__, FORMAT_RAPPORT: RapportJson.__required_keys__}
 
 
+def formatted(data: bytes, form: str, source: str) -> dict[str, object]:
+    """A published JSON document read back: strict JSON, an object of the format ``form`` (:class:`DocumentError`
+    names the file otherwise)."""
+    try:
+        value = strict_json.document(data)
+    except strict_json.NotJson as exc:
+        raise DocumentError(exc.text(source)) from None
+    if not isinstance(value, dict) or value.get("format") != form:
+        raise DocumentError(f"{source}: /format: expected {form!r}")
+    return value
+
+
 @overload
 def read_document(data: bytes, form: Literal["corpus-index/1"], source: str) -> IndexJson: ...
 @overload
@@ -208,12 +220,7 @@ def read_document(data: bytes, form: Literal["corpus-rapport/1"], source: str) -
 def read_document(data: bytes, form: str, source: str) -> IndexJson | RapportJson:
     """The one reader of a published ``index.json`` or report: strict JSON of the format ``form`` with every
     field of its kind (:class:`DocumentError` names the file and the first field missing otherwise)."""
-    try:
-        value = strict_json.document(data)
-    except strict_json.NotJson as exc:
-        raise DocumentError(exc.text(source)) from None
-    if not isinstance(value, dict) or value.get("format") != form:
-        raise DocumentError(f"{source}: /format: expected {form!r}")
+    value = formatted(data, form, source)
     missing = sorted(name for name in _REQUIRED[form] if name not in value)
     if missing:
         raise DocumentError(f"{source}: /{missing[0]}: missing")
