@@ -132,7 +132,7 @@ def cmd_freeze(args: argparse.Namespace) -> int:
         if args.motif is None:
             raise UsageError("--replaces needs --motif TEXT: a replacement is published with its motive (spec §8)")
         pinned = read_pins(args.root, track.places)  # the season's opening (corpus pin); --opening overrides
-        opening = args.opening or (pinned.opening if pinned is not None else None)
+        opening = args.opening or (pinned.season_opening if pinned is not None else None)
         done = replace_freeze(args.root, track.places, bareme, args.salt_file, args.replaces, args.motif,
                               opening, datetime.now(UTC))
         sys.stdout.write(done.data.decode("utf-8"))

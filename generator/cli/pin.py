@@ -15,7 +15,8 @@ from generator.cli.options import (
     trust_layer_key,
     trust_layer_url,
 )
-from generator.score.season_pins import SeasonPins, key_fingerprint_of, pins_path, read_pins, write_pins
+from generator.score.close_inputs import Pins
+from generator.score.season_pins import key_fingerprint_of, pins_lines, pins_path, read_pins, write_pins
 from generator.tracks.loader import track_named
 
 
@@ -24,9 +25,10 @@ def cmd_pin(args: argparse.Namespace) -> int:
     fingerprint = args.challenge_key_fingerprint
     if args.challenge_key_file is not None:
         fingerprint = key_fingerprint_of(args.challenge_key_file)
-    given = SeasonPins(args.trust_layer_url, tuple(args.trust_layer_key or ()), fingerprint, args.tsa_ca,
-                       args.tsa_cert, args.rekor_key, args.season_opening, args.season_close)
-    changed = given != SeasonPins()
+    given = Pins(tuple(args.trust_layer_key or ()), fingerprint, args.tsa_ca, args.tsa_cert, args.rekor_key,
+                 season_close=args.season_close, season_opening=args.season_opening,
+                 trust_layer_url=args.trust_layer_url)
+    changed = given != Pins()
     pins = write_pins(args.root, track.places, given) if changed else read_pins(args.root, track.places)
     where = pins_path(args.root, track.places).relative_to(args.root)
     if pins is None:
@@ -34,7 +36,7 @@ def cmd_pin(args: argparse.Namespace) -> int:
         return 1
     print(f"corpus pin: {track.piste}: {'wrote' if changed else 'pinned in'} {where}; every command of the season "
           "reads it (a flag still overrides it); commit it", file=sys.stderr)
-    for line in pins.lines():
+    for line in pins_lines(pins):
         print(f"  {line}")
     return 0
 

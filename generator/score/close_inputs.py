@@ -182,9 +182,10 @@ def load_proofs(path: Path) -> Proofs | ProofFolder:
 
 @dataclass(frozen=True)
 class Pins:
-    """What the proofs and the anchor are judged against, as the command line gave it: the pinned Trust Layer
-    keys (``--trust-layer-key``, repeated for a rotation), the challenge key's fingerprint, the timestamp
-    authority's PEM files, Rekor's key and the season's close."""
+    """What the proofs and the anchor are judged against, as a command line gave it or a track's pins file
+    states it (``score/season_pins.py``: a PEM path is then the copy in the freeze folder): the pinned Trust
+    Layer keys (``--trust-layer-key``, repeated for a rotation), the challenge key's fingerprint, the timestamp
+    authority's PEM files, Rekor's key, the season's close and opening, and Trust Layer's base URL."""
 
     trust_layer_keys: tuple[str, ...] = ()
     fingerprint: str | None = None
@@ -193,6 +194,7 @@ class Pins:
     rekor_key: Path | None = None
     season_close: datetime | None = None
     season_opening: datetime | None = None  # pinned (score/season_pins.py); default: the anchor's time
+    trust_layer_url: str | None = None  # pinned: where the proofs' public views are served
 
     def anchor_key(self) -> str | None:
         """The one pinned key an anchor is checked against when ``--trust-layer-key`` is repeated: the first

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import fields, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -53,34 +53,22 @@ def check_url(text: str, what: str = "--trust-layer-url") -> str:
     return text.rstrip("/")
 
 
-@dataclass(frozen=True)
-class SeasonPins:
-    """One track's pins as its file states them (a PEM path is the copy in the freeze folder)."""
-
-    trust_layer_url: str | None = None
-    keys: tuple[str, ...] = ()
-    fingerprint: str | None = None
-    tsa_ca: Path | None = None
-    tsa_cert: Path | None = None
-    rekor_key: Path | None = None
-    opening: datetime | None = None
-    close: datetime | None = None
-
-    def lines(self) -> list[str]:
-        """What ``corpus pin`` prints: one pin a line, ``not pinned`` for those left out."""
-        def shown(value: object) -> str:
-            if value is None or value == ():
-                return "not pinned"
-            if isinstance(value, datetime):
-                return instant_text(value)
-            return ", ".join(value) if isinstance(value, tuple) else str(value)
-        opening = shown(self.opening) if self.opening else "the freeze anchor's token time (default)"
-        return [f"trust layer url: {shown(self.trust_layer_url)}", f"trust layer key(s): {shown(self.keys)}",
-                f"challenge key fingerprint: {shown(self.fingerprint)}",
-                f"timestamp authority CA: {shown(self.tsa_ca)}",
-                f"its signing certificate: {shown(self.tsa_cert)}",
-                f"rekor key: {shown(self.rekor_key)}", f"season opening: {opening}",
-                f"season close: {shown(self.close)}"]
+def pins_lines(pins: Pins) -> list[str]:
+    """What ``corpus pin`` prints: one pin a line, ``not pinned`` for those left out."""
+    def shown(value: object) -> str:
+        if value is None or value == ():
+            return "not pinned"
+        if isinstance(value, datetime):
+            return instant_text(value)
+        return ", ".join(value) if isinstance(value, tuple) else str(value)
+    opening = shown(pins.season_opening) if pins.season_opening else "the freeze anchor's token time (default)"
+    return [f"trust layer url: {shown(pins.trust_layer_url)}",
+            f"trust layer key(s): {shown(pins.trust_layer_keys)}",
+            f"challenge key fingerprint: {shown(pins.fingerprint)}",
+            f"timestamp authority CA: {shown(pins.tsa_ca)}",
+            f"its signing certificate: {shown(pins.tsa_cert)}",
+            f"rekor key: {shown(pins.rekor_key)}", f"season opening: {opening}",
+            f"season close: {shown(pins.season_close)}"]
 
 
 def pins_path(root: Path, places: Places) -> Path:
@@ -131,7 +119,7 @@ def _object(value: object, where: str, source: Path) -> dict[str, object]:
     return value
 
 
-def read_pins(root: Path, places: Places) -> SeasonPins | None:
+def read_pins(root: Path, places: Places) -> Pins | None:
     """The track's pins, every field checked; None when the track has no pins file."""
     source = pins_path(root, places)
     path = inside_checkout(root, Path(places.freeze) / PINS_FILE, PinsError)
@@ -160,29 +148,29 @@ def read_pins(root: Path, places: Places) -> SeasonPins | None:
                               "/trust_layer/empreinte_cle_challenge")
     except (PinsError, ProofError) as exc:
         raise PinsError(f"{source}: {exc}") from None
-    return SeasonPins(str(url) if isinstance(url, str) else None, tuple(str(k) for k in keys),
-                      fingerprint if isinstance(fingerprint, str) else None,
-                      _pinned_file(root, places, tsa["ca"], "/horodatage/ca", source),
-                      _pinned_file(root, places, tsa["certificat"], "/horodatage/certificat", source),
-                      _pinned_file(root, places, top["rekor"], "/rekor", source),
-                      _instant(season["ouverture"], "/saison/ouverture", source),
-                      _instant(season["cloture"], "/saison/cloture", source))
+    return Pins(tuple(str(k) for k in keys), fingerprint if isinstance(fingerprint, str) else None,
+                _pinned_file(root, places, tsa["ca"], "/horodatage/ca", source),
+                _pinned_file(root, places, tsa["certificat"], "/horodatage/certificat", source),
+                _pinned_file(root, places, top["rekor"], "/rekor", source),
+                season_close=_instant(season["cloture"], "/saison/cloture", source),
+                season_opening=_instant(season["ouverture"], "/saison/ouverture", source),
+                trust_layer_url=str(url) if isinstance(url, str) else None)
 
 
 def _file_entry(path: Path | None) -> dict[str, str] | None:
     return None if path is None else {"fichier": path.name, "sha256": sha256_hex(path.read_bytes())}
 
 
-def pins_bytes(piste: str, pins: SeasonPins) -> bytes:
+def pins_bytes(piste: str, pins: Pins) -> bytes:
     """The one writer of a pins file."""
     def when(value: datetime | None) -> str | None:
         return instant_text(value) if value is not None else None
     document = {"format": FORMAT, "piste": piste,
-                "trust_layer": {"url": pins.trust_layer_url, "cles": list(pins.keys),
+                "trust_layer": {"url": pins.trust_layer_url, "cles": list(pins.trust_layer_keys),
                                 "empreinte_cle_challenge": pins.fingerprint},
                 "horodatage": {"ca": _file_entry(pins.tsa_ca), "certificat": _file_entry(pins.tsa_cert)},
                 "rekor": _file_entry(pins.rekor_key),
-                "saison": {"ouverture": when(pins.opening), "cloture": when(pins.close)}}
+                "saison": {"ouverture": when(pins.season_opening), "cloture": when(pins.season_close)}}
     return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -199,11 +187,11 @@ def anchor_time(root: Path, places: Places) -> datetime | None:
     return anchor_opening(Anchor.read(path), places) if os.path.lexists(path) else None
 
 
-def write_pins(root: Path, places: Places, given: SeasonPins) -> SeasonPins:
+def write_pins(root: Path, places: Places, given: Pins) -> Pins:
     """The track's pins with every value ``given`` set (the others kept), checked and written: the PEM files
     copied into the freeze folder, then ``pins.json`` (each write atomic). Returns the pins as written."""
-    old = read_pins(root, places) or SeasonPins()
-    for key in given.keys:
+    old = read_pins(root, places) or Pins()
+    for key in given.trust_layer_keys:
         try:
             public_key(key)
         except ProofError as exc:
@@ -236,12 +224,13 @@ def write_pins(root: Path, places: Places, given: SeasonPins) -> SeasonPins:
         except RekorKeyError as exc:
             raise PinsError(str(exc)) from None
         copies[REKOR_FILE] = pem
-    new = SeasonPins(url, given.keys or old.keys, given.fingerprint or old.fingerprint,
-                     folder / TSA_CA_FILE if given.tsa_ca is not None else old.tsa_ca,
-                     (folder / TSA_CERT_FILE if given.tsa_cert is not None else None)
-                     if given.tsa_ca is not None else old.tsa_cert,
-                     folder / REKOR_FILE if given.rekor_key is not None else old.rekor_key,
-                     given.opening or old.opening, given.close or old.close)
+    new = Pins(given.trust_layer_keys or old.trust_layer_keys, given.fingerprint or old.fingerprint,
+               folder / TSA_CA_FILE if given.tsa_ca is not None else old.tsa_ca,
+               (folder / TSA_CERT_FILE if given.tsa_cert is not None else None)
+               if given.tsa_ca is not None else old.tsa_cert,
+               folder / REKOR_FILE if given.rekor_key is not None else old.rekor_key,
+               season_close=given.season_close or old.season_close,
+               season_opening=given.season_opening or old.season_opening, trust_layer_url=url)
     _check_window(root, places, new)
     os.makedirs(folder, exist_ok=True)
     for name, data in copies.items():
@@ -252,28 +241,26 @@ def write_pins(root: Path, places: Places, given: SeasonPins) -> SeasonPins:
     return new
 
 
-def _check_window(root: Path, places: Places, pins: SeasonPins) -> None:
+def _check_window(root: Path, places: Places, pins: Pins) -> None:
     """The opening before the close, and never before the freeze anchor's time (spec §4.1, §8)."""
     anchored = anchor_time(root, places)
-    if pins.opening is not None and anchored is not None and pins.opening < anchored:
-        raise PinsError(f"--season-opening {instant_text(pins.opening)} is before the freeze anchor's time "
+    if pins.season_opening is not None and anchored is not None and pins.season_opening < anchored:
+        raise PinsError(f"--season-opening {instant_text(pins.season_opening)} is before the freeze anchor's time "
                         f"{instant_text(anchored)}: the season opens at or after it")
-    opening = pins.opening or anchored
-    if opening is not None and pins.close is not None and pins.close <= opening:
-        raise PinsError(f"--season-close {instant_text(pins.close)} is not after the season's opening "
+    opening = pins.season_opening or anchored
+    if opening is not None and pins.season_close is not None and pins.season_close <= opening:
+        raise PinsError(f"--season-close {instant_text(pins.season_close)} is not after the season's opening "
                         f"{instant_text(opening)}")
 
 
-def with_pins(given: Pins, pinned: SeasonPins | None) -> Pins:
+def with_pins(given: Pins, pinned: Pins | None) -> Pins:
     """The pins a command judges with: each value given on its command line, else the track's pinned one
     (``--tsa-ca`` given: the authority is the command line's whole, its certificate included)."""
     if pinned is None:
         return given
     authority = (given.tsa_ca, given.tsa_cert) if given.tsa_ca is not None else (pinned.tsa_ca, pinned.tsa_cert)
-    return replace(given, trust_layer_keys=given.trust_layer_keys or pinned.keys,
-                   fingerprint=given.fingerprint or pinned.fingerprint, tsa_ca=authority[0], tsa_cert=authority[1],
-                   rekor_key=given.rekor_key or pinned.rekor_key, season_close=given.season_close or pinned.close,
-                   season_opening=given.season_opening or pinned.opening)
+    merged = Pins(**{f.name: getattr(given, f.name) or getattr(pinned, f.name) for f in fields(Pins)})
+    return replace(merged, tsa_ca=authority[0], tsa_cert=authority[1])
 
 
 def key_fingerprint_of(path: Path) -> str:
@@ -311,7 +298,7 @@ def freeze_hints(root: Path, places: Places, target: str) -> list[str]:
     pin = (f"corpus pin --track {piste} --trust-layer-url {url} --trust-layer-key ed25519:KEY "
            "--challenge-key-file CHALLENGE_KEY_FILE --tsa-ca TSA_CA.pem --tsa-cert TSA_CERT.pem "
            "--season-close YYYY-MM-DDTHH:MM:SSZ")
-    complete = pinned is not None and pinned.keys and pinned.fingerprint and pinned.tsa_ca
+    complete = pinned is not None and pinned.trust_layer_keys and pinned.fingerprint and pinned.tsa_ca
     call, fetch = proxy_call_lines(url, target)
     already = f" (already pinned: corpus pin --track {piste} shows them)" if complete else ""
     return ["corpus freeze: next, for a proof-spec 3.1 anchor (docs/operating.md, the freeze ceremony):",

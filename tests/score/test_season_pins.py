@@ -16,7 +16,7 @@ from cryptography.x509.oid import NameOID
 from trackfix import copy_tracks
 
 from generator.score.close_inputs import Pins
-from generator.score.season_pins import SeasonPins, read_pins, with_pins
+from generator.score.season_pins import pins_lines, read_pins, with_pins
 from generator.tracks.loader import track_named
 
 KEY = "ed25519:A6EHv_POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg"  # CONTRACT §8's worked vector
@@ -112,5 +112,5 @@ def test_a_flag_overrides_its_pin_and_the_authority_is_pinned_whole(root: Path, 
     other = tmp_path / "other-ca.pem"
     merged = with_pins(Pins((OTHER_KEY,), tsa_ca=other), pinned)
     assert merged.trust_layer_keys == (OTHER_KEY,) and merged.tsa_ca == other and merged.tsa_cert is None
-    assert merged.season_close == pinned.close
-    assert with_pins(Pins(), None) == Pins() and SeasonPins().lines()[0] == "trust layer url: not pinned"
+    assert merged.season_close == pinned.season_close
+    assert with_pins(Pins(), None) == Pins() and pins_lines(Pins())[0] == "trust layer url: not pinned"
